@@ -1,0 +1,40 @@
+"""``vbp validate``: check an instance file, and optionally a placement against it."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from packing.checker import check
+from packing.cli.common import load_any
+from packing.io import load_placement
+
+
+@click.command()
+@click.argument("path", type=click.Path())
+@click.option("--placement", "placement_path", type=click.Path(), default=None,
+              help="A placement file to check against the instance.")
+@click.option("--require-all/--allow-unplaced", default=False, show_default=True,
+              help="Whether unplaced containers count as violations.")
+def validate(path: str, placement_path: str | None, require_all: bool) -> None:
+    """Validate PATH (and a placement). Exit 0 if valid, 2 with one line per problem otherwise."""
+    inst = load_any(path)
+    problems: list[str] = []
+    try:
+        from packing.explain import explain_infeasibility
+    except ImportError:  # pragma: no cover - explain is part of the package
+        explain_infeasibility = None
+    if explain_infeasibility is not None:
+        problems += [f"{path}: infeasible: {r}" for r in explain_infeasibility(inst)]
+    if placement_path is not None:
+        pl = load_placement(placement_path, inst)
+        problems += [f"{placement_path}: {v}" for v in check(inst, pl, require_all=require_all)]
+    if problems:
+        for line in problems:
+            click.echo(f"error: {line}", err=True)
+        sys.exit(2)
+    msg = f"{path}: valid ({inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts)"
+    if placement_path is not None:
+        msg += f"; {placement_path}: feasible"
+    click.echo(msg)

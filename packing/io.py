@@ -1,0 +1,559 @@
+"""Instance and placement files: JSON, or the same structure in YAML.
+
+The format is documented in ``docs/file-format.md``. Loading validates everything and raises
+:class:`packing.errors.InputError` listing every problem (file, field, reason); saving writes to a
+temporary file first and renames it, so an existing file is never left half-written.
+Loading what :func:`save_instance` wrote gives back an equal :class:`Instance`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from packing.errors import InputError, Problem
+from packing.model import UNPLACED, App, HostType, Instance, Placement, Request, Rule
+
+INSTANCE_FORMAT = "vbp-instance/1"
+PLACEMENT_FORMAT = "vbp-placement/1"
+
+
+# ------------------------------------------------------------------------------------------------
+# reading raw documents
+def read_document(path: str | Path) -> Any:
+    """Parse a JSON or YAML file (by extension: ``.yaml``/``.yml`` is YAML, else JSON).
+
+    Raises:
+        InputError: the file is missing, unreadable or malformed (with line and column).
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError([Problem(str(p), "", "no such file")]) from None
+    except IsADirectoryError:
+        raise InputError([Problem(str(p), "", "is a folder, expected a file")]) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError([Problem(str(p), "", f"cannot read: {e}")]) from None
+    if p.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            reason = getattr(e, "problem", None) or str(e)
+            raise InputError([Problem(str(p), where, f"malformed YAML: {reason}")]) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(
+            [Problem(str(p), f"line {e.lineno}, column {e.colno}", f"malformed JSON: {e.msg}")]
+        ) from None
+
+
+def write_document(path: str | Path, doc: Any) -> None:
+    """Write ``doc`` as JSON or YAML (by extension) atomically: temp file, then rename."""
+    p = Path(path)
+    if p.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
+    else:
+        text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# ------------------------------------------------------------------------------------------------
+# a small validating reader
+class _Reader:
+    """Reads fields of a raw document, collecting problems instead of raising."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.problems: list[Problem] = []
+
+    def bad(self, field: str, reason: str) -> None:
+        self.problems.append(Problem(self.source, field, reason))
+
+    def obj(self, v: Any, field: str) -> Mapping[str, Any] | None:
+        if not isinstance(v, Mapping):
+            self.bad(field, f"expected an object, got {_kind(v)}")
+            return None
+        return v
+
+    def seq(self, v: Any, field: str) -> Sequence[Any] | None:
+        if not isinstance(v, list):
+            self.bad(field, f"expected a list, got {_kind(v)}")
+            return None
+        return v
+
+    def string(self, v: Any, field: str) -> str | None:
+        if not isinstance(v, str) or not v:
+            self.bad(field, f"expected a non-empty string, got {_kind(v)}")
+            return None
+        return v
+
+    def integer(self, v: Any, field: str, minimum: int = 0) -> int | None:
+        if isinstance(v, bool) or not isinstance(v, int | float) or (
+            isinstance(v, float) and not v.is_integer()
+        ):
+            self.bad(field, f"expected a whole number, got {_kind(v)}")
+            return None
+        if v < minimum:
+            self.bad(field, f"must be at least {minimum}, got {v:g}")
+            return None
+        return int(v)
+
+    def number(self, v: Any, field: str, minimum: float = 0.0) -> float | None:
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            self.bad(field, f"expected a number, got {_kind(v)}")
+            return None
+        if not math.isfinite(v):
+            self.bad(field, f"must be finite, got {v}")
+            return None
+        if v < minimum:
+            reason = "must not be negative" if minimum == 0 else f"must be at least {minimum:g}"
+            self.bad(field, f"{reason}, got {v:g}")
+            return None
+        return float(v)
+
+    def vector(self, v: Any, field: str, names: Sequence[str]) -> tuple[float, ...] | None:
+        """A vector given as a list in ``names`` order or as an object keyed by name."""
+        if isinstance(v, Mapping):
+            unknown = [k for k in v if k not in names]
+            for k in unknown:
+                self.bad(f"{field}.{k}", f"unknown resource {k!r}; resources are {list(names)}")
+            vals = [self.number(v.get(n, 0.0), f"{field}.{n}") for n in names]
+        elif isinstance(v, list):
+            if len(v) != len(names):
+                self.bad(field, f"has {len(v)} values, expected {len(names)} ({list(names)})")
+                return None
+            vals = [self.number(x, f"{field}[{i}]") for i, x in enumerate(v)]
+        else:
+            self.bad(field, f"expected a list or an object of numbers, got {_kind(v)}")
+            return None
+        if any(x is None for x in vals):
+            return None
+        return tuple(x for x in vals if x is not None)
+
+    def unknown_keys(self, d: Mapping[str, Any], field: str, allowed: set[str]) -> None:
+        for k in d:
+            if k not in allowed:
+                self.bad(f"{field}.{k}" if field else k,
+                         f"unknown field; allowed: {', '.join(sorted(allowed))}")
+
+
+def _kind(v: Any) -> str:
+    if v is None:
+        return "nothing (null)"
+    if isinstance(v, bool):
+        return f"a boolean ({v})"
+    if isinstance(v, int | float):
+        return f"a number ({v:g})"
+    if isinstance(v, str):
+        return f"a string ({v!r})" if len(v) < 40 else "a string"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, Mapping):
+        return "an object"
+    return type(v).__name__
+
+
+# ------------------------------------------------------------------------------------------------
+# instances
+_TOP = {"format", "name", "resources", "gpu_resources", "host_types", "apps", "rules",
+        "exclusions", "initial", "requests", "meta"}
+_HT = {"name", "capacity", "count", "cost", "cluster", "gpus", "gpu_capacity", "gpu_model",
+       "host_names"}
+_APP = {"name", "demand", "count", "max_per_host", "gpu"}
+_GPU = {"cards", "per_card", "whole", "models"}
+
+
+def instance_from_dict(doc: Any, source: str = "<instance>") -> Instance:
+    """Build and validate an :class:`Instance` from a parsed document.
+
+    Raises:
+        InputError: with one :class:`Problem` per thing wrong.
+    """
+    r = _Reader(source)
+    d = r.obj(doc, "")
+    if d is None:
+        raise InputError(r.problems)
+    r.unknown_keys(d, "", _TOP)
+    fmt = d.get("format", INSTANCE_FORMAT)
+    if fmt != INSTANCE_FORMAT:
+        r.bad("format", f"expected {INSTANCE_FORMAT!r}, got {fmt!r}")
+    name = r.string(d.get("name", Path(source).stem or "instance"), "name") or "instance"
+    resources = _names(r, d.get("resources"), "resources", allow_empty=False)
+    gpu_res = _names(r, d.get("gpu_resources", []), "gpu_resources", allow_empty=True)
+    host_types: list[HostType] = []
+    seen_types: set[str] = set()
+    seen_hosts: set[str] = set()
+    for i, raw in enumerate(r.seq(d.get("host_types"), "host_types") or []):
+        ht = _host_type(r, raw, f"host_types[{i}]", resources, gpu_res, seen_types, seen_hosts)
+        if ht is not None:
+            host_types.append(ht)
+    apps: list[App] = []
+    seen_apps: set[str] = set()
+    for i, raw in enumerate(r.seq(d.get("apps"), "apps") or []):
+        app = _app(r, raw, f"apps[{i}]", resources, gpu_res, seen_apps)
+        if app is not None:
+            apps.append(app)
+    rules: list[Rule] = []
+    for i, raw in enumerate(r.seq(d.get("rules", []), "rules") or []):
+        f = f"rules[{i}]"
+        if isinstance(raw, list) and len(raw) == 3:
+            raw = {"a": raw[0], "b": raw[1], "k": raw[2]}
+        o = r.obj(raw, f)
+        if o is None:
+            continue
+        r.unknown_keys(o, f, {"a", "b", "k"})
+        a, b = _app_ref(r, o.get("a"), f"{f}.a", seen_apps), _app_ref(r, o.get("b"), f"{f}.b",
+                                                                     seen_apps)
+        k = r.integer(o.get("k"), f"{f}.k")
+        if a is not None and b is not None and k is not None:
+            rules.append(Rule(a, b, k))
+    exclusions: list[tuple[str, str]] = []
+    for i, raw in enumerate(r.seq(d.get("exclusions", []), "exclusions") or []):
+        f = f"exclusions[{i}]"
+        if not isinstance(raw, list) or len(raw) != 2:
+            r.bad(f, f"expected a pair of app names, got {_kind(raw)}")
+            continue
+        a, b = _app_ref(r, raw[0], f"{f}[0]", seen_apps), _app_ref(r, raw[1], f"{f}[1]", seen_apps)
+        if a is not None and b is not None:
+            if a == b:
+                r.bad(f, f"an app cannot exclude itself ({a!r}); use max_per_host")
+            else:
+                exclusions.append((a, b))
+    requests: list[Request] = []
+    for i, raw in enumerate(r.seq(d.get("requests", []), "requests") or []):
+        req = _request(r, raw, f"requests[{i}]", seen_apps)
+        if req is not None:
+            requests.append(req)
+    meta = d.get("meta", {})
+    if not isinstance(meta, Mapping):
+        r.bad("meta", f"expected an object, got {_kind(meta)}")
+        meta = {}
+    if r.problems:
+        raise InputError(r.problems)
+    inst = Instance(name, tuple(resources), tuple(host_types), tuple(apps), tuple(rules),
+                    tuple(exclusions), tuple(gpu_res), None, tuple(requests), dict(meta))
+    if d.get("initial") is not None:
+        initial = placement_from_dict(d["initial"], inst, source, field="initial")
+        inst = inst.replace(initial=initial)
+    return inst
+
+
+def _names(r: _Reader, v: Any, field: str, allow_empty: bool) -> list[str]:
+    seq = r.seq(v, field)
+    if seq is None:
+        return []
+    if not seq and not allow_empty:
+        r.bad(field, "must name at least one resource")
+    out: list[str] = []
+    for i, x in enumerate(seq):
+        s = r.string(x, f"{field}[{i}]")
+        if s is not None:
+            if s in out:
+                r.bad(f"{field}[{i}]", f"duplicate name {s!r}")
+            out.append(s)
+    return out
+
+
+def _host_type(r: _Reader, raw: Any, f: str, resources: Sequence[str], gpu_res: Sequence[str],
+               seen: set[str], seen_hosts: set[str]) -> HostType | None:
+    o = r.obj(raw, f)
+    if o is None:
+        return None
+    r.unknown_keys(o, f, _HT)
+    name = r.string(o.get("name"), f"{f}.name")
+    if name is not None:
+        if name in seen:
+            r.bad(f"{f}.name", f"duplicate host type {name!r}")
+        seen.add(name)
+        f = f"{f} ({name})"
+    cap = r.vector(o.get("capacity"), f"{f}.capacity", resources)
+    count = r.integer(o.get("count"), f"{f}.count")
+    cost = r.number(o.get("cost", 1.0), f"{f}.cost")
+    cluster = o.get("cluster")
+    if cluster is not None:
+        cluster = r.string(cluster, f"{f}.cluster")
+    gpus = r.integer(o.get("gpus", 0), f"{f}.gpus")
+    gcap: tuple[float, ...] | None = ()
+    if gpus:
+        if not gpu_res:
+            r.bad(f"{f}.gpus", "host type has GPU cards but the instance names no gpu_resources")
+        gcap = r.vector(o.get("gpu_capacity"), f"{f}.gpu_capacity", gpu_res)
+    model = o.get("gpu_model")
+    if model is not None:
+        model = r.string(model, f"{f}.gpu_model")
+    names = None
+    if o.get("host_names") is not None:
+        seq = r.seq(o["host_names"], f"{f}.host_names")
+        if seq is not None:
+            names = tuple(str(x) for x in seq)
+            if count is not None and len(names) != count:
+                r.bad(f"{f}.host_names", f"has {len(names)} names for {count} hosts")
+            for x in names:
+                if x in seen_hosts:
+                    r.bad(f"{f}.host_names", f"duplicate host name {x!r}")
+                    break
+                seen_hosts.add(x)
+    if None in (name, cap, count, cost, gpus, gcap):
+        return None
+    return HostType(name, cap, count, cost, cluster, gpus, gcap, model, names)  # type: ignore[arg-type]
+
+
+def _app(r: _Reader, raw: Any, f: str, resources: Sequence[str], gpu_res: Sequence[str],
+         seen: set[str]) -> App | None:
+    o = r.obj(raw, f)
+    if o is None:
+        return None
+    r.unknown_keys(o, f, _APP)
+    name = r.string(o.get("name"), f"{f}.name")
+    if name is not None:
+        if name in seen:
+            r.bad(f"{f}.name", f"duplicate app {name!r}")
+        seen.add(name)
+        f = f"{f} ({name})"
+    demand = r.vector(o.get("demand"), f"{f}.demand", resources)
+    count = r.integer(o.get("count"), f"{f}.count")
+    mph = o.get("max_per_host")
+    if mph is not None:
+        mph = r.integer(mph, f"{f}.max_per_host")
+    cards, per_card, whole, models = 0, (), False, ()
+    g = o.get("gpu")
+    if g is not None:
+        go = r.obj(g, f"{f}.gpu")
+        if go is not None:
+            r.unknown_keys(go, f"{f}.gpu", _GPU)
+            if not gpu_res:
+                r.bad(f"{f}.gpu", "app asks for GPU cards but the instance names no gpu_resources")
+            cards = r.integer(go.get("cards", 1), f"{f}.gpu.cards", minimum=1) or 0
+            whole = go.get("whole", False)
+            if not isinstance(whole, bool):
+                r.bad(f"{f}.gpu.whole", f"expected true or false, got {_kind(whole)}")
+                whole = False
+            if not whole:
+                per_card = r.vector(go.get("per_card"), f"{f}.gpu.per_card", gpu_res) or ()
+            ms = r.seq(go.get("models", []), f"{f}.gpu.models") or []
+            models = tuple(str(m) for m in ms)
+    if None in (name, demand, count) or (g is not None and not cards):
+        return None
+    return App(name, demand, count, mph, cards, per_card, whole, models)  # type: ignore[arg-type]
+
+
+def _app_ref(r: _Reader, v: Any, f: str, apps: set[str]) -> str | None:
+    s = r.string(v, f)
+    if s is not None and s not in apps:
+        r.bad(f, f"unknown app {s!r}")
+        return None
+    return s
+
+
+def _request(r: _Reader, raw: Any, f: str, apps: set[str]) -> Request | None:
+    o = r.obj(raw, f)
+    if o is None:
+        return None
+    r.unknown_keys(o, f, {"time", "app", "count", "end"})
+    t = r.number(o.get("time", 0.0), f"{f}.time", minimum=-math.inf)
+    app = _app_ref(r, o.get("app"), f"{f}.app", apps)
+    count = r.integer(o.get("count", 1), f"{f}.count", minimum=1)
+    end = o.get("end")
+    if end is not None:
+        end = r.number(end, f"{f}.end", minimum=-math.inf)
+        if end is not None and t is not None and end < t:
+            r.bad(f"{f}.end", f"departure {end:g} is before arrival {t:g}")
+            end = None
+    if t is None or app is None or count is None:
+        return None
+    return Request(t, app, count, end)
+
+
+def _num(x: float) -> float | int:
+    """Write whole floats as integers, keeping the file short and round-trips exact."""
+    return int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x)
+
+
+def instance_to_dict(inst: Instance) -> dict[str, Any]:
+    """The document :func:`save_instance` writes (lists in resource order, defaults omitted)."""
+    doc: dict[str, Any] = {"format": INSTANCE_FORMAT, "name": inst.name,
+                           "resources": list(inst.resources)}
+    if inst.gpu_resources:
+        doc["gpu_resources"] = list(inst.gpu_resources)
+    hts = []
+    for t in inst.host_types:
+        h: dict[str, Any] = {"name": t.name, "capacity": [_num(x) for x in t.capacity],
+                             "count": t.count}
+        if t.cost != 1.0:
+            h["cost"] = _num(t.cost)
+        if t.cluster is not None:
+            h["cluster"] = t.cluster
+        if t.gpus:
+            h["gpus"] = t.gpus
+            h["gpu_capacity"] = [_num(x) for x in t.gpu_capacity]
+        if t.gpu_model is not None:
+            h["gpu_model"] = t.gpu_model
+        if t.host_names is not None:
+            h["host_names"] = list(t.host_names)
+        hts.append(h)
+    doc["host_types"] = hts
+    apps = []
+    for a in inst.apps:
+        o: dict[str, Any] = {"name": a.name, "demand": [_num(x) for x in a.demand],
+                             "count": a.count}
+        if a.max_per_host is not None:
+            o["max_per_host"] = a.max_per_host
+        if a.gpu_cards:
+            g: dict[str, Any] = {"cards": a.gpu_cards}
+            if a.gpu_whole:
+                g["whole"] = True
+            else:
+                g["per_card"] = [_num(x) for x in a.gpu_per_card]
+            if a.gpu_models:
+                g["models"] = list(a.gpu_models)
+            o["gpu"] = g
+        apps.append(o)
+    doc["apps"] = apps
+    if inst.rules:
+        doc["rules"] = [[r.a, r.b, r.k] for r in inst.rules]
+    if inst.exclusions:
+        doc["exclusions"] = [list(p) for p in inst.exclusions]
+    if inst.initial is not None:
+        doc["initial"] = placement_to_dict(inst.initial, inst)
+    if inst.requests:
+        reqs = []
+        for q in inst.requests:
+            rq: dict[str, Any] = {"time": _num(q.time), "app": q.app}
+            if q.count != 1:
+                rq["count"] = q.count
+            if q.end is not None:
+                rq["end"] = _num(q.end)
+            reqs.append(rq)
+        doc["requests"] = reqs
+    if inst.meta:
+        doc["meta"] = dict(inst.meta)
+    return doc
+
+
+def load_instance(path: str | Path) -> Instance:
+    """Load and validate an instance file (JSON or YAML).
+
+    Raises:
+        InputError: naming the file, the field and the reason for every problem.
+    """
+    return instance_from_dict(read_document(path), str(path))
+
+
+def save_instance(inst: Instance, path: str | Path) -> None:
+    """Save an instance as JSON or YAML (by extension), atomically."""
+    write_document(path, instance_to_dict(inst))
+
+
+# ------------------------------------------------------------------------------------------------
+# placements
+def placement_to_dict(p: Placement, inst: Instance) -> dict[str, Any]:
+    """A placement document: host names per container (``null`` = unplaced), GPU cards per app."""
+    names = inst.host_names
+
+    def host_ref(h: int) -> str | int | None:
+        if h == UNPLACED:
+            return None
+        return names[h] if 0 <= h < len(names) else h
+
+    doc: dict[str, Any] = {"format": PLACEMENT_FORMAT, "instance": inst.name,
+                           "hosts": {a: [host_ref(h) for h in hs] for a, hs in p.hosts.items()}}
+    gpus = {a: [list(c) for c in cs] for a, cs in p.gpus.items() if cs}
+    if gpus:
+        doc["gpus"] = gpus
+    return doc
+
+
+def placement_from_dict(doc: Any, inst: Instance, source: str = "<placement>",
+                        field: str = "") -> Placement:
+    """Build a placement from a document; hosts may be given by name or by index.
+
+    Unknown app names are kept (the checker reports them); unknown host names are errors.
+    """
+    r = _Reader(source)
+    pre = f"{field}." if field else ""
+    d = r.obj(doc, field)
+    if d is None:
+        raise InputError(r.problems)
+    r.unknown_keys(d, field, {"format", "instance", "hosts", "gpus", "meta"})
+    fmt = d.get("format", PLACEMENT_FORMAT)
+    if fmt != PLACEMENT_FORMAT:
+        r.bad(f"{pre}format", f"expected {PLACEMENT_FORMAT!r}, got {fmt!r}")
+    idx = inst.host_index
+    hosts: dict[str, tuple[int, ...]] = {}
+    ho = r.obj(d.get("hosts"), f"{pre}hosts") or {}
+    for app, seq in ho.items():
+        lst = r.seq(seq, f"{pre}hosts.{app}")
+        if lst is None:
+            continue
+        out = []
+        for j, h in enumerate(lst):
+            if h is None:
+                out.append(UNPLACED)
+            elif isinstance(h, str):
+                if h not in idx:
+                    r.bad(f"{pre}hosts.{app}[{j}]", f"unknown host {h!r}")
+                    out.append(UNPLACED)
+                else:
+                    out.append(idx[h])
+            elif isinstance(h, int) and not isinstance(h, bool):
+                out.append(h)
+            else:
+                r.bad(f"{pre}hosts.{app}[{j}]", f"expected a host name, index or null, got "
+                      f"{_kind(h)}")
+                out.append(UNPLACED)
+        hosts[str(app)] = tuple(out)
+    gpus: dict[str, tuple[tuple[int, ...], ...]] = {}
+    go = r.obj(d.get("gpus", {}), f"{pre}gpus") or {}
+    for app, seq in go.items():
+        lst = r.seq(seq, f"{pre}gpus.{app}")
+        if lst is None:
+            continue
+        cs = []
+        for j, c in enumerate(lst):
+            if not isinstance(c, list) or not all(isinstance(x, int) and not isinstance(x, bool)
+                                                  for x in c):
+                r.bad(f"{pre}gpus.{app}[{j}]", f"expected a list of card indices, got {_kind(c)}")
+                c = []
+            cs.append(tuple(c))
+        gpus[str(app)] = tuple(cs)
+    if r.problems:
+        raise InputError(r.problems)
+    return Placement(hosts, gpus)
+
+
+def load_placement(path: str | Path, inst: Instance) -> Placement:
+    """Load a placement file for ``inst``."""
+    return placement_from_dict(read_document(path), inst, str(path))
+
+
+def save_placement(p: Placement, inst: Instance, path: str | Path) -> None:
+    """Save a placement as JSON or YAML (by extension), atomically."""
+    write_document(path, placement_to_dict(p, inst))
+
+
+__all__: list[str] = [
+    "INSTANCE_FORMAT", "PLACEMENT_FORMAT", "instance_from_dict", "instance_to_dict",
+    "load_instance", "load_placement", "placement_from_dict", "placement_to_dict",
+    "read_document", "save_instance", "save_placement", "write_document",
+]

@@ -1,0 +1,472 @@
+"""The placement model: resources, host types, apps, rules, snapshots and request streams.
+
+Everything here is immutable plain data. Array views (``Instance.demand``, ``Instance.host_capacity``,
+...) are computed once and returned read-only, so fast code (solvers, the simulator, policies) can
+work on NumPy arrays without reshaping the model.
+
+Conventions
+-----------
+* Resources are named; ``Instance.resources`` fixes their order, and every demand or capacity
+  vector has shape ``(n_resources,)`` in that order.
+* GPU cards are modelled per card. ``Instance.gpu_resources`` names the per-card resources (for
+  example ``("gpu_milli",)`` with 1000 per card, or ``("gpu_milli", "gpu_mem_mib")``). A host type
+  carries ``gpus`` cards of capacity ``gpu_capacity`` each. An app asks for ``gpu_cards`` cards:
+  either a share ``gpu_per_card`` of each (a GPU-sharing pod asks for 1 card and a share) or, with
+  ``gpu_whole=True``, whole cards that nothing else may use.
+* Hosts are enumerated type by type: host types ``t = 0..T-1`` with ``count[t]`` hosts each give
+  global host indices ``0..n_hosts-1``; ``Instance.host_type_of[h]`` maps back. A host type may name
+  its hosts (``host_names``), e.g. Tianchi's ``machine_17``; otherwise hosts are called
+  ``"<type>#<i>"``.
+* Containers are enumerated app by app: app ``a`` owns containers
+  ``offsets[a] .. offsets[a] + count[a] - 1``.
+
+Rules
+-----
+A :class:`Rule` ``<A, B, k>`` means: a host that runs at least one container of A may run at most
+``k`` containers of B. An exclusion pair ``(A, B)`` is the two rules ``<A, B, 0>`` and
+``<B, A, 0>``. ``App.max_per_host`` is the anti-affinity cap: at most that many containers of the
+app on one host.
+
+A self-rule ``<A, A, k>`` reads literally: "a host that runs A runs at most k of A". For ``k >= 1``
+that is exactly ``max_per_host = k``; for ``k = 0`` no host may run A at all. vbp folds self-rules
+into the effective per-host cap (:attr:`Instance.cap`), ``min(max_per_host, k)``. Note that the
+Tianchi 2018 evaluator adds 1 to ``k`` for self-rules; its loader converts those rows to
+``max_per_host = k + 1`` so that the model keeps the literal meaning.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+UNPLACED = -1
+"""Host index of a container that is on no host (unplaced, rejected, not yet arrived or departed)."""
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True)
+class HostType:
+    """A kind of host, and how many of them exist.
+
+    Attributes:
+        name: unique name of the type.
+        capacity: capacity per resource, shape ``(n_resources,)``.
+        count: how many hosts of this type are available.
+        cost: cost of using one host (the objective minimises total cost; 1.0 counts hosts).
+        cluster: optional cluster label (multi-cluster scheduling).
+        gpus: number of GPU cards per host.
+        gpu_capacity: capacity of each card per GPU resource, shape ``(n_gpu_resources,)``.
+        gpu_model: the card model (e.g. ``"V100M32"``), matched against ``App.gpu_models``.
+        host_names: optional names of the individual hosts, ``len == count``.
+    """
+
+    name: str
+    capacity: tuple[float, ...]
+    count: int
+    cost: float = 1.0
+    cluster: str | None = None
+    gpus: int = 0
+    gpu_capacity: tuple[float, ...] = ()
+    gpu_model: str | None = None
+    host_names: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class App:
+    """An application: ``count`` identical containers.
+
+    Attributes:
+        name: unique name of the app.
+        demand: demand of one container per resource, shape ``(n_resources,)``.
+        count: number of containers.
+        max_per_host: anti-affinity cap, at most this many containers on one host
+            (``None``: no cap).
+        gpu_cards: number of GPU cards one container uses (0: none).
+        gpu_per_card: the container's demand on each of its cards per GPU resource,
+            shape ``(n_gpu_resources,)``; ignored when ``gpu_whole``.
+        gpu_whole: the container takes its cards whole (each must be otherwise empty).
+        gpu_models: card models the container accepts (empty: any).
+    """
+
+    name: str
+    demand: tuple[float, ...]
+    count: int
+    max_per_host: int | None = None
+    gpu_cards: int = 0
+    gpu_per_card: tuple[float, ...] = ()
+    gpu_whole: bool = False
+    gpu_models: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``<a, b, k>``: a host that runs app ``a`` may run at most ``k`` containers of app ``b``."""
+
+    a: str
+    b: str
+    k: int
+
+
+@dataclass(frozen=True)
+class Request:
+    """An arrival of ``count`` containers of ``app`` at ``time``, leaving at ``end``.
+
+    Attributes:
+        time: arrival time (any unit; order matters, ties keep the stream order).
+        app: app name.
+        count: number of containers arriving together.
+        end: departure time of these containers (``None``: they stay).
+    """
+
+    time: float
+    app: str
+    count: int = 1
+    end: float | None = None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where each container is.
+
+    ``hosts[app]`` lists, for each container of the app (in container order), the global host
+    index, or :data:`UNPLACED`. ``gpus[app]`` lists, for each container, the indices of the GPU
+    cards it uses on its host (empty for containers without GPU demand or unplaced ones). Apps
+    missing from ``hosts`` have all their containers unplaced.
+
+    A placement may name apps or hosts the instance does not know; the checker reports those.
+    """
+
+    hosts: Mapping[str, tuple[int, ...]]
+    gpus: Mapping[str, tuple[tuple[int, ...], ...]] = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, instance: Instance) -> Placement:
+        """A placement with every container unplaced."""
+        return cls({a.name: (UNPLACED,) * a.count for a in instance.apps})
+
+    @classmethod
+    def from_arrays(
+        cls,
+        instance: Instance,
+        host_of: np.ndarray,
+        cards_of: Sequence[tuple[int, ...]] | None = None,
+    ) -> Placement:
+        """Build a placement from per-container arrays.
+
+        Args:
+            instance: the instance whose container order is used.
+            host_of: host index per container, shape ``(n_containers,)``, -1 for unplaced.
+            cards_of: GPU card indices per container (length ``n_containers``), or ``None``.
+        """
+        host_of = np.asarray(host_of, dtype=np.int64)
+        if host_of.shape != (instance.n_containers,):
+            raise ValueError(
+                f"host_of has shape {host_of.shape}, expected ({instance.n_containers},)"
+            )
+        hosts: dict[str, tuple[int, ...]] = {}
+        gpus: dict[str, tuple[tuple[int, ...], ...]] = {}
+        off = instance.offsets
+        for i, app in enumerate(instance.apps):
+            lo, hi = int(off[i]), int(off[i + 1])
+            hosts[app.name] = tuple(int(h) for h in host_of[lo:hi])
+            if cards_of is not None and app.gpu_cards > 0:
+                gpus[app.name] = tuple(tuple(int(c) for c in cards_of[j]) for j in range(lo, hi))
+        return cls(hosts, gpus)
+
+    def host_array(self, instance: Instance) -> np.ndarray:
+        """Host index per container of ``instance``, shape ``(n_containers,)``; -1 = unplaced.
+
+        Apps of the placement that the instance does not know are ignored, and containers
+        beyond an app's count are dropped (the checker reports both).
+        """
+        out = np.full(instance.n_containers, UNPLACED, dtype=np.int64)
+        for i, app in enumerate(instance.apps):
+            hs = self.hosts.get(app.name)
+            if hs:
+                n = min(len(hs), app.count)
+                lo = int(instance.offsets[i])
+                out[lo : lo + n] = hs[:n]
+        return out
+
+    def cards_of(self, app: str, j: int) -> tuple[int, ...]:
+        """GPU cards of container ``j`` of ``app`` (empty if none recorded)."""
+        g = self.gpus.get(app)
+        return g[j] if g is not None and j < len(g) else ()
+
+    @property
+    def n_placed(self) -> int:
+        """Number of containers on a host."""
+        return sum(sum(1 for h in hs if h != UNPLACED) for hs in self.hosts.values())
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A container placement problem.
+
+    Attributes:
+        name: a short name.
+        resources: resource names, fixing the order of every vector.
+        host_types: the kinds of hosts and their counts.
+        apps: the applications (containers of one app are identical).
+        rules: ``<A, B, k>`` rules (see the module docstring).
+        exclusions: pairs of apps that may never share a host.
+        gpu_resources: names of the per-card GPU resources.
+        initial: optional initial placement (a cluster snapshot).
+        requests: optional request stream (arrivals with times, and departures).
+        meta: free-form provenance (source file, loader options, generator seed...).
+    """
+
+    name: str
+    resources: tuple[str, ...]
+    host_types: tuple[HostType, ...]
+    apps: tuple[App, ...]
+    rules: tuple[Rule, ...] = ()
+    exclusions: tuple[tuple[str, str], ...] = ()
+    gpu_resources: tuple[str, ...] = ()
+    initial: Placement | None = None
+    requests: tuple[Request, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    # ----------------------------------------------------------------------------------------
+    # sizes and indices
+    @property
+    def n_resources(self) -> int:
+        """Number of resources."""
+        return len(self.resources)
+
+    @property
+    def n_apps(self) -> int:
+        """Number of apps."""
+        return len(self.apps)
+
+    @functools.cached_property
+    def n_hosts(self) -> int:
+        """Total number of hosts over all host types."""
+        return sum(t.count for t in self.host_types)
+
+    @functools.cached_property
+    def n_containers(self) -> int:
+        """Total number of containers over all apps."""
+        return sum(a.count for a in self.apps)
+
+    @functools.cached_property
+    def app_index(self) -> dict[str, int]:
+        """App name to index."""
+        return {a.name: i for i, a in enumerate(self.apps)}
+
+    @functools.cached_property
+    def type_index(self) -> dict[str, int]:
+        """Host type name to index."""
+        return {t.name: i for i, t in enumerate(self.host_types)}
+
+    @functools.cached_property
+    def host_names(self) -> tuple[str, ...]:
+        """Name of each host, shape ``(n_hosts,)``."""
+        names: list[str] = []
+        for t in self.host_types:
+            if t.host_names is not None:
+                names.extend(t.host_names)
+            else:
+                names.extend(f"{t.name}#{i}" for i in range(t.count))
+        return tuple(names)
+
+    @functools.cached_property
+    def host_index(self) -> dict[str, int]:
+        """Host name to global host index."""
+        return {n: i for i, n in enumerate(self.host_names)}
+
+    # ----------------------------------------------------------------------------------------
+    # array views (read-only)
+    @functools.cached_property
+    def offsets(self) -> np.ndarray:
+        """Container offsets per app, shape ``(n_apps + 1,)``; app a owns ``offsets[a]:offsets[a+1]``."""
+        return _readonly(np.concatenate([[0], np.cumsum(self.counts)]).astype(np.int64))
+
+    @functools.cached_property
+    def container_app(self) -> np.ndarray:
+        """App index of each container, shape ``(n_containers,)``."""
+        return _readonly(np.repeat(np.arange(self.n_apps, dtype=np.int64), self.counts))
+
+    @functools.cached_property
+    def counts(self) -> np.ndarray:
+        """Containers per app, shape ``(n_apps,)``."""
+        return _readonly(np.array([a.count for a in self.apps], dtype=np.int64))
+
+    @functools.cached_property
+    def demand(self) -> np.ndarray:
+        """Demand of one container per app and resource, shape ``(n_apps, n_resources)``."""
+        d = np.array([a.demand for a in self.apps], dtype=np.float64)
+        return _readonly(d.reshape(self.n_apps, self.n_resources))
+
+    @functools.cached_property
+    def type_capacity(self) -> np.ndarray:
+        """Capacity per host type and resource, shape ``(n_types, n_resources)``."""
+        c = np.array([t.capacity for t in self.host_types], dtype=np.float64)
+        return _readonly(c.reshape(len(self.host_types), self.n_resources))
+
+    @functools.cached_property
+    def type_count(self) -> np.ndarray:
+        """Hosts per host type, shape ``(n_types,)``."""
+        return _readonly(np.array([t.count for t in self.host_types], dtype=np.int64))
+
+    @functools.cached_property
+    def type_cost(self) -> np.ndarray:
+        """Cost of one host per host type, shape ``(n_types,)``."""
+        return _readonly(np.array([t.cost for t in self.host_types], dtype=np.float64))
+
+    @functools.cached_property
+    def host_type_of(self) -> np.ndarray:
+        """Host type index of each host, shape ``(n_hosts,)``."""
+        return _readonly(
+            np.repeat(np.arange(len(self.host_types), dtype=np.int64), self.type_count)
+        )
+
+    @functools.cached_property
+    def host_capacity(self) -> np.ndarray:
+        """Capacity per host and resource, shape ``(n_hosts, n_resources)``."""
+        return _readonly(self.type_capacity[self.host_type_of])
+
+    @functools.cached_property
+    def host_cost(self) -> np.ndarray:
+        """Cost per host, shape ``(n_hosts,)``."""
+        return _readonly(self.type_cost[self.host_type_of])
+
+    @functools.cached_property
+    def host_gpus(self) -> np.ndarray:
+        """GPU cards per host, shape ``(n_hosts,)``."""
+        g = np.array([t.gpus for t in self.host_types], dtype=np.int64)
+        return _readonly(g[self.host_type_of] if self.n_hosts else g[:0])
+
+    @functools.cached_property
+    def max_gpus(self) -> int:
+        """Most GPU cards on any host type (0 without GPUs)."""
+        return max((t.gpus for t in self.host_types), default=0)
+
+    @functools.cached_property
+    def card_capacity(self) -> np.ndarray:
+        """Per-card capacity per host type, shape ``(n_types, n_gpu_resources)`` (0 without cards)."""
+        g = len(self.gpu_resources)
+        c = np.zeros((len(self.host_types), g), dtype=np.float64)
+        for i, t in enumerate(self.host_types):
+            if t.gpus:
+                c[i] = t.gpu_capacity
+        return _readonly(c)
+
+    @functools.cached_property
+    def gpu_demand(self) -> np.ndarray:
+        """Per-card GPU demand of one container per app, shape ``(n_apps, n_gpu_resources)``.
+
+        For whole-card apps the entry is ``inf`` (the card must be empty); see ``gpu_whole``.
+        """
+        g = len(self.gpu_resources)
+        d = np.zeros((self.n_apps, g), dtype=np.float64)
+        for i, a in enumerate(self.apps):
+            if a.gpu_cards:
+                d[i] = np.inf if a.gpu_whole else a.gpu_per_card
+        return _readonly(d)
+
+    @functools.cached_property
+    def gpu_cards(self) -> np.ndarray:
+        """GPU cards per container per app, shape ``(n_apps,)``."""
+        return _readonly(np.array([a.gpu_cards for a in self.apps], dtype=np.int64))
+
+    # ----------------------------------------------------------------------------------------
+    # rules
+    @functools.cached_property
+    def all_rules(self) -> tuple[Rule, ...]:
+        """Cross-app rules including exclusions (as ``k = 0`` both ways), deduplicated.
+
+        Self-rules are not included: they are folded into :attr:`cap`. When the same ``(a, b)``
+        appears twice, the tighter ``k`` wins.
+        """
+        best: dict[tuple[str, str], int] = {}
+        for r in self.rules:
+            if r.a != r.b:
+                best[(r.a, r.b)] = min(best.get((r.a, r.b), r.k), r.k)
+        for a, b in self.exclusions:
+            best[(a, b)] = 0
+            best[(b, a)] = 0
+        return tuple(Rule(a, b, k) for (a, b), k in best.items())
+
+    @functools.cached_property
+    def rule_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The cross-app rules as COO arrays ``(a_idx, b_idx, k)``, each of shape ``(n_rules,)``.
+
+        Rules naming unknown apps are skipped (validation reports them).
+        """
+        ai, bi, ks = [], [], []
+        idx = self.app_index
+        for r in self.all_rules:
+            if r.a in idx and r.b in idx:
+                ai.append(idx[r.a])
+                bi.append(idx[r.b])
+                ks.append(r.k)
+        return (
+            _readonly(np.array(ai, dtype=np.int64)),
+            _readonly(np.array(bi, dtype=np.int64)),
+            _readonly(np.array(ks, dtype=np.int64)),
+        )
+
+    def rule_matrix(self) -> np.ndarray:
+        """Dense rule matrix ``K[a, b]`` = k of rule ``<a, b, k>``, or -1 where there is none.
+
+        Shape ``(n_apps, n_apps)``. Meant for small instances; large ones use :attr:`rule_arrays`.
+        Self-rules appear on the diagonal as the effective cap when it is below the app's count.
+        """
+        m = np.full((self.n_apps, self.n_apps), -1, dtype=np.int64)
+        a, b, k = self.rule_arrays
+        m[a, b] = k
+        for i in range(self.n_apps):
+            if self.cap[i] < self.counts[i]:
+                m[i, i] = self.cap[i]
+        return m
+
+    @functools.cached_property
+    def cap(self) -> np.ndarray:
+        """Effective per-host cap per app, shape ``(n_apps,)``.
+
+        ``min(max_per_host, k of any self-rule, count)``; 0 means the app fits on no host.
+        """
+        c = self.counts.copy()
+        for i, a in enumerate(self.apps):
+            if a.max_per_host is not None:
+                c[i] = min(c[i], a.max_per_host)
+        idx = self.app_index
+        for r in self.rules:
+            if r.a == r.b and r.a in idx:
+                i = idx[r.a]
+                c[i] = min(c[i], r.k)
+        return _readonly(np.maximum(c, 0))
+
+    # ----------------------------------------------------------------------------------------
+    def replace(self, **changes: Any) -> Instance:
+        """A copy with some fields replaced (the instance itself is immutable)."""
+        import dataclasses
+
+        return dataclasses.replace(self, **changes)
+
+    def summary(self) -> dict[str, Any]:
+        """Counts that describe the instance (used by ``vbp info``)."""
+        return {
+            "name": self.name,
+            "apps": self.n_apps,
+            "containers": self.n_containers,
+            "hosts": self.n_hosts,
+            "host_types": len(self.host_types),
+            "rules": len(self.rules) + len(self.exclusions),
+            "cross_rules": len(self.all_rules),
+            "exclusions": len(self.exclusions),
+            "resources": self.n_resources,
+            "gpu_resources": list(self.gpu_resources),
+            "gpus": int(self.host_gpus.sum()),
+            "initially_placed": self.initial.n_placed if self.initial is not None else 0,
+            "requests": len(self.requests),
+        }
