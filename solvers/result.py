@@ -1,0 +1,95 @@
+"""The typed result every solver method returns, and the progress record its callback receives."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from packing.model import Placement
+
+Status = Literal["optimal", "feasible", "infeasible", "unknown"]
+Objective = Literal["hosts", "cost", "deployed"]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One progress event: a new incumbent or a better bound.
+
+    Attributes:
+        seconds: wall time since the solve started.
+        objective: best objective found so far (``None`` before the first solution).
+        bound: best proven bound so far.
+        method: the method reporting (``"cpsat"``, ``"colgen"``, ...).
+        message: a short human-readable note.
+    """
+
+    seconds: float
+    objective: float | None
+    bound: float | None
+    method: str
+    message: str = ""
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """What a solver returns.
+
+    Attributes:
+        status: ``"optimal"`` (proven), ``"feasible"`` (a solution, not proven optimal),
+            ``"infeasible"`` (proven: no solution), ``"unknown"`` (nothing proven, no solution).
+        objective: value of the returned placement: hosts used, total host cost, or (for
+            ``objective_kind == "deployed"``) containers deployed; ``None`` without a placement.
+        lower_bound: proven bound: a lower bound when minimising hosts or cost; for
+            ``"deployed"`` (maximised) it is the proven *upper* bound.
+        placement: the placement, already passed through :func:`packing.checker.check`.
+        hosts: hosts used by the placement.
+        method: the method that produced the placement (``"auto"`` results name the parts
+            in ``proofs``).
+        seconds: wall time.
+        objective_kind: ``"hosts"``, ``"cost"`` or ``"deployed"``.
+        proofs: which method found the solution and which proved the bound, e.g.
+            ``{"solution": "ffd", "bound": "colgen"}``.
+        reason: for ``"infeasible"``, why (the app and rule involved).
+        history: progress events, in time order.
+    """
+
+    status: Status
+    objective: float | None
+    lower_bound: float
+    placement: Placement | None
+    hosts: int | None
+    method: str
+    seconds: float
+    objective_kind: Objective = "hosts"
+    proofs: dict[str, str] = field(default_factory=dict)
+    reason: str | None = None
+    history: tuple[Progress, ...] = ()
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap ``|objective - bound| / objective`` (0 when proven optimal)."""
+        if self.objective is None:
+            return None
+        if self.objective == 0:
+            return 0.0 if self.lower_bound == 0 else math.inf
+        return abs(self.objective - self.lower_bound) / abs(self.objective)
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON object ``vbp solve --json`` prints (without the placement)."""
+        return {
+            "status": self.status,
+            "objective": self.objective,
+            "objective_kind": self.objective_kind,
+            "hosts": self.hosts,
+            "lower_bound": self.lower_bound,
+            "gap": self.gap,
+            "seconds": round(self.seconds, 3),
+            "method": self.method,
+            "proofs": dict(self.proofs),
+            "reason": self.reason,
+        }
