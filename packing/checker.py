@@ -133,7 +133,7 @@ def _cards(
 
 def _capacity(inst: Instance, st: ClusterState, out: list[Violation]) -> None:
     over = ~fits(st.used, st.capacity)
-    for h, r in zip(*np.nonzero(over)):
+    for h, r in zip(*np.nonzero(over), strict=True):
         out.append(Violation(
             "capacity",
             f"host {inst.host_names[h]} uses {st.used[h, r]:g} of {inst.resources[r]!r}, "
@@ -143,7 +143,7 @@ def _capacity(inst: Instance, st: ClusterState, out: list[Violation]) -> None:
 def _gpu(inst: Instance, st: ClusterState, host_of: np.ndarray, out: list[Violation]) -> None:
     if inst.max_gpus:
         over = ~fits(st.card_used, st.card_capacity[:, None, :])
-        for h, g, r in zip(*np.nonzero(over)):
+        for h, g, r in zip(*np.nonzero(over), strict=True):
             out.append(Violation(
                 "gpu_card",
                 f"card {g} of host {inst.host_names[h]} is loaded with "
@@ -179,7 +179,7 @@ def _counts(inst: Instance, st: ClusterState, out: list[Violation]) -> None:
     for s in range(0, len(ra), chunk):
         a, b, k = ra[s : s + chunk], rb[s : s + chunk], rk[s : s + chunk]
         broken = rule_broken(st.count[:, cols[a]], st.count[:, cols[b]], k)
-        for h, r in zip(*np.nonzero(broken)):
+        for h, r in zip(*np.nonzero(broken), strict=True):
             an, bn, kk = inst.apps[a[r]].name, inst.apps[b[r]].name, int(k[r])
             nb = int(st.count[h, cols[b[r]]])
             if kk == 0 and frozenset((an, bn)) in excl:

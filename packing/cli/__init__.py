@@ -32,9 +32,11 @@ class LazyGroup(click.Group):
     """A group whose subcommands are imported on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
+        """Names of the subcommands whose modules exist."""
         return [n for n, (mod, _, _) in COMMANDS.items() if importlib.util.find_spec(mod)]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """Import the subcommand's module and return its click command."""
         if cmd_name not in COMMANDS:
             return None
         mod, attr, _ = COMMANDS[cmd_name]
@@ -44,6 +46,7 @@ class LazyGroup(click.Group):
         return cmd
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List the subcommands with their one-line help, without importing them."""
         rows = [(n, COMMANDS[n][2]) for n in self.list_commands(ctx)]
         if rows:
             with formatter.section("Commands"):

@@ -1,0 +1,361 @@
+"""Black-box optimisers for policy weights, behind one interface.
+
+The objective is vectorised: it takes positions of shape ``(n_candidates, dims)`` and returns costs
+of shape ``(n_candidates,)``; every candidate of an iteration is scored on the same request orders
+(common random numbers), which the objective closes over.
+
+:class:`PSO` drives pyswarms' ``GlobalBestPSO`` one iteration at a time (inertia ``w``, cognitive
+``c1``, social ``c2``), so it can report progress, stop early, and checkpoint and resume. pyswarms
+draws from NumPy's *global* RNG; every call into it runs inside :func:`_seeded_global_rng`, which
+seeds the global RNG from the optimiser's own ``numpy.random.Generator`` and restores the caller's
+global state afterwards. The same seed therefore gives the same run, whatever else the process does.
+
+:class:`DifferentialEvolution` (SciPy) implements the same interface, to check whether PSO itself is
+the bottleneck.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import pickle
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+Objective = Callable[[np.ndarray], np.ndarray]
+"""Maps positions ``(n_candidates, dims)`` to costs ``(n_candidates,)``."""
+
+
+@dataclass(frozen=True)
+class IterationRecord:
+    """One iteration of an optimiser.
+
+    Attributes:
+        iteration: 0-based iteration number.
+        best_cost: best cost found so far.
+        mean_cost: mean cost of this iteration's candidates.
+        best_position: the best position so far, shape ``(dims,)``.
+    """
+
+    iteration: int
+    best_cost: float
+    mean_cost: float
+    best_position: tuple[float, ...]
+
+
+IterationCallback = Callable[[IterationRecord], bool | None]
+"""Called after every iteration; returning ``False`` stops the optimisation early."""
+
+
+@dataclass(frozen=True)
+class OptimResult:
+    """What an optimiser returns.
+
+    Attributes:
+        best_position: shape ``(dims,)``.
+        best_cost: its cost.
+        history: one record per iteration run.
+        stopped_early: whether a stopping rule or the callback ended the run.
+        evaluations: number of candidate evaluations.
+    """
+
+    best_position: np.ndarray
+    best_cost: float
+    history: tuple[IterationRecord, ...]
+    stopped_early: bool
+    evaluations: int
+
+
+class Optimizer(Protocol):
+    """A bounded black-box minimiser over ``dims`` real parameters."""
+
+    def minimize(
+        self,
+        objective: Objective,
+        dims: int,
+        bounds: tuple[np.ndarray, np.ndarray],
+        *,
+        init: np.ndarray | None = None,
+        callback: IterationCallback | None = None,
+    ) -> OptimResult:
+        """Minimise ``objective`` within ``bounds`` (each of shape ``(dims,)``)."""
+        ...
+
+
+@dataclass(frozen=True)
+class PSOSettings:
+    """Settings of particle swarm optimisation (pyswarms ``GlobalBestPSO``).
+
+    Attributes:
+        n_particles: swarm size.
+        iters: maximum number of iterations.
+        w: inertia weight.
+        c1: cognitive (self-learning) coefficient.
+        c2: social-learning coefficient.
+        seed: seed of the optimiser's own generator.
+        patience: stop after this many iterations without improving the best cost by more than
+            ``tol`` (0: never stop early).
+        tol: improvement that counts, absolute.
+        init_scale: initial positions are ``init + init_scale * N(0, 1)`` around ``init`` when
+            given (particle 0 sits exactly on ``init``), else uniform within the bounds.
+    """
+
+    n_particles: int = 16
+    iters: int = 30
+    w: float = 0.7
+    c1: float = 1.5
+    c2: float = 1.5
+    seed: int = 0
+    patience: int = 10
+    tol: float = 1e-9
+    init_scale: float = 0.3
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as a plain dict (for provenance in saved policies)."""
+        return asdict(self)
+
+
+@contextlib.contextmanager
+def _seeded_global_rng(rng: np.random.Generator) -> Iterator[None]:
+    """Seed NumPy's global RNG from ``rng`` for the duration, then restore the caller's state."""
+    saved = np.random.get_state()
+    np.random.seed(int(rng.integers(2**32 - 1)))
+    try:
+        yield
+    finally:
+        np.random.set_state(saved)
+
+
+@dataclass
+class PSOCheckpoint:
+    """Everything needed to resume a PSO run exactly.
+
+    Attributes:
+        iteration: iterations completed.
+        position, velocity, pbest_pos: shape ``(n_particles, dims)``.
+        pbest_cost: shape ``(n_particles,)``.
+        best_pos: shape ``(dims,)``.
+        best_cost: the global best cost.
+        rng_state: the optimiser generator's bit-generator state.
+        history: records so far.
+        since_improved: iterations since the best cost last improved.
+    """
+
+    iteration: int
+    position: np.ndarray
+    velocity: np.ndarray
+    pbest_pos: np.ndarray
+    pbest_cost: np.ndarray
+    best_pos: np.ndarray
+    best_cost: float
+    rng_state: dict[str, Any]
+    history: list[IterationRecord] = field(default_factory=list)
+    since_improved: int = 0
+
+    def save(self, path: str | Path) -> None:
+        """Write the checkpoint (pickle; written to a temp file, then renamed)."""
+        p = Path(path)
+        tmp = p.with_suffix(p.suffix + ".tmp")
+        tmp.write_bytes(pickle.dumps(self))
+        tmp.replace(p)
+
+    @classmethod
+    def load(cls, path: str | Path) -> PSOCheckpoint:
+        """Read a checkpoint written by :meth:`save`."""
+        obj = pickle.loads(Path(path).read_bytes())
+        if not isinstance(obj, cls):
+            raise ValueError(f"{path}: not a PSO checkpoint")
+        return obj
+
+
+class PSO:
+    """Particle swarm optimisation with pyswarms' ``GlobalBestPSO``, seeded and resumable.
+
+    Args:
+        settings: the typed settings.
+        checkpoint_path: if given, a checkpoint is written there after every iteration.
+        resume: resume from ``checkpoint_path`` if it exists.
+    """
+
+    name = "pso"
+
+    def __init__(
+        self,
+        settings: PSOSettings | None = None,
+        *,
+        checkpoint_path: str | Path | None = None,
+        resume: bool = False,
+    ) -> None:
+        self.settings = settings or PSOSettings()
+        self.checkpoint_path = checkpoint_path
+        self.resume = resume
+
+    def _initial_positions(
+        self, rng: np.random.Generator, dims: int, lo: np.ndarray, hi: np.ndarray,
+        init: np.ndarray | None,
+    ) -> np.ndarray:
+        s = self.settings
+        if init is None:
+            return rng.uniform(lo, hi, size=(s.n_particles, dims))
+        pos = init[None, :] + s.init_scale * (hi - lo) * rng.standard_normal((s.n_particles, dims))
+        pos[0] = init
+        return np.clip(pos, lo, hi)
+
+    def minimize(
+        self,
+        objective: Objective,
+        dims: int,
+        bounds: tuple[np.ndarray, np.ndarray],
+        *,
+        init: np.ndarray | None = None,
+        callback: IterationCallback | None = None,
+    ) -> OptimResult:
+        """Run PSO; see :class:`Optimizer`."""
+        from pyswarms.backend.operators import compute_pbest
+        from pyswarms.single.global_best import GlobalBestPSO
+
+        s = self.settings
+        lo = np.asarray(bounds[0], dtype=np.float64)
+        hi = np.asarray(bounds[1], dtype=np.float64)
+        rng = np.random.default_rng(s.seed)
+        ck: PSOCheckpoint | None = None
+        if self.resume and self.checkpoint_path is not None and Path(self.checkpoint_path).exists():
+            ck = PSOCheckpoint.load(self.checkpoint_path)
+        init_pos = self._initial_positions(rng, dims, lo, hi, init) if ck is None else ck.position
+        options = {"c1": s.c1, "c2": s.c2, "w": s.w}
+        with _seeded_global_rng(rng):
+            opt = GlobalBestPSO(n_particles=s.n_particles, dimensions=dims, options=options,
+                                bounds=(lo, hi), init_pos=init_pos)
+        if ck is not None:  # continue the generator's stream exactly where the run stopped
+            rng.bit_generator.state = ck.rng_state
+        swarm = opt.swarm
+        opt.bh.memory = swarm.position
+        opt.vh.memory = swarm.position
+        history: list[IterationRecord] = []
+        since = 0
+        start = 0
+        if ck is None:
+            swarm.pbest_cost = np.full(s.n_particles, np.inf)
+            swarm.best_cost = np.inf
+        else:
+            swarm.position, swarm.velocity = ck.position.copy(), ck.velocity.copy()
+            swarm.pbest_pos, swarm.pbest_cost = ck.pbest_pos.copy(), ck.pbest_cost.copy()
+            swarm.best_pos, swarm.best_cost = ck.best_pos.copy(), ck.best_cost
+            history, since, start = list(ck.history), ck.since_improved, ck.iteration
+        evaluations = 0
+        stopped = False
+        for it in range(start, s.iters):
+            costs = np.asarray(objective(swarm.position), dtype=np.float64)
+            if costs.shape != (s.n_particles,):
+                raise ValueError(f"objective returned shape {costs.shape}, "
+                                 f"expected ({s.n_particles},)")
+            evaluations += s.n_particles
+            swarm.current_cost = costs
+            swarm.pbest_pos, swarm.pbest_cost = compute_pbest(swarm)
+            previous = float(swarm.best_cost)
+            swarm.best_pos, swarm.best_cost = opt.top.compute_gbest(swarm)
+            since = 0 if float(swarm.best_cost) < previous - s.tol else since + 1
+            rec = IterationRecord(it, float(swarm.best_cost), float(costs.mean()),
+                                  tuple(float(x) for x in swarm.best_pos))
+            history.append(rec)
+            with _seeded_global_rng(rng):
+                swarm.options = opt.oh(opt.options, iternow=it, itermax=s.iters)
+                swarm.velocity = opt.top.compute_velocity(swarm, opt.velocity_clamp, opt.vh,
+                                                          opt.bounds)
+                swarm.position = opt.top.compute_position(swarm, opt.bounds, opt.bh)
+            if self.checkpoint_path is not None:
+                PSOCheckpoint(it + 1, swarm.position.copy(), swarm.velocity.copy(),
+                              swarm.pbest_pos.copy(), swarm.pbest_cost.copy(),
+                              np.asarray(swarm.best_pos).copy(), float(swarm.best_cost),
+                              dict(rng.bit_generator.state), list(history),
+                              since).save(self.checkpoint_path)
+            if callback is not None and callback(rec) is False:
+                stopped = True
+                break
+            if s.patience and since >= s.patience:
+                stopped = True
+                break
+        best = int(np.argmin(swarm.pbest_cost))
+        return OptimResult(swarm.pbest_pos[best].copy(), float(swarm.pbest_cost[best]),
+                           tuple(history), stopped, evaluations)
+
+
+@dataclass(frozen=True)
+class DESettings:
+    """Settings of SciPy's differential evolution.
+
+    Attributes:
+        popsize: population multiplier (population = popsize * dims).
+        iters: maximum generations.
+        seed: seed of the generator passed to SciPy.
+        tol: relative convergence tolerance.
+    """
+
+    popsize: int = 8
+    iters: int = 30
+    seed: int = 0
+    tol: float = 1e-6
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as a plain dict."""
+        return asdict(self)
+
+
+class DifferentialEvolution:
+    """SciPy's ``differential_evolution`` (vectorised) behind the :class:`Optimizer` interface."""
+
+    name = "de"
+
+    def __init__(self, settings: DESettings | None = None) -> None:
+        self.settings = settings or DESettings()
+
+    def minimize(
+        self,
+        objective: Objective,
+        dims: int,
+        bounds: tuple[np.ndarray, np.ndarray],
+        *,
+        init: np.ndarray | None = None,
+        callback: IterationCallback | None = None,
+    ) -> OptimResult:
+        """Run differential evolution; see :class:`Optimizer`."""
+        from scipy.optimize import differential_evolution
+
+        s = self.settings
+        lo, hi = np.asarray(bounds[0], float), np.asarray(bounds[1], float)
+        rng = np.random.default_rng(s.seed)
+        n_pop = max(5, s.popsize * dims)
+        pop = rng.uniform(lo, hi, size=(n_pop, dims))
+        if init is not None:
+            pop[0] = np.clip(init, lo, hi)
+        history: list[IterationRecord] = []
+        count = [0]
+        stop = [False]
+
+        def f(x: np.ndarray) -> np.ndarray:  # scipy passes (dims, S)
+            count[0] += x.shape[1]
+            return np.asarray(objective(x.T), dtype=np.float64)
+
+        def cb(intermediate_result: Any) -> bool:
+            rec = IterationRecord(len(history), float(intermediate_result.fun), float("nan"),
+                                  tuple(float(v) for v in intermediate_result.x))
+            history.append(rec)
+            if callback is not None and callback(rec) is False:
+                stop[0] = True
+                return True
+            return False
+
+        res = differential_evolution(
+            f, list(zip(lo, hi, strict=True)), maxiter=s.iters, popsize=s.popsize, init=pop, tol=s.tol,
+            rng=rng, vectorized=True, updating="deferred", polish=False, callback=cb)
+        return OptimResult(np.asarray(res.x), float(res.fun), tuple(history),
+                           stop[0] or bool(res.success), count[0])
+
+
+def settings_json(settings: PSOSettings | DESettings) -> str:
+    """Settings as a JSON string (for logs)."""
+    return json.dumps(settings.to_dict(), sort_keys=True)
