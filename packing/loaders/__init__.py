@@ -1,21 +1,106 @@
-"""Loaders: instance files, VPSolver ``.vbp`` files and the real data sets, behind one ``load_any``."""
+"""Loaders: instance files, VPSolver ``.vbp`` files and the real data sets, behind one ``load_any``.
+
+What :func:`load_any` accepts, and the loader it calls:
+
+* ``*.json``, ``*.yaml``, ``*.yml``: :func:`packing.io.load_instance`.
+* ``*.vbp``: :func:`packing.loaders.vpsolver.load_vbp`.
+* a Tianchi 2018 folder (``*app_resources*.csv`` and three more):
+  :func:`packing.loaders.tianchi.load_tianchi`, option ``view``.
+* an openb folder or its ``csv/`` subfolder, an ``openb_node_list_*.csv`` or an
+  ``openb_pod_list_*.csv`` (Alibaba GPU v2023): :func:`packing.loaders.openb.load_openb`,
+  options ``nodes`` and ``pods``.
+* ``machine_meta*.csv`` (Alibaba v2018), or a folder holding ``machine_meta.csv``:
+  :func:`packing.loaders.alibaba.load_machine_meta`.
+* ``pai_machine_spec*.csv`` (Alibaba GPU v2020), or a folder holding ``pai_machine_spec.csv``:
+  :func:`packing.loaders.alibaba.load_pai_machine_spec`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from packing.errors import input_error
+from packing.errors import InputError, Problem, input_error
 from packing.io import load_instance
+from packing.loaders import openb, tianchi
+from packing.loaders.alibaba import load_machine_meta, load_pai_machine_spec
+from packing.loaders.openb import load_openb
+from packing.loaders.tianchi import load_tianchi
+from packing.loaders.vpsolver import KnownOptimum, load_vbp, read_optimal_values
 from packing.model import Instance
+
+EXPECTED = (
+    "an instance file (.json, .yaml, .yml), a VPSolver .vbp file, a Tianchi 2018 folder, an "
+    "openb folder (Alibaba GPU v2023) or node/pod list, machine_meta.csv (Alibaba v2018) or "
+    "pai_machine_spec.csv (Alibaba GPU v2020), or a folder holding one of those"
+)
+
+OPTIONS = {"tianchi": ("view",), "openb": ("nodes", "pods")}
+"""The options each data-set kind takes."""
+
+
+def detect(path: str | Path) -> tuple[str, Path] | None:
+    """What kind of input ``path`` is: ``(kind, path to load)``, or ``None`` if unknown.
+
+    Kinds: ``"instance"``, ``"vbp"``, ``"tianchi"``, ``"openb"``, ``"v2018"``, ``"v2020"``.
+    Folders are recognised by the files they hold.
+    """
+    p = Path(path)
+    if p.is_file():
+        name, suffix = p.name.lower(), p.suffix.lower()
+        if suffix in (".json", ".yaml", ".yml"):
+            return "instance", p
+        if suffix == ".vbp":
+            return "vbp", p
+        if suffix == ".csv":
+            if name.startswith("openb_node_list_") or name.startswith("openb_pod_list_"):
+                return "openb", p
+            if name.startswith("machine_meta"):
+                return "v2018", p
+            if name.startswith("pai_machine_spec"):
+                return "v2020", p
+            head = _first_line(p)
+            if head.startswith("sn,") or head.startswith("name,cpu_milli"):
+                return "openb", p
+        return None
+    if p.is_dir():
+        if tianchi.find_files(p) is not None:
+            return "tianchi", p
+        if openb.find_folder(p) is not None:
+            return "openb", p
+        for kind, pattern in (("v2018", "machine_meta.csv"), ("v2020", "pai_machine_spec.csv")):
+            if (p / pattern).is_file():
+                return kind, p / pattern
+    return None
+
+
+def _first_line(p: Path) -> str:
+    try:
+        with p.open(encoding="utf-8-sig") as f:
+            return f.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+LOADERS: dict[str, Callable[..., Instance]] = {
+    "instance": load_instance,
+    "vbp": load_vbp,
+    "tianchi": load_tianchi,
+    "openb": load_openb,
+    "v2018": load_machine_meta,
+    "v2020": load_pai_machine_spec,
+}
 
 
 def load_any(path: str | Path, **options: Any) -> Instance:
     """Load an instance from an instance file (JSON/YAML), a ``.vbp`` file or a data-set folder.
 
     Args:
-        path: the file or folder.
-        **options: passed to the data-set loader (e.g. ``view="reduced"`` for Tianchi).
+        path: the file or folder (see the table in this module's docstring).
+        **options: passed to the data-set loader: ``view="reduced"|"full"`` for Tianchi,
+            ``nodes="all"|"gpu"`` and ``pods="default"|...`` for openb. Options set to ``None``
+            are ignored; an option the kind does not take is an error.
 
     Raises:
         InputError: the path is missing, of an unknown kind, or its content is invalid.
@@ -23,7 +108,20 @@ def load_any(path: str | Path, **options: Any) -> Instance:
     p = Path(path)
     if not p.exists():
         raise input_error(str(p), "", "no such file or folder")
-    if p.is_file() and p.suffix.lower() in (".json", ".yaml", ".yml"):
-        return load_instance(p)
-    raise input_error(str(p), "", "not an instance file (.json, .yaml), a .vbp file or a known "
-                      "data-set folder")
+    found = detect(p)
+    if found is None:
+        raise input_error(str(p), "", f"unknown kind of input; expected {EXPECTED}")
+    kind, target = found
+    opts = {k: v for k, v in options.items() if v is not None}
+    allowed = OPTIONS.get(kind, ())
+    bad = [k for k in opts if k not in allowed]
+    if bad:
+        raise InputError([Problem(str(p), k, f"option does not apply to this input ({kind}); "
+                                  f"it takes {', '.join(allowed) or 'no options'}") for k in bad])
+    return LOADERS[kind](target, **opts)
+
+
+__all__ = [
+    "KnownOptimum", "detect", "load_any", "load_machine_meta", "load_openb",
+    "load_pai_machine_spec", "load_tianchi", "load_vbp", "read_optimal_values",
+]
