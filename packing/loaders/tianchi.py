@@ -114,7 +114,7 @@ def load_tianchi(folder: str | Path, view: str = "reduced", name: str | None = N
                  for i, a in enumerate(app_names))
     initial = Placement({a: tuple(per_app[i]) for i, a in enumerate(app_names)})
     return Instance(
-        name or f"tianchi-{folder.resolve().name}", resource_names(view), host_types, apps,
+        name or _default_name(folder), resource_names(view), host_types, apps,
         rules=rules, initial=initial,
         meta={"source": "tianchi-2018", "view": view,
               "files": {k: v.name for k, v in files.items()}},
@@ -122,6 +122,11 @@ def load_tianchi(folder: str | Path, view: str = "reduced", name: str | None = N
 
 
 # ------------------------------------------------------------------------------------------------
+def _default_name(folder: Path) -> str:
+    stem = folder.resolve().name
+    return stem if "tianchi" in stem.lower() else f"tianchi-{stem}"
+
+
 def _read_apps(path: Path, view: str) -> tuple[list[str], np.ndarray]:
     """App ids and demand, shape ``(n_apps, n_resources of the view)``."""
     cols = ("app_id", "cpu_curve", "mem_curve") + SCALARS

@@ -1,0 +1,79 @@
+"""``vbp info``: describe an instance file, a ``.vbp`` file or a data-set folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from packing.cli.common import load_any
+from packing.model import Instance
+
+SHOWN_RESOURCES = 6
+"""How many resource names the human output lists before "...". """
+
+
+def describe(inst: Instance, path: str) -> dict[str, Any]:
+    """The facts ``vbp info --json`` prints: :meth:`Instance.summary` plus names and sources."""
+    d = dict(inst.summary())
+    d["path"] = path
+    d["source"] = inst.meta.get("source")
+    d["resource_names"] = list(inst.resources)
+    d["host_type_names"] = [t.name for t in inst.host_types]
+    d["requests_with_end"] = sum(1 for q in inst.requests if q.end is not None)
+    return d
+
+
+def render(d: dict[str, Any]) -> list[str]:
+    """Aligned ``label  value`` lines for people."""
+    names = d["resource_names"]
+    shown = ", ".join(names[:SHOWN_RESOURCES]) + (", ..." if len(names) > SHOWN_RESOURCES else "")
+    rows: list[tuple[str, str]] = [
+        ("name", str(d["name"])),
+        ("source", str(d["source"] or "instance file")),
+        ("apps", f"{d['apps']:,}"),
+        ("containers", f"{d['containers']:,}"),
+        ("hosts", f"{d['hosts']:,} in {d['host_types']:,} host type"
+                  f"{'' if d['host_types'] == 1 else 's'}"),
+        ("resources", f"{d['resources']:,} ({shown})"),
+        ("rules", f"{d['rules']:,} ({d['cross_rules']:,} between different apps)"),
+        ("exclusions", f"{d['exclusions']:,}"),
+    ]
+    if d["gpus"] or d["gpu_resources"]:
+        rows.append(("GPUs", f"{d['gpus']:,} cards ({', '.join(d['gpu_resources'])} per card)"))
+    else:
+        rows.append(("GPUs", "none"))
+    if d["initially_placed"]:
+        rows.append(("initial", f"{d['initially_placed']:,} of {d['containers']:,} containers "
+                                "placed"))
+    else:
+        rows.append(("initial", "none"))
+    if d["requests"]:
+        rows.append(("requests", f"{d['requests']:,} arrivals, {d['requests_with_end']:,} with "
+                                 "a departure"))
+    else:
+        rows.append(("requests", "none"))
+    width = max(len(k) for k, _ in rows)
+    return [f"{k.ljust(width)}  {v}" for k, v in rows]
+
+
+@click.command()
+@click.argument("path", type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@click.option("--view", type=click.Choice(["reduced", "full"]), default=None,
+              help="Tianchi 2018: peak cpu/mem (reduced, default) or every time point (full).")
+@click.option("--pods", default=None, metavar="NAME",
+              help="openb: the pod list openb_pod_list_NAME.csv (default: default).")
+@click.option("--nodes", type=click.Choice(["all", "gpu"]), default=None,
+              help="openb: all nodes (default) or the GPU nodes only.")
+def info(path: str, as_json: bool, view: str | None, pods: str | None, nodes: str | None) -> None:
+    """Describe PATH: an instance file, a .vbp file or a data-set folder."""
+    inst = load_any(path, view=view, pods=pods, nodes=nodes)
+    d = describe(inst, str(Path(path)))
+    if as_json:
+        click.echo(json.dumps(d, indent=1))
+    else:
+        for line in render(d):
+            click.echo(line)
