@@ -1,0 +1,164 @@
+"""Exact solvers with proven bounds, behind one front door: :func:`solve`.
+
+Every method is a function with the same keyword signature::
+
+    method(instance, *, time_limit, workers, seed, objective, callback, hint) -> SolveResult
+
+and is registered by dotted path in :data:`METHODS`; it is imported only when used (like
+networkx's ``flow_func``), so ``import solvers`` stays cheap and a method whose module is missing
+simply is not :func:`available`.
+
+Solvers solve the **offline** problem: all containers at once on empty hosts. They ignore
+``Instance.initial`` and the request times in ``Instance.requests``.
+
+Example:
+    >>> from solvers import solve
+    >>> res = solve(instance, time_limit=10)          # doctest: +SKIP
+    >>> res.status, res.objective, res.lower_bound    # doctest: +SKIP
+    ('optimal', 12.0, 12.0)
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable
+
+from packing.checker import check
+from packing.model import Instance, Placement
+from solvers.base import EPS, objective_value, resolve_objective
+from solvers.result import Objective, Progress, ProgressCallback, SolveResult
+
+METHODS: dict[str, str] = {
+    "auto": "solvers.auto:solve_auto",
+    "cpsat": "solvers.cpsat:solve_cpsat",
+    "pulp": "solvers.pulp_model:solve_pulp",
+    "colgen": "solvers.colgen:solve_colgen",
+}
+"""Method name -> ``"module:function"``, resolved on use."""
+
+DEFAULT_METHOD = "auto"
+"""The method :func:`solve` uses when none is given."""
+
+SolveFunction = Callable[..., SolveResult]
+
+
+class SolverBug(RuntimeError):
+    """A method returned a placement the checker rejects, or a bound above its objective."""
+
+
+def get_method(method: str) -> SolveFunction:
+    """The function behind a method name.
+
+    Raises:
+        ValueError: the name is not in :data:`METHODS`.
+        ImportError: the method's module (or its solver library) is not installed.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    mod, _, attr = METHODS[method].partition(":")
+    fn: SolveFunction = getattr(importlib.import_module(mod), attr)
+    return fn
+
+
+def available(method: str) -> bool:
+    """Whether ``method`` can be imported (its module exists and its solver is installed)."""
+    try:
+        get_method(method)
+    except ImportError:
+        return False
+    return True
+
+
+def available_methods() -> list[str]:
+    """The names of the methods that can run here."""
+    return [m for m in METHODS if available(m)]
+
+
+def solve(
+    instance: Instance,
+    method: str = DEFAULT_METHOD,
+    *,
+    time_limit: float = 60.0,
+    workers: int = 2,
+    seed: int = 0,
+    objective: str | None = None,
+    callback: ProgressCallback | None = None,
+    hint: Placement | None = None,
+) -> SolveResult:
+    """Solve ``instance`` with ``method`` and verify the result.
+
+    Args:
+        instance: the instance; solved offline (``initial`` and request times are ignored).
+        method: a key of :data:`METHODS`.
+        time_limit: wall-time budget in seconds (honoured within a couple of seconds).
+        workers: worker threads the method may use.
+        seed: random seed of the method.
+        objective: ``"hosts"`` (hosts used), ``"cost"`` (total host cost), ``"deployed"``
+            (maximise containers placed on the given hosts) or ``None``: ``"cost"`` if any host
+            type's cost is not 1, else ``"hosts"``.
+        callback: receives a :class:`Progress` for every new incumbent or bound.
+        hint: a feasible placement to start from (methods may ignore it).
+
+    Returns:
+        The result. Its placement passed :func:`packing.checker.check` (with ``require_all``
+        except for ``"deployed"``), its objective was recomputed from the placement, and its bound
+        is on the right side of the objective.
+
+    Raises:
+        ValueError: unknown method or objective.
+        ImportError: the method is not available here.
+        SolverBug: the method returned an infeasible placement or an invalid bound.
+    """
+    kind = resolve_objective(instance, objective)
+    fn = get_method(method)
+    res = fn(instance, time_limit=time_limit, workers=workers, seed=seed, objective=kind,
+             callback=callback, hint=hint)
+    verify(instance, res, kind, method)
+    return res
+
+
+def verify(instance: Instance, res: SolveResult, kind: Objective, method: str = "?") -> None:
+    """Check a method's result: feasible placement, true objective, bound on the right side.
+
+    Raises:
+        SolverBug: with the violations found.
+    """
+    if res.objective_kind != kind:
+        raise SolverBug(f"{method}: solved for {res.objective_kind!r}, asked for {kind!r}")
+    if res.placement is None:
+        if res.status in ("optimal", "feasible"):
+            raise SolverBug(f"{method}: status {res.status} without a placement")
+        return
+    bad = check(instance, res.placement, require_all=kind != "deployed")
+    if bad:
+        lines = "; ".join(str(v) for v in bad[:5])
+        raise SolverBug(f"{method}: infeasible placement ({len(bad)} violations): {lines}")
+    value = objective_value(instance, res.placement.host_array(instance), kind)
+    if res.objective is None or not math.isclose(value, res.objective, rel_tol=1e-9, abs_tol=1e-9):
+        raise SolverBug(f"{method}: reports objective {res.objective}, placement gives {value}")
+    tol = 1e-6 * max(1.0, abs(value))
+    if kind == "deployed":
+        ok = res.lower_bound >= value - tol
+    else:
+        ok = res.lower_bound <= value + tol
+    if not ok:
+        raise SolverBug(f"{method}: bound {res.lower_bound} is on the wrong side of {value}")
+    if res.status == "optimal" and abs(res.lower_bound - value) > max(tol, EPS):
+        raise SolverBug(f"{method}: 'optimal' with bound {res.lower_bound} != objective {value}")
+
+
+__all__ = [
+    "DEFAULT_METHOD",
+    "METHODS",
+    "Progress",
+    "ProgressCallback",
+    "SolveResult",
+    "SolverBug",
+    "available",
+    "available_methods",
+    "get_method",
+    "solve",
+    "verify",
+]
+

@@ -1,0 +1,208 @@
+"""Helpers every solver method shares: the objective, cheap bounds, objective values, GPU cards.
+
+Solvers solve the *offline* problem: every container of every app at once, on empty hosts. They
+ignore ``Instance.initial`` and the request times in ``Instance.requests``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from packing.feasibility import ClusterState
+from packing.model import UNPLACED, Instance
+from solvers.result import Objective, Progress, ProgressCallback, SolveResult
+
+EPS = 1e-9
+"""Tolerance when comparing float objectives and bounds."""
+
+
+def resolve_objective(instance: Instance, objective: str | None) -> Objective:
+    """The objective to use: ``None`` means ``"cost"`` if any host type costs other than 1.
+
+    Raises:
+        ValueError: ``objective`` is not ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None``.
+    """
+    if objective is None:
+        return "cost" if any(t.cost != 1 for t in instance.host_types) else "hosts"
+    if objective not in ("hosts", "cost", "deployed"):
+        raise ValueError(f"unknown objective {objective!r}; use hosts, cost or deployed")
+    return objective  # type: ignore[return-value]
+
+
+class Clock:
+    """Wall time since creation, and what is left of a time limit.
+
+    Args:
+        time_limit: the budget in seconds.
+    """
+
+    def __init__(self, time_limit: float) -> None:
+        self.start = time.perf_counter()
+        self.time_limit = float(time_limit)
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the clock was created."""
+        return time.perf_counter() - self.start
+
+    def left(self, floor: float = 0.01) -> float:
+        """Seconds left of the budget (at least ``floor``)."""
+        return max(floor, self.time_limit - self.elapsed)
+
+
+def notify(
+    callback: ProgressCallback | None,
+    history: list[Progress],
+    clock: Clock,
+    objective: float | None,
+    bound: float | None,
+    method: str,
+    message: str = "",
+) -> None:
+    """Record a progress event in ``history`` and pass it to ``callback`` (if any)."""
+    p = Progress(clock.elapsed, objective, bound, method, message)
+    history.append(p)
+    if callback is not None:
+        callback(p)
+
+
+# ------------------------------------------------------------------------------------------------
+# objective values
+def used_hosts(instance: Instance, host_of: np.ndarray) -> np.ndarray:
+    """Boolean mask of hosts with at least one container, shape ``(n_hosts,)``.
+
+    Args:
+        instance: the instance.
+        host_of: host per container, shape ``(n_containers,)``; -1 = unplaced.
+    """
+    used = np.zeros(instance.n_hosts, dtype=bool)
+    h = host_of[host_of != UNPLACED]
+    used[h] = True
+    return used
+
+
+def objective_value(instance: Instance, host_of: np.ndarray, kind: Objective) -> float:
+    """The objective of a placement: hosts used, their total cost, or containers placed.
+
+    Args:
+        instance: the instance.
+        host_of: host per container, shape ``(n_containers,)``; -1 = unplaced.
+        kind: ``"hosts"``, ``"cost"`` or ``"deployed"``.
+    """
+    if kind == "deployed":
+        return float(np.count_nonzero(host_of != UNPLACED))
+    used = used_hosts(instance, host_of)
+    if kind == "cost":
+        return float(instance.host_cost[used].sum())
+    return float(used.sum())
+
+
+# ------------------------------------------------------------------------------------------------
+# cheap lower bounds
+def cheap_lower_bound(instance: Instance, kind: Objective) -> tuple[float, str]:
+    """The best cheap lower bound for ``kind`` and the name of the bound that gives it.
+
+    Uses :func:`packing.bounds.lower_bounds` (volume, cap, clique, GPU) for ``"hosts"`` and
+    :func:`packing.bounds.cost_lower_bound` for ``"cost"``. For ``"deployed"`` (maximised) it
+    returns the trivial upper bound ``n_containers``. A bound above what the hosts allow
+    (``inf`` or more than ``n_hosts``) proves the instance infeasible (:func:`bound_infeasible`).
+    """
+    from packing import bounds as _bounds
+
+    if kind == "deployed":
+        return float(instance.n_containers), "count"
+    if kind == "cost":
+        return float(_bounds.cost_lower_bound(instance)), "cost"
+    lb = _bounds.lower_bounds(instance)
+    name = next(f for f in ("volume", "cap", "clique", "gpu", "best") if getattr(lb, f) == lb.best)
+    return float(lb.best), name
+
+
+def bound_infeasible(instance: Instance, kind: Objective, bound: float) -> bool:
+    """Whether a cheap lower bound proves that not every container can be placed."""
+    if kind == "deployed":
+        return False
+    return math.isinf(bound) or (kind == "hosts" and bound > instance.n_hosts)
+
+
+def infeasibility_reason(instance: Instance) -> str | None:
+    """Why no placement exists, from :func:`packing.explain.explain_infeasibility` (or ``None``)."""
+    try:
+        from packing.explain import explain_infeasibility
+    except ImportError:  # pragma: no cover - until packing.explain lands
+        return None
+    reasons = explain_infeasibility(instance)
+    return "; ".join(reasons) if reasons else None
+
+
+def infeasible_result(instance: Instance, kind: Objective, method: str, clock: Clock,
+                      proof: str, history: list[Progress], reason: str | None = None
+                      ) -> SolveResult:
+    """The result for a proven-infeasible instance, with the reason from ``explain``."""
+    why = reason or infeasibility_reason(instance) or f"the {proof} bound exceeds the hosts"
+    return SolveResult("infeasible", None, math.inf, None, None, method, clock.elapsed, kind,
+                       {"bound": proof}, why, tuple(history))
+
+
+# ------------------------------------------------------------------------------------------------
+# GPU cards
+def assign_cards(instance: Instance, host_of: np.ndarray) -> list[tuple[int, ...]] | None:
+    """Deterministic GPU card assignment for a host assignment, or ``None`` if the fit fails.
+
+    On each host, whole-card containers go first, then shared ones by decreasing share; each takes
+    the fullest fitting cards (:meth:`ClusterState.choose_cards`). Card packing is a bin-packing
+    problem of its own, so failing here does not prove the host assignment infeasible.
+
+    Args:
+        instance: the instance.
+        host_of: host per container, shape ``(n_containers,)``; -1 = unplaced.
+
+    Returns:
+        Cards per container (length ``n_containers``), or ``None``.
+    """
+    inst = instance
+    cards: list[tuple[int, ...]] = [()] * inst.n_containers
+    if not inst.max_gpus:
+        return cards
+    apps = inst.container_app
+    need = inst.gpu_cards[apps] > 0
+    js = np.flatnonzero(need & (host_of != UNPLACED))
+    if len(js) == 0:
+        return cards
+    whole = np.array([inst.apps[a].gpu_whole for a in apps[js]], dtype=bool)
+    share = np.where(np.isinf(inst.gpu_demand), 0.0, inst.gpu_demand).sum(axis=1)[apps[js]]
+    order = np.lexsort((js, -share, ~whole, host_of[js]))
+    st = ClusterState(inst)
+    for j in js[order]:
+        a, h = int(apps[j]), int(host_of[j])
+        try:
+            cs = st.choose_cards(a, h)
+        except ValueError:
+            return None
+        st.place(a, h, cs)
+        cards[j] = cs
+    return cards
+
+
+def ceil_bound(value: float) -> float:
+    """``ceil`` with a little tolerance, for bounds on integer objectives."""
+    return float(math.ceil(value - 1e-6))
+
+
+def containers_by_host(instance: Instance, x: Sequence[tuple[int, int, int]]) -> np.ndarray:
+    """Turn aggregated counts ``(app, host, n)`` into host per container, shape ``(n_containers,)``.
+
+    Containers of an app are given to its hosts in the order of ``x``; the rest stay unplaced.
+    """
+    host_of = np.full(instance.n_containers, UNPLACED, dtype=np.int64)
+    nxt = instance.offsets[:-1].copy()
+    for a, h, n in x:
+        if n > 0:
+            lo = int(nxt[a])
+            host_of[lo : lo + n] = h
+            nxt[a] += n
+    return host_of

@@ -1,0 +1,598 @@
+"""The aggregated CP-SAT model (OR-Tools): one integer per (app, host), booleans only for rules.
+
+Containers of one app are identical, so the model counts them per host instead of placing each.
+
+Variables (``j`` runs over the hosts in the model, ``a`` over apps):
+
+* ``x[a, j]`` in ``0 .. ub[a, j]``: containers of app ``a`` on host ``j``. ``ub`` is the effective
+  cap (:attr:`Instance.cap`) tightened by what one host can hold; no variable exists where the app
+  cannot go at all (GPU model, too big, cap 0).
+* ``y[j]``: host ``j`` is used (not for ``"deployed"``, where every given host is available).
+* ``z[a, j]``: ``x[a, j] > 0``, created only for apps ``a`` that are the first app of a rule.
+
+Constraints:
+
+* every container placed (``sum_j x[a, j] = count[a]``; ``<=`` for ``"deployed"``);
+* capacity per resource: ``sum_a d[a, r] x[a, j] <= C[r] y[j]``;
+* rules ``<A, B, k>``: ``x[B, j] <= k`` enforced by ``z[A, j]``; for ``k = 0``: ``z[A] + z[B] <= 1``;
+* GPU cards, in one of two modes (``gpu_exact``):
+
+  - exact (per card): ``n[a, j, g]`` containers of shared-GPU app ``a`` on card ``g`` with
+    ``sum_g n = cards[a] x[a, j]`` and ``n <= x`` (so each container gets distinct cards), a
+    boolean ``w[j, g]`` per card taken whole with ``sum_g w = sum_whole cards[a] x[a, j]``, and
+    ``sum_a share[a] n[a, j, g] <= card_capacity (1 - w[j, g])`` per card and GPU resource.
+    This is exactly the checker's GPU rule; cards are then read from ``n`` and ``w``.
+  - aggregate (when per-card variables would be too many): whole cards at most the card count,
+    and the total share plus whole cards within the host's total card capacity per GPU
+    resource. Cards are assigned after solving by a deterministic fit
+    (:func:`solvers.base.assign_cards`); if that fit fails the result falls back to the
+    first-fit placement, with the model's (still valid) bound.
+
+Symmetry breaking among the identical hosts of one type: ``y`` non-increasing and the load of the
+most loaded resource non-increasing. The cheap lower bound is a constraint on ``sum y`` (or the
+cost). Only hosts up to an upper bound exist: per type ``min(count, floor(UB / cost))`` where ``UB``
+is first fit's objective (any better solution fits in them). First fit's placement is given as a
+complete hint.
+
+Demands and capacities are scaled to integers exactly when they have at most 6 decimals;
+otherwise demands are rounded up and capacities down (safe, possibly not optimal; ``exact_scaling``
+says which).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from packing.model import UNPLACED, Instance, Placement
+from solvers.base import (
+    EPS,
+    Clock,
+    assign_cards,
+    bound_infeasible,
+    ceil_bound,
+    cheap_lower_bound,
+    containers_by_host,
+    infeasibility_reason,
+    infeasible_result,
+    notify,
+    objective_value,
+    resolve_objective,
+)
+from solvers.greedy import Greedy, ffd
+from solvers.result import Objective, Progress, ProgressCallback, SolveResult
+
+GPU_EXACT_LIMIT = 20_000
+"""Most per-card variables the exact GPU mode may create before falling back to the aggregate."""
+
+
+def _int_scale(values: np.ndarray) -> tuple[int, bool]:
+    """Smallest power of ten (up to 1e6) making all ``values`` integers; ``(1e6, False)`` if none."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    for k in range(7):
+        s = 10**k
+        sv = v * s
+        if np.all(np.abs(sv - np.round(sv)) <= 1e-9 * np.maximum(1.0, np.abs(sv))):
+            return s, True
+    return 10**6, False
+
+
+@dataclass
+class CpsatModel:
+    """A built model and its variable handles.
+
+    Attributes:
+        model: the CP-SAT model.
+        kind: the objective.
+        hosts: global host index of each model host, shape ``(m,)``.
+        x: ``(app, j) -> IntVar``, containers of the app on model host ``j``.
+        y: used-host booleans per model host (empty for ``deployed``).
+        z: ``(app, j) -> BoolVar`` for apps that are the first app of a rule.
+        n: ``(app, j, card) -> IntVar`` (exact GPU mode).
+        w: ``(j, card) -> BoolVar`` cards taken whole (exact GPU mode).
+        gpu_exact: whether cards are modelled one by one.
+        exact_scaling: whether demands and capacities were scaled to integers exactly.
+        cost_scale: the integer scale of host costs in the objective.
+        lower_bound: the cheap bound added as a constraint (objective units).
+    """
+
+    model: cp_model.CpModel
+    kind: Objective
+    hosts: np.ndarray
+    x: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
+    y: list[cp_model.IntVar] = field(default_factory=list)
+    z: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
+    n: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
+    w: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
+    gpu_exact: bool = True
+    exact_scaling: bool = True
+    cost_scale: int = 1
+    lower_bound: float = 0.0
+
+
+def model_hosts(instance: Instance, kind: Objective, upper: float | None) -> np.ndarray:
+    """The hosts the model needs, shape ``(m,)``: per type the first ``n_t`` hosts.
+
+    ``n_t = min(count, n_containers, floor(upper / cost))`` when an upper bound on the objective is
+    known (``hosts``/``cost``): no solution at most as good as ``upper`` uses more hosts of a type.
+    """
+    inst = instance
+    out = []
+    start = 0
+    for t in inst.host_types:
+        n = min(t.count, inst.n_containers)
+        if upper is not None and kind != "deployed":
+            c = t.cost if kind == "cost" else 1.0
+            if c > 0:
+                n = min(n, int(math.floor(upper / c + 1e-9)))
+        out.append(np.arange(start, start + n))
+        start += t.count
+    return np.concatenate(out).astype(np.int64) if out else np.zeros(0, dtype=np.int64)
+
+
+def _upper_counts(instance: Instance, hosts: np.ndarray) -> np.ndarray:
+    """Most containers of each app one model host can hold alone, shape ``(n_apps, m)``."""
+    inst = instance
+    t_of = inst.host_type_of[hosts]
+    cap_t = inst.type_capacity  # (T, R)
+    d = inst.demand  # (A, R)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(d[:, None, :] > 0, cap_t[None, :, :] / d[:, None, :], np.inf)
+    per_type = np.floor(ratio.min(axis=2) + 1e-9) if inst.n_resources else np.full(
+        (inst.n_apps, len(inst.host_types)), np.inf)
+    per_type = np.minimum(per_type, inst.cap[:, None].astype(np.float64))
+    for a, app in enumerate(inst.apps):
+        for ti, t in enumerate(inst.host_types):
+            if app.gpu_models and t.gpu_model not in app.gpu_models:
+                per_type[a, ti] = 0
+            elif app.gpu_cards:
+                if t.gpus < app.gpu_cards:
+                    per_type[a, ti] = 0
+                elif app.gpu_whole:
+                    per_type[a, ti] = min(per_type[a, ti], t.gpus // app.gpu_cards)
+                else:
+                    s = np.asarray(app.gpu_per_card, dtype=np.float64)
+                    c = np.asarray(t.gpu_capacity, dtype=np.float64)
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        per_card = np.where(s > 0, np.floor(c / s + 1e-9), np.inf).min(
+                            initial=np.inf)
+                    per_type[a, ti] = min(per_type[a, ti], (t.gpus * per_card) // app.gpu_cards)
+    per_type = np.where(np.isfinite(per_type), per_type, inst.counts[:, None])
+    return per_type[:, t_of].astype(np.int64)
+
+
+def build_model(
+    instance: Instance,
+    *,
+    objective: str | None = None,
+    upper: float | None = None,
+    lower_bound: float = 0.0,
+    hint: Greedy | None = None,
+    gpu_exact: bool | None = None,
+) -> CpsatModel:
+    """Build the aggregated model (see the module docstring).
+
+    Args:
+        instance: the instance.
+        objective: ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None`` (auto).
+        upper: a known objective value (e.g. first fit's) limiting the hosts created.
+        lower_bound: a proven lower bound, added as a constraint (ignored for ``deployed``).
+        hint: a first-fit result given to the solver as a complete hint.
+        gpu_exact: model GPU cards one by one (``None``: when it stays small).
+
+    Returns:
+        The model and its variables.
+    """
+    inst = instance
+    kind = resolve_objective(inst, objective)
+    hosts = model_hosts(inst, kind, upper)
+    m = len(hosts)
+    model = cp_model.CpModel()
+    cm = CpsatModel(model, kind, hosts, lower_bound=lower_bound)
+    ub = _upper_counts(inst, hosts)  # (A, m)
+    t_of = inst.host_type_of[hosts]
+
+    # integer scaling
+    n_r = inst.n_resources
+    dem = np.zeros((inst.n_apps, n_r), dtype=np.int64)
+    cap = np.zeros((len(inst.host_types), n_r), dtype=np.int64)
+    for r in range(n_r):
+        s, exact = _int_scale(np.concatenate([inst.demand[:, r], inst.type_capacity[:, r]]))
+        cm.exact_scaling &= exact
+        dem[:, r] = np.ceil(inst.demand[:, r] * s - 1e-6).astype(np.int64)
+        cap[:, r] = np.floor(inst.type_capacity[:, r] * s + 1e-6).astype(np.int64)
+
+    for a in range(inst.n_apps):
+        for j in range(m):
+            if ub[a, j] > 0:
+                cm.x[a, j] = model.new_int_var(0, int(ub[a, j]), f"x{a}_{j}")
+    by_app: list[list[int]] = [[] for _ in range(inst.n_apps)]
+    by_host: list[list[int]] = [[] for _ in range(m)]
+    for a, j in cm.x:
+        by_app[a].append(j)
+        by_host[j].append(a)
+
+    # demand
+    for a, app in enumerate(inst.apps):
+        s = sum(cm.x[a, j] for j in by_app[a])
+        if kind == "deployed":
+            model.add(s <= app.count)
+        else:
+            model.add(s == app.count)
+
+    # used hosts and capacity
+    if kind != "deployed":
+        cm.y = [model.new_bool_var(f"y{j}") for j in range(m)]
+    for j in range(m):
+        t = int(t_of[j])
+        for r in range(n_r):
+            terms = [(int(dem[a, r]), cm.x[a, j]) for a in by_host[j] if dem[a, r] > 0]
+            if not terms:
+                continue
+            load = sum(c * v for c, v in terms)
+            model.add(load <= int(cap[t, r]) * (cm.y[j] if cm.y else 1))
+        if cm.y:
+            for a in by_host[j]:
+                if not dem[a].any():
+                    model.add(cm.x[a, j] <= int(ub[a, j]) * cm.y[j])
+
+    # rules
+    ra, rb, rk = inst.rule_arrays
+
+    def zvar(a: int, j: int) -> cp_model.IntVar:
+        if (a, j) not in cm.z:
+            v = model.new_bool_var(f"z{a}_{j}")
+            model.add(cm.x[a, j] <= int(ub[a, j]) * v)
+            cm.z[a, j] = v
+        return cm.z[a, j]
+
+    for a, b, k in zip(ra.tolist(), rb.tolist(), rk.tolist(), strict=True):
+        for j in by_app[a]:
+            if (b, j) not in cm.x or ub[b, j] <= k:
+                continue
+            if k == 0:
+                model.add(zvar(a, j) + zvar(b, j) <= 1)
+            else:
+                model.add(cm.x[b, j] <= k).only_enforce_if(zvar(a, j))
+
+    _gpu_constraints(inst, cm, ub, gpu_exact)
+
+    # symmetry breaking among identical hosts of a type
+    load_r = _sym_resource(inst, dem, cap)
+    for j in range(m - 1):
+        if t_of[j] != t_of[j + 1]:
+            continue
+        if cm.y:
+            model.add(cm.y[j] >= cm.y[j + 1])
+        if load_r is not None:
+            lj = sum(int(dem[a, load_r]) * cm.x[a, j] for a in by_host[j])
+            lk = sum(int(dem[a, load_r]) * cm.x[a, j + 1] for a in by_host[j + 1])
+            model.add(lj >= lk)
+
+    # objective and the cheap bound
+    if kind == "deployed":
+        model.maximize(sum(cm.x.values()))
+    else:
+        if kind == "cost":
+            cs, _ = _int_scale(inst.type_cost)
+            cm.cost_scale = cs
+            coef = [round(float(inst.type_cost[t]) * cs) for t in t_of]
+        else:
+            coef = [1] * m
+        obj = sum(c * y for c, y in zip(coef, cm.y, strict=True))
+        model.minimize(obj)
+        if lower_bound > 0:
+            model.add(obj >= int(math.ceil(lower_bound * cm.cost_scale - 1e-6)))
+
+    if hint is not None:
+        _add_hint(inst, cm, hint, dem, load_r)
+    return cm
+
+
+def _sym_resource(inst: Instance, dem: np.ndarray, cap: np.ndarray) -> int | None:
+    """The resource whose load orders identical hosts: the most used relative to capacity."""
+    if not inst.n_resources or not inst.n_apps:
+        return None
+    total = (dem.astype(np.float64) * inst.counts[:, None]).sum(axis=0)
+    rel = total / np.maximum(cap.max(axis=0), 1)
+    return int(np.argmax(rel))
+
+
+def _gpu_constraints(inst: Instance, cm: CpsatModel, ub: np.ndarray, exact: bool | None) -> None:
+    model = cm.model
+    gpu_apps = [a for a in range(inst.n_apps) if inst.apps[a].gpu_cards]
+    if not gpu_apps:
+        return
+    m = len(cm.hosts)
+    t_of = inst.host_type_of[cm.hosts]
+    n_g = len(inst.gpu_resources)
+    share = np.zeros((inst.n_apps, n_g), dtype=np.int64)
+    card = np.zeros((len(inst.host_types), n_g), dtype=np.int64)
+    for q in range(n_g):
+        vals = np.concatenate([np.where(np.isinf(inst.gpu_demand[:, q]), 0, inst.gpu_demand[:, q]),
+                               inst.card_capacity[:, q]])
+        s, ok = _int_scale(vals)
+        cm.exact_scaling &= ok
+        g = np.where(np.isinf(inst.gpu_demand[:, q]), 0, inst.gpu_demand[:, q])
+        share[:, q] = np.ceil(g * s - 1e-6).astype(np.int64)
+        card[:, q] = np.floor(inst.card_capacity[:, q] * s + 1e-6).astype(np.int64)
+    shared = [a for a in gpu_apps if not inst.apps[a].gpu_whole]
+    whole = [a for a in gpu_apps if inst.apps[a].gpu_whole]
+    size = sum(int(inst.host_gpus[h]) * sum(1 for a in shared if (a, j) in cm.x)
+               for j, h in enumerate(cm.hosts))
+    cm.gpu_exact = size <= GPU_EXACT_LIMIT if exact is None else exact
+    kc = inst.gpu_cards
+    for j in range(m):
+        t = int(t_of[j])
+        n_cards = int(inst.host_types[t].gpus)
+        sh = [a for a in shared if (a, j) in cm.x]
+        wh = [a for a in whole if (a, j) in cm.x]
+        if not sh and not wh:
+            continue
+        n_whole = sum(int(kc[a]) * cm.x[a, j] for a in wh)
+        if not cm.gpu_exact:
+            model.add(n_whole <= n_cards)
+            for q in range(n_g):
+                used = sum(int(kc[a] * share[a, q]) * cm.x[a, j] for a in sh)
+                model.add(used + int(card[t, q]) * n_whole <= n_cards * int(card[t, q]))
+            continue
+        for g in range(n_cards):
+            cm.w[j, g] = model.new_bool_var(f"w{j}_{g}")
+            for a in sh:
+                cm.n[a, j, g] = model.new_int_var(0, int(ub[a, j]), f"n{a}_{j}_{g}")
+                model.add(cm.n[a, j, g] <= cm.x[a, j])
+            for q in range(n_g):
+                load = sum(int(share[a, q]) * cm.n[a, j, g] for a in sh)
+                model.add(load <= int(card[t, q]) * (1 - cm.w[j, g]))
+        model.add(sum(cm.w[j, g] for g in range(n_cards)) == n_whole)
+        for a in sh:
+            model.add(sum(cm.n[a, j, g] for g in range(n_cards)) == int(kc[a]) * cm.x[a, j])
+        # cards of a host are identical: whole cards first
+        for g in range(n_cards - 1):
+            model.add(cm.w[j, g] >= cm.w[j, g + 1])
+
+
+def _add_hint(inst: Instance, cm: CpsatModel, hint: Greedy, dem: np.ndarray,
+              load_r: int | None) -> None:
+    """Hint the first-fit placement, with hosts of a type reordered to respect symmetry breaking."""
+    model = cm.model
+    hosts = cm.hosts
+    host_of = hint.host_of
+    if hint.kind != "deployed" and not hint.complete:
+        return
+    # reorder hosts within each type by (load on the symmetry resource desc, used desc)
+    apps = inst.container_app
+    load = np.zeros(inst.n_hosts)
+    on = np.zeros(inst.n_hosts, dtype=np.int64)
+    placed = host_of != UNPLACED
+    if load_r is not None:
+        np.add.at(load, host_of[placed], dem[apps[placed], load_r])
+    np.add.at(on, host_of[placed], 1)
+    if np.any(placed & ~np.isin(host_of, hosts)):
+        return  # the hint uses hosts the model does not have
+    remap: dict[int, int] = {}
+    t_of = inst.host_type_of[hosts]
+    for t in np.unique(t_of):
+        js = np.flatnonzero(t_of == t)
+        hs = hosts[js]
+        order = np.lexsort((hs, -on[hs], -load[hs]))
+        for j_new, h_old in zip(js, hs[order], strict=True):
+            remap[int(h_old)] = int(j_new)
+    counts: dict[tuple[int, int], int] = {}
+    for c in np.flatnonzero(placed):
+        key = (int(apps[c]), remap[int(host_of[c])])
+        counts[key] = counts.get(key, 0) + 1
+    for (a, j), v in cm.x.items():
+        model.add_hint(v, counts.get((a, j), 0))
+    used = {remap[int(h)] for h in np.unique(host_of[placed])}
+    for j, y in enumerate(cm.y):
+        model.add_hint(y, j in used)
+    for (a, j), v in cm.z.items():
+        model.add_hint(v, counts.get((a, j), 0) > 0)
+    if cm.gpu_exact and cm.w:
+        # per-card counts from the hint's cards, cards of a host reordered: whole first
+        n_cnt: dict[tuple[int, int, int], int] = {}
+        whole: dict[tuple[int, int], bool] = {}
+        for c in np.flatnonzero(placed):
+            a = int(apps[c])
+            if not inst.gpu_cards[a]:
+                continue
+            j = remap[int(host_of[c])]
+            for g in hint.cards_of[c]:
+                if inst.apps[a].gpu_whole:
+                    whole[j, g] = True
+                else:
+                    n_cnt[a, j, g] = n_cnt.get((a, j, g), 0) + 1
+        for j in {j for j, _ in cm.w}:
+            n_cards = int(inst.host_gpus[hosts[j]])
+            gs = sorted(range(n_cards), key=lambda g, j=j: (not whole.get((j, g), False), g))
+            for g_new, g_old in enumerate(gs):
+                model.add_hint(cm.w[j, g_new], whole.get((j, g_old), False))
+                for a in range(inst.n_apps):
+                    if (a, j, g_new) in cm.n:
+                        model.add_hint(cm.n[a, j, g_new], n_cnt.get((a, j, g_old), 0))
+
+
+class _Recorder(cp_model.CpSolverSolutionCallback):
+    """Records (time, objective, bound) of every new solution and forwards it as Progress."""
+
+    def __init__(self, clock: Clock, scale: float, callback: ProgressCallback | None,
+                 history: list[Progress]) -> None:
+        super().__init__()
+        self._clock = clock
+        self._scale = scale
+        self._callback = callback
+        self._history = history
+
+    def on_solution_callback(self) -> None:
+        notify(self._callback, self._history, self._clock, self.objective_value / self._scale,
+               self.best_objective_bound / self._scale, "cpsat", "solution")
+
+
+def _cards_from_model(inst: Instance, cm: CpsatModel, solver: cp_model.CpSolver,
+                      host_of: np.ndarray) -> list[tuple[int, ...]] | None:
+    """Read card assignments from the exact GPU variables (``None`` in aggregate mode)."""
+    if not cm.gpu_exact:
+        return assign_cards(inst, host_of)
+    cards: list[tuple[int, ...]] = [()] * inst.n_containers
+    pos = {int(h): j for j, h in enumerate(cm.hosts)}
+    apps = inst.container_app
+    free_whole: dict[int, list[int]] = {}
+    left: dict[tuple[int, int], list[int]] = {}
+    for c in np.flatnonzero(host_of != UNPLACED):
+        a = int(apps[c])
+        k = int(inst.gpu_cards[a])
+        if not k:
+            continue
+        h = int(host_of[c])
+        j = pos[h]
+        n_cards = int(inst.host_gpus[h])
+        if inst.apps[a].gpu_whole:
+            if j not in free_whole:
+                free_whole[j] = [g for g in range(n_cards) if solver.value(cm.w[j, g])]
+            cards[c] = tuple(sorted(free_whole[j][:k]))
+            free_whole[j] = free_whole[j][k:]
+        else:
+            if (a, j) not in left:
+                left[a, j] = [int(solver.value(cm.n[a, j, g])) for g in range(n_cards)]
+            rem = left[a, j]
+            # the k cards with most remaining shares (a valid decomposition since n <= x)
+            gs = sorted(range(n_cards), key=lambda g, rem=rem: (-rem[g], g))[:k]
+            for g in gs:
+                rem[g] -= 1
+            cards[c] = tuple(sorted(gs))
+    return cards
+
+
+def solve_cpsat(
+    instance: Instance,
+    *,
+    time_limit: float = 60.0,
+    workers: int = 2,
+    seed: int = 0,
+    objective: str | None = None,
+    callback: ProgressCallback | None = None,
+    hint: Placement | None = None,
+    lower_bound: float | None = None,
+) -> SolveResult:
+    """Solve with the aggregated CP-SAT model.
+
+    Args:
+        instance: the instance (solved offline: ``initial`` and request times are ignored).
+        time_limit: wall-time budget in seconds, model building included.
+        workers: CP-SAT search workers.
+        seed: CP-SAT random seed.
+        objective: ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None`` (auto).
+        callback: receives a :class:`Progress` on every improving solution.
+        hint: a placement to start from (used if it places at least as much as first fit).
+        lower_bound: an extra proven bound to add as a constraint (e.g. column generation's).
+
+    Returns:
+        The result; the placement is not yet checked (:func:`solvers.solve` checks it).
+    """
+    clock = Clock(time_limit)
+    inst = instance
+    kind = resolve_objective(inst, objective)
+    history: list[Progress] = []
+    greedy = ffd(inst, kind)
+    if hint is not None:
+        g2 = _greedy_from_placement(inst, hint, kind)
+        if g2 is not None and (g2.placed, -g2.objective) >= (greedy.placed, -greedy.objective):
+            greedy = g2
+    lb, lb_name = cheap_lower_bound(inst, kind)
+    if bound_infeasible(inst, kind, lb):
+        return infeasible_result(inst, kind, "cpsat", clock, lb_name, history)
+    if lower_bound is not None and kind != "deployed":
+        lb = max(lb, lower_bound)
+    notify(callback, history, clock, greedy.objective if greedy.complete else None, lb,
+           "cpsat", "first fit")
+    if _closed(greedy.objective, lb, kind) and (greedy.complete or kind == "deployed"):
+        return SolveResult("optimal", greedy.objective, greedy.objective, greedy.placement(inst),
+                           _n_hosts(greedy.host_of), "cpsat", clock.elapsed, kind,
+                           {"solution": "ffd", "bound": lb_name}, None, tuple(history))
+    upper = greedy.objective if (greedy.complete and kind != "deployed") else None
+    cm = build_model(inst, objective=kind, upper=upper, lower_bound=lb, hint=greedy)
+    solver = cp_model.CpSolver()
+    p = solver.parameters
+    p.max_time_in_seconds = clock.left()
+    p.num_workers = max(1, int(workers))
+    p.random_seed = int(seed)
+    p.log_search_progress = False
+    scale = float(cm.cost_scale)
+    rec = _Recorder(clock, scale, callback, history)
+    status = solver.solve(cm.model, rec)
+
+    def fallback(status_name: str, bound: float) -> SolveResult:
+        if kind == "deployed" or greedy.complete:
+            st = "optimal" if _closed(greedy.objective, bound, kind) else "feasible"
+            return SolveResult(st, greedy.objective, bound, greedy.placement(inst),
+                               _n_hosts(greedy.host_of), "cpsat", clock.elapsed, kind,
+                               {"solution": "ffd", "bound": status_name}, None, tuple(history))
+        return SolveResult("unknown", None, bound, None, None, "cpsat", clock.elapsed, kind,
+                           {"bound": status_name}, None, tuple(history))
+
+    if status == cp_model.MODEL_INVALID:  # pragma: no cover - a bug in build_model
+        raise RuntimeError(f"CP-SAT model invalid: {cm.model.validate()}")
+    if status == cp_model.INFEASIBLE:
+        if kind != "deployed" and greedy.complete:  # pragma: no cover - would be a bug
+            raise RuntimeError("CP-SAT proved infeasible an instance first fit solved")
+        reason = infeasibility_reason(inst) or (
+            "CP-SAT proved that no placement of all containers exists on the available hosts")
+        if not cm.exact_scaling:
+            reason += " (with demands rounded up to 6 decimals)"
+        return infeasible_result(inst, kind, "cpsat", clock, "cpsat", history, reason)
+    if kind == "deployed":
+        bound = float(math.floor(solver.best_objective_bound + 1e-6))
+        bound = max(min(bound, lb), greedy.objective)
+    elif kind == "hosts":
+        bound = max(lb, ceil_bound(solver.best_objective_bound))
+    else:
+        bound = max(lb, solver.best_objective_bound / scale)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return fallback("cpsat" if bound > lb else lb_name, bound)
+    xs = [(a, int(cm.hosts[j]), int(solver.value(v))) for (a, j), v in cm.x.items()]
+    host_of = containers_by_host(inst, xs)
+    cards = _cards_from_model(inst, cm, solver, host_of)
+    value = objective_value(inst, host_of, kind)
+    if cards is None or (
+        _worse(value, greedy.objective, kind) and (greedy.complete or kind == "deployed")
+    ):
+        return fallback("cpsat", bound)
+    if status == cp_model.OPTIMAL:
+        bound = value
+    st = "optimal" if status == cp_model.OPTIMAL or _closed(value, bound, kind) else "feasible"
+    proofs = {"solution": "cpsat", "bound": "cpsat" if bound > lb or st == "optimal" else lb_name}
+    return SolveResult(st, value, bound, Placement.from_arrays(inst, host_of, cards),
+                       _n_hosts(host_of), "cpsat", clock.elapsed, kind, proofs, None,
+                       tuple(history))
+
+
+def _n_hosts(host_of: np.ndarray) -> int:
+    return int(len(np.unique(host_of[host_of != UNPLACED])))
+
+
+def _closed(value: float, bound: float, kind: Objective) -> bool:
+    if kind == "deployed":
+        return value >= bound - EPS
+    return value <= bound + EPS * max(1.0, abs(bound))
+
+
+def _worse(value: float, other: float, kind: Objective) -> bool:
+    return value < other - EPS if kind == "deployed" else value > other + EPS
+
+
+def _greedy_from_placement(inst: Instance, placement: Placement, kind: Objective) -> Greedy | None:
+    """Wrap a user hint as a :class:`Greedy` (``None`` if it breaks a constraint)."""
+    from packing.checker import check
+
+    if check(inst, placement):
+        return None
+    host_of = placement.host_array(inst)
+    cards = [placement.cards_of(inst.apps[int(a)].name, int(j - inst.offsets[a]))
+             for j, a in enumerate(inst.container_app)]
+    return Greedy(host_of, cards, objective_value(inst, host_of, kind), kind,
+                  int(np.count_nonzero(host_of != UNPLACED)), "hint")

@@ -1,0 +1,133 @@
+"""First-fit decreasing: the upper bound and the complete hint for the exact methods.
+
+Containers are taken largest first and put on the first host (in a fixed host order) that
+:meth:`packing.feasibility.ClusterState.mask` accepts, so every constraint (capacities, GPU cards
+and models, anti-affinity caps, exclusions, ``<A, B, k>`` rules) is honoured by construction. A few
+size measures are tried and the best result is kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from packing.feasibility import ClusterState
+from packing.model import UNPLACED, Instance, Placement
+from solvers.base import objective_value, resolve_objective
+from solvers.result import Objective
+
+SIZE_MEASURES = ("max", "sum", "gpu")
+"""How a container's size is measured to sort them: largest normalised resource, sum over
+resources, or GPU cards first (then the sum)."""
+
+
+@dataclass(frozen=True)
+class Greedy:
+    """A first-fit result.
+
+    Attributes:
+        host_of: host per container, shape ``(n_containers,)``; -1 = unplaced.
+        cards_of: GPU cards per container (length ``n_containers``).
+        objective: its value for ``kind``.
+        kind: the objective it was built for.
+        placed: containers placed.
+        measure: the size measure that produced it.
+    """
+
+    host_of: np.ndarray
+    cards_of: list[tuple[int, ...]]
+    objective: float
+    kind: Objective
+    placed: int
+    measure: str
+
+    @property
+    def complete(self) -> bool:
+        """Whether every container is placed."""
+        return self.placed == len(self.host_of)
+
+    def placement(self, instance: Instance) -> Placement:
+        """As a :class:`Placement` of ``instance``."""
+        return Placement.from_arrays(instance, self.host_of, self.cards_of)
+
+
+def _app_sizes(instance: Instance, measure: str) -> np.ndarray:
+    """Size of one container per app, shape ``(n_apps,)``, normalised by the largest capacity."""
+    cap = instance.type_capacity.max(axis=0) if len(instance.host_types) else np.ones(1)
+    rel = instance.demand / np.where(cap > 0, cap, 1.0)
+    size = rel.max(axis=1) if measure == "max" else rel.sum(axis=1)
+    if measure == "gpu":
+        size = size + 10.0 * instance.gpu_cards * np.array([a.gpu_whole for a in instance.apps])
+        size = size + 2.0 * instance.gpu_cards
+    return size
+
+
+def host_order(instance: Instance, kind: Objective) -> np.ndarray:
+    """The order first fit tries hosts in, shape ``(n_hosts,)``.
+
+    Host types go by decreasing capacity (normalised sum) for ``"hosts"`` and ``"deployed"``, and
+    by increasing cost per unit of capacity for ``"cost"``; hosts of one type keep index order.
+    """
+    cap = instance.type_capacity
+    top = cap.max(axis=0)
+    size = (cap / np.where(top > 0, top, 1.0)).sum(axis=1) + 1e-12
+    key = instance.type_cost / size if kind == "cost" else -size
+    types = np.argsort(key, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(instance.type_count)])
+    return np.concatenate(
+        [np.arange(starts[t], starts[t + 1]) for t in types] or [np.zeros(0, dtype=np.int64)]
+    ).astype(np.int64)
+
+
+def first_fit(instance: Instance, kind: Objective, measure: str = "max") -> Greedy:
+    """First fit with containers sorted by decreasing ``measure`` (increasing for ``deployed``).
+
+    Args:
+        instance: the instance.
+        kind: the objective (decides the host order and, for ``deployed``, smallest first).
+        measure: one of :data:`SIZE_MEASURES`.
+    """
+    inst = instance
+    size = _app_sizes(inst, measure)
+    apps = np.argsort(size if kind == "deployed" else -size, kind="stable")
+    order = host_order(inst, kind)
+    st = ClusterState(inst)
+    host_of = np.full(inst.n_containers, UNPLACED, dtype=np.int64)
+    cards_of: list[tuple[int, ...]] = [()] * inst.n_containers
+    for a in apps:
+        lo, hi = int(inst.offsets[a]), int(inst.offsets[a + 1])
+        for j in range(lo, hi):
+            ok = st.mask(int(a))[order]
+            hits = np.flatnonzero(ok)
+            if len(hits) == 0:
+                break  # no host takes another container of this app
+            h = int(order[hits[0]])
+            cs = st.choose_cards(int(a), h)
+            st.place(int(a), h, cs)
+            host_of[j] = h
+            cards_of[j] = cs
+    placed = int(np.count_nonzero(host_of != UNPLACED))
+    return Greedy(host_of, cards_of, objective_value(inst, host_of, kind), kind, placed, measure)
+
+
+def ffd(instance: Instance, objective: str | None = None) -> Greedy:
+    """The best first-fit-decreasing result over :data:`SIZE_MEASURES`.
+
+    Best means: most containers placed, then the lowest objective (highest for ``deployed``).
+
+    Args:
+        instance: the instance.
+        objective: ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None`` (see
+            :func:`solvers.base.resolve_objective`).
+    """
+    kind = resolve_objective(instance, objective)
+    measures = SIZE_MEASURES if instance.max_gpus else SIZE_MEASURES[:2]
+    best: Greedy | None = None
+    for m in measures:
+        g = first_fit(instance, kind, m)
+        sign = -1.0 if kind == "deployed" else 1.0
+        if best is None or (-g.placed, sign * g.objective) < (-best.placed, sign * best.objective):
+            best = g
+    assert best is not None
+    return best
