@@ -1,0 +1,452 @@
+"""Column generation (Gilmore–Gomory) over placement patterns: the strong LP bound, and solutions.
+
+Master LP (solved with scipy's bundled HiGHS, ``linprog(method="highs")``)::
+
+    min  sum_p cost[t(p)] * lam[p]
+    s.t. sum_p n[p, a] * lam[p] >= count[a]         for every app a        (duals pi >= 0)
+         sum_{p of type t} lam[p] <= hosts[t]       for every host type t  (duals mu <= 0)
+         lam >= 0
+
+A pattern ``n[p]`` (shape ``(n_apps,)``) is what one host of type ``t(p)`` holds (see
+:mod:`solvers.pricing`). Pricing per host type maximises ``pi @ n`` over the patterns: first a
+greedy by dual density, and exactly with CP-SAT (:func:`solvers.pricing.price_exact`) only when the
+greedy finds no improving column. Every iteration yields a valid lower bound even when the run is
+cut short: Farley's ``pi @ count / rho`` with ``rho = max_t best_price[t] / cost[t]`` (Farley
+1990), and the Lagrangian bound ``LP + sum_t hosts[t] * min(0, reduced cost[t])`` (host counts
+capped by what a solution at least as good as the incumbent may use). Once exact pricing proves
+that no column improves, the LP value itself is the bound. Artificial columns (one per app, at a
+large cost) keep the master feasible; they only relax it, so the bounds stay valid.
+
+The upper bound comes from the columns: an integer restricted master (CP-SAT, covering with
+``>=``), surplus containers trimmed, patterns given to the hosts of each type in index order, GPU
+cards chosen with :meth:`packing.feasibility.ClusterState.choose_cards`, and the placement passed
+through :func:`packing.checker.check`. First-fit decreasing is the fallback.
+
+The ``"deployed"`` objective is not supported here (use ``solvers.pulp_model.solve_pulp`` or CP-SAT).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from packing.checker import check
+from packing.errors import InputError, Problem
+from packing.model import Instance, Placement
+from solvers.base import (
+    Clock,
+    ceil_bound,
+    cheap_lower_bound,
+    infeasibility_reason,
+    notify,
+    objective_value,
+    resolve_objective,
+)
+from solvers.greedy import ffd
+from solvers.pricing import (
+    TypeRows,
+    counts_from_placement,
+    pattern_placeable,
+    placement_from_counts,
+    price_exact,
+    price_greedy,
+    single_host,
+    type_rows,
+)
+from solvers.result import Objective, Progress, ProgressCallback, SolveResult
+
+METHOD = "colgen"
+RC_EPS = 1e-7
+"""A column enters the master when its reduced cost is below ``-RC_EPS``."""
+
+
+class Column(NamedTuple):
+    """A pattern: ``counts[a]`` containers of app ``a`` on one host of type ``type_index``."""
+
+    type_index: int
+    counts: np.ndarray
+
+
+@dataclass(frozen=True)
+class ColgenBound:
+    """The outcome of column generation.
+
+    Attributes:
+        lp_value: value of the last restricted master LP (equal to ``lp_bound`` when converged).
+        lp_bound: a proven lower bound on the LP optimum (Farley/Lagrangian while running; the
+            LP value once converged), hence on the objective.
+        bound: the bound for the objective: ``ceil(lp_bound - 1e-6)`` for host counts, the LP
+            bound itself for costs.
+        columns: the generated patterns, each with its host type; counts of shape ``(n_apps,)``.
+        iterations: master solves.
+        converged: whether exact pricing proved that no column improves the master.
+        seconds: wall time.
+        lam: the last master solution per column, shape ``(len(columns),)``.
+        infeasible: the converged LP needs artificial columns: no placement exists.
+    """
+
+    lp_value: float
+    lp_bound: float
+    bound: float
+    columns: tuple[Column, ...]
+    iterations: int
+    converged: bool
+    seconds: float
+    lam: np.ndarray
+    infeasible: bool = False
+
+
+def _unsupported(kind: str) -> InputError:
+    return InputError([Problem("<options>", "objective", f"column generation minimises hosts or "
+                               f"cost; objective {kind!r} is not supported (use pulp or cpsat)")])
+
+
+class _Master:
+    """The restricted master LP over the column pool."""
+
+    def __init__(self, instance: Instance, cost: np.ndarray, limit: np.ndarray) -> None:
+        self.inst = instance
+        self.cost = cost  # (n_types,)
+        self.limit = limit  # (n_types,) host count usable per type
+        self.cols: list[Column] = []
+        self.keys: set[tuple[int, bytes]] = set()
+        self.big = 10.0 * float(max(cost.max(initial=1.0), 1.0)) * max(1, instance.n_containers)
+
+    def add(self, col: Column) -> bool:
+        key = (col.type_index, col.counts.astype(np.int64).tobytes())
+        if key in self.keys or not col.counts.any():
+            return False
+        self.keys.add(key)
+        self.cols.append(Column(col.type_index, col.counts.astype(np.int64)))
+        return True
+
+    def solve(self) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
+        """Solve; returns (value, lam (P,), pi (n_apps,), mu (n_types,), artificial use)."""
+        from scipy.optimize import linprog
+
+        inst = self.inst
+        n_a, n_t, p = inst.n_apps, len(inst.host_types), len(self.cols)
+        n = np.array([c.counts for c in self.cols], dtype=np.float64).reshape(p, n_a)
+        types = np.array([c.type_index for c in self.cols], dtype=np.int64)
+        c = np.concatenate([self.cost[types], np.full(n_a, self.big)])
+        cover = np.hstack([-n.T, -np.eye(n_a)])  # (n_apps, P + n_apps)
+        lim_rows = np.zeros((n_t, p + n_a))
+        lim_rows[types, np.arange(p)] = 1.0
+        a_ub = np.vstack([cover, lim_rows])
+        b_ub = np.concatenate([-inst.counts.astype(np.float64), self.limit.astype(np.float64)])
+        res = linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(0, None), method="highs")
+        if res.status != 0:  # pragma: no cover - the artificials keep the master feasible
+            raise RuntimeError(f"master LP failed: {res.message}")
+        marg = res.ineqlin.marginals
+        pi = np.maximum(-marg[:n_a], 0.0)
+        mu = np.minimum(marg[n_a:], 0.0)
+        art = float(res.x[p:].sum())
+        return float(res.fun), res.x[:p], pi, mu, art
+
+
+def _initial_columns(inst: Instance, rows: list[TypeRows], ones: list[Instance],
+                     start: Placement | None) -> list[Column]:
+    cols: list[Column] = []
+    if start is not None:
+        hc = counts_from_placement(inst, start)
+        for h in np.flatnonzero(hc.sum(axis=1)):
+            cols.append(Column(int(inst.host_type_of[h]), hc[h]))
+    for t, tr in enumerate(rows):
+        for a in np.flatnonzero(tr.ub > 0):
+            n = np.zeros(inst.n_apps, dtype=np.int64)
+            n[a] = tr.ub[a]
+            while n[a] > 0 and not pattern_placeable(ones[t], n):
+                n[a] -= 1
+            if n[a] > 0:
+                cols.append(Column(t, n))
+    return cols
+
+
+def _host_limits(inst: Instance, kind: Objective, incumbent: float | None) -> np.ndarray:
+    """Hosts of each type a solution at least as good as ``incumbent`` can use, ``(n_types,)``."""
+    lim = np.minimum(inst.type_count, max(inst.n_containers, 1)).astype(np.float64)
+    if incumbent is not None:
+        if kind == "hosts":
+            lim = np.minimum(lim, incumbent)
+        else:
+            with np.errstate(divide="ignore"):
+                lim = np.minimum(lim, np.where(inst.type_cost > 0,
+                                               np.floor(incumbent / inst.type_cost + 1e-9), lim))
+    return lim
+
+
+def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers: int,
+              start: Placement | None, callback: ProgressCallback | None,
+              history: list[Progress]) -> ColgenBound:
+    """The column-generation loop (see the module docstring)."""
+    n_t = len(inst.host_types)
+    rows = [type_rows(inst, t) for t in range(n_t)]
+    ones = [single_host(inst, t) for t in range(n_t)]
+    cost = inst.type_cost.astype(np.float64) if kind == "cost" else np.ones(n_t)
+    incumbent = objective_value(inst, start.host_array(inst), kind) if start is not None else None
+    limit = _host_limits(inst, kind, incumbent)
+    master = _Master(inst, cost, np.minimum(inst.type_count, max(inst.n_containers, 1)))
+    for col in _initial_columns(inst, rows, ones, start):
+        master.add(col)
+    best_lb = 0.0
+    it = 0
+    converged = False
+    value, lam, art = 0.0, np.zeros(0), 0.0
+    while True:
+        it += 1
+        value, lam, pi, mu, art = master.solve()
+        added = 0
+        for t, tr in enumerate(rows):
+            n = price_greedy(inst, tr, pi)
+            if float(pi @ n) - mu[t] > cost[t] + RC_EPS and pattern_placeable(ones[t], n):
+                added += master.add(Column(t, n))
+        if added and clock.left(0.0) > 0.05:
+            continue
+        exact_ok = True
+        best_price = np.zeros(n_t)
+        for t, tr in enumerate(rows):
+            left = clock.left(0.0)
+            pr = price_exact(inst, tr, pi, time_limit=max(0.05, min(left, 10.0)), seed=seed,
+                             workers=workers)
+            best_price[t] = pr.bound
+            exact_ok &= pr.optimal
+            if pr.value - mu[t] > cost[t] + RC_EPS:
+                if pattern_placeable(ones[t], pr.counts):
+                    added += master.add(Column(t, pr.counts))
+                else:
+                    exact_ok = False  # the GPU rows are a relaxation: the pattern has no cards
+        lb = _lower_bound(inst, pi, mu, cost, limit, best_price, value, master.limit)
+        if lb > best_lb:
+            best_lb = lb
+            notify(callback, history, clock, None, _bound(best_lb, kind), METHOD,
+                   f"iteration {it}: LP {value:.4f}, bound {best_lb:.4f}")
+        if not added:
+            if exact_ok:
+                converged = True
+                best_lb = max(best_lb, value) if art <= 1e-9 else best_lb
+            break
+        if clock.left(0.0) <= 0.05:
+            break
+    infeasible = converged and art > 1e-6
+    return ColgenBound(value, best_lb, _bound(best_lb, kind), tuple(master.cols), it, converged,
+                       clock.elapsed, lam, infeasible)
+
+
+def _lower_bound(inst: Instance, pi: np.ndarray, mu: np.ndarray, cost: np.ndarray,
+                 limit: np.ndarray, price: np.ndarray, value: float,
+                 master_limit: np.ndarray) -> float:
+    """The best of Farley's and the Lagrangian bound for the current duals (see module doc).
+
+    ``price[t]`` is a proven upper bound on ``pi @ n`` over the patterns of type ``t``.
+    """
+    b = inst.counts.astype(np.float64)
+    out = 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = float(np.max(np.where(cost > 0, price / cost, np.inf), initial=0.0))
+    if 0 < rho < np.inf:
+        out = float(pi @ b) / rho
+    rc = cost - mu - price  # most negative reduced cost per type (a lower bound on it)
+    lag = float(pi @ b) + float(mu @ master_limit) + float(np.minimum(0.0, rc) @ limit)
+    if np.isfinite(lag):
+        out = max(out, lag)
+    return min(out, value) if np.isfinite(value) else out
+
+
+def _bound(lp: float, kind: Objective) -> float:
+    return ceil_bound(lp) if kind == "hosts" else lp
+
+
+def colgen_bound(instance: Instance, *, time_limit: float = 30.0, seed: int = 0,
+                 callback: ProgressCallback | None = None) -> ColgenBound:
+    """The Gilmore–Gomory LP bound by column generation (hosts, or cost with priced types).
+
+    Args:
+        instance: the instance.
+        time_limit: seconds; a run cut short still returns a valid (Farley/Lagrangian) bound.
+        seed: CP-SAT seed of the exact pricing.
+        callback: receives :class:`~solvers.result.Progress` events with improved bounds.
+    """
+    kind = resolve_objective(instance, None)
+    clock = Clock(time_limit)
+    g = ffd(instance, kind)
+    start = g.placement(instance) if g.complete else None
+    return _generate(instance, kind, clock, seed, 1, start, callback, [])
+
+
+def _restricted_ip(inst: Instance, res: ColgenBound, cost: np.ndarray, limit: np.ndarray,
+                   time_limit: float, seed: int, workers: int,
+                   hint: np.ndarray | None) -> np.ndarray | None:
+    """Integer master over the columns (CP-SAT): how many hosts take each column, ``(P,)``."""
+    from ortools.sat.python import cp_model
+
+    cols = res.columns
+    if not cols:
+        return None
+    m = cp_model.CpModel()
+    lam = [m.new_int_var(0, int(limit[c.type_index]), f"l{p}") for p, c in enumerate(cols)]
+    for a in range(inst.n_apps):
+        terms = [(lam[p], int(c.counts[a])) for p, c in enumerate(cols) if c.counts[a]]
+        if not terms:
+            return None
+        m.add(sum(v * w for v, w in terms) >= int(inst.counts[a]))
+    for t in range(len(inst.host_types)):
+        vs = [lam[p] for p, c in enumerate(cols) if c.type_index == t]
+        if vs:
+            m.add(sum(vs) <= int(limit[t]))
+    scale = 1
+    for k in range(7):
+        if np.allclose(cost * 10**k, np.round(cost * 10**k)):
+            scale = 10**k
+            break
+    else:
+        scale = 10**6
+    icost = np.round(cost * scale).astype(np.int64)
+    m.minimize(sum(int(icost[c.type_index]) * lam[p] for p, c in enumerate(cols)))
+    if hint is not None:
+        for p, v in enumerate(lam):
+            m.add_hint(v, int(hint[p]))
+    lb = math.ceil(res.lp_bound * scale - 1e-6) if res.lp_bound > 0 else 0
+    m.add(sum(int(icost[c.type_index]) * lam[p] for p, c in enumerate(cols)) >= int(lb))
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(0.05, time_limit)
+    solver.parameters.num_search_workers = max(1, workers)
+    solver.parameters.random_seed = int(seed)
+    st = solver.solve(m)
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    return np.array([solver.value(v) for v in lam], dtype=np.int64)
+
+
+def _patterns_to_counts(inst: Instance, res: ColgenBound, use: np.ndarray) -> np.ndarray:
+    """Per-host counts ``(n_hosts, n_apps)`` from column multiplicities, surplus trimmed."""
+    chosen: list[tuple[int, np.ndarray]] = []
+    for p, k in enumerate(use.tolist()):
+        for _ in range(k):
+            c = res.columns[p]
+            chosen.append((c.type_index, c.counts.copy()))
+    surplus = sum((n for _, n in chosen), np.zeros(inst.n_apps, dtype=np.int64)) - inst.counts
+    for _, n in chosen:  # trimming keeps a pattern valid: every row and rule is downward closed
+        take = np.minimum(np.maximum(surplus, 0), n)
+        n -= take
+        surplus -= take
+    starts = np.concatenate([[0], np.cumsum(inst.type_count)])
+    nxt = starts[:-1].copy()
+    out = np.zeros((inst.n_hosts, inst.n_apps), dtype=np.int64)
+    for t, n in sorted(chosen, key=lambda x: (x[0], -int(x[1].sum()))):
+        if n.any():
+            if nxt[t] >= starts[t + 1]:
+                raise ValueError("more hosts of a type than exist")
+            out[nxt[t]] = n
+            nxt[t] += 1
+    return out
+
+
+def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int = 2, seed: int = 0,
+                 objective: str | None = None, callback: ProgressCallback | None = None,
+                 hint: Placement | None = None) -> SolveResult:
+    """Column generation: the Gilmore–Gomory bound and a placement from the generated columns.
+
+    Args:
+        instance: the instance (``initial`` and ``requests`` are ignored: offline problem).
+        time_limit: seconds for the whole call (about 60% for the columns, the rest for the
+            restricted integer master).
+        workers: CP-SAT workers for pricing and the restricted master.
+        seed: CP-SAT seed.
+        objective: ``"hosts"``, ``"cost"`` or ``None``; ``"deployed"`` raises.
+        callback: receives :class:`~solvers.result.Progress` events.
+        hint: a complete placement to start from (default: first-fit decreasing).
+
+    Raises:
+        InputError: ``objective="deployed"``.
+    """
+    inst = instance
+    kind = resolve_objective(inst, objective)
+    if kind == "deployed":
+        raise _unsupported(kind)
+    clock = Clock(time_limit)
+    history: list[Progress] = []
+    best_p: Placement | None = None
+    best_obj: float | None = None
+
+    def offer(p: Placement, source: str) -> bool:
+        nonlocal best_p, best_obj
+        if check(inst, p, require_all=True):
+            return False
+        v = objective_value(inst, p.host_array(inst), kind)
+        if best_obj is None or v < best_obj - 1e-9:
+            best_p, best_obj = p, v
+            notify(callback, history, clock, v, None, METHOD, f"solution from {source}")
+            return True
+        return False
+
+    g = ffd(inst, kind)
+    source = "ffd"
+    if g.complete:
+        offer(g.placement(inst), "ffd")
+    if hint is not None and offer(hint, "hint"):
+        source = "hint"
+    lb, lb_name = cheap_lower_bound(inst, kind)
+    proofs = {"bound": lb_name}
+    if best_obj is not None and best_obj <= lb + 1e-9:
+        return _result("optimal", best_p, best_obj, best_obj, kind, clock, history,
+                       {"solution": source, **proofs})
+    col_clock = Clock(0.6 * clock.left())
+    res = _generate(inst, kind, col_clock, seed, workers, best_p, callback, history)
+    if res.infeasible and best_obj is None:
+        reason = infeasibility_reason(inst) or "the LP relaxation over all patterns is infeasible"
+        return SolveResult("infeasible", None, lb, None, None, METHOD, clock.elapsed, kind,
+                           {"bound": "colgen"}, reason, tuple(history))
+    if res.bound > lb + 1e-9:
+        lb, proofs = res.bound, {"bound": "colgen"}
+    if best_obj is None or best_obj > lb + 1e-9:
+        n_t = len(inst.host_types)
+        cost = inst.type_cost.astype(np.float64) if kind == "cost" else np.ones(n_t)
+        limit = np.minimum(inst.type_count, max(inst.n_containers, 1))
+        hint_use = None
+        if best_p is not None:
+            hc = counts_from_placement(inst, best_p)
+            index = {(c.type_index, c.counts.tobytes()): p for p, c in enumerate(res.columns)}
+            hint_use = np.zeros(len(res.columns), dtype=np.int64)
+            for h in np.flatnonzero(hc.sum(axis=1)):
+                key = (int(inst.host_type_of[h]), hc[h].astype(np.int64).tobytes())
+                if key in index:
+                    hint_use[index[key]] += 1
+        use = _restricted_ip(inst, res, cost, limit, clock.left() - 0.2, seed, workers, hint_use)
+        if use is not None:
+            try:
+                p = placement_from_counts(inst, _patterns_to_counts(inst, res, use))
+                if offer(p, "restricted master"):
+                    source = "colgen"
+            except ValueError:
+                pass  # cards could not be chosen: keep the incumbent
+    if best_obj is None:
+        return SolveResult("unknown", None, lb, None, None, METHOD, clock.elapsed, kind,
+                           proofs, None, tuple(history))
+    lb = min(lb, best_obj)
+    status = "optimal" if best_obj <= lb + 1e-6 * max(1.0, best_obj) else "feasible"
+    notify(callback, history, clock, best_obj, lb, METHOD, "done")
+    return _result(status, best_p, best_obj, lb, kind, clock, history,
+                   {"solution": source, **proofs})
+
+
+def _result(status: str, p: Placement | None, obj: float | None, bound: float,
+            kind: Objective, clock: Clock, history: list[Progress],
+            proofs: dict[str, str]) -> SolveResult:
+    hosts = None
+    if p is not None:
+        hosts = len(_hosts_of(p))
+    return SolveResult(status, obj, float(bound), p, hosts, METHOD, clock.elapsed,  # type: ignore[arg-type]
+                       kind, proofs, None, tuple(history))
+
+
+def _hosts_of(p: Placement) -> np.ndarray:
+    """Distinct hosts a placement uses, as an array of host indices."""
+    hs = np.concatenate([np.asarray(v, dtype=np.int64) for v in p.hosts.values()] or
+                        [np.zeros(0, dtype=np.int64)])
+    return np.unique(hs[hs >= 0])
+
+
+__all__ = ["ColgenBound", "Column", "colgen_bound", "solve_colgen"]

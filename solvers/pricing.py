@@ -1,0 +1,336 @@
+"""Placement patterns: what one host of a given type can hold, and the pricing problem over them.
+
+A *pattern* for host type ``t`` is a count vector ``n`` of shape ``(n_apps,)``: ``n[a]``
+containers of app ``a`` on one host of type ``t``. This module describes the patterns of a host
+type as linear rows (:class:`TypeRows`), prices them (the bounded multi-dimensional knapsack with
+conflicts of column generation: a fast greedy by dual density, and an exact CP-SAT model) and
+turns per-host count matrices into a :class:`~packing.model.Placement`.
+
+What is modelled exactly and what is relaxed
+--------------------------------------------
+* Capacity per resource, the anti-affinity cap (:attr:`Instance.cap`) and every ``<A, B, k>``
+  rule (exclusions included) are exact.
+* GPU cards are modelled in aggregate, which is a *relaxation*: per GPU resource the total card
+  load (``cards * share`` for shared cards, ``cards * card capacity`` for whole cards) is at most
+  ``gpus * card capacity``; the number of cards that can hold no second container (whole cards
+  and shares above half a card) is at most ``gpus``; a container needs ``gpu_cards <= gpus``, a
+  share within one card, and a host type whose card model it accepts. Bounds computed from
+  these rows are therefore valid; a pattern is only accepted as a column after its cards were
+  actually assigned (:func:`pattern_placeable`), and placements get their cards from
+  :meth:`packing.feasibility.ClusterState.choose_cards` and are verified by the checker.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from packing.feasibility import ClusterState, fits, over_cap, rule_broken
+from packing.model import UNPLACED, HostType, Instance, Placement
+
+
+@dataclass(frozen=True)
+class TypeRows:
+    """The linear description of the patterns of one host type.
+
+    A count vector ``n`` (shape ``(n_apps,)``) is a pattern when ``n <= ub``, ``n @ rows <=
+    capacity`` (with :func:`packing.feasibility.fits`) and no ``<A, B, k>`` rule is broken.
+
+    Attributes:
+        type_index: the host type.
+        rows: load of one container per app on each row, shape ``(n_apps, n_rows)``; the first
+            ``n_resources`` rows are the resources, then one per GPU resource (total card
+            load) and one counting cards that hold a single container.
+        capacity: capacity of each row, shape ``(n_rows,)``.
+        ub: most containers of each app one host of the type can hold alone, shape
+            ``(n_apps,)``; 0 where the app may not go.
+        cost: cost of one host of the type.
+    """
+
+    type_index: int
+    rows: np.ndarray
+    capacity: np.ndarray
+    ub: np.ndarray
+    cost: float
+
+
+def type_rows(instance: Instance, t: int) -> TypeRows:
+    """Describe the patterns of host type ``t`` (see the module docstring for GPU cards)."""
+    inst = instance
+    ht = inst.host_types[t]
+    rows = [inst.demand]
+    cap = [inst.type_capacity[t]]
+    allowed = inst.cap > 0
+    k = inst.gpu_cards.astype(np.float64)
+    gpu_apps = k > 0
+    allowed &= ~gpu_apps | (inst.gpu_cards <= ht.gpus)
+    for i, app in enumerate(inst.apps):
+        if app.gpu_cards and app.gpu_models and ht.gpu_model not in app.gpu_models:
+            allowed[i] = False
+    if inst.gpu_resources and ht.gpus > 0:
+        card = inst.card_capacity[t]  # (n_gpu_res,)
+        whole = np.array([a.gpu_whole for a in inst.apps], dtype=bool)
+        share = np.where(whole[:, None], card[None, :], inst.gpu_demand)
+        share = np.where(np.isfinite(share), share, 0.0)  # (n_apps, n_gpu_res)
+        allowed &= ~gpu_apps | np.asarray(fits(share, card[None, :])).all(axis=1)
+        rows.append(k[:, None] * share)
+        cap.append(ht.gpus * card)
+        lonely = gpu_apps & (whole | (share > card[None, :] / 2.0).any(axis=1))
+        rows.append((k * lonely)[:, None])
+        cap.append(np.array([float(ht.gpus)]))
+    else:
+        allowed &= ~gpu_apps
+    r = np.concatenate(rows, axis=1) if len(rows) > 1 else rows[0].copy()
+    c = np.concatenate(cap)
+    allowed &= np.asarray(fits(r, c[None, :])).all(axis=1)
+    ub = np.minimum(inst.cap, inst.counts).astype(np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_row = np.where(r > 0, np.floor(c[None, :] / np.where(r > 0, r, 1.0)) + 1, np.inf)
+    m = np.minimum(ub, per_row.min(axis=1, initial=np.inf)).astype(np.int64)
+    for _ in range(3):  # step down to what fits() accepts (floating point at the boundary)
+        bad = ~np.asarray(fits(m[:, None] * r, c[None, :])).all(axis=1) & (m > 0)
+        m[bad] -= 1
+    ub = np.where(allowed, np.maximum(m, 0), 0)
+    r.setflags(write=False)
+    c.setflags(write=False)
+    ub.setflags(write=False)
+    return TypeRows(t, r, c, ub, float(ht.cost))
+
+
+def rows_violated(instance: Instance, tr: TypeRows, n: np.ndarray) -> bool:
+    """Whether count vector ``n`` (shape ``(n_apps,)``) breaks a row, the cap or a rule."""
+    if (n > tr.ub).any() or over_cap(n, instance.cap).any():
+        return True
+    if not np.asarray(fits(n @ tr.rows, tr.capacity)).all():
+        return True
+    ra, rb, rk = instance.rule_arrays
+    return bool(len(ra) and rule_broken(n[ra], n[rb], rk).any())
+
+
+def _fill_order(instance: Instance) -> np.ndarray:
+    """App order for filling a host: whole-card apps, then more cards, bigger shares, others."""
+    whole = np.array([a.gpu_whole for a in instance.apps], dtype=bool)
+    share = np.where(np.isfinite(instance.gpu_demand), instance.gpu_demand, 0.0).sum(axis=1)
+    return np.lexsort((-share, -instance.gpu_cards, ~whole))
+
+
+def _fill(st: ClusterState, host: int, counts: np.ndarray, order: np.ndarray,
+          host_of: np.ndarray | None, cards_of: list[tuple[int, ...]] | None,
+          next_free: np.ndarray | None) -> None:
+    """Put ``counts[a]`` containers of each app on ``host`` (cards by ``choose_cards``)."""
+    inst = st.instance
+    for a in order:
+        for _ in range(int(counts[a])):
+            cards = st.choose_cards(int(a), host)  # ValueError when no cards fit
+            st.place(int(a), host, cards)
+            if host_of is not None and cards_of is not None and next_free is not None:
+                j = int(inst.offsets[a] + next_free[a])
+                next_free[a] += 1
+                host_of[j] = host
+                cards_of[j] = cards
+
+
+def single_host(instance: Instance, t: int) -> Instance:
+    """The instance reduced to one host of type ``t`` (for checking one pattern)."""
+    ht = instance.host_types[t]
+    one = HostType(ht.name, ht.capacity, 1, ht.cost, ht.cluster, ht.gpus, ht.gpu_capacity,
+                   ht.gpu_model)
+    return instance.replace(host_types=(one,), initial=None, requests=())
+
+
+def pattern_placeable(one_host: Instance, n: np.ndarray) -> bool:
+    """Whether ``n`` containers (shape ``(n_apps,)``) really fit on the single host.
+
+    Cards are chosen by :meth:`ClusterState.choose_cards` in :func:`_fill_order`, and the
+    resulting state is judged by the shared predicates (through :meth:`ClusterState.mask`'s
+    functions): this is the test a column must pass before it enters the master.
+    """
+    st = ClusterState(one_host)
+    try:
+        _fill(st, 0, n, _fill_order(one_host), None, None, None)
+    except ValueError:
+        return False
+    if not np.asarray(fits(st.used, st.capacity)).all():
+        return False
+    if one_host.max_gpus and not np.asarray(
+            fits(st.card_used, st.card_capacity[:, None, :])).all():
+        return False
+    ra, rb, rk = one_host.rule_arrays
+    if over_cap(n, one_host.cap).any():
+        return False
+    return not (len(ra) and rule_broken(n[ra], n[rb], rk).any())
+
+
+def placement_from_counts(instance: Instance, host_counts: np.ndarray) -> Placement:
+    """Turn per-host app counts into a placement (containers in order, GPU cards chosen).
+
+    Args:
+        instance: the instance.
+        host_counts: containers per host and app, shape ``(n_hosts, n_apps)``; column sums
+            must not exceed the app counts (fewer leaves containers unplaced).
+
+    Raises:
+        ValueError: the counts exceed an app's containers, or a host's cards cannot be chosen.
+    """
+    inst = instance
+    host_counts = np.asarray(host_counts, dtype=np.int64)
+    if (host_counts.sum(axis=0) > inst.counts).any() or (host_counts < 0).any():
+        raise ValueError("host counts exceed the app counts")
+    st = ClusterState(inst)
+    host_of = np.full(inst.n_containers, UNPLACED, dtype=np.int64)
+    cards_of: list[tuple[int, ...]] = [()] * inst.n_containers
+    next_free = np.zeros(inst.n_apps, dtype=np.int64)
+    order = _fill_order(inst)
+    for h in np.flatnonzero(host_counts.sum(axis=1)):
+        _fill(st, int(h), host_counts[h], order, host_of, cards_of, next_free)
+    return Placement.from_arrays(inst, host_of, cards_of if inst.max_gpus else None)
+
+
+def counts_from_placement(instance: Instance, placement: Placement) -> np.ndarray:
+    """Containers per host and app of a placement, shape ``(n_hosts, n_apps)``."""
+    h = placement.host_array(instance)
+    ok = h >= 0
+    out = np.zeros((instance.n_hosts, instance.n_apps), dtype=np.int64)
+    np.add.at(out, (h[ok], instance.container_app[ok]), 1)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# pricing
+@dataclass(frozen=True)
+class Priced:
+    """The outcome of pricing one host type.
+
+    Attributes:
+        counts: the best pattern found, shape ``(n_apps,)``.
+        value: its value ``duals @ counts``.
+        bound: proven upper bound on the value of any pattern (``inf`` if unknown).
+        optimal: whether ``counts`` is proven best (then ``bound == value`` up to rounding).
+    """
+
+    counts: np.ndarray
+    value: float
+    bound: float
+    optimal: bool
+
+
+def price_greedy(instance: Instance, tr: TypeRows, duals: np.ndarray) -> np.ndarray:
+    """A good pattern by dual density: apps by ``dual / normalised size``, each as many as fit.
+
+    Args:
+        instance: the instance (for the cap and rules).
+        tr: the host type's rows.
+        duals: value of one container per app, shape ``(n_apps,)``.
+
+    Returns:
+        A pattern, shape ``(n_apps,)`` (it satisfies :func:`rows_violated`, not yet the cards).
+    """
+    cap = np.where(tr.capacity > 0, tr.capacity, 1.0)
+    size = (tr.rows / cap[None, :]).sum(axis=1) + 1e-9
+    cand = np.flatnonzero((duals > 1e-12) & (tr.ub > 0))
+    order = cand[np.argsort(-duals[cand] / size[cand], kind="stable")]
+    n = np.zeros(instance.n_apps, dtype=np.int64)
+    for a in order:
+        lo, hi = 0, int(tr.ub[a])
+        while lo < hi:  # largest m with the pattern still valid (monotone in m >= 1)
+            mid = (lo + hi + 1) // 2
+            n[a] = mid
+            if rows_violated(instance, tr, n):
+                hi = mid - 1
+            else:
+                lo = mid
+        n[a] = lo
+    return n
+
+
+def _integer_rows(rows: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Scale rows to integers; exact when a power of ten makes them integral, else relaxed."""
+    for p in range(7):
+        s = 10.0**p
+        r, c = rows * s, capacity * s
+        if (np.abs(r - np.round(r)) < 1e-6).all() and (np.abs(c - np.round(c)) < 1e-6).all() \
+                and max(float(np.abs(r).max(initial=0)), float(np.abs(c).max(initial=0))) < 2**40:
+            return np.round(r).astype(np.int64), np.round(c).astype(np.int64), True
+    # relaxed: demands rounded down, capacities up, so every true pattern stays feasible
+    s = 1e6 / max(float(capacity.max(initial=1.0)), 1e-9)
+    return (np.floor(rows * s).astype(np.int64), np.ceil(capacity * s * (1 + 1e-9)).astype(
+        np.int64), False)
+
+
+def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_limit: float = 10.0,
+                seed: int = 0, workers: int = 1) -> Priced:
+    """The best pattern by CP-SAT: maximise ``duals @ n`` over the patterns of the host type.
+
+    The knapsack rows are scaled to integers (exactly when the data allow, otherwise relaxed),
+    the duals are rounded up, so the reported ``bound`` is always a valid upper bound on the
+    value of any pattern; the pattern itself is re-checked with :func:`rows_violated`.
+
+    Args:
+        instance: the instance.
+        tr: the host type's rows.
+        duals: value of one container per app, shape ``(n_apps,)``.
+        time_limit: CP-SAT time limit in seconds.
+        seed: CP-SAT random seed.
+        workers: CP-SAT search workers.
+    """
+    from ortools.sat.python import cp_model
+
+    n_apps = instance.n_apps
+    vals = np.maximum(duals, 0.0)
+    use = np.flatnonzero((vals > 1e-12) & (tr.ub > 0))
+    zero = np.zeros(n_apps, dtype=np.int64)
+    if len(use) == 0:
+        return Priced(zero, 0.0, 0.0, True)
+    scale = 1e7 / float(vals[use].max())
+    coef = np.ceil(vals * scale).astype(np.int64)
+    rows_i, cap_i, _exact = _integer_rows(tr.rows[use], tr.capacity)
+    m = cp_model.CpModel()
+    x = {int(a): m.new_int_var(0, int(tr.ub[a]), f"n{a}") for a in use}
+    for j in range(rows_i.shape[1]):
+        terms = [(int(a), int(rows_i[i, j])) for i, a in enumerate(use) if rows_i[i, j]]
+        if sum(int(tr.ub[a]) * w for a, w in terms) > cap_i[j]:
+            m.add(sum(x[a] * w for a, w in terms) <= int(cap_i[j]))
+    ra, rb, rk = instance.rule_arrays
+    on: dict[int, object] = {}
+    for a, b, k in zip(ra.tolist(), rb.tolist(), rk.tolist(), strict=True):
+        if a in x and b in x and tr.ub[b] > k:
+            if a not in on:
+                z = m.new_bool_var(f"on{a}")
+                m.add(x[a] >= 1).only_enforce_if(z)
+                m.add(x[a] == 0).only_enforce_if(~z)
+                on[a] = z
+            m.add(x[b] <= k).only_enforce_if(on[a])  # type: ignore[arg-type]
+    m.maximize(sum(int(coef[a]) * v for a, v in x.items()))
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(0.01, float(time_limit))
+    solver.parameters.num_search_workers = max(1, int(workers))
+    solver.parameters.random_seed = int(seed)
+    st = solver.solve(m)
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        bound = math.inf if st == cp_model.UNKNOWN else 0.0
+        return Priced(zero, 0.0, bound, st == cp_model.INFEASIBLE)
+    n = zero.copy()
+    for a, v in x.items():
+        n[a] = int(solver.value(v))
+    while rows_violated(instance, tr, n):  # only after relaxed scaling: trim the largest load
+        a = int(np.argmax(np.where(n > 0, (tr.rows / np.maximum(tr.capacity, 1e-12)).sum(1), -1)))
+        n[a] -= 1
+    bound = float(solver.best_objective_bound) / scale
+    value = float(duals @ n)
+    return Priced(n, value, max(bound, value), st == cp_model.OPTIMAL and _exact)
+
+
+__all__ = [
+    "Priced",
+    "TypeRows",
+    "counts_from_placement",
+    "pattern_placeable",
+    "placement_from_counts",
+    "price_exact",
+    "price_greedy",
+    "rows_violated",
+    "single_host",
+    "type_rows",
+]

@@ -1,0 +1,299 @@
+"""The aggregated placement model in PuLP, solved with the bundled CBC.
+
+Containers of one app are identical, so the model counts them per host:
+
+* ``x[a, h]`` integer in ``0..ub[a, type(h)]``: containers of app ``a`` on host ``h`` (only where
+  the app may go; ``ub`` from :func:`solvers.pricing.type_rows`: cap, capacity, GPU cards);
+* ``y[h]`` binary: host ``h`` is used (not for ``"deployed"``, where every given host is open);
+* ``z[a, h]`` binary, only for apps ``a`` that head a rule ``<a, b, k>`` that can bind on ``h``:
+  ``x[a, h] <= ub * z[a, h]`` and ``x[b, h] <= k + (ub_b - k) * (1 - z[a, h])``.
+
+Rows per host (see :mod:`solvers.pricing`): capacity per resource ``<= capacity * y[h]``, and
+for hosts with GPU cards the aggregate card rows (total card load per GPU resource, and cards that
+hold a single container, i.e. whole cards and shares above half a card). The card rows are a
+relaxation of per-card packing: cards are chosen afterwards with
+:meth:`packing.feasibility.ClusterState.choose_cards` and every placement is verified by
+:func:`packing.checker.check`; if that fails the first-fit-decreasing placement is returned
+instead, and the proven bound is unaffected (the model is a relaxation).
+
+Symmetry breaking: ``y[h] >= y[h + 1]`` within a host type. The cheap lower bound is a
+constraint. Only as many hosts of each type as an optimal solution can use are modelled: at most
+the first-fit-decreasing host count (``"hosts"``), or ``floor(FFD cost / type cost)`` hosts of a
+type (``"cost"``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from packing.checker import check
+from packing.model import Instance, Placement
+from solvers.base import (
+    Clock,
+    ceil_bound,
+    cheap_lower_bound,
+    infeasibility_reason,
+    notify,
+    objective_value,
+    resolve_objective,
+)
+from solvers.greedy import ffd
+from solvers.pricing import counts_from_placement, placement_from_counts, type_rows
+from solvers.result import Objective, Progress, ProgressCallback, SolveResult
+
+METHOD = "pulp"
+
+
+@dataclass
+class PulpModel:
+    """A built PuLP model and its variable handles.
+
+    Attributes:
+        problem: the ``pulp.LpProblem``.
+        x: ``(app, host) -> LpVariable`` containers per host.
+        y: ``host -> LpVariable`` host used (empty for ``"deployed"``).
+        hosts: the global host indices modelled, shape ``(n_model_hosts,)``.
+        kind: the objective.
+    """
+
+    problem: Any
+    x: dict[tuple[int, int], Any]
+    y: dict[int, Any]
+    hosts: np.ndarray
+    kind: Objective
+
+
+def model_hosts(instance: Instance, kind: Objective, incumbent: float | None) -> np.ndarray:
+    """The hosts worth modelling: per type, as many as a solution better than ``incumbent`` uses.
+
+    Args:
+        instance: the instance.
+        kind: the objective.
+        incumbent: objective of a known complete placement (``None``: none known).
+
+    Returns:
+        Global host indices, type by type in index order, shape ``(n_model_hosts,)``.
+    """
+    starts = np.concatenate([[0], np.cumsum(instance.type_count)])
+    out = []
+    for t, ht in enumerate(instance.host_types):
+        n = min(ht.count, max(instance.n_containers, 1))
+        if incumbent is not None and kind == "hosts":
+            n = min(n, int(round(incumbent)))
+        elif incumbent is not None and kind == "cost" and ht.cost > 0:
+            n = min(n, int(math.floor(incumbent / ht.cost + 1e-9)))
+        out.append(np.arange(starts[t], starts[t] + n))
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
+def build_model(instance: Instance, *, objective: str | None = None,
+                hosts: np.ndarray | None = None, lower_bound: float = 0.0) -> PulpModel:
+    """Build the aggregated model (see the module docstring).
+
+    Args:
+        instance: the instance.
+        objective: ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None`` (resolved as in
+            :func:`solvers.base.resolve_objective`).
+        hosts: global indices of the hosts to model, shape ``(n_model_hosts,)``; all by default.
+        lower_bound: a proven lower bound on the objective, added as a constraint.
+    """
+    import pulp
+
+    inst = instance
+    kind = resolve_objective(inst, objective)
+    hosts = np.arange(inst.n_hosts) if hosts is None else np.asarray(hosts, dtype=np.int64)
+    sense = pulp.LpMaximize if kind == "deployed" else pulp.LpMinimize
+    prob = pulp.LpProblem("vbp", sense)
+    rows = [type_rows(inst, t) for t in range(len(inst.host_types))]
+    ra, rb, rk = inst.rule_arrays
+    x: dict[tuple[int, int], Any] = {}
+    y: dict[int, Any] = {}
+    prev: dict[int, Any] = {}
+    for h in hosts.tolist():
+        t = int(inst.host_type_of[h])
+        tr = rows[t]
+        apps = np.flatnonzero(tr.ub > 0)
+        if kind != "deployed":
+            y[h] = pulp.LpVariable(f"y_{h}", cat="Binary")
+            if t in prev:
+                prob += prev[t] >= y[h], f"sym_{h}"
+            prev[t] = y[h]
+        on = y[h] if kind != "deployed" else 1
+        for a in apps.tolist():
+            x[a, h] = pulp.LpVariable(f"x_{a}_{h}", 0, int(tr.ub[a]), cat="Integer")
+            if not tr.rows[a].any() and kind != "deployed":
+                prob += x[a, h] <= int(tr.ub[a]) * on, f"link_{a}_{h}"
+        for j in range(tr.rows.shape[1]):
+            w = tr.rows[apps, j]
+            if float(w @ tr.ub[apps]) > tr.capacity[j]:
+                prob += (pulp.lpSum(float(w[i]) * x[int(a), h] for i, a in enumerate(apps)
+                                    if w[i]) <= float(tr.capacity[j]) * on), f"row_{j}_{h}"
+        z: dict[int, Any] = {}
+        for a, b, k in zip(ra.tolist(), rb.tolist(), rk.tolist(), strict=True):
+            if (a, h) in x and (b, h) in x and tr.ub[b] > k:
+                if a not in z:
+                    z[a] = pulp.LpVariable(f"z_{a}_{h}", cat="Binary")
+                    prob += x[a, h] <= int(tr.ub[a]) * z[a], f"zon_{a}_{h}"
+                prob += x[b, h] <= k + (int(tr.ub[b]) - k) * (1 - z[a]), f"rule_{a}_{b}_{h}"
+    by_app: dict[int, list[Any]] = {}
+    for (a, _h), v in x.items():
+        by_app.setdefault(a, []).append(v)
+    for a in range(inst.n_apps):
+        terms = pulp.lpSum(by_app.get(a, []))
+        if kind == "deployed":
+            prob += terms <= int(inst.counts[a]), f"count_{a}"
+        else:
+            prob += terms == int(inst.counts[a]), f"count_{a}"
+    if kind == "deployed":
+        prob += pulp.lpSum(x.values())
+    else:
+        cost = {h: float(inst.host_cost[h]) if kind == "cost" else 1.0 for h in y}
+        obj = pulp.lpSum(cost[h] * v for h, v in y.items())
+        prob += obj
+        if lower_bound > 0:
+            prob += obj >= float(lower_bound), "cheap_bound"
+    return PulpModel(prob, x, y, hosts, kind)
+
+
+def _read_bound(log: str) -> float | None:
+    """CBC's final best bound from its log (``Lower bound:`` / ``Upper bound:``), if printed."""
+    m = re.search(r"^(?:Lower|Upper) bound:\s*(-?[0-9.eE+-]+)", log, re.MULTILINE)
+    return float(m.group(1)) if m else None
+
+
+def _set_hint(model: PulpModel, instance: Instance, counts: np.ndarray) -> bool:
+    """Give the model a start from per-host counts ``(n_hosts, n_apps)``; False if incompatible."""
+    for (a, h), v in model.x.items():
+        v.setInitialValue(int(counts[h, a]))
+    for h, v in model.y.items():
+        v.setInitialValue(int(counts[h].sum() > 0))
+    inside = np.zeros(instance.n_hosts, dtype=bool)
+    inside[model.hosts] = True
+    return bool(counts[~inside].sum() == 0)
+
+
+def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2, seed: int = 0,
+               objective: str | None = None, callback: ProgressCallback | None = None,
+               hint: Placement | None = None) -> SolveResult:
+    """Solve the aggregated model with CBC (see the module docstring).
+
+    Args:
+        instance: the instance (``initial`` and ``requests`` are ignored: offline problem).
+        time_limit: seconds for the whole call (CBC gets what FFD and the build leave).
+        workers: CBC threads.
+        seed: CBC random seed.
+        objective: ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None`` (``"cost"`` when a host
+            type costs other than 1).
+        callback: receives :class:`~solvers.result.Progress` events.
+        hint: a placement to start from (default: first-fit decreasing).
+
+    Returns:
+        The result; its placement passed :func:`packing.checker.check`.
+    """
+    import pulp
+
+    inst = instance
+    clock = Clock(time_limit)
+    kind = resolve_objective(inst, objective)
+    history: list[Progress] = []
+    require_all = kind != "deployed"
+    best_p: Placement | None = None
+    best_obj: float | None = None
+
+    def offer(p: Placement, source: str) -> None:
+        nonlocal best_p, best_obj
+        if check(inst, p, require_all=require_all):
+            return
+        v = objective_value(inst, p.host_array(inst), kind)
+        better = best_obj is None or (v > best_obj if kind == "deployed" else v < best_obj)
+        if better:
+            best_p, best_obj = p, v
+            notify(callback, history, clock, v, None, METHOD, f"solution from {source}")
+
+    g = ffd(inst, kind)
+    if g.complete or kind == "deployed":
+        offer(g.placement(inst), "ffd")
+    if hint is not None:
+        offer(hint, "hint")
+    lb, lb_name = cheap_lower_bound(inst, kind)
+    proofs = {"bound": lb_name}
+    if best_obj is not None and (best_obj <= lb + 1e-9 if kind != "deployed"
+                                 else best_obj >= lb - 1e-9):
+        return _result("optimal", best_p, best_obj, best_obj, kind, clock, proofs, history,
+                       source="ffd")
+    incumbent = best_obj if kind != "deployed" else None
+    model = build_model(inst, objective=kind, hosts=model_hosts(inst, kind, incumbent),
+                        lower_bound=lb if kind != "deployed" else 0.0)
+    warm = best_p is not None and _set_hint(model, inst, counts_from_placement(inst, best_p))
+    fd, log_path = tempfile.mkstemp(suffix=".log", prefix="vbp_cbc_")
+    os.close(fd)
+    try:
+        solver = pulp.PULP_CBC_CMD(timeLimit=max(1.0, clock.left() - 0.5), threads=workers,
+                                   msg=False, logPath=log_path, warmStart=warm,
+                                   options=[f"randomCbcSeed {int(seed) + 1}"])
+        status = model.problem.solve(solver)
+        with open(log_path, encoding="utf-8", errors="replace") as f:
+            log = f.read()
+    finally:
+        os.unlink(log_path)
+    sol_status = model.problem.sol_status
+    proven_opt = status == pulp.LpStatusOptimal and sol_status == pulp.LpSolutionOptimal
+    if status == pulp.LpStatusInfeasible and best_obj is None:
+        reason = infeasibility_reason(inst) or "the aggregated model has no solution"
+        return SolveResult("infeasible", None, lb, None, None, METHOD, clock.elapsed, kind,
+                           {"bound": "cbc"}, reason, tuple(history))
+    mip_obj: float | None = None
+    if sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
+        counts = np.zeros((inst.n_hosts, inst.n_apps), dtype=np.int64)
+        for (a, h), v in model.x.items():
+            counts[h, a] = int(round(v.value() or 0))
+        try:
+            p = placement_from_counts(inst, counts)
+            mip_obj = objective_value(inst, p.host_array(inst), kind)
+            offer(p, "cbc")
+        except ValueError:
+            pass  # cards could not be chosen for the relaxed GPU rows: keep the incumbent
+    cbc_bound = _read_bound(log)
+    if proven_opt and mip_obj is not None:
+        cbc_bound = mip_obj
+    bound = lb
+    if cbc_bound is not None:
+        if kind == "deployed":
+            bound = min(lb, math.floor(cbc_bound + 1e-6))
+        else:
+            cb = ceil_bound(cbc_bound) if kind == "hosts" else cbc_bound - 1e-9 * abs(cbc_bound)
+            if cb > lb:
+                bound, proofs = cb, {"bound": "cbc"}
+    if best_obj is None:
+        return SolveResult("unknown", None, bound, None, None, METHOD, clock.elapsed, kind,
+                           proofs, None, tuple(history))
+    if kind == "deployed":
+        bound = max(bound, best_obj)
+    done = abs(best_obj - bound) <= 1e-6 * max(1.0, abs(best_obj))
+    if kind != "deployed":
+        bound = min(bound, best_obj)
+    notify(callback, history, clock, best_obj, bound, METHOD, "cbc finished")
+    return _result("optimal" if done else "feasible", best_p, best_obj, bound, kind, clock,
+                   proofs, history, source="cbc" if mip_obj == best_obj else "ffd")
+
+
+def _result(status: str, p: Placement | None, obj: float | None, bound: float,
+            kind: Objective, clock: Clock, proofs: dict[str, str], history: list[Progress],
+            source: str) -> SolveResult:
+    hosts = None
+    if p is not None:
+        hs = np.concatenate([np.asarray(v, dtype=np.int64) for v in p.hosts.values()] or
+                            [np.zeros(0, dtype=np.int64)])
+        hosts = int(len(np.unique(hs[hs >= 0])))
+    return SolveResult(status, obj, float(bound), p, hosts, METHOD, clock.elapsed,  # type: ignore[arg-type]
+                       kind, {"solution": source, **proofs}, None, tuple(history))
+
+
+__all__ = ["PulpModel", "build_model", "model_hosts", "solve_pulp"]
