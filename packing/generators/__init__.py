@@ -1,0 +1,21 @@
+"""Seeded instance generators: ``random`` (optionally with a planted optimum) and ``sigma``.
+
+``generate_sigma`` lives in :mod:`packing.generators.sigma` and is imported on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packing.generators.random import generate_random, generate_random_packed
+
+
+def __getattr__(name: str) -> Any:
+    if name == "generate_sigma":
+        from packing.generators.sigma import generate_sigma
+
+        return generate_sigma
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["generate_random", "generate_random_packed", "generate_sigma"]
