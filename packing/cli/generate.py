@@ -1,0 +1,89 @@
+"""``vbp generate``: write a seeded instance (``sigma`` or ``random``) to a JSON or YAML file."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from packing.io import save_instance
+from packing.model import Instance
+
+
+def _write(inst: Instance, out: str) -> None:
+    save_instance(inst, out)
+    extra = ""
+    if "planted_optimum" in inst.meta:
+        extra = f", planted optimum {inst.meta['planted_optimum']} hosts"
+    click.echo(f"{out}: {inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, "
+               f"{inst.n_hosts} hosts, {len(inst.rules) + len(inst.exclusions)} rules{extra}")
+
+
+def _check_out(out: str) -> None:
+    if not out.lower().endswith((".json", ".yaml", ".yml")):
+        click.echo(f"error: {out}: --out: expected a .json, .yaml or .yml file name", err=True)
+        sys.exit(2)
+
+
+@click.group()
+def generate() -> None:
+    """Generate a seeded instance (sigma or random) and save it as JSON or YAML."""
+
+
+@generate.command()
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False),
+              help="Output file (.json, .yaml or .yml).")
+def sigma(seed: int, out: str) -> None:
+    """An Alibaba-Sigma-like instance: 30 apps, 96c512g hosts, caps and exclusions."""
+    _check_out(out)
+    try:
+        from packing.generators.sigma import generate_sigma
+    except ImportError:
+        click.echo("error: the sigma generator (packing.generators.sigma) is not available in "
+                   "this version of vbp", err=True)
+        sys.exit(2)
+    _write(generate_sigma(seed=seed), out)
+
+
+@generate.command()
+@click.option("--apps", "n_apps", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Number of apps.")
+@click.option("--containers", "n_containers", type=click.IntRange(min=1), default=100,
+              show_default=True, help="Number of containers (at least the number of apps).")
+@click.option("--resources", "n_resources", type=click.IntRange(min=1), default=2,
+              show_default=True, help="Number of resources.")
+@click.option("--binding", type=click.Choice(["cpu", "two", "none"]), default="cpu",
+              show_default=True, help="Which resources bind: CPU, CPU and memory, or none.")
+@click.option("--rule-density", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Probability of a rule <A,B,k> per ordered pair of apps.")
+@click.option("--exclusion-density", type=click.FloatRange(0, 1), default=0.0,
+              show_default=True, help="Probability of an exclusion per pair of apps.")
+@click.option("--cap-fraction", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Fraction of apps with an anti-affinity cap.")
+@click.option("--tightness", type=click.FloatRange(0, 1, min_open=True), default=1.0,
+              show_default=True, help="Hosts of a known packing / hosts offered per type.")
+@click.option("--host-types", "n_host_types", type=click.IntRange(min=1), default=1,
+              show_default=True, help="Number of host types (capacities halve).")
+@click.option("--planted/--no-planted", default=False, show_default=True,
+              help="Plant a known optimum (recorded in meta.planted_optimum).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False),
+              help="Output file (.json, .yaml or .yml).")
+def random(n_apps: int, n_containers: int, n_resources: int, binding: str, rule_density: float,
+           exclusion_density: float, cap_fraction: float, tightness: float, n_host_types: int,
+           planted: bool, seed: int, out: str) -> None:
+    """A random instance, optionally with a planted optimum."""
+    from packing.generators.random import generate_random
+
+    _check_out(out)
+    try:
+        inst = generate_random(
+            n_apps, n_containers, n_resources=n_resources, binding=binding,  # type: ignore[arg-type]
+            rule_density=rule_density, exclusion_density=exclusion_density,
+            cap_fraction=cap_fraction, tightness=tightness, n_host_types=n_host_types,
+            planted=planted, seed=seed)
+    except ValueError as e:
+        click.echo(f"error: vbp generate random: {e}", err=True)
+        sys.exit(2)
+    _write(inst, out)
