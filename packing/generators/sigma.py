@@ -1,0 +1,168 @@
+"""The Sigma-like instance: 30 apps, 96-core hosts, a planted optimum of 15 hosts, an order that hurts BF.
+
+Modelled on the Alibaba Sigma example: 30 applications whose containers are 4c8g or 8c16g, hosts of
+96 cores and 512 GB, per-app anti-affinity caps (at most ``k`` containers of an app on one host) and a few
+exclusion pairs (two apps that may not share a host). The containers total 1,360 cores. They are *planted*
+on 15 hosts (10 filled to 92 cores, 5 to 88), so 15 hosts suffice, and 15 is also the lower bound
+``ceil(1360 / 96)``: the optimum is exactly 15 hosts, an allocation rate of 1360 / 1440 = 94.44%.
+
+The arrival order (``instance.requests``) brings the apps one deployment at a time. Among seeded
+candidates, :func:`generate_sigma` keeps the first whose own order makes Best-Fit use at least
+:data:`TARGET_BF` hosts — as in the article, where BF needs 20 hosts (70.83%) against the optimum's 15.
+
+Why anti-affinity caps and exclusions hurt greedy policies
+----------------------------------------------------------
+A greedy policy decides each container alone, looking only at the hosts' current loads. Without rules,
+a late small container can always go into any hole that is large enough, so Best-Fit on identical hosts
+loses little. Rules break that:
+
+* **Caps make late apps spread.** An app with cap 1 and 12 containers needs 12 *different* hosts with
+  room. If it arrives after Best-Fit has packed the early apps tightly onto few hosts, there are not 12
+  hosts with 4 or 8 free cores; each missing one opens a new host that then receives a single container.
+  The optimum instead reserved a slot for it on each of its hosts from the start.
+* **Exclusions make holes unusable.** The free cores on a host running A are invisible to every app that
+  excludes A. Best-Fit prefers the fullest feasible host, and does not know that the hole it leaves is
+  only usable by apps that will never come, or are excluded there.
+* **Greedy cannot undo.** Once containers are placed, an online policy cannot move them (no migration),
+  so the fragmentation caused early is paid for until the end of the stream.
+
+The optimum plans for all apps at once: it mixes the spread-out apps with the packable ones so that every
+host ends up nearly full. That is the gap ``vbp compare`` measures.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from packing.model import App, HostType, Instance, Placement, Request
+
+N_APPS = 30
+HOST_CORES = 96
+HOST_MEM = 512
+N_HOSTS = 30
+PLANTED_HOSTS = 15
+TOTAL_CORES = 1360
+TARGET_BF = 19
+"""Best-Fit on the instance's own order must use at least this many hosts."""
+PREFERRED_BF = 20
+MAX_CANDIDATES = 400
+
+
+def _plant(rng: np.random.Generator) -> tuple[list[int], list[int], list[tuple[int, int]],
+                                               list[list[int]]] | None:
+    """Sizes, caps, exclusions and per-host app lists of one planted candidate (None: failed)."""
+    sizes = [8] * 15 + [4] * 15
+    rng.shuffle(sizes)
+    caps = [int(c) for c in rng.choice([1, 1, 2, 2, 3, 4], size=N_APPS)]
+    excl: set[tuple[int, int]] = set()
+    while len(excl) < 4:
+        a, b = (int(x) for x in rng.choice(N_APPS, size=2, replace=False))
+        excl.add((min(a, b), max(a, b)))
+    targets = [92] * 10 + [88] * 5
+    rng.shuffle(targets)
+    hosts: list[list[int]] = []
+    for target in targets:
+        on: list[int] = []
+        left = target
+        for _ in range(200):
+            if left == 0:
+                break
+            cand = [a for a in range(N_APPS) if sizes[a] <= left and on.count(a) < caps[a]
+                    and not any((min(a, b), max(a, b)) in excl for b in set(on) if b != a)]
+            if not cand:
+                break
+            a = int(rng.choice(cand))
+            on.append(a)
+            left -= sizes[a]
+        if left != 0:
+            return None
+        hosts.append(on)
+    counts = [sum(h.count(a) for h in hosts) for a in range(N_APPS)]
+    if min(counts) == 0:
+        return None
+    return sizes, caps, sorted(excl), hosts
+
+
+def _candidate(seed: int, index: int) -> tuple[Instance, Placement] | None:
+    rng = np.random.default_rng(np.random.SeedSequence([seed, index]))
+    planted = _plant(rng)
+    if planted is None:
+        return None
+    sizes, caps, excl, hosts = planted
+    names = [f"app{a:02d}" for a in range(N_APPS)]
+    counts = [sum(h.count(a) for h in hosts) for a in range(N_APPS)]
+    apps = tuple(App(names[a], (float(sizes[a]), float(2 * sizes[a])), counts[a], max_per_host=caps[a])
+                 for a in range(N_APPS))
+    # deployments arrive app by app; spread-out (low-cap) apps tend to come late
+    key = np.array(caps, dtype=np.float64) + rng.random(N_APPS) * 2.5
+    app_order = np.argsort(-key, kind="stable")
+    requests = tuple(Request(float(t), names[a], counts[a]) for t, a in enumerate(app_order))
+    inst = Instance(
+        name="sigma", resources=("cpu", "mem"),
+        host_types=(HostType("96c512g", (float(HOST_CORES), float(HOST_MEM)), N_HOSTS),),
+        apps=apps, exclusions=tuple((names[a], names[b]) for a, b in excl), requests=requests)
+    host_lists: dict[str, list[int]] = {n: [] for n in names}
+    for h, on in enumerate(hosts):
+        for a in on:
+            host_lists[names[a]].append(h)
+    plant = Placement({n: tuple(v) for n, v in host_lists.items()})
+    return inst, plant
+
+
+def _bf_hosts(inst: Instance) -> int:
+    from packing.simulator import simulate
+    from policies.heuristics import BestFit
+
+    return simulate(inst, BestFit(), check_result=False).hosts_used
+
+
+def generate_sigma(seed: int = 0) -> Instance:
+    """The Sigma-like instance for ``seed`` (deterministic).
+
+    Candidates ``SeedSequence([seed, i])`` for ``i = 0, 1, ...`` are planted and tried; the first whose own
+    order makes Best-Fit use exactly :data:`PREFERRED_BF` hosts (as in the article) is returned (else, after
+    :data:`MAX_CANDIDATES`, the first with at least :data:`TARGET_BF`). ``meta`` records the seed, the
+    candidate index, BF's host count, the planted optimum and the planted placement (host indices per app).
+
+    Raises:
+        RuntimeError: no candidate reached :data:`TARGET_BF` (does not happen for the shipped seeds).
+    """
+    fallback: tuple[int, Instance, Placement, int] | None = None
+    for i in range(MAX_CANDIDATES):
+        cand = _candidate(seed, i)
+        if cand is None:
+            continue
+        inst, plant = cand
+        bf = _bf_hosts(inst)
+        if bf == PREFERRED_BF:
+            return _finish(inst, plant, seed, i, bf)
+        if bf >= TARGET_BF and fallback is None:
+            fallback = (i, inst, plant, bf)
+    if fallback is None:
+        raise RuntimeError(f"no Sigma-like candidate for seed {seed} makes BF use {TARGET_BF} hosts")
+    i, inst, plant, bf = fallback
+    return _finish(inst, plant, seed, i, bf)
+
+
+def _finish(inst: Instance, plant: Placement, seed: int, index: int, bf: int) -> Instance:
+    meta = {
+        "generator": "packing.generators.sigma", "seed": seed, "candidate": index,
+        "planted_optimum": PLANTED_HOSTS, "total_cores": TOTAL_CORES, "best_fit_hosts": bf,
+        "planted": {a: list(h) for a, h in plant.hosts.items()},
+        "about": "Sigma-like: 30 apps, 4c8g/8c16g containers, 96c512g hosts, caps and exclusions; "
+                 "optimum 15 hosts (94.44%); Best-Fit on the own order needs clearly more.",
+    }
+    return inst.replace(meta=meta)
+
+
+def planted_placement(instance: Instance) -> Placement:
+    """The planted 15-host placement recorded in ``instance.meta["planted"]``.
+
+    Raises:
+        KeyError: the instance carries no planted placement.
+    """
+    planted = instance.meta["planted"]
+    return Placement({str(a): tuple(int(h) for h in hs) for a, hs in planted.items()})
+
+
+__all__ = ["PLANTED_HOSTS", "TARGET_BF", "TOTAL_CORES", "generate_sigma", "planted_placement"]

@@ -1,0 +1,254 @@
+"""Compiled (numba) hot path: feasibility and scores over all hosts for one container, and whole episodes.
+
+The kernels call the *same* predicates as :class:`packing.feasibility.ClusterState.mask` —
+:func:`packing.feasibility.fits`, :func:`~packing.feasibility.over_cap` and
+:func:`~packing.feasibility.rule_broken`, compiled with ``numba.njit`` — so feasibility keeps one
+definition. They cover the common case: no GPU cards and no GPU-model constraints (any number of rules).
+The simulator falls back to the general numpy path (``ClusterState.mask`` + ``ScoringPolicy.scores``)
+otherwise, and for policies without a kernel.
+
+Score formulas (higher is better), with ``c`` the host capacity, ``u`` its load, ``d`` the demand and
+every ratio taken per resource (a resource with zero capacity contributes 0):
+
+===========  ==============================================================
+code         score
+===========  ==============================================================
+FF           0 (ties to the lowest index: first fit)
+BF           ``-sum((c - u - d) / c)``  (least normalised residual after placing)
+BF_BOTTLE    ``-max((c - u - d) / c)``
+WF           ``+sum((c - u - d) / c)``
+DOT          ``sum(d / c * (c - u) / c)``  (Panigrahy et al. dot product)
+L2           ``-sum(((c - u) / c - d / c) ** 2)``  (Panigrahy et al. L2 norm)
+WEIGHTED     ``w . (-sum resid, -max resid, dot, open, -spread)`` (see ``WeightedScore``)
+===========  ==============================================================
+
+Among hosts with no container, only the first of each host type is scored: the others of that type are
+identical, and ties go to the lowest index anyway, so the result is exactly the same as scoring them all.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from packing.feasibility import ClusterState, fits, over_cap, rule_broken
+
+FF, BF, BF_BOTTLE, WF, DOT, L2, WEIGHTED = range(7)
+N_WEIGHTED_FEATURES = 5
+
+_fits = numba.njit(cache=True)(fits)
+_over_cap = numba.njit(cache=True)(over_cap)
+_rule_broken = numba.njit(cache=True)(rule_broken)
+
+
+def supports(state: ClusterState) -> bool:
+    """Whether the compiled path covers this instance (no GPU cards, no GPU-model constraints)."""
+    inst = state.instance
+    return not bool(np.any(inst.gpu_cards > 0)) and not any(a.gpu_models for a in inst.apps)
+
+
+def rule_tables(state: ClusterState) -> tuple[np.ndarray, ...]:
+    """CSR tables of the rules per app, from ``instance.rule_arrays`` and ``state.col``.
+
+    Returns:
+        ``(in_ptr, in_cols, in_k, out_ptr, out_cols, out_k)``: rules ``<A, b, k>`` constraining app b
+        are ``in_cols[in_ptr[b]:in_ptr[b+1]]`` (count columns of A) with ``in_k``; rules ``<a, B, k>``
+        are ``out_cols[out_ptr[a]:out_ptr[a+1]]`` (columns of B). Pointers have shape ``(n_apps + 1,)``.
+    """
+    inst = state.instance
+    ra, rb, rk = inst.rule_arrays
+    out = []
+    for key, other in ((rb, ra), (ra, rb)):
+        order = np.argsort(key, kind="stable")
+        ptr = np.searchsorted(key[order], np.arange(inst.n_apps + 1)).astype(np.int64)
+        out += [ptr, state.col[other[order]].astype(np.int64), rk[order].astype(np.int64)]
+    return tuple(out)
+
+
+@numba.njit(cache=True)
+def _feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
+              out_ptr, out_cols, out_k):  # pragma: no cover - compiled
+    for r in range(demand.shape[1]):
+        if not _fits(used[h, r] + demand[a, r], capacity[h, r]):
+            return False
+    c = col[a]
+    if c >= 0:
+        after = count[h, c] + 1
+        if _over_cap(after, cap[a]):
+            return False
+        for i in range(in_ptr[a], in_ptr[a + 1]):
+            if _rule_broken(count[h, in_cols[i]], after, in_k[i]):
+                return False
+        for i in range(out_ptr[a], out_ptr[a + 1]):
+            if _rule_broken(after, count[h, out_cols[i]], out_k[i]):
+                return False
+    return True
+
+
+@numba.njit(cache=True)
+def _score(kind, params, h, a, demand, capacity, used, is_open):  # pragma: no cover - compiled
+    n_r = demand.shape[1]
+    if kind == FF:
+        return 0.0
+    s_sum = 0.0
+    s_max = -np.inf
+    s_dot = 0.0
+    s_l2 = 0.0
+    mean = 0.0
+    for r in range(n_r):
+        c = capacity[h, r]
+        if c > 0:
+            resid = (c - used[h, r] - demand[a, r]) / c
+            dn = demand[a, r] / c
+            fb = (c - used[h, r]) / c
+        else:
+            resid = 0.0
+            dn = 0.0
+            fb = 0.0
+        s_sum += resid
+        if resid > s_max:
+            s_max = resid
+        s_dot += dn * fb
+        s_l2 += (fb - dn) ** 2
+        mean += 1.0 - resid
+    if kind == BF:
+        return -s_sum
+    if kind == BF_BOTTLE:
+        return -s_max
+    if kind == WF:
+        return s_sum
+    if kind == DOT:
+        return s_dot
+    if kind == L2:
+        return -s_l2
+    # WEIGHTED
+    mean /= n_r
+    var = 0.0
+    for r in range(n_r):
+        c = capacity[h, r]
+        util = (used[h, r] + demand[a, r]) / c if c > 0 else 0.0
+        var += (util - mean) ** 2
+    spread = np.sqrt(var / n_r)
+    return (params[0] * -s_sum + params[1] * -s_max + params[2] * s_dot
+            + params[3] * (1.0 if is_open else 0.0) + params[4] * -spread)
+
+
+@numba.njit(cache=True)
+def _decide(kind, params, open_first, a, demand, capacity, used, count, n_on, col, cap,
+            in_ptr, in_cols, in_k, out_ptr, out_cols, out_k, host_type, seen):  # pragma: no cover
+    n_h = capacity.shape[0]
+    seen[:] = False
+    best = -1
+    best_s = -np.inf
+    best_open = False
+    for h in range(n_h):
+        is_open = n_on[h] > 0
+        if not is_open:
+            t = host_type[h]
+            if seen[t]:
+                continue
+            seen[t] = True
+        if open_first and best_open and not is_open:
+            continue
+        if not _feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
+                         out_ptr, out_cols, out_k):
+            continue
+        s = _score(kind, params, h, a, demand, capacity, used, is_open)
+        if s != s:  # NaN never wins
+            s = -np.inf
+        if best < 0:
+            better = True
+        elif open_first and is_open and not best_open:
+            better = True
+        else:
+            better = s > best_s
+        if better:
+            best = h
+            best_s = s
+            best_open = is_open
+    return best
+
+
+@numba.njit(cache=True)
+def run_episode(kind, params, open_first, seq, demand, capacity, used, count, n_on, col, cap,
+                in_ptr, in_cols, in_k, out_ptr, out_cols, out_k, host_type, n_types,
+                host_out, hosts_used_out):  # pragma: no cover - compiled
+    """Place every container of ``seq`` in order; mutates ``used``, ``count`` and ``n_on``.
+
+    ``seq`` holds app indices, shape ``(n,)``; ``host_out[t]`` receives the host (or -1: rejected) and
+    ``hosts_used_out[t]`` the hosts in use after step t, both shape ``(n,)``.
+    """
+    seen = np.zeros(n_types, dtype=np.bool_)
+    n_used = 0
+    for h in range(n_on.shape[0]):
+        if n_on[h] > 0:
+            n_used += 1
+    for t in range(seq.shape[0]):
+        a = seq[t]
+        h = _decide(kind, params, open_first, a, demand, capacity, used, count, n_on, col, cap,
+                    in_ptr, in_cols, in_k, out_ptr, out_cols, out_k, host_type, seen)
+        host_out[t] = h
+        if h >= 0:
+            for r in range(demand.shape[1]):
+                used[h, r] += demand[a, r]
+            if col[a] >= 0:
+                count[h, col[a]] += 1
+            if n_on[h] == 0:
+                n_used += 1
+            n_on[h] += 1
+        hosts_used_out[t] = n_used
+
+
+@numba.njit(cache=True)
+def _mask(a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out_ptr, out_cols,
+          out_k):  # pragma: no cover - compiled
+    n_h = capacity.shape[0]
+    out = np.zeros(n_h, dtype=np.bool_)
+    for h in range(n_h):
+        out[h] = _feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
+                           out_ptr, out_cols, out_k)
+    return out
+
+
+def fast_mask(state: ClusterState, app: int) -> np.ndarray:
+    """The compiled feasibility mask for one container of ``app``, shape ``(n_hosts,)`` bool.
+
+    Equal to ``state.mask(app)`` whenever :func:`supports` holds (tested).
+    """
+    inst = state.instance
+    return _mask(app, np.ascontiguousarray(inst.demand), np.ascontiguousarray(state.capacity),
+                 state.used, state.count.astype(np.int64), state.col, inst.cap.astype(np.int64),
+                 *rule_tables(state))
+
+
+def episode(state: ClusterState, seq: np.ndarray, kind: int, params: np.ndarray,
+            open_first: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Run a whole episode with a compiled kernel, updating ``state`` in place.
+
+    Args:
+        state: the starting cluster state (modified: containers are placed on it).
+        seq: app index per arrival, shape ``(n,)``.
+        kind: kernel code (``FF``, ``BF``, ...).
+        params: kernel parameters, shape ``(n_params,)``.
+        open_first: prefer hosts already in use.
+
+    Returns:
+        ``(host, hosts_used)``: host per arrival (-1: rejected) and hosts in use after each arrival,
+        both shape ``(n,)``.
+    """
+    inst = state.instance
+    n = len(seq)
+    host_out = np.empty(n, dtype=np.int64)
+    used_out = np.empty(n, dtype=np.int64)
+    count = state.count.astype(np.int64)
+    run_episode(kind, np.ascontiguousarray(params, dtype=np.float64), open_first,
+                np.ascontiguousarray(seq, dtype=np.int64), np.ascontiguousarray(inst.demand),
+                np.ascontiguousarray(state.capacity), state.used, count, state.n_on, state.col,
+                inst.cap.astype(np.int64), *rule_tables(state),
+                np.ascontiguousarray(inst.host_type_of), len(inst.host_types), host_out, used_out)
+    state.count[:] = count
+    return host_out, used_out
+
+
+__all__ = ["BF", "BF_BOTTLE", "DOT", "FF", "L2", "N_WEIGHTED_FEATURES", "WEIGHTED", "WF", "episode",
+           "fast_mask", "rule_tables", "supports"]

@@ -1,0 +1,89 @@
+"""Policies by name: ``get_policy("bf")``, ``get_policy("k8s-rtcr", shape=[(0, 0), (100, 10)])``.
+
+Names are stable (they appear in result files and on the command line). A name that is a path to a file
+with a registered suffix (``register_loader(".json", fn)``) is loaded by that function instead, so a tuned
+policy saved by the swarm work can be compared like any heuristic: ``vbp compare --policies bf,tuned.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from packing.errors import input_error
+from policies import heuristics as h
+from policies.base import BasePolicy, Policy
+
+POLICIES: dict[str, type[BasePolicy]] = {
+    "ff": h.FirstFit,
+    "bf": h.BestFit,
+    "bf-bottleneck": h.BestFitBottleneck,
+    "wf": h.WorstFit,
+    "ffd": h.FirstFitDecreasing,
+    "bfd": h.BestFitDecreasing,
+    "dot": h.DotProduct,
+    "l2": h.L2Norm,
+    "k8s-least": h.K8sLeastAllocated,
+    "k8s-most": h.K8sMostAllocated,
+    "k8s-balanced": h.K8sBalancedAllocation,
+    "k8s-rtcr": h.K8sRequestedToCapacityRatio,
+    "greedy": h.Greedy,
+    "random": h.RandomFit,
+    "alignment": h.Alignment,
+    "weighted": h.WeightedScore,
+}
+"""Stable policy names and their classes."""
+
+DEFAULT_COMPARE = ("ff", "bf", "bf-bottleneck", "wf", "ffd", "bfd", "dot", "l2", "k8s-least", "k8s-most",
+                   "k8s-balanced", "k8s-rtcr", "greedy", "random", "alignment")
+"""The policies ``vbp compare`` runs by default (every heuristic)."""
+
+_LOADERS: dict[str, Callable[[Path], Policy]] = {}
+
+
+def register_loader(suffix: str, fn: Callable[[Path], Policy]) -> None:
+    """Let :func:`get_policy` open files ending in ``suffix`` (e.g. ``".json"``) with ``fn(path)``."""
+    _LOADERS[suffix.lower() if suffix.startswith(".") else f".{suffix.lower()}"] = fn
+
+
+def get_policy(name: str, **params: Any) -> Policy:
+    """A fresh policy by name (or a policy file with a registered loader).
+
+    Args:
+        name: one of :data:`POLICIES`, or a path whose suffix has a loader.
+        **params: keyword arguments of the policy class (e.g. ``open_first=True``).
+
+    Raises:
+        InputError: unknown name, a file without a loader, or bad parameters.
+    """
+    if name in POLICIES:
+        try:
+            return POLICIES[name](**params)
+        except TypeError as e:
+            raise input_error("policy", name, f"bad parameters {sorted(params)}: {e}") from None
+    p = Path(name)
+    suffix = p.suffix.lower()
+    if suffix:
+        if suffix in _LOADERS:
+            if not p.is_file():
+                raise input_error(name, "", "no such policy file")
+            return _LOADERS[suffix](p)
+        raise input_error(name, "", f"no loader for {suffix!r} policy files (known: "
+                          f"{sorted(_LOADERS) or 'none'})")
+    raise input_error("policy", name, f"unknown policy; known: {', '.join(POLICIES)}")
+
+
+def parse_policy_list(text: str) -> list[str]:
+    """Split ``"ff,bf, wf"`` into names; checks each (raises InputError listing the unknown ones)."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    problems = [n for n in names if n not in POLICIES and Path(n).suffix.lower() not in _LOADERS]
+    if problems:
+        raise input_error("--policies", ",".join(problems),
+                          f"unknown policy; known: {', '.join(POLICIES)}")
+    if not names:
+        raise input_error("--policies", "", "no policy named")
+    return names
+
+
+__all__ = ["DEFAULT_COMPARE", "POLICIES", "get_policy", "parse_policy_list", "register_loader"]
