@@ -156,8 +156,7 @@ def _read_apps(path: Path, view: str) -> tuple[list[str], np.ndarray]:
         curves.append(row["cpu_curve"])
         curves.append(row["mem_curve"])
         scalars.append([v for v in vals if v is not None])
-    rd.raise_if_bad()
-    n = len(names)
+    n = len(names)  # rows with problems are left out; their problems are raised below
     try:
         cm = np.array("|".join(curves).split("|"), dtype=np.float64).reshape(n, 2, T)
     except ValueError:
