@@ -1,0 +1,161 @@
+"""Column generation: hand-computed optima, the LP bound against optimum and volume, Caprara-Toth."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from packing.checker import check
+from packing.errors import InputError
+from packing.model import App, HostType, Instance, Rule
+from solvers.colgen import colgen_bound, solve_colgen
+from solvers.pulp_model import solve_pulp
+
+H = HostType("h", (10, 10), 10)
+
+
+def cases() -> list[tuple[str, Instance, float]]:
+    """(name, instance, optimum) computed by hand (the same as in test_pulp.py)."""
+    return [
+        ("anti_affinity", Instance("aa", ("cpu", "mem"), (H,),
+                                   (App("a", (1, 1), 6, max_per_host=2),)), 3),
+        ("exclusion", Instance("ex", ("cpu", "mem"), (H,),
+                               (App("a", (5, 5), 2), App("b", (1, 1), 2)),
+                               exclusions=(("a", "b"),)), 2),
+        ("rule", Instance("ru", ("cpu", "mem"), (H,),
+                          (App("a", (1, 1), 1), App("b", (1, 1), 5)),
+                          rules=(Rule("a", "b", 2),)), 2),
+        ("two_resources", Instance("tr", ("cpu", "mem"), (HostType("h", (10, 10), 12),),
+                                   (App("a", (6, 3), 10), App("b", (3, 6), 10))), 10),
+        ("cost", Instance("co", ("cpu", "mem"),
+                          (HostType("big", (10, 10), 3, cost=3.0),
+                           HostType("small", (5, 5), 2, cost=1.0)),
+                          (App("a", (5, 5), 2), App("b", (4, 4), 1))), 4.0),
+        ("gpu", Instance("gp", ("cpu",),
+                         (HostType("g", (100,), 4, gpus=2, gpu_capacity=(1000,)),),
+                         (App("s", (1,), 3, gpu_cards=1, gpu_per_card=(600,)),
+                          App("t", (1,), 2, gpu_cards=1, gpu_per_card=(400,)),
+                          App("w", (1,), 1, gpu_cards=1, gpu_whole=True)),
+                         gpu_resources=("gpu_milli",)), 2),
+    ]
+
+
+# the LP bound of the cost case is 3.5: two small hosts take a and a, half a big host (a, a)
+# covers b fractionally; the optimum 4 needs a proof the LP cannot give
+LP_GAP = {"cost": 3.5}
+
+
+@pytest.mark.parametrize("name,inst,opt", cases(), ids=[c[0] for c in cases()])
+def test_hand_computed_optimum(name: str, inst: Instance, opt: float) -> None:
+    r = solve_colgen(inst, time_limit=20, workers=1)
+    assert r.status == ("feasible" if name in LP_GAP else "optimal"), r
+    assert r.objective == pytest.approx(opt)
+    assert r.lower_bound == pytest.approx(LP_GAP.get(name, opt))
+    assert r.placement is not None
+    assert check(inst, r.placement, require_all=True) == []
+
+
+def test_lp_bound_beats_volume_when_two_resources_bind() -> None:
+    # (6,3) and (3,6) on (10,10): volume 90/10 = 9 hosts, but a host holds at most one of
+    # each, so every pattern covers at most 2 of the 20 containers: LP = 10
+    inst = cases()[3][1]
+    b = colgen_bound(inst, time_limit=20)
+    assert b.converged
+    assert b.lp_value == pytest.approx(10.0)
+    assert b.bound == 10
+    volume = max(inst.demand.T @ inst.counts / 10.0)
+    assert volume == pytest.approx(9.0)
+
+
+def test_cost_bound_is_fractional() -> None:
+    # a=(6,6) fits only a big host (cost 3), with at most 2 of b; the third b takes half of
+    # a small host (cost 1, holds 2 b): LP = 3.5 (not rounded for costs), optimum 4
+    inst = Instance("cb", ("cpu", "mem"),
+                    (HostType("big", (10, 10), 2, cost=3.0), HostType("small", (5, 5), 2, cost=1.0)),
+                    (App("a", (6, 6), 1), App("b", (2, 2), 3)))
+    b = colgen_bound(inst, time_limit=20)
+    assert b.converged
+    assert b.bound == pytest.approx(3.5)
+    r = solve_colgen(inst, time_limit=20, workers=1)
+    assert r.objective == 4 and 3.5 - 1e-9 <= r.lower_bound <= 4  # cheap cost bound may prove 4
+
+
+def test_deployed_is_unsupported() -> None:
+    with pytest.raises(InputError, match="not supported"):
+        solve_colgen(cases()[0][1], objective="deployed")
+
+
+def test_infeasible() -> None:
+    inst = Instance("in", ("cpu", "mem"), (HostType("h", (10, 10), 3),),
+                    (App("a", (11, 1), 1), App("b", (1, 1), 1)))
+    r = solve_colgen(inst, time_limit=10, workers=1)
+    assert r.status == "infeasible"
+    assert r.placement is None
+
+
+def test_truncated_run_still_gives_a_valid_bound() -> None:
+    rng = np.random.default_rng(3)
+    apps = tuple(App(f"a{i}", (int(rng.integers(5, 40)), int(rng.integers(5, 40))), 3)
+                 for i in range(30))
+    inst = Instance("tl", ("cpu", "mem"), (HostType("h", (100, 100), 90),), apps)
+    full = colgen_bound(inst, time_limit=30)
+    short = colgen_bound(inst, time_limit=0.05)
+    assert full.converged
+    assert short.lp_bound <= full.lp_value + 1e-6
+    assert short.bound <= full.bound
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.data())
+def test_lp_bound_between_volume_and_optimum(data: st.DataObject) -> None:
+    n_apps = data.draw(st.integers(1, 3))
+    apps = tuple(
+        App(f"a{i}", (data.draw(st.integers(1, 9)), data.draw(st.integers(1, 9))),
+            data.draw(st.integers(1, 3)), max_per_host=data.draw(st.none() | st.integers(1, 2)))
+        for i in range(n_apps))
+    excl = ((("a0", "a1"),) if n_apps > 1 and data.draw(st.booleans()) else ())
+    inst = Instance("r", ("cpu", "mem"), (HostType("h", (10, 10), 9),), apps, exclusions=excl)
+    b = colgen_bound(inst, time_limit=20)
+    ref = solve_pulp(inst, time_limit=20, workers=1)
+    assert ref.status == "optimal"
+    assert b.converged
+    volume = float(max(inst.demand.T @ inst.counts / 10.0))
+    assert volume - 1e-6 <= b.lp_value <= ref.objective + 1e-6
+    assert b.bound <= ref.objective
+
+
+CT = ["CL_1_25_1.vbp", "CL_2_25_1.vbp", "CL_10_24_1.vbp"]
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("name", CT)
+def test_caprara_toth_gilmore_gomory_bound(shared_data: Path, name: str) -> None:
+    from packing.loaders import load_any
+
+    folder = shared_data / "caprara-toth-2d"
+    with open(folder / "optimal_values.csv", encoding="utf-8") as f:
+        ref = {r["instance"]: r for r in csv.DictReader(f)}[name]
+    inst = load_any(folder / "instances" / name)
+    b = colgen_bound(inst, time_limit=30)
+    published = float(ref["lp_bound_gilmore_gomory"])
+    assert b.converged
+    assert abs(b.lp_value - published) <= 1e-2
+    assert b.bound == math.ceil(published - 1e-6)
+    assert b.bound <= int(ref["opt_bins"])
+
+
+@pytest.mark.shared_data
+def test_caprara_toth_solved(shared_data: Path) -> None:
+    from packing.loaders import load_any
+
+    folder = shared_data / "caprara-toth-2d"
+    inst = load_any(folder / "instances" / "CL_2_25_1.vbp")
+    r = solve_colgen(inst, time_limit=20, workers=1)
+    assert r.placement is not None and check(inst, r.placement, require_all=True) == []
+    assert r.status == "optimal" and r.objective == 13

@@ -1,0 +1,103 @@
+"""The PuLP/CBC aggregated model: hand-computed optima, infeasibility, the deployed objective."""
+
+from __future__ import annotations
+
+import pytest
+
+from packing.checker import check
+from packing.model import App, HostType, Instance, Rule
+from solvers.pulp_model import build_model, solve_pulp
+
+H = HostType("h", (10, 10), 10)
+
+
+def cases() -> list[tuple[str, Instance, float]]:
+    """(name, instance, optimum) computed by hand."""
+    return [
+        ("anti_affinity", Instance("aa", ("cpu", "mem"), (H,),
+                                   (App("a", (1, 1), 6, max_per_host=2),)), 3),
+        # a's fill one host exactly; b may not join them
+        ("exclusion", Instance("ex", ("cpu", "mem"), (H,),
+                               (App("a", (5, 5), 2), App("b", (1, 1), 2)),
+                               exclusions=(("a", "b"),)), 2),
+        # a host running a takes at most 2 of b: 5 b need a second host
+        ("rule", Instance("ru", ("cpu", "mem"), (H,),
+                          (App("a", (1, 1), 1), App("b", (1, 1), 5)),
+                          rules=(Rule("a", "b", 2),)), 2),
+        # (6,3) and (3,6): each host holds at most one of each: 10 hosts, volume says 9
+        ("two_resources", Instance("tr", ("cpu", "mem"), (HostType("h", (10, 10), 12),),
+                                   (App("a", (6, 3), 10), App("b", (3, 6), 10))), 10),
+        # small hosts hold one container; only 2 of them: big(a, a) + small(b) = 3 + 1
+        ("cost", Instance("co", ("cpu", "mem"),
+                          (HostType("big", (10, 10), 3, cost=3.0),
+                           HostType("small", (5, 5), 2, cost=1.0)),
+                          (App("a", (5, 5), 2), App("b", (4, 4), 1))), 4.0),
+        # shares of 600 need a card each, 400s pair with them, the whole card takes one: 2 hosts
+        ("gpu", Instance("gp", ("cpu",),
+                         (HostType("g", (100,), 4, gpus=2, gpu_capacity=(1000,)),),
+                         (App("s", (1,), 3, gpu_cards=1, gpu_per_card=(600,)),
+                          App("t", (1,), 2, gpu_cards=1, gpu_per_card=(400,)),
+                          App("w", (1,), 1, gpu_cards=1, gpu_whole=True)),
+                         gpu_resources=("gpu_milli",)), 2),
+    ]
+
+
+@pytest.mark.parametrize("name,inst,opt", cases(), ids=[c[0] for c in cases()])
+def test_hand_computed_optimum(name: str, inst: Instance, opt: float) -> None:
+    r = solve_pulp(inst, time_limit=20, workers=1)
+    assert r.status == "optimal", r
+    assert r.objective == pytest.approx(opt)
+    assert r.lower_bound == pytest.approx(opt)
+    assert r.placement is not None
+    assert check(inst, r.placement, require_all=True) == []
+
+
+def test_bound_read_from_cbc(monkeypatch: pytest.MonkeyPatch) -> None:
+    import solvers.pulp_model as pm
+
+    monkeypatch.setattr(pm, "cheap_lower_bound", lambda inst, kind: (0.0, "none"))
+    inst = cases()[3][1]
+    r = solve_pulp(inst, time_limit=20, workers=1)
+    assert r.proofs["bound"] == "cbc"
+    assert r.lower_bound == 10 and r.status == "optimal"
+
+
+def test_infeasible() -> None:
+    inst = Instance("in", ("cpu", "mem"), (HostType("h", (10, 10), 3),),
+                    (App("a", (11, 1), 1), App("b", (1, 1), 1)))
+    r = solve_pulp(inst, time_limit=10, workers=1)
+    assert r.status == "infeasible"
+    assert r.placement is None
+    assert r.reason
+
+
+def test_deployed_maximises_placed_containers() -> None:
+    # one host: a + b = (9, 9) places 2, three b = (9, 9) place 3, a alone fits 1
+    inst = Instance("de", ("cpu", "mem"), (HostType("h", (10, 10), 1),),
+                    (App("a", (6, 6), 1), App("b", (3, 3), 3)))
+    r = solve_pulp(inst, time_limit=10, workers=1, objective="deployed")
+    assert r.status == "optimal"
+    assert r.objective == 3
+    assert r.lower_bound == 3  # the proven upper bound for a maximisation
+    assert r.placement is not None
+    assert check(inst, r.placement) == []
+
+
+def test_deployed_with_rules_needs_the_solver() -> None:
+    # two hosts; <a, b, 0> both ways; a=(6,6) x2, b=(5,5) x3, c=(4,4) x2:
+    # best: host1 a+c (10,10), host2 b+b (10,10) -> 4 placed; 5 is impossible by volume per host
+    inst = Instance("dr", ("cpu", "mem"), (HostType("h", (10, 10), 2),),
+                    (App("a", (6, 6), 2), App("b", (5, 5), 3), App("c", (4, 4), 2)),
+                    exclusions=(("a", "b"),))
+    r = solve_pulp(inst, time_limit=10, workers=1, objective="deployed")
+    assert r.status == "optimal"
+    assert r.objective == 4
+    assert r.placement is not None and check(inst, r.placement) == []
+
+
+def test_build_model_variables_only_where_allowed() -> None:
+    inst = Instance("bm", ("cpu", "mem"), (HostType("h", (10, 10), 2),),
+                    (App("a", (6, 6), 1), App("b", (11, 1), 1)), rules=(Rule("a", "b", 0),))
+    m = build_model(inst, objective="hosts")
+    assert set(m.x) == {(0, 0), (0, 1)}  # b fits nowhere: no variables
+    assert set(m.y) == {0, 1}
