@@ -29,7 +29,10 @@ Constraints:
     first-fit placement, with the model's (still valid) bound.
 
 Symmetry breaking among the identical hosts of one type: ``y`` non-increasing and the load of the
-most loaded resource non-increasing. The cheap lower bound is a constraint on ``sum y`` (or the
+most loaded resource non-increasing. When every app has a single container (classic vector bin
+packing, e.g. Caprara-Toth), the stronger item ordering replaces load ordering: with items ranked
+by decreasing size, the item of rank ``i`` may only use the first ``i + 1`` hosts of each type
+(hosts relabelled by their highest-ranked item). The cheap lower bound is a constraint on ``sum y`` (or the
 cost). Only hosts up to an upper bound exist: per type ``min(count, floor(UB / cost))`` where ``UB``
 is first fit's objective (any better solution fits in them). First fit's placement is given as a
 complete hint.
@@ -112,6 +115,28 @@ class CpsatModel:
     exact_scaling: bool = True
     cost_scale: int = 1
     lower_bound: float = 0.0
+    item_rank: np.ndarray | None = None
+
+
+def _item_rank(inst: Instance) -> np.ndarray | None:
+    """Rank of each app by decreasing size when every app has one container, else ``None``."""
+    if not inst.n_apps or np.any(inst.counts != 1):
+        return None
+    top = inst.type_capacity.max(axis=0)
+    rel = inst.demand / np.where(top > 0, top, 1.0)
+    order = np.lexsort((np.arange(inst.n_apps), -rel.sum(axis=1), -rel.max(axis=1)))
+    rank = np.empty(inst.n_apps, dtype=np.int64)
+    rank[order] = np.arange(inst.n_apps)
+    return rank
+
+
+def _local_index(hosts: np.ndarray, t_of: np.ndarray) -> np.ndarray:
+    """Index of each model host among the model hosts of its type, shape ``(m,)``."""
+    local = np.zeros(len(hosts), dtype=np.int64)
+    for t in np.unique(t_of):
+        js = np.flatnonzero(t_of == t)
+        local[js] = np.arange(len(js))
+    return local
 
 
 def model_hosts(instance: Instance, kind: Objective, upper: float | None) -> np.ndarray:
@@ -195,6 +220,12 @@ def build_model(
     cm = CpsatModel(model, kind, hosts, lower_bound=lower_bound)
     ub = _upper_counts(inst, hosts)  # (A, m)
     t_of = inst.host_type_of[hosts]
+    rank = _item_rank(inst)
+    if rank is not None:
+        # every app is one item: item of rank i only on the first i + 1 hosts of each type
+        local = _local_index(hosts, t_of)
+        ub[local[None, :] > rank[:, None]] = 0
+        cm.item_rank = rank
 
     # integer scaling
     n_r = inst.n_resources
@@ -262,7 +293,7 @@ def build_model(
     _gpu_constraints(inst, cm, ub, gpu_exact)
 
     # symmetry breaking among identical hosts of a type
-    load_r = _sym_resource(inst, dem, cap)
+    load_r = _sym_resource(inst, dem, cap) if rank is None else None
     for j in range(m - 1):
         if t_of[j] != t_of[j + 1]:
             continue
@@ -379,7 +410,12 @@ def _add_hint(inst: Instance, cm: CpsatModel, hint: Greedy, dem: np.ndarray,
     for t in np.unique(t_of):
         js = np.flatnonzero(t_of == t)
         hs = hosts[js]
-        order = np.lexsort((hs, -on[hs], -load[hs]))
+        if cm.item_rank is not None:
+            first = np.full(inst.n_hosts, inst.n_apps, dtype=np.int64)
+            np.minimum.at(first, host_of[placed], cm.item_rank[apps[placed]])
+            order = np.lexsort((hs, first[hs]))
+        else:
+            order = np.lexsort((hs, -on[hs], -load[hs]))
         for j_new, h_old in zip(js, hs[order], strict=True):
             remap[int(h_old)] = int(j_new)
     counts: dict[tuple[int, int], int] = {}
@@ -478,6 +514,7 @@ def solve_cpsat(
     callback: ProgressCallback | None = None,
     hint: Placement | None = None,
     lower_bound: float | None = None,
+    start: Greedy | None = None,
 ) -> SolveResult:
     """Solve with the aggregated CP-SAT model.
 
@@ -490,6 +527,7 @@ def solve_cpsat(
         callback: receives a :class:`Progress` on every improving solution.
         hint: a placement to start from (used if it places at least as much as first fit).
         lower_bound: an extra proven bound to add as a constraint (e.g. column generation's).
+        start: a first-fit result already computed for this objective (saves recomputing it).
 
     Returns:
         The result; the placement is not yet checked (:func:`solvers.solve` checks it).
@@ -498,7 +536,7 @@ def solve_cpsat(
     inst = instance
     kind = resolve_objective(inst, objective)
     history: list[Progress] = []
-    greedy = ffd(inst, kind)
+    greedy = start if start is not None and start.kind == kind else ffd(inst, kind)
     if hint is not None:
         g2 = _greedy_from_placement(inst, hint, kind)
         if g2 is not None and (g2.placed, -g2.objective) >= (greedy.placed, -greedy.objective):

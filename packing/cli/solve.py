@@ -1,0 +1,97 @@
+"""``vbp solve``: solve an instance exactly (or as well as the time allows), with a proven bound."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import click
+
+from packing.cli.common import load_any
+from packing.errors import InputError, Problem
+from packing.model import Instance
+
+METHOD_NAMES = ("auto", "cpsat", "pulp", "colgen")
+
+
+def _load(path: str) -> Instance:
+    if path == "sigma":
+        from packing.builtin import builtin_instance
+
+        return builtin_instance("sigma")
+    return load_any(path)
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    return f"{x:g}"
+
+
+@click.command()
+@click.argument("path", metavar="FILE")
+@click.option("--method", type=click.Choice(METHOD_NAMES), default="auto", show_default=True,
+              help="Solver method.")
+@click.option("--time-limit", type=click.FloatRange(min=0.0, min_open=True), default=60.0,
+              show_default=True, help="Wall-time budget in seconds.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Worker threads.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option("--objective", type=click.Choice(["hosts", "cost", "deployed"]), default=None,
+              help="What to optimise [default: cost if any host type is priced, else hosts].")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
+              help="Write the placement to this file (JSON or YAML by extension).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
+          objective: str | None, as_json: bool, out: str | None, quiet: bool) -> None:
+    """Solve FILE (an instance file, a .vbp file, a data-set folder, or the word `sigma`).
+
+    The instance is solved offline (all containers at once, ignoring an initial snapshot and
+    request times). Prints status, objective, proven bound, gap, time and method; progress goes
+    to stderr. Exit status: 0 with a placement, 1 when infeasible or nothing was found.
+    """
+    from solvers import available
+    from solvers import solve as run
+    from solvers.result import Progress
+
+    inst = _load(path)
+    if not available(method):
+        raise InputError([Problem("<options>", "--method",
+                                  f"method {method!r} is not available in this installation")])
+
+    def progress(p: Progress) -> None:
+        if not quiet:
+            click.echo(f"[{p.seconds:7.2f}s] {p.method:<7} objective {_fmt(p.objective):>8}  "
+                       f"bound {_fmt(p.bound):>8}  {p.message}", err=True)
+
+    res = run(inst, method, time_limit=time_limit, workers=workers, seed=seed,
+              objective=objective, callback=progress)
+    if out is not None and res.placement is not None:
+        from packing.io import save_placement
+
+        save_placement(res.placement, inst, out)
+    if as_json:
+        doc = {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+               for k, v in res.to_dict().items()}  # JSON has no infinity: null
+        click.echo(json.dumps(doc))
+    else:
+        gap = res.gap
+        click.echo(f"instance   {inst.name} ({inst.n_apps} apps, {inst.n_containers} containers, "
+                   f"{inst.n_hosts} hosts)")
+        click.echo(f"status     {res.status}")
+        click.echo(f"objective  {_fmt(res.objective)} ({res.objective_kind})")
+        click.echo(f"hosts      {res.hosts if res.hosts is not None else '-'}")
+        click.echo(f"bound      {_fmt(res.lower_bound)}")
+        click.echo(f"gap        {'-' if gap is None else f'{100 * gap:.2f}%'}")
+        click.echo(f"time       {res.seconds:.2f} s")
+        proofs = ", ".join(f"{k} by {v}" for k, v in res.proofs.items())
+        click.echo(f"method     {res.method}" + (f" ({proofs})" if proofs else ""))
+        if res.reason:
+            click.echo(f"reason     {res.reason}")
+        if out is not None and res.placement is not None:
+            click.echo(f"placement  {out}")
+    if res.placement is None:
+        raise SystemExit(1)
