@@ -23,7 +23,8 @@ WEIGHTED     ``w . (-sum resid, -max resid, dot, open, -spread)`` (see ``Weighte
 ===========  ==============================================================
 
 Among hosts with no container, only the first of each host type is scored: the others of that type are
-identical, and ties go to the lowest index anyway, so the result is exactly the same as scoring them all.
+identical, and ties go to the lowest index anyway. Hosts that cannot take even the smallest demand of any
+app are skipped. The result is exactly the same as scoring every host (tested against the numpy path).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def rule_tables(state: ClusterState) -> tuple[np.ndarray, ...]:
     return tuple(out)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
               out_ptr, out_cols, out_k):  # pragma: no cover - compiled
     for r in range(demand.shape[1]):
@@ -85,7 +86,7 @@ def _feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _score(kind, params, h, a, demand, capacity, used, is_open):  # pragma: no cover - compiled
     n_r = demand.shape[1]
     if kind == FF:
@@ -133,40 +134,24 @@ def _score(kind, params, h, a, demand, capacity, used, is_open):  # pragma: no c
             + params[3] * (1.0 if is_open else 0.0) + params[4] * -spread)
 
 
-@numba.njit(cache=True)
-def _decide(kind, params, open_first, a, demand, capacity, used, count, n_on, col, cap,
-            in_ptr, in_cols, in_k, out_ptr, out_cols, out_k, host_type, seen):  # pragma: no cover
-    n_h = capacity.shape[0]
-    seen[:] = False
-    best = -1
-    best_s = -np.inf
-    best_open = False
-    for h in range(n_h):
-        is_open = n_on[h] > 0
-        if not is_open:
-            t = host_type[h]
-            if seen[t]:
-                continue
-            seen[t] = True
-        if open_first and best_open and not is_open:
-            continue
-        if not _feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
-                         out_ptr, out_cols, out_k):
-            continue
-        s = _score(kind, params, h, a, demand, capacity, used, is_open)
-        if s != s:  # NaN never wins
-            s = -np.inf
-        if best < 0:
-            better = True
-        elif open_first and is_open and not best_open:
-            better = True
-        else:
-            better = s > best_s
-        if better:
-            best = h
-            best_s = s
-            best_open = is_open
-    return best
+@numba.njit(cache=True, inline="always")
+def _better(open_first, h, s, is_open, best, best_s, best_open):  # pragma: no cover - compiled
+    if best < 0:
+        return True
+    if open_first and is_open != best_open:
+        return is_open
+    if s > best_s:
+        return True
+    return s == best_s and h < best
+
+
+@numba.njit(cache=True, inline="always")
+def _can_take_any(h, dmin, capacity, used):  # pragma: no cover - compiled
+    """False only if no container of any app can fit on ``h`` (some resource lacks even ``dmin``)."""
+    for r in range(dmin.shape[0]):
+        if not _fits(used[h, r] + dmin[r], capacity[h, r]):
+            return False
+    return True
 
 
 @numba.njit(cache=True)
@@ -177,25 +162,77 @@ def run_episode(kind, params, open_first, seq, demand, capacity, used, count, n_
 
     ``seq`` holds app indices, shape ``(n,)``; ``host_out[t]`` receives the host (or -1: rejected) and
     ``hosts_used_out[t]`` the hosts in use after step t, both shape ``(n,)``.
+
+    Candidates per decision are the hosts in use that can still take the smallest demand of any app
+    (loads only grow here, so a host that cannot is dropped for good) and, per host type, the
+    lowest-index unused host. Ties break explicitly to the lowest index, so the result equals scoring
+    every host in index order.
     """
-    seen = np.zeros(n_types, dtype=np.bool_)
+    n_h = capacity.shape[0]
+    n_r = demand.shape[1]
+    dmin = np.empty(n_r)
+    for r in range(n_r):
+        dmin[r] = demand[:, r].min()
+    active = np.empty(n_h, dtype=np.int64)
+    n_active = 0
+    next_empty = np.full(n_types, n_h, dtype=np.int64)
     n_used = 0
-    for h in range(n_on.shape[0]):
+    for h in range(n_h):
         if n_on[h] > 0:
             n_used += 1
+            if _can_take_any(h, dmin, capacity, used):
+                active[n_active] = h
+                n_active += 1
+        elif next_empty[host_type[h]] == n_h:
+            next_empty[host_type[h]] = h
     for t in range(seq.shape[0]):
         a = seq[t]
-        h = _decide(kind, params, open_first, a, demand, capacity, used, count, n_on, col, cap,
-                    in_ptr, in_cols, in_k, out_ptr, out_cols, out_k, host_type, seen)
+        best = -1
+        best_s = -np.inf
+        best_open = False
+        for i in range(n_active + n_types):
+            if i < n_active:
+                h = active[i]
+            else:
+                h = next_empty[i - n_active]
+                if h >= n_h:
+                    continue
+            is_open = n_on[h] > 0
+            if open_first and best_open and not is_open:
+                continue
+            if not _feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
+                             out_ptr, out_cols, out_k):
+                continue
+            s = _score(kind, params, h, a, demand, capacity, used, is_open)
+            if s != s:  # NaN never wins
+                s = -np.inf
+            if _better(open_first, h, s, is_open, best, best_s, best_open):
+                best = h
+                best_s = s
+                best_open = is_open
+        h = best
         host_out[t] = h
         if h >= 0:
-            for r in range(demand.shape[1]):
+            for r in range(n_r):
                 used[h, r] += demand[a, r]
             if col[a] >= 0:
                 count[h, col[a]] += 1
             if n_on[h] == 0:
                 n_used += 1
+                active[n_active] = h
+                n_active += 1
+                ty = host_type[h]
+                nxt = h + 1
+                while nxt < n_h and (host_type[nxt] != ty or n_on[nxt] > 0):
+                    nxt += 1
+                next_empty[ty] = nxt
             n_on[h] += 1
+            if not _can_take_any(h, dmin, capacity, used):
+                for i in range(n_active):
+                    if active[i] == h:
+                        active[i] = active[n_active - 1]
+                        n_active -= 1
+                        break
         hosts_used_out[t] = n_used
 
 
@@ -240,6 +277,8 @@ def episode(state: ClusterState, seq: np.ndarray, kind: int, params: np.ndarray,
     n = len(seq)
     host_out = np.empty(n, dtype=np.int64)
     used_out = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return host_out, used_out
     count = state.count.astype(np.int64)
     run_episode(kind, np.ascontiguousarray(params, dtype=np.float64), open_first,
                 np.ascontiguousarray(seq, dtype=np.int64), np.ascontiguousarray(inst.demand),
