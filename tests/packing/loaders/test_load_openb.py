@@ -3,6 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from packing.checker import check
 from packing.errors import InputError
@@ -176,3 +178,42 @@ def test_full_data_set(shared_data):
     assert (s["hosts"], s["gpus"], s["containers"], s["requests"]) == (1523, 6212, 8152, 8152)
     gpu = load_any(shared_data / "alibaba-gpu-v2023" / "csv", nodes="gpu", pods="multigpu50")
     assert (gpu.n_hosts, gpu.n_containers) == (1213, 9061)
+
+
+# ------------------------------------------------------------------------------------------------
+_pod = st.tuples(
+    st.sampled_from([1000, 4000, 8000]), st.sampled_from([2048, 16384]),
+    st.sampled_from([(0, 0), (1, 250), (1, 500), (1, 1000), (2, 1000), (8, 1000)]),
+    st.sampled_from(["", "T4", "G2|T4"]), st.integers(0, 5), st.one_of(st.none(), st.integers(5, 9)),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(pods=st.lists(_pod, min_size=1, max_size=25))
+def test_pods_random(tmp_path_factory, pods):
+    d = tmp_path_factory.mktemp("openb")
+    (d / "openb_node_list_all_node.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\n"
+                                                    "n0,96000,393216,8,G2\n")
+    rows = [f"p{i},{c},{m},{ng},{gm if ng else 0},{spec if ng else ''},LS,Running,{t},"
+            f"{'' if e is None else e},"
+            for i, (c, m, (ng, gm), spec, t, e) in enumerate(pods)]
+    (d / "openb_pod_list_r.csv").write_text(",".join(
+        ["name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos",
+         "pod_phase", "creation_time", "deletion_time", "scheduled_time"]) + "\n"
+        + "\n".join(rows) + "\n")
+    inst = load_openb(d, pods="r")
+    assert inst.n_containers == len(pods) == len(inst.requests)
+    # requests are the pods in stable creation order, each mapped to an app of its exact shape
+    order = sorted(range(len(pods)), key=lambda i: pods[i][4])
+    for q, i in zip(inst.requests, order, strict=True):
+        c, m, (ng, gm), spec, t, e = pods[i]
+        a = _app(inst, q.app)
+        assert (q.time, q.end) == (t, e)
+        assert a.demand == (c, m) and a.gpu_cards == ng
+        if ng:
+            assert a.gpu_whole == (gm == 1000)
+            assert a.gpu_per_card == (() if gm == 1000 else (gm,))
+            assert a.gpu_models == tuple(s for s in spec.split("|") if s)
+    # one app per distinct shape
+    shapes = {(c, m, ng, gm, spec if ng else "") for c, m, (ng, gm), spec, _, _ in pods}
+    assert inst.n_apps == len(shapes)
