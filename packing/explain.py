@@ -129,8 +129,8 @@ def explain_infeasibility(instance: Instance) -> list[str]:
             else:
                 most = int(m[i].max())
                 out.append(f"app {app.name!r}: {app.count} containers, at most {most} per host "
-                           f"(cap {cap} and host capacity), on the {hosts_ok} hosts that can "
-                           f"run it need more hosts than exist")
+                           f"(by its cap {cap}, host capacity and GPU cards) need more than the "
+                           f"{hosts_ok} hosts that can run it")
     lb = lower_bounds(inst)
     if lb.clique > inst.n_hosts and len(lb.clique_apps) > 1 and not nowhere:
         names = ", ".join(repr(a) for a in lb.clique_apps)

@@ -1,0 +1,101 @@
+"""ClusterState: the mask agrees with the checker, and place/remove are inverse."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from strategies import instance_and_placement
+
+from packing.checker import check
+from packing.feasibility import ClusterState, fits, over_cap, rule_broken
+from packing.model import UNPLACED, App, HostType, Instance, Placement
+
+
+def cards_list(inst: Instance, p: Placement) -> list[tuple[int, ...]]:
+    return [p.cards_of(a.name, j) for a in inst.apps for j in range(a.count)]
+
+
+def feasible_part(inst: Instance, p: Placement) -> Placement:
+    """Unplace every container on a host with a violation (host violations are local)."""
+    while True:
+        bad = {v.host for v in check(inst, p) if v.host is not None}
+        if not bad:
+            return p
+        hosts = {a: tuple(UNPLACED if h in bad else h for h in hs) for a, hs in p.hosts.items()}
+        gpus = {a: tuple(() if hosts[a][j] == UNPLACED else c for j, c in enumerate(cs))
+                for a, cs in p.gpus.items()}
+        p = Placement(hosts, gpus)
+
+
+def with_one_more(inst: Instance, p: Placement, app: int, j: int, h: int, cards) -> Placement:
+    name = inst.apps[app].name
+    hosts = dict(p.hosts)
+    hosts[name] = tuple(h if i == j else x for i, x in enumerate(hosts[name]))
+    gpus = dict(p.gpus)
+    if inst.apps[app].gpu_cards:
+        old = list(gpus.get(name, ((),) * inst.apps[app].count))
+        old[j] = tuple(cards)
+        gpus[name] = tuple(old)
+    return Placement(hosts, gpus)
+
+
+@settings(max_examples=150, deadline=None)
+@given(instance_and_placement())
+def test_mask_agrees_with_checker(ip) -> None:
+    inst, p = ip
+    p = feasible_part(inst, p)
+    host_of = p.host_array(inst)
+    st = ClusterState.from_placement(inst, host_of, cards_list(inst, p))
+    for a, app in enumerate(inst.apps):
+        free = [j for j in range(app.count) if p.hosts[app.name][j] == UNPLACED]
+        if not free:
+            continue
+        mask = st.mask(a)
+        for h in range(inst.n_hosts):
+            n_cards = int(inst.host_gpus[h])
+            choices = itertools.combinations(range(n_cards), app.gpu_cards) if app.gpu_cards \
+                else [()]
+            ok = any(check(inst, with_one_more(inst, p, a, free[0], h, cs)) == []
+                     for cs in choices)
+            assert bool(mask[h]) == ok, (app.name, h)
+            if ok and app.gpu_cards:  # the cards the state picks are a feasible choice
+                cs = st.choose_cards(a, h)
+                assert check(inst, with_one_more(inst, p, a, free[0], h, cs)) == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(instance_and_placement())
+def test_place_then_remove_restores_state(ip) -> None:
+    inst, p = ip
+    host_of = p.host_array(inst)
+    cards = cards_list(inst, p)
+    full = ClusterState.from_placement(inst, host_of, cards)
+    st = ClusterState(inst)
+    for j, h in enumerate(host_of):
+        if h != UNPLACED:
+            st.place(int(inst.container_app[j]), int(h), cards[j])
+    assert np.allclose(st.used, full.used) and np.array_equal(st.count, full.count)
+    assert np.allclose(st.card_used, full.card_used)
+    for j, h in enumerate(host_of):
+        if h != UNPLACED:
+            st.remove(int(inst.container_app[j]), int(h), cards[j])
+    empty = ClusterState(inst)
+    assert np.array_equal(st.used, empty.used) and np.array_equal(st.count, empty.count)
+    assert np.array_equal(st.card_used, empty.card_used)
+
+
+def test_predicates() -> None:
+    assert fits(10.0, 10.0) and fits(10.0 + 1e-12, 10.0) and not fits(10.1, 10.0)
+    assert list(fits(np.array([1.0, 3.0]), np.array([2.0, 2.0]))) == [True, False]
+    assert over_cap(3, 2) and not over_cap(2, 2)
+    assert rule_broken(1, 2, 1) and not rule_broken(0, 5, 0) and not rule_broken(1, 1, 1)
+
+
+def test_mask_hand_case() -> None:
+    inst = Instance("m", ("cpu",), (HostType("h", (4.0,), 3),),
+                    (App("a", (3.0,), 1), App("b", (1.0,), 2, max_per_host=1)),
+                    exclusions=(("a", "b"),))
+    st = ClusterState.from_placement(inst, np.array([0, 1, UNPLACED]))
+    assert list(st.mask(1)) == [False, False, True]  # host 0 runs a, host 1 has b at its cap

@@ -1,0 +1,76 @@
+"""Metrics: the Sigma article's numbers, EADE-DDPG definitions by hand, GPU resources."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from packing.metrics import compute_metrics, host_utilisation
+from packing.model import UNPLACED, App, HostType, Instance, Placement
+
+
+def sigma_like(n_hosts_used: int) -> tuple[Instance, Placement]:
+    inst = Instance("s", ("cpu", "mem"), (HostType("h", (96.0, 512.0), 20),),
+                    (App("a", (4.0, 8.0), 340),))
+    per = -(-340 // n_hosts_used)
+    return inst, Placement({"a": tuple(min(i // per, n_hosts_used - 1) for i in range(340))})
+
+
+def test_sigma_article_allocation_rates() -> None:
+    m = compute_metrics(*sigma_like(15))
+    assert m.hosts_used == 15 and m.deployed == 340 and m.unplaced == 0
+    assert m.sigma_allocation["cpu"] == pytest.approx(1360 / 1440)  # 94.44%
+    assert round(100 * m.sigma_allocation_bottleneck, 2) == 94.44
+    m20 = compute_metrics(*sigma_like(20))
+    assert round(100 * m20.sigma_allocation["cpu"], 2) == 70.83
+    # allocation over all 20 hosts does not depend on how many are used
+    assert m.allocation["cpu"] == pytest.approx(m20.allocation["cpu"]) == pytest.approx(1360 / 1920)
+    assert m.sigma_allocation_mean == pytest.approx((1360 / 1440 + 2720 / 7680) / 2)
+
+
+def test_eade_ddpg_cluster_metrics_by_hand() -> None:
+    inst = Instance("c", ("cpu", "mem"), (
+        HostType("x", (10.0, 10.0), 2, cost=2.0, cluster="east"),
+        HostType("y", (10.0, 20.0), 1, cluster="west")),
+        (App("a", (5.0, 2.0), 3), App("b", (1.0, 10.0), 1)))
+    p = Placement({"a": (0, 0, 2), "b": (UNPLACED,)})
+    m = compute_metrics(inst, p)
+    u_east = ((10 / 20) + (4 / 20)) / 2  # 0.35
+    u_west = ((5 / 10) + (2 / 20)) / 2  # 0.3
+    assert m.cluster_utilisation == pytest.approx({"east": u_east, "west": u_west})
+    f = ((1 - 10 / 20) + (1 - 4 / 20) + (1 - 5 / 10) + (1 - 2 / 20)) / 2
+    assert m.fragmentation == pytest.approx(f)
+    mean = (u_east + u_west) / 2
+    assert m.load_variance == pytest.approx(((u_east - mean) ** 2 + (u_west - mean) ** 2) / 2)
+    assert (m.hosts_used, m.total_cost, m.deployed, m.unplaced) == (2, 3.0, 3, 1)
+    # explicit clusters: one cluster -> no variance
+    one = compute_metrics(inst, p, clusters=[0, 0, 0])
+    assert one.load_variance == 0.0 and list(one.cluster_utilisation) == ["0"]
+    with pytest.raises(ValueError):
+        compute_metrics(inst, p, clusters=[0, 0])
+    d = m.to_dict()
+    assert d["hosts_used"] == 2 and d["sigma_allocation"]["mem"] == pytest.approx(6 / 30)
+
+
+def test_gpu_resources_are_metrics_resources() -> None:
+    inst = Instance("g", ("cpu",), (HostType("g", (10.0,), 2, gpus=2, gpu_capacity=(1000.0,)),),
+                    (App("w", (1.0,), 1, gpu_cards=1, gpu_whole=True),
+                     App("s", (1.0,), 1, gpu_cards=1, gpu_per_card=(250.0,))),
+                    gpu_resources=("gpu_milli",))
+    p = Placement({"w": (0,), "s": (0,)}, {"w": ((0,),), "s": ((1,),)})
+    m = compute_metrics(inst, p)
+    assert m.sigma_allocation["gpu_milli"] == pytest.approx(1250 / 2000)
+    assert m.allocation["gpu_milli"] == pytest.approx(1250 / 4000)
+
+
+def test_host_utilisation_shape_and_values() -> None:
+    inst, p = sigma_like(15)
+    u = host_utilisation(inst, p)
+    assert u.shape == (20, 2)
+    assert u[0, 0] == pytest.approx(23 * 4 / 96) and np.all(u[15:] == 0)
+
+
+def test_empty_placement() -> None:
+    inst, _ = sigma_like(15)
+    m = compute_metrics(inst, Placement.empty(inst))
+    assert (m.hosts_used, m.deployed, m.sigma_allocation_bottleneck) == (0, 0, 0.0)
