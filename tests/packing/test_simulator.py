@@ -199,6 +199,7 @@ def test_fast_mask_equals_cluster_state_mask(inst: Instance, data: st.DataObject
     # load the hosts with a random (not necessarily feasible) set of containers
     for _ in range(data.draw(st.integers(0, 8))):
         if inst.n_hosts and inst.n_apps:
-            state.place(data.draw(st.integers(0, inst.n_apps - 1)), data.draw(st.integers(0, inst.n_hosts - 1)))
+            app = data.draw(st.integers(0, inst.n_apps - 1))
+            state.place(app, data.draw(st.integers(0, inst.n_hosts - 1)))
     for app in range(inst.n_apps):
         assert np.array_equal(kernels.fast_mask(state, app), state.mask(app))
