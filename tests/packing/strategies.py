@@ -132,7 +132,8 @@ def placements(draw: Any, inst: Instance, *, bad: bool = False, p_unplaced: floa
                         max_size=app.gpu_cards, unique=True)))))
                 else:
                     cs.append(())
-            gpus[app.name] = tuple(cs)
+            if cs:  # files drop empty card lists, so keep the placement canonical
+                gpus[app.name] = tuple(cs)
     if bad and draw(st.integers(0, 9)) == 0:
         hosts["ghost"] = (0,)
     return Placement(hosts, gpus)

@@ -1,0 +1,114 @@
+"""Instance and placement files: exact round trips, clear errors, atomic saves."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from strategies import instance_and_placement, instances
+
+from packing.errors import InputError
+from packing.io import (
+    load_instance,
+    load_placement,
+    save_instance,
+    save_placement,
+)
+
+GOOD = {
+    "name": "g", "resources": ["cpu", "mem"],
+    "host_types": [{"name": "h", "capacity": [8, 16], "count": 2}],
+    "apps": [{"name": "a", "demand": [1, 2], "count": 2}, {"name": "b", "demand": [1, 1],
+                                                          "count": 1}],
+    "rules": [["a", "b", 0]],
+}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(inst=instances(initial=True, requests=True))
+def test_round_trip(tmp_path: Path, inst) -> None:
+    for ext in ("json", "yaml"):
+        path = tmp_path / f"i.{ext}"
+        save_instance(inst, path)
+        assert load_instance(path) == inst
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ip=instance_and_placement())
+def test_placement_round_trip(tmp_path: Path, ip) -> None:
+    inst, p = ip
+    for ext in ("json", "yml"):
+        path = tmp_path / f"p.{ext}"
+        save_placement(p, inst, path)
+        q = load_placement(path, inst)
+        assert dict(q.hosts) == dict(p.hosts)
+        assert {a: c for a, c in q.gpus.items() if c} == {a: c for a, c in p.gpus.items() if c}
+
+
+def problems(path: Path) -> list:
+    with pytest.raises(InputError) as e:
+        load_instance(path)
+    assert e.value.problems and all(p.source == str(path) for p in e.value.problems)
+    return e.value.problems
+
+
+def write(tmp_path: Path, name: str, doc) -> Path:
+    p = tmp_path / name
+    p.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return p
+
+
+def test_malformed_json(tmp_path: Path) -> None:
+    (p,) = problems(write(tmp_path, "bad.json", '{"name": "x",\n "apps": [}'))
+    assert "line 2" in p.field and "malformed JSON" in p.reason
+
+
+def test_malformed_yaml(tmp_path: Path) -> None:
+    (p,) = problems(write(tmp_path, "bad.yaml", "name: x\napps: [a, b\nfoo: : :\n"))
+    assert "line" in p.field and "malformed YAML" in p.reason
+
+
+def test_negative_demand(tmp_path: Path) -> None:
+    doc = json.loads(json.dumps(GOOD))
+    doc["apps"][0]["demand"] = [1, -2]
+    (p,) = problems(write(tmp_path, "neg.json", doc))
+    assert p.field == "apps[0] (a).demand[1]" and "negative" in p.reason
+
+
+def test_unknown_app_in_rule(tmp_path: Path) -> None:
+    doc = json.loads(json.dumps(GOOD))
+    doc["rules"].append(["a", "zz", 1])
+    (p,) = problems(write(tmp_path, "rule.json", doc))
+    assert p.field == "rules[1].b" and "'zz'" in p.reason
+
+
+def test_wrong_vector_length(tmp_path: Path) -> None:
+    doc = json.loads(json.dumps(GOOD))
+    doc["host_types"][0]["capacity"] = [8]
+    (p,) = problems(write(tmp_path, "len.json", doc))
+    assert p.field == "host_types[0] (h).capacity" and "expected 2" in p.reason
+
+
+def test_all_problems_are_reported(tmp_path: Path) -> None:
+    doc = json.loads(json.dumps(GOOD))
+    doc["apps"][0]["demand"] = [1, -2]
+    doc["rules"].append(["a", "zz", 1])
+    assert len(problems(write(tmp_path, "two.json", doc))) == 2
+
+
+def test_good_file_loads(tmp_path: Path) -> None:
+    inst = load_instance(write(tmp_path, "good.json", GOOD))
+    assert (inst.n_apps, inst.n_containers, inst.n_hosts) == (2, 3, 2)
+
+
+def test_failed_save_leaves_old_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "keep.json", GOOD)
+    before = path.read_text()
+    inst = load_instance(path)
+    bad = inst.replace(meta={"x": object()})  # not JSON-serialisable: the save fails
+    with pytest.raises(TypeError):
+        save_instance(bad, path)
+    assert path.read_text() == before
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["keep.json"]  # no temp file left
