@@ -74,9 +74,10 @@ class LowerBounds:
         return self.best > self.n_hosts
 
 
-def _slack(c: np.ndarray | float) -> np.ndarray | float:
+def _slack(c: np.ndarray | float) -> np.ndarray:
     """Capacity plus twice the feasibility tolerance, so bounds never exceed what fits."""
-    return c + 2 * TOL * np.maximum(1.0, np.abs(c))
+    a = np.asarray(c, dtype=np.float64)
+    return a + 2 * TOL * np.maximum(1.0, np.abs(a))
 
 
 def per_host_max(instance: Instance) -> np.ndarray:
@@ -246,7 +247,8 @@ def lower_bounds(instance: Instance) -> LowerBounds:
     cap_b = int(weight.max()) if inst.n_apps else 0
     cap_app = inst.apps[int(np.argmax(weight))].name if cap_b > 0 else None
     # cliques
-    clique, clique_apps, exact = (0, (), True)
+    clique, exact = 0, True
+    clique_apps: tuple[str, ...] = ()
     if inst.n_apps:
         clique, clique_apps, exact = _clique_bound(inst, weight)
         clique = min(clique, infeasible)

@@ -287,9 +287,8 @@ def generate_random_packed(
         nxt = tmp.offsets[:-1].copy()
         for h, host in enumerate(planted_hosts):
             for a in host:
-                i = new_of[a]
-                host_of[nxt[i]] = h
-                nxt[i] += 1
+                host_of[nxt[new_of[a]]] = h
+                nxt[new_of[a]] += 1
         ref = k
         meta["planted_optimum"] = k
     else:
