@@ -62,11 +62,14 @@ class Arrivals(NamedTuple):
         app: app index per arrival, shape ``(n,)``.
         time: arrival time per slot, shape ``(n,)``, non-decreasing.
         duration: how long each arrival's container stays, shape ``(n,)`` (``inf``: it stays).
+        request: the request (deployment) each arrival belongs to, shape ``(n,)``; without requests
+            every arrival is its own request.
     """
 
     app: np.ndarray
     time: np.ndarray
     duration: np.ndarray
+    request: np.ndarray
 
 
 class Trajectory(NamedTuple):
@@ -155,7 +158,7 @@ def arrivals(instance: Instance) -> Arrivals:
     if inst.requests:
         idx = inst.app_index
         reqs = sorted(enumerate(inst.requests), key=lambda p: (p[1].time, p[0]))
-        apps, times, durs = [], [], []
+        apps, times, durs, blocks = [], [], [], []
         problems = []
         for i, q in reqs:
             if q.app not in idx:
@@ -167,36 +170,55 @@ def arrivals(instance: Instance) -> Arrivals:
             apps += [idx[q.app]] * q.count
             times += [float(q.time)] * q.count
             durs += [d] * q.count
+            blocks += [i] * q.count
         if problems:
             from packing.errors import InputError
 
             raise InputError(problems)
         return Arrivals(_ro(np.array(apps, dtype=np.int64)), _ro(np.array(times, dtype=np.float64)),
-                        _ro(np.array(durs, dtype=np.float64)))
+                        _ro(np.array(durs, dtype=np.float64)), _ro(np.array(blocks, dtype=np.int64)))
     placed = np.zeros(inst.n_containers, dtype=bool)
     if inst.initial is not None:
         placed = inst.initial.host_array(inst) != UNPLACED
     apps_arr = inst.container_app[~placed].astype(np.int64)
     n = len(apps_arr)
-    return Arrivals(_ro(apps_arr), _ro(np.arange(n, dtype=np.float64)), _ro(np.full(n, np.inf)))
+    return Arrivals(_ro(apps_arr), _ro(np.arange(n, dtype=np.float64)), _ro(np.full(n, np.inf)),
+                    _ro(np.arange(n, dtype=np.int64)))
 
 
-def sample_orders(instance: Instance, k: int, seed: int = 0, *, include_own: bool = True
-                  ) -> list[np.ndarray]:
+def sample_orders(instance: Instance, k: int, seed: int = 0, *, include_own: bool = True,
+                  unit: str = "request") -> list[np.ndarray]:
     """``k`` arrival orders: the instance's own order first (if ``include_own``), then seeded shuffles.
 
-    The same ``(instance, k, seed)`` always gives the same orders, so every policy can be evaluated on
-    the same orders (common random numbers). Each order has shape ``(n_arrivals,)``.
+    With ``unit="request"`` (default) whole requests are shuffled — a deployment of ``count`` containers
+    stays together, as deployments arrive in a real cluster; with ``unit="container"`` single containers
+    are. Without requests both are the same. The same ``(instance, k, seed, unit)`` always gives the same
+    orders, so every policy is evaluated on the same orders (common random numbers).
+
+    Returns:
+        ``k`` permutations of the arrivals, each of shape ``(n_arrivals,)``.
     """
     if k < 1:
         raise ValueError("k must be at least 1")
-    n = len(arrivals(instance).app)
+    if unit not in ("request", "container"):
+        raise ValueError(f"unit must be 'request' or 'container', got {unit!r}")
+    arr = arrivals(instance)
+    n = len(arr.app)
     rng = np.random.default_rng(seed)
     out: list[np.ndarray] = []
     if include_own:
         out.append(np.arange(n, dtype=np.int64))
+    blocks = arr.request if unit == "request" else np.arange(n)
+    ids, first = np.unique(blocks, return_index=True)
+    ids = ids[np.argsort(first)]  # blocks in their own order
+    members = [np.flatnonzero(blocks == b) for b in ids] if unit == "request" else None
     while len(out) < k:
-        out.append(rng.permutation(n).astype(np.int64))
+        if members is None:
+            out.append(rng.permutation(n).astype(np.int64))
+        else:
+            perm = rng.permutation(len(members))
+            out.append(np.concatenate([members[i] for i in perm] or [np.zeros(0, np.int64)]).astype(
+                np.int64))
     return out
 
 

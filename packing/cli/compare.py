@@ -1,0 +1,161 @@
+"""``vbp compare``: every online policy against the solver's optimum and bound, on the same orders."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from packing.cli.simulate import load_target
+from packing.model import Instance
+
+
+@dataclass(frozen=True)
+class Row:
+    """One policy's line of the table."""
+
+    name: str
+    hosts_mean: float
+    hosts_min: int
+    hosts_max: int
+    cost_mean: float
+    allocation_rate: float
+    rejected_mean: float
+    gap: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of the row."""
+        return {"name": self.name, "hosts_mean": self.hosts_mean, "hosts_min": self.hosts_min,
+                "hosts_max": self.hosts_max, "cost_mean": self.cost_mean,
+                "allocation_rate": _num(self.allocation_rate), "rejected_mean": self.rejected_mean,
+                "gap": _num(self.gap)}
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(float(x), 6)
+
+
+def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit: float, seed: int,
+                quiet: bool = True) -> tuple[Any, list[Row], Any]:
+    """Solve ``inst`` and evaluate every policy on the same ``orders``.
+
+    Returns:
+        ``(solve_result, rows, samples_by_policy)``.
+    """
+    from tqdm import tqdm
+
+    from packing.metrics import compute_metrics
+    from packing.simulator import evaluate, sample_orders
+    from policies.registry import get_policy
+    from solvers import solve
+
+    if not quiet:
+        click.echo(f"solving {inst.name} (auto, up to {time_limit:g} s)...", err=True)
+    res = solve(inst, "auto", time_limit=time_limit, seed=seed)
+    by_cost = res.objective_kind == "cost"
+    ords = sample_orders(inst, orders, seed)
+    rows: list[Row] = []
+    samples: dict[str, Any] = {}
+    with tqdm(total=len(policy_names) * orders, desc="simulating", unit="run", file=sys.stderr,
+              disable=quiet, leave=False) as bar:
+        for name in policy_names:
+            s = evaluate(get_policy(name), inst, ords, seed=seed, progress=bar.update)
+            samples[name] = s
+            alloc = [compute_metrics(inst, r.placement).sigma_allocation_bottleneck for r in s.results]
+            cost = sum(r.cost for r in s.results) / orders
+            value = cost if by_cost else s.mean
+            gap = None
+            if res.objective is not None and res.objective > 0 and res.objective_kind != "deployed":
+                gap = (value - res.objective) / res.objective
+            rows.append(Row(s.policy, s.mean, s.min, s.max, cost, float(sum(alloc) / len(alloc)),
+                            float(s.rejected.mean()), gap))
+    return res, rows, samples
+
+
+@click.command()
+@click.argument("path", metavar="[FILE]", required=False)
+@click.option("--policies", "policy_list", default=None,
+              help="Comma-separated policy names [default: every heuristic].")
+@click.option("--orders", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Arrival orders per policy: the instance's own order, then seeded shuffles.")
+@click.option("--time-limit", type=click.FloatRange(min=0.0, min_open=True), default=20.0,
+              show_default=True, help="Solver budget in seconds.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the orders, policies, solver.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Write a plot: hosts per policy with the optimum and bound, and per-host use.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+def compare(path: str | None, policy_list: str | None, orders: int, time_limit: float, seed: int,
+            as_json: bool, plot: str | None, quiet: bool) -> None:
+    """Compare online policies with the optimum on FILE (default: the built-in `sigma` instance).
+
+    FILE is an instance file, a .vbp file, a data-set folder or a built-in name. Every policy replays the
+    same orders (common random numbers); the same seed gives the same table. Hosts are counted at the end
+    of each run; the optimum is the offline solve of all containers at once.
+    """
+    from policies.registry import DEFAULT_COMPARE, parse_policy_list
+
+    names = parse_policy_list(policy_list) if policy_list else list(DEFAULT_COMPARE)
+    inst = load_target(path)
+    res, rows, samples = run_compare(inst, names, orders, time_limit, seed, quiet=quiet or as_json)
+    if plot is not None:
+        from packing.metrics import host_utilisation
+        from packing.plots import plot_compare
+
+        pick = "bf" if "bf" in samples else names[0]
+        run = samples[pick].results[0]
+        util = host_utilisation(inst, run.placement)[_used(inst, run.placement)]
+        plot_compare(plot, [r.name for r in rows], [r.hosts_mean for r in rows],
+                     [r.hosts_min for r in rows], [r.hosts_max for r in rows],
+                     optimum=res.hosts if res.objective_kind == "hosts" else None,
+                     bound=res.lower_bound if res.objective_kind == "hosts" else None,
+                     utilisation=util, resources=inst.resources,
+                     utilisation_title=f"{samples[pick].policy}, own order: per-host utilisation",
+                     title=f"{inst.name}: hosts used over {orders} orders")
+    opt = {"status": res.status, "objective": _num(res.objective), "lower_bound": _num(res.lower_bound),
+           "objective_kind": res.objective_kind, "hosts": res.hosts}
+    if as_json:
+        click.echo(json.dumps({"instance": inst.name, "orders": orders, "seed": seed, "optimum": opt,
+                               "policies": [r.to_dict() for r in rows]}))
+        return
+    _table(inst, res, rows, orders, seed)
+    if plot is not None:
+        click.echo(f"plot written to {plot}")
+
+
+def _used(inst: Instance, placement: Any) -> Any:
+    import numpy as np
+
+    h = placement.host_array(inst)
+    used = np.zeros(inst.n_hosts, dtype=bool)
+    used[h[h >= 0]] = True
+    return used
+
+
+def _table(inst: Instance, res: Any, rows: list[Row], orders: int, seed: int) -> None:
+    kind = res.objective_kind
+    click.echo(f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
+               f"{orders} order(s) (own order first), seed {seed}")
+    head = f"{'policy':<16}{'hosts mean':>11}{'min':>6}{'max':>6}{'alloc rate':>12}{'gap':>9}{'rejected':>10}"
+    click.echo(head)
+    click.echo("-" * len(head))
+    obj = "-" if res.objective is None else f"{res.objective:g}"
+    what = "" if kind == "hosts" else f" ({kind})"
+    opt_alloc = ""
+    if res.placement is not None:
+        from packing.metrics import compute_metrics
+
+        opt_alloc = f"{100 * compute_metrics(inst, res.placement).sigma_allocation_bottleneck:.2f}%"
+    click.echo(f"{'optimum':<16}{obj + what:>11}{'':>6}{'':>6}{opt_alloc:>12}{'':>9}{'':>10}"
+               f"   {res.status}, bound {res.lower_bound:g}")
+    click.echo("-" * len(head))
+    for r in rows:
+        gap = "-" if r.gap is None else f"{100 * r.gap:+.1f}%"
+        click.echo(f"{r.name:<16}{r.hosts_mean:>11.2f}{r.hosts_min:>6}{r.hosts_max:>6}"
+                   f"{100 * r.allocation_rate:>11.2f}%{gap:>9}{r.rejected_mean:>10.1f}")
+    if any(r.rejected_mean for r in rows):
+        click.echo("note: some policies rejected containers; their host counts cover fewer containers.")

@@ -1,0 +1,96 @@
+"""``vbp simulate``: replay an instance's arrivals with one online policy."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import click
+
+from packing.errors import InputError, Problem
+from packing.model import Instance
+
+
+def load_target(path: str | None) -> Instance:
+    """The instance named on the command line: a file or folder, or a built-in name (default sigma)."""
+    from pathlib import Path
+
+    from packing.builtin import BUILTIN_NAMES, builtin_instance
+    from packing.cli.common import load_any
+
+    if path is None:
+        return builtin_instance("sigma")
+    if path in BUILTIN_NAMES and not Path(path).exists():
+        return builtin_instance(path)
+    return load_any(path)
+
+
+def _num(x: float) -> float | None:
+    return None if not math.isfinite(x) else round(x, 6)
+
+
+@click.command()
+@click.argument("path", metavar="FILE")
+@click.option("--policy", "policy_name", default="bf", show_default=True,
+              help="Policy name (ff, bf, bf-bottleneck, wf, ffd, bfd, dot, l2, k8s-least, k8s-most, "
+                   "k8s-balanced, k8s-rtcr, greedy, random, alignment) or a policy file.")
+@click.option("--orders", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Arrival orders: the instance's own order, then seeded shuffles.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the orders and the policy.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Write the placement of the first order's run (JSON or YAML by extension).")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Plot hosts in use and allocation over the first order's run.")
+def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool, out: str | None,
+             plot: str | None) -> None:
+    """Replay FILE's arrivals (a file, a data-set folder, or `sigma`) with one policy."""
+    from packing.metrics import compute_metrics
+    from packing.simulator import evaluate, sample_orders
+    from policies.registry import get_policy
+
+    if out is not None and not out.lower().endswith((".json", ".yaml", ".yml")):
+        raise InputError([Problem("<options>", "--out", "expected a .json, .yaml or .yml file name")])
+    inst = load_target(path)
+    policy = get_policy(policy_name)
+    samples = evaluate(policy, inst, sample_orders(inst, orders, seed), seed=seed)
+    runs = []
+    for i, r in enumerate(samples.results):
+        m = compute_metrics(inst, r.placement)
+        d = r.summary()
+        d.update(order=i, allocation_rate=_num(m.sigma_allocation_bottleneck))
+        runs.append(d)
+    first = samples.results[0]
+    if out is not None:
+        from packing.io import save_placement
+
+        save_placement(first.placement, inst, out)
+    if plot is not None:
+        from packing.plots import plot_trajectory
+
+        tr = first.trajectory
+        plot_trajectory(plot, tr.time, tr.hosts_used, tr.allocation, inst.resources,
+                        title=f"{inst.name}: {samples.policy}, own order")
+    if as_json:
+        click.echo(json.dumps({"instance": inst.name, "policy": samples.policy, "orders": orders,
+                               "seed": seed, "hosts_mean": samples.mean, "hosts_min": samples.min,
+                               "hosts_max": samples.max, "runs": runs}))
+        return
+    click.echo(f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
+               f"policy {samples.policy}, {orders} order(s), seed {seed}")
+    click.echo(f"{'order':>5} {'hosts':>6} {'peak':>5} {'alloc':>7} {'placed':>7} {'rejected':>8} "
+               f"{'delayed':>7} {'waiting':>7}")
+    for d in runs:
+        alloc = "-" if d["allocation_rate"] is None else f"{100 * d['allocation_rate']:.2f}%"
+        click.echo(f"{d['order']:>5} {d['hosts_used']:>6} {d['peak_hosts']:>5} {alloc:>7} {d['placed']:>7} "
+                   f"{d['rejected']:>8} {d['delayed']:>7} {d['waiting']:>7}")
+    if orders > 1:
+        click.echo(f"hosts: mean {samples.mean:.2f}, min {samples.min}, max {samples.max}, "
+                   f"range {samples.range}")
+    if first.n_rejected:
+        by_app = ", ".join(f"{a} x{n}" for a, n in first.rejected_by_app(inst).items())
+        click.echo(f"rejected in the first order: {by_app}")
+    if out is not None:
+        click.echo(f"placement written to {out}")
+    if plot is not None:
+        click.echo(f"plot written to {plot}")

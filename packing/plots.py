@@ -1,0 +1,130 @@
+"""Plots of comparisons and runs (matplotlib with the Agg back-end; imported only when plotting).
+
+The functions only draw what they are given: the numbers come from :mod:`packing.simulator`,
+:mod:`packing.metrics` and the solvers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_compare(path: str | Path, names: Sequence[str], hosts_mean: Sequence[float],
+                 hosts_min: Sequence[float], hosts_max: Sequence[float], *,
+                 optimum: float | None = None, bound: float | None = None,
+                 utilisation: np.ndarray | None = None, resources: Sequence[str] = (),
+                 utilisation_title: str = "", title: str = "") -> Path:
+    """Hosts per policy (mean with min-max whiskers, optimum and bound as lines), and per-host use.
+
+    Args:
+        path: output image file (PNG, SVG, PDF by extension).
+        names: policy names, length ``n_policies``.
+        hosts_mean: mean hosts used per policy, shape ``(n_policies,)``.
+        hosts_min: fewest hosts per policy, shape ``(n_policies,)``.
+        hosts_max: most hosts per policy, shape ``(n_policies,)``.
+        optimum: the solver's best host count (drawn as a line).
+        bound: the proven lower bound (drawn as a dashed line).
+        utilisation: per-host utilisation of one run, shape ``(n_used_hosts, n_resources)``; drawn
+            as a second panel when given.
+        resources: resource names for the legend, length ``n_resources``.
+        utilisation_title: title of the second panel.
+        title: figure title.
+
+    Returns:
+        The path written.
+    """
+    plt = _pyplot()
+    two = utilisation is not None and len(utilisation) > 0
+    fig, axes = plt.subplots(1, 2 if two else 1, figsize=(13 if two else 8, 4.8), squeeze=False)
+    ax = axes[0, 0]
+    x = np.arange(len(names))
+    mean = np.asarray(hosts_mean, dtype=float)
+    err = np.vstack([mean - np.asarray(hosts_min, float), np.asarray(hosts_max, float) - mean])
+    ax.bar(x, mean, yerr=err, capsize=3, color="#4C72B0", label="policy (mean, min-max)")
+    if optimum is not None:
+        ax.axhline(optimum, color="#C44E52", lw=2, label=f"optimum {optimum:g}")
+    if bound is not None and bound != optimum:
+        ax.axhline(bound, color="#55A868", lw=1.5, ls="--", label=f"lower bound {bound:g}")
+    ax.set_xticks(x)
+    ax.set_xticklabels(names, rotation=45, ha="right")
+    ax.set_ylabel("hosts used")
+    ax.set_title(title or "hosts per policy")
+    lo = min([*(np.asarray(hosts_min, float)), optimum or np.inf, bound or np.inf])
+    if np.isfinite(lo):
+        ax.set_ylim(max(0.0, lo * 0.8), None)
+    ax.legend(loc="upper left", fontsize=8)
+    if two:
+        assert utilisation is not None
+        ax2 = axes[0, 1]
+        u = np.asarray(utilisation, dtype=float)
+        order = np.argsort(-u.max(axis=1), kind="stable")
+        width = 0.8 / u.shape[1]
+        for r in range(u.shape[1]):
+            label = resources[r] if r < len(resources) else f"r{r}"
+            ax2.bar(np.arange(len(u)) + r * width, u[order, r], width=width, label=label)
+        ax2.axhline(1.0, color="k", lw=0.8)
+        ax2.set_xlabel("used hosts (fullest first)")
+        ax2.set_ylabel("utilisation")
+        ax2.set_title(utilisation_title or "per-host utilisation")
+        ax2.legend(fontsize=8)
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def plot_trajectory(path: str | Path, time: np.ndarray, hosts_used: np.ndarray,
+                    allocation: np.ndarray, resources: Sequence[str] = (), title: str = "") -> Path:
+    """Hosts in use and allocation rate over one simulated run.
+
+    Args:
+        path: output image file.
+        time: decision times, shape ``(n_steps,)``.
+        hosts_used: hosts in use after each decision, shape ``(n_steps,)``.
+        allocation: allocation per resource over used hosts, shape ``(n_steps, n_resources)``.
+        resources: resource names, length ``n_resources``.
+        title: figure title.
+
+    Returns:
+        The path written.
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    steps = np.arange(len(time))
+    ax.step(steps, hosts_used, where="post", color="#4C72B0", label="hosts in use")
+    ax.set_xlabel("decision")
+    ax.set_ylabel("hosts in use")
+    ax2 = ax.twinx()
+    a = np.asarray(allocation, dtype=float).reshape(len(time), -1)
+    for r in range(a.shape[1]):
+        ax2.plot(steps, a[:, r], lw=1, label=f"allocation {resources[r] if r < len(resources) else r}")
+    ax2.set_ylim(0, 1.05)
+    ax2.set_ylabel("allocation rate (used hosts)")
+    lines = ax.get_legend_handles_labels()
+    lines2 = ax2.get_legend_handles_labels()
+    ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="lower right", fontsize=8)
+    ax.set_title(title)
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+__all__ = ["plot_compare", "plot_trajectory"]
