@@ -1,0 +1,57 @@
+"""The solver targets of issue 3, measured (2 cores).
+
+1. The built-in Sigma instance proven optimal in under 1 s.
+2. ``generate_random(300 apps, 5000 containers, binding="cpu", seed=1)`` proven optimal within 30 s.
+3. ``generate_random(300 apps, 5000 containers, binding="two", seed=1)``: gap <= 0.5 % within 60 s.
+
+Usage: ``python benchmarks/bench_solver_targets.py [--method auto] [--only 1,2,3] [--seed 1]``.
+Exits 1 if a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--method", default="auto")
+    ap.add_argument("--only", default="1,2,3")
+    ap.add_argument("--seed", type=int, default=1, help="generator seed of targets 2 and 3")
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args(argv)
+    from packing.builtin import builtin_instance
+    from packing.generators.random import generate_random
+    from solvers import solve
+
+    targets = {
+        "1": ("sigma", lambda: builtin_instance("sigma"), 1.0, "optimal", 0.0),
+        "2": ("5000 containers, cpu binding",
+              lambda: generate_random(300, 5000, binding="cpu", seed=args.seed), 30.0,
+              "optimal", 0.0),
+        "3": ("5000 containers, two binding",
+              lambda: generate_random(300, 5000, binding="two", seed=args.seed), 60.0,
+              "gap", 0.005),
+    }
+    missed = 0
+    for key in args.only.split(","):
+        name, make, limit, goal, gap_goal = targets[key]
+        inst = make()
+        t0 = time.perf_counter()
+        res = solve(inst, args.method, time_limit=limit, workers=args.workers)
+        secs = time.perf_counter() - t0
+        gap = res.gap if res.gap is not None else float("inf")
+        ok = (res.status == "optimal" and secs <= limit) if goal == "optimal" else (
+            gap <= gap_goal and secs <= limit + 2)
+        missed += not ok
+        print(f"[{'ok' if ok else 'MISSED'}] {name}: {inst.n_apps} apps, {inst.n_containers} "
+              f"containers, {inst.n_hosts} hosts -> {res.status}, objective {res.objective}, "
+              f"bound {res.lower_bound}, gap {100 * gap:.2f}%, {secs:.2f} s (limit {limit:g} s), "
+              f"proofs {res.proofs}", flush=True)
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
