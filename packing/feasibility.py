@@ -14,6 +14,7 @@ no special case: the card fits it only when empty, and nothing fits on it afterw
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -23,21 +24,19 @@ TOL = 1e-9
 """Relative tolerance of capacity comparisons (absolute for capacities below 1)."""
 
 
-def fits(load: np.ndarray | float, capacity: np.ndarray | float) -> np.ndarray | bool:
-    """True where ``load`` is within ``capacity`` (elementwise, with :data:`TOL`)."""
-    return load <= capacity + TOL * np.maximum(1.0, np.abs(capacity))  # type: ignore[no-any-return]
+def fits(load: Any, capacity: Any) -> Any:
+    """True where ``load`` is within ``capacity`` (elementwise on arrays or scalars, with :data:`TOL`)."""
+    return load <= capacity + TOL * np.maximum(1.0, np.abs(capacity))
 
 
-def over_cap(count: np.ndarray | int, cap: np.ndarray | int) -> np.ndarray | bool:
-    """True where a per-host count exceeds the anti-affinity cap."""
-    return count > cap  # type: ignore[no-any-return]
+def over_cap(count: Any, cap: Any) -> Any:
+    """True where a per-host count exceeds the anti-affinity cap (elementwise)."""
+    return count > cap
 
 
-def rule_broken(
-    count_a: np.ndarray | int, count_b: np.ndarray | int, k: np.ndarray | int
-) -> np.ndarray | bool:
-    """True where rule ``<A, B, k>`` is broken: the host runs A and more than ``k`` of B."""
-    return (count_a > 0) & (count_b > k)  # type: ignore[no-any-return]
+def rule_broken(count_a: Any, count_b: Any, k: Any) -> Any:
+    """True where rule ``<A, B, k>`` is broken: the host runs A and more than ``k`` of B (elementwise)."""
+    return (count_a > 0) & (count_b > k)
 
 
 class ClusterState:
@@ -210,8 +209,8 @@ class ClusterState:
         return self.n_on > 0
 
     @classmethod
-    def from_placement(cls, instance: Instance, host_of: np.ndarray, cards_of: Sequence[
-            tuple[int, ...]] | None = None) -> ClusterState:
+    def from_placement(cls, instance: Instance, host_of: np.ndarray,
+                       cards_of: Sequence[tuple[int, ...]] | None = None) -> ClusterState:
         """The state a placement produces (no checks: use :func:`packing.checker.check`).
 
         Args:
@@ -234,7 +233,7 @@ class ClusterState:
             for j in np.flatnonzero(valid & (instance.gpu_cards[apps] > 0)):
                 host = int(host_of[j])
                 load = st.card_load(int(apps[j]), host)
-                for g in cards_of[j]:
+                for g in cards_of[int(j)]:
                     if 0 <= g < instance.max_gpus:
                         st.card_used[host, g] += load
         return st

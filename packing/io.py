@@ -336,7 +336,9 @@ def _app(r: _Reader, raw: Any, f: str, resources: Sequence[str], gpu_res: Sequen
     mph = o.get("max_per_host")
     if mph is not None:
         mph = r.integer(mph, f"{f}.max_per_host")
-    cards, per_card, whole, models = 0, (), False, ()
+    cards, whole = 0, False
+    per_card: tuple[float, ...] = ()
+    models: tuple[str, ...] = ()
     g = o.get("gpu")
     if g is not None:
         go = r.obj(g, f"{f}.gpu")

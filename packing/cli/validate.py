@@ -21,12 +21,9 @@ def validate(path: str, placement_path: str | None, require_all: bool) -> None:
     """Validate PATH (and a placement). Exit 0 if valid, 2 with one line per problem otherwise."""
     inst = load_any(path)
     problems: list[str] = []
-    try:
-        from packing.explain import explain_infeasibility
-    except ImportError:  # pragma: no cover - explain is part of the package
-        explain_infeasibility = None
-    if explain_infeasibility is not None:
-        problems += [f"{path}: infeasible: {r}" for r in explain_infeasibility(inst)]
+    from packing.explain import explain_infeasibility
+
+    problems += [f"{path}: infeasible: {r}" for r in explain_infeasibility(inst)]
     if placement_path is not None:
         pl = load_placement(placement_path, inst)
         problems += [f"{placement_path}: {v}" for v in check(inst, pl, require_all=require_all)]

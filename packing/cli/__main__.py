@@ -1,0 +1,5 @@
+"""``python -m packing.cli`` runs the ``vbp`` command."""
+
+from packing.cli import main
+
+main()
