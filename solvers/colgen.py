@@ -1,6 +1,6 @@
 """Column generation (Gilmore–Gomory) over placement patterns: the strong LP bound, and solutions.
 
-Master LP (solved with scipy's bundled HiGHS, ``linprog(method="highs")``)::
+Master LP (OR-Tools GLOP, columns added in place so each solve starts from the last basis)::
 
     min  sum_p cost[t(p)] * lam[p]
     s.t. sum_p n[p, a] * lam[p] >= count[a]         for every app a        (duals pi >= 0)
@@ -105,46 +105,58 @@ def _unsupported(kind: str) -> InputError:
 
 
 class _Master:
-    """The restricted master LP over the column pool."""
+    """The restricted master LP over the column pool (OR-Tools GLOP, columns added in place)."""
 
     def __init__(self, instance: Instance, cost: np.ndarray, limit: np.ndarray) -> None:
+        from ortools.linear_solver import pywraplp
+
         self.inst = instance
         self.cost = cost  # (n_types,)
         self.limit = limit  # (n_types,) host count usable per type
         self.cols: list[Column] = []
         self.keys: set[tuple[int, bytes]] = set()
         self.big = 10.0 * float(max(cost.max(initial=1.0), 1.0)) * max(1, instance.n_containers)
+        lp = pywraplp.Solver.CreateSolver("GLOP")
+        inf = lp.infinity()
+        self.lp = lp
+        self.cover = [lp.Constraint(float(b), inf) for b in instance.counts]
+        self.types = [lp.Constraint(-inf, float(u)) for u in limit]
+        self.vars: list[object] = []
+        self.art = []
+        for a, row in enumerate(self.cover):  # artificial columns keep the master feasible
+            v = lp.NumVar(0.0, inf, f"art{a}")
+            row.SetCoefficient(v, 1.0)
+            lp.Objective().SetCoefficient(v, self.big)
+            self.art.append(v)
+        lp.Objective().SetMinimization()
 
     def add(self, col: Column) -> bool:
         key = (col.type_index, col.counts.astype(np.int64).tobytes())
         if key in self.keys or not col.counts.any():
             return False
         self.keys.add(key)
-        self.cols.append(Column(col.type_index, col.counts.astype(np.int64)))
+        counts = col.counts.astype(np.int64)
+        self.cols.append(Column(col.type_index, counts))
+        v = self.lp.NumVar(0.0, self.lp.infinity(), f"p{len(self.vars)}")
+        for a in np.flatnonzero(counts):
+            self.cover[a].SetCoefficient(v, float(counts[a]))
+        self.types[col.type_index].SetCoefficient(v, 1.0)
+        self.lp.Objective().SetCoefficient(v, float(self.cost[col.type_index]))
+        self.vars.append(v)
         return True
 
     def solve(self) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
         """Solve; returns (value, lam (P,), pi (n_apps,), mu (n_types,), artificial use)."""
-        from scipy.optimize import linprog
+        from ortools.linear_solver import pywraplp
 
-        inst = self.inst
-        n_a, n_t, p = inst.n_apps, len(inst.host_types), len(self.cols)
-        n = np.array([c.counts for c in self.cols], dtype=np.float64).reshape(p, n_a)
-        types = np.array([c.type_index for c in self.cols], dtype=np.int64)
-        c = np.concatenate([self.cost[types], np.full(n_a, self.big)])
-        cover = np.hstack([-n.T, -np.eye(n_a)])  # (n_apps, P + n_apps)
-        lim_rows = np.zeros((n_t, p + n_a))
-        lim_rows[types, np.arange(p)] = 1.0
-        a_ub = np.vstack([cover, lim_rows])
-        b_ub = np.concatenate([-inst.counts.astype(np.float64), self.limit.astype(np.float64)])
-        res = linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=(0, None), method="highs")
-        if res.status != 0:  # pragma: no cover - the artificials keep the master feasible
-            raise RuntimeError(f"master LP failed: {res.message}")
-        marg = res.ineqlin.marginals
-        pi = np.maximum(-marg[:n_a], 0.0)
-        mu = np.minimum(marg[n_a:], 0.0)
-        art = float(res.x[p:].sum())
-        return float(res.fun), res.x[:p], pi, mu, art
+        st = self.lp.Solve()
+        if st != pywraplp.Solver.OPTIMAL:  # pragma: no cover - artificials keep it feasible
+            raise RuntimeError(f"master LP failed with GLOP status {st}")
+        pi = np.maximum(np.array([c.dual_value() for c in self.cover]), 0.0)
+        mu = np.minimum(np.array([c.dual_value() for c in self.types]), 0.0)
+        lam = np.array([v.solution_value() for v in self.vars])  # type: ignore[attr-defined]
+        art = float(sum(v.solution_value() for v in self.art))
+        return float(self.lp.Objective().Value()), lam, pi, mu, art
 
 
 def _initial_columns(inst: Instance, rows: list[TypeRows], ones: list[Instance],
@@ -191,6 +203,7 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
     master = _Master(inst, cost, np.minimum(inst.type_count, max(inst.n_containers, 1)))
     for col in _initial_columns(inst, rows, ones, start):
         master.add(col)
+    rng = np.random.default_rng(seed)
     best_lb = 0.0
     it = 0
     converged = False
@@ -200,9 +213,9 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
         value, lam, pi, mu, art = master.solve()
         added = 0
         for t, tr in enumerate(rows):
-            n = price_greedy(inst, tr, pi)
-            if float(pi @ n) - mu[t] > cost[t] + RC_EPS and pattern_placeable(ones[t], n):
-                added += master.add(Column(t, n))
+            for n in price_greedy(inst, tr, pi, rng=rng, tries=4):
+                if float(pi @ n) - mu[t] > cost[t] + RC_EPS and pattern_placeable(ones[t], n):
+                    added += master.add(Column(t, n))
         if added and clock.left(0.0) > 0.05:
             continue
         exact_ok = True
@@ -210,7 +223,7 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
         for t, tr in enumerate(rows):
             left = clock.left(0.0)
             pr = price_exact(inst, tr, pi, time_limit=max(0.05, min(left, 10.0)), seed=seed,
-                             workers=workers)
+                             workers=workers, threshold=cost[t] + mu[t] + RC_EPS)
             best_price[t] = pr.bound
             exact_ok &= pr.optimal
             if pr.value - mu[t] > cost[t] + RC_EPS:
@@ -218,6 +231,9 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
                     added += master.add(Column(t, pr.counts))
                 else:
                     exact_ok = False  # the GPU rows are a relaxation: the pattern has no cards
+            for n in pr.others:
+                if pattern_placeable(ones[t], n):
+                    added += master.add(Column(t, n))
         lb = _lower_bound(inst, pi, mu, cost, limit, best_price, value, master.limit)
         if lb > best_lb:
             best_lb = lb

@@ -208,41 +208,134 @@ class Priced:
         value: its value ``duals @ counts``.
         bound: proven upper bound on the value of any pattern (``inf`` if unknown).
         optimal: whether ``counts`` is proven best (then ``bound == value`` up to rounding).
+        others: further good patterns met during the search (value above ``threshold``).
     """
 
     counts: np.ndarray
     value: float
     bound: float
     optimal: bool
+    others: tuple[np.ndarray, ...] = ()
 
 
-def price_greedy(instance: Instance, tr: TypeRows, duals: np.ndarray) -> np.ndarray:
-    """A good pattern by dual density: apps by ``dual / normalised size``, each as many as fit.
+def _room(tr: TypeRows, load: np.ndarray, a: int, most: int) -> int:
+    """How many more containers of app ``a`` fit the rows on top of ``load`` (at most ``most``)."""
+    r = tr.rows[a]
+    pos = r > 0
+    if pos.any():
+        most = min(most, int(np.floor(((tr.capacity[pos] - load[pos]) / r[pos]).min() + 1e-9)) + 1)
+    while most > 0 and not np.asarray(fits(load + most * r, tr.capacity)).all():
+        most -= 1
+    return max(most, 0)
+
+
+def _fill_greedy(instance: Instance, tr: TypeRows, n: np.ndarray, order: np.ndarray,
+                 ruled: np.ndarray) -> np.ndarray:
+    """Add as many containers as fit to pattern ``n``, app by app in ``order`` (in place).
+
+    Loads only grow, so an app that does not fit once never fits later: each step skips, in
+    one vectorised test, to the next app that still takes one more container.
+    """
+    load = n @ tr.rows
+    order = np.asarray(order, dtype=np.int64)
+    while len(order):
+        ok = (n[order] < tr.ub[order]) & np.asarray(
+            fits(load[None, :] + tr.rows[order], tr.capacity[None, :])).all(axis=1)
+        hits = np.flatnonzero(ok)
+        if len(hits) == 0:
+            break
+        a = int(order[hits[0]])
+        order = order[hits[0] + 1 :]
+        m = _room(tr, load, a, int(tr.ub[a] - n[a]))
+        if m > 0 and ruled[a]:  # rules: largest m keeping the pattern valid (monotone in m >= 1)
+            base = int(n[a])
+            lo, hi = 0, m
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                n[a] = base + mid
+                if rows_violated(instance, tr, n):
+                    hi = mid - 1
+                else:
+                    lo = mid
+            n[a] = base
+            m = lo
+        n[a] += m
+        load = load + m * tr.rows[a]
+    return n
+
+
+def _improve_swaps(instance: Instance, tr: TypeRows, duals: np.ndarray, n: np.ndarray,
+                   order: np.ndarray, ruled: np.ndarray, passes: int = 30) -> np.ndarray:
+    """1-for-1 exchanges that raise ``duals @ n`` (then refill), until none is left."""
+    for _ in range(passes):
+        load = n @ tr.rows
+        sup = np.flatnonzero(n > 0)
+        if len(sup) == 0:
+            break
+        # after[i, j] = load without one of sup[i], with one more of j
+        after = load[None, None, :] - tr.rows[sup][:, None, :] + tr.rows[None, :, :]
+        ok = np.asarray(fits(after, tr.capacity[None, None, :])).all(axis=2)
+        ok &= (n < tr.ub)[None, :]
+        gain = np.where(ok, duals[None, :] - duals[sup][:, None], -np.inf)
+        gain[np.arange(len(sup)), sup] = -np.inf
+        done = True
+        for flat in np.argsort(-gain, axis=None)[:8]:
+            i, j = np.unravel_index(flat, gain.shape)
+            if gain[i, j] <= 1e-12:
+                break
+            trial = n.copy()
+            trial[sup[i]] -= 1
+            trial[j] += 1
+            if not ruled[sup[i]] and not ruled[j] or not rows_violated(instance, tr, trial):
+                n = _fill_greedy(instance, tr, trial, order, ruled)
+                done = False
+                break
+        if done:
+            break
+    return n
+
+
+def price_greedy(instance: Instance, tr: TypeRows, duals: np.ndarray, *,
+                 rng: np.random.Generator | None = None, tries: int = 1) -> list[np.ndarray]:
+    """Good patterns by dual density, each improved by 1-for-1 exchanges.
+
+    The first try orders apps by ``dual / size`` with the size summed over the normalised rows;
+    the second by the largest normalised row; further tries perturb the densities with ``rng``.
 
     Args:
         instance: the instance (for the cap and rules).
         tr: the host type's rows.
         duals: value of one container per app, shape ``(n_apps,)``.
+        rng: generator for the perturbed tries (default: seeded with 0).
+        tries: how many patterns to build.
 
     Returns:
-        A pattern, shape ``(n_apps,)`` (it satisfies :func:`rows_violated`, not yet the cards).
+        Distinct patterns, each of shape ``(n_apps,)``, valid for :func:`rows_violated` (the
+        GPU cards are not yet assigned).
     """
+    rng = np.random.default_rng(0) if rng is None else rng
     cap = np.where(tr.capacity > 0, tr.capacity, 1.0)
-    size = (tr.rows / cap[None, :]).sum(axis=1) + 1e-9
+    rel = tr.rows / cap[None, :]
     cand = np.flatnonzero((duals > 1e-12) & (tr.ub > 0))
-    order = cand[np.argsort(-duals[cand] / size[cand], kind="stable")]
-    n = np.zeros(instance.n_apps, dtype=np.int64)
-    for a in order:
-        lo, hi = 0, int(tr.ub[a])
-        while lo < hi:  # largest m with the pattern still valid (monotone in m >= 1)
-            mid = (lo + hi + 1) // 2
-            n[a] = mid
-            if rows_violated(instance, tr, n):
-                hi = mid - 1
-            else:
-                lo = mid
-        n[a] = lo
-    return n
+    ra, rb, _ = instance.rule_arrays
+    ruled = np.zeros(instance.n_apps, dtype=bool)
+    ruled[ra] = True
+    ruled[rb] = True
+    out: list[np.ndarray] = []
+    seen: set[bytes] = set()
+    for k in range(tries):
+        size = (rel.max(axis=1) if k == 1 else rel.sum(axis=1)) + 1e-9
+        dens = duals[cand] / size[cand]
+        if k >= 2:
+            dens = dens * rng.uniform(0.7, 1.3, len(cand))
+        order = cand[np.argsort(-dens, kind="stable")]
+        n = _fill_greedy(instance, tr, np.zeros(instance.n_apps, dtype=np.int64), order, ruled)
+        n = _improve_swaps(instance, tr, duals, n, order, ruled)
+        key = n.tobytes()
+        if key not in seen:
+            seen.add(key)
+            out.append(n)
+    return out
 
 
 def _integer_rows(rows: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -260,7 +353,8 @@ def _integer_rows(rows: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, n
 
 
 def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_limit: float = 10.0,
-                seed: int = 0, workers: int = 1) -> Priced:
+                seed: int = 0, workers: int = 1, threshold: float | None = None,
+                keep: int = 8) -> Priced:
     """The best pattern by CP-SAT: maximise ``duals @ n`` over the patterns of the host type.
 
     The knapsack rows are scaled to integers (exactly when the data allow, otherwise relaxed),
@@ -274,6 +368,8 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
         time_limit: CP-SAT time limit in seconds.
         seed: CP-SAT random seed.
         workers: CP-SAT search workers.
+        threshold: collect up to ``keep`` intermediate patterns worth more than this.
+        keep: most patterns collected.
     """
     from ortools.sat.python import cp_model
 
@@ -307,7 +403,19 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
     solver.parameters.max_time_in_seconds = max(0.01, float(time_limit))
     solver.parameters.num_search_workers = max(1, int(workers))
     solver.parameters.random_seed = int(seed)
-    st = solver.solve(m)
+    found: list[np.ndarray] = []
+    order = list(x)
+
+    class _Collect(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self) -> None:
+            if threshold is None or len(found) >= keep:
+                return
+            v = np.zeros(n_apps, dtype=np.int64)
+            v[order] = [self.value(x[a]) for a in order]
+            if float(duals @ v) > threshold:
+                found.append(v)
+
+    st = solver.solve(m, _Collect())
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         bound = math.inf if st == cp_model.UNKNOWN else 0.0
         return Priced(zero, 0.0, bound, st == cp_model.INFEASIBLE)
@@ -319,7 +427,8 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
         n[a] -= 1
     bound = float(solver.best_objective_bound) / scale
     value = float(duals @ n)
-    return Priced(n, value, max(bound, value), st == cp_model.OPTIMAL and _exact)
+    others = tuple(v for v in found if not rows_violated(instance, tr, v) and not (v == n).all())
+    return Priced(n, value, max(bound, value), st == cp_model.OPTIMAL and _exact, others)
 
 
 __all__ = [

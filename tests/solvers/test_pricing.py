@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -72,9 +73,23 @@ def test_exact_pricing_matches_brute_force(data: st.DataObject) -> None:
     assert pr.optimal
     assert abs(pr.value - best) < 1e-6
     assert not rows_violated(inst, tr, pr.counts)
-    g = price_greedy(inst, tr, duals)
-    assert not rows_violated(inst, tr, g)
-    assert float(duals @ g) <= best + 1e-9
+    pats = price_greedy(inst, tr, duals, rng=np.random.default_rng(0), tries=4)
+    assert pats
+    for g in pats:
+        assert not rows_violated(inst, tr, g)
+        assert float(duals @ g) <= best + 1e-9
+
+
+def test_greedy_exchanges_reach_the_optimum() -> None:
+    # density (value / normalised size) picks big=(6,6) first (1.5/1.2 > 1.8/1.6); then x=(8,8)
+    # no longer fits; the exchange big -> x gains 0.3 and reaches the optimum 1.8
+    inst = Instance("g", ("cpu", "mem"), (HostType("h", (10, 10), 2),),
+                    (App("big", (6, 6), 1), App("x", (8, 8), 1)))
+    tr = type_rows(inst, 0)
+    duals = np.array([1.5, 1.8])
+    assert _brute(inst, 0, duals) == pytest.approx(1.8)
+    pats = price_greedy(inst, tr, duals, tries=1)
+    assert [g.tolist() for g in pats] == [[0, 1]]
 
 
 def test_gpu_rows_and_cards() -> None:
