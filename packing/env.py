@@ -1,0 +1,200 @@
+"""The simulator as a Gymnasium environment, for learned policies (RL agents).
+
+One episode replays the arrivals of an instance (see :mod:`packing.simulator` for arrivals, orders and
+departures). Each step places the current container on the host given by the action; the feasible hosts
+are given as ``info["action_mask"]`` (shape ``(n_hosts,)`` bool, ``np.int8`` for Gymnasium's
+``Discrete.sample(mask=...)``). Feasibility is :meth:`packing.feasibility.ClusterState.mask`, the same
+logic as the checker's.
+
+* An action outside the mask is not applied: the container is rejected and ``info["invalid_action"]`` is
+  True (so random agents and ``check_env`` never crash).
+* A container that fits nowhere is rejected automatically, without a step; ``info["auto_rejected"]``
+  counts them. Rejections cost ``reject_penalty`` each.
+* Reward: minus the hosts opened by the step (``-(hosts_after - hosts_before)``; a departure that empties
+  a host gives +1) minus the rejection penalties. The episode return is therefore ``-(final hosts) -
+  penalty * rejections`` plus hosts already open in the snapshot.
+
+Observation (a ``Dict`` space): ``load`` used/capacity per host and resource ``(n_hosts, n_resources)``,
+``open`` hosts in use ``(n_hosts,)``, ``demand`` the container's demand over the largest capacity per
+resource ``(n_resources,)``, ``app`` its app index, ``pending`` containers per app still to arrive
+``(n_apps,)``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from packing.model import UNPLACED, Instance, Placement
+
+
+class PlacementEnv(gym.Env[dict[str, Any], int]):
+    """Place the containers of ``instance`` one arrival at a time.
+
+    Args:
+        instance: the instance (snapshot and request stream included).
+        shuffle: draw a new arrival order at every reset (whole requests shuffled, from the env's seeded
+            ``np_random``); otherwise the instance's own order.
+        reject_penalty: cost of one rejected container, in hosts.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(self, instance: Instance, *, shuffle: bool = False, reject_penalty: float = 1.0) -> None:
+        from packing.simulator import arrivals
+
+        self.instance = instance
+        self.shuffle = shuffle
+        self.reject_penalty = reject_penalty
+        self.arrivals_ = arrivals(instance)
+        n_h, n_r, n_a = instance.n_hosts, instance.n_resources, instance.n_apps
+        cmax = instance.host_capacity.max(axis=0) if n_h else np.ones(n_r)
+        self._scale = np.where(cmax > 0, cmax, 1.0)
+        d_hi = float(max(1.0, (instance.demand / self._scale).max(initial=0.0)))
+        p_hi = float(max(1, len(self.arrivals_.app)))
+        self.observation_space = spaces.Dict({
+            "load": spaces.Box(0.0, 1.0 + 1e-6, (n_h, n_r), dtype=np.float32),
+            "open": spaces.MultiBinary(n_h),
+            "demand": spaces.Box(0.0, d_hi, (n_r,), dtype=np.float32),
+            "app": spaces.Discrete(max(1, n_a)),
+            "pending": spaces.Box(0.0, p_hi, (max(1, n_a),), dtype=np.float32),
+        })
+        self.action_space = spaces.Discrete(max(1, n_h))
+
+    # --------------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Start a new episode from the snapshot; ``options={"order": array}`` fixes the order."""
+        super().reset(seed=seed)
+        from packing.simulator import _initial_state, _Slots, sample_orders
+
+        inst = self.instance
+        n = len(self.arrivals_.app)
+        if options and options.get("order") is not None:
+            order = np.asarray(options["order"], dtype=np.int64)
+            if order.shape != (n,) or not np.array_equal(np.sort(order), np.arange(n)):
+                raise ValueError(f"options['order'] must be a permutation of {n} arrivals")
+        elif self.shuffle:
+            s = int(self.np_random.integers(2**31))
+            order = sample_orders(inst, 2, seed=s)[1]
+        else:
+            order = np.arange(n, dtype=np.int64)
+        self.order_ = order
+        self.state_, self.host_of_, self.cards_ = _initial_state(inst)
+        self.slots_ = _Slots(inst, self.host_of_)
+        self.heap_: list[tuple[float, int, int]] = []
+        self.counter_ = 0
+        self.pos_ = 0
+        self.rejected_ = 0
+        self.pending_ = np.bincount(self.arrivals_.app, minlength=inst.n_apps).astype(np.int64)
+        auto = self._advance()
+        return self._obs(), self._info(auto_rejected=auto)
+
+    def step(self, action: int) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """Place the current container on host ``action``."""
+        if self.pos_ >= len(self.order_):
+            raise RuntimeError("step() called after the episode ended; call reset()")
+        inst = self.instance
+        st = self.state_
+        before = int(st.used_hosts().sum())
+        a_idx = int(self.order_[self.pos_])
+        app = int(self.arrivals_.app[a_idx])
+        mask = st.mask(app)
+        h = int(action)
+        invalid = not (0 <= h < inst.n_hosts and mask[h])
+        reward = 0.0
+        if invalid:
+            self.rejected_ += 1
+            reward -= self.reject_penalty
+        else:
+            cards = st.choose_cards(app, h)
+            j = self.slots_.take(app)
+            st.place(app, h, cards)
+            self.host_of_[j] = h
+            self.cards_[j] = cards
+            dur = float(self.arrivals_.duration[a_idx])
+            if np.isfinite(dur):
+                heapq.heappush(self.heap_, (self._now() + dur, self.counter_, j))
+                self.counter_ += 1
+        self.pending_[app] -= 1
+        self.pos_ += 1
+        auto = self._advance()
+        reward -= auto * self.reject_penalty
+        reward -= int(st.used_hosts().sum()) - before
+        terminated = self.pos_ >= len(self.order_)
+        return self._obs(), float(reward), terminated, False, self._info(invalid_action=invalid,
+                                                                           auto_rejected=auto)
+
+    # --------------------------------------------------------------------------------------
+    def placement(self) -> Placement:
+        """Containers alive now, as a :class:`Placement` (check it with :func:`packing.checker.check`)."""
+        inst = self.instance
+        return Placement.from_arrays(inst, self.host_of_, self.cards_ if inst.max_gpus else None)
+
+    @property
+    def hosts_used(self) -> int:
+        """Hosts in use now."""
+        return int(self.state_.used_hosts().sum())
+
+    def _now(self) -> float:
+        return float(self.arrivals_.time[min(self.pos_, len(self.order_) - 1)]) if len(self.order_) else 0.0
+
+    def _advance(self) -> int:
+        """Process departures up to the current arrival, auto-reject containers that fit nowhere."""
+        auto = 0
+        n = len(self.order_)
+        while self.pos_ < n:
+            now = float(self.arrivals_.time[self.pos_])
+            while self.heap_ and self.heap_[0][0] <= now:
+                _, _, j = heapq.heappop(self.heap_)
+                app = int(self.instance.container_app[j])
+                self.state_.remove(app, int(self.host_of_[j]), self.cards_[j])
+                self.host_of_[j] = UNPLACED
+                self.cards_[j] = ()
+                self.slots_.give(app, j)
+            app = int(self.arrivals_.app[self.order_[self.pos_]])
+            if self.state_.mask(app).any():
+                break
+            auto += 1
+            self.rejected_ += 1
+            self.pending_[app] -= 1
+            self.pos_ += 1
+        return auto
+
+    def _obs(self) -> dict[str, Any]:
+        inst = self.instance
+        st = self.state_
+        cap = np.where(st.capacity > 0, st.capacity, 1.0)
+        if self.pos_ < len(self.order_):
+            app = int(self.arrivals_.app[self.order_[self.pos_]])
+            demand = inst.demand[app] / self._scale
+        else:
+            app, demand = 0, np.zeros(inst.n_resources)
+        pending = self.pending_.copy()
+        if self.pos_ < len(self.order_):
+            pending[app] -= 1
+        return {
+            "load": np.clip(st.used / cap, 0.0, 1.0).astype(np.float32),
+            "open": (st.n_on > 0).astype(np.int8),
+            "demand": demand.astype(np.float32),
+            "app": app,
+            "pending": np.maximum(pending, 0).astype(np.float32).reshape(-1)[: max(1, inst.n_apps)],
+        }
+
+    def action_mask(self) -> np.ndarray:
+        """Feasible hosts for the current container, shape ``(n_hosts,)`` int8 (all 0 at the end)."""
+        if self.pos_ >= len(self.order_):
+            return np.zeros(self.instance.n_hosts, dtype=np.int8)
+        app = int(self.arrivals_.app[self.order_[self.pos_]])
+        return self.state_.mask(app).astype(np.int8)
+
+    def _info(self, **extra: Any) -> dict[str, Any]:
+        return {"action_mask": self.action_mask(), "hosts_used": self.hosts_used,
+                "rejected": self.rejected_, **extra}
+
+
+__all__ = ["PlacementEnv"]
