@@ -4,11 +4,13 @@
    (:func:`packing.bounds.lower_bounds` / :func:`packing.bounds.cost_lower_bound`). If they meet,
    the result is proven optimal at once (``proofs = {"solution": "ffd", "bound": "volume"}``, or
    whichever cheap bound met it). A cheap bound above the hosts proves infeasibility.
-2. Column generation (:func:`solvers.colgen.solve_colgen`, when importable and the objective is
+2. A first, short CP-SAT run (:data:`CPSAT_FIRST` of the budget, at most
+   :data:`CPSAT_FIRST_MAX` s): the cheap bound is often tight and CP-SAT then proves it quickly.
+3. Column generation (:func:`solvers.colgen.solve_colgen`, when importable and the objective is
    the instance's natural one, hosts or cost) for up to :data:`COLGEN_SHARE` of the budget: its
    Gilmore–Gomory LP bound is far stronger than CP-SAT's own when several resources bind, and its
    restricted-master solution is a good start.
-3. CP-SAT (:func:`solvers.cpsat.solve_cpsat`) for the rest of the budget, with the best solution
+4. CP-SAT (:func:`solvers.cpsat.solve_cpsat`) for the rest of the budget, with the best solution
    so far as hint and the best bound so far as a constraint.
 
 ``proofs`` names which method found the returned solution and which proved the bound.
@@ -32,7 +34,7 @@ from solvers.base import (
 from solvers.greedy import ffd
 from solvers.result import Progress, ProgressCallback, SolveResult
 
-CPSAT_FIRST = 0.15
+CPSAT_FIRST = 0.3
 """Share of the budget for the first, short CP-SAT run."""
 
 CPSAT_FIRST_MAX = 5.0
@@ -131,7 +133,7 @@ def solve_auto(
                            lower_bound=lb if kind != "deployed" else None, start=greedy)
 
     # stage 1: a short CP-SAT run settles the easy cases (the cheap bound is often tight)
-    r = cpsat(min(CPSAT_FIRST * time_limit, CPSAT_FIRST_MAX))
+    r = cpsat(min(max(CPSAT_FIRST * time_limit, min(0.6 * time_limit, 2.0)), CPSAT_FIRST_MAX))
     if r.status == "infeasible":
         return infeasible(r)
     take(r)
