@@ -61,6 +61,10 @@ from solvers.result import Objective, Progress, ProgressCallback, SolveResult
 METHOD = "colgen"
 RC_EPS = 1e-7
 """A column enters the master when its reduced cost is below ``-RC_EPS``."""
+STABILISE = 0.0
+"""Wentges smoothing weight of the best-bound duals (0: off). Off by default: on Caprara-Toth
+CL_1_100_1 it cut iterations (216 -> 184 at 0.5, 172 at 0.8) but cost time (11 s -> 14 s, 49 s),
+because every mis-price needs an extra exact pricing."""
 
 
 class Column(NamedTuple):
@@ -208,39 +212,53 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
     it = 0
     converged = False
     value, lam, art = 0.0, np.zeros(0), 0.0
+    center: tuple[np.ndarray, np.ndarray] | None = None  # duals of the best bound (Wentges)
+
+    def improving(t: int, n: np.ndarray, pi: np.ndarray, mu: np.ndarray) -> bool:
+        return float(pi @ n) - mu[t] > cost[t] + RC_EPS
+
     while True:
         it += 1
-        value, lam, pi, mu, art = master.solve()
+        value, lam, pi_r, mu_r, art = master.solve()
         added = 0
-        for t, tr in enumerate(rows):
-            for n in price_greedy(inst, tr, pi, rng=rng, tries=4):
-                if float(pi @ n) - mu[t] > cost[t] + RC_EPS and pattern_placeable(ones[t], n):
-                    added += master.add(Column(t, n))
-        if added and clock.left(0.0) > 0.05:
-            continue
-        exact_ok = True
-        best_price = np.zeros(n_t)
-        for t, tr in enumerate(rows):
-            left = clock.left(0.0)
-            pr = price_exact(inst, tr, pi, time_limit=max(0.05, min(left, 10.0)), seed=seed,
-                             workers=workers, threshold=cost[t] + mu[t] + RC_EPS)
-            best_price[t] = pr.bound
-            exact_ok &= pr.optimal
-            if pr.value - mu[t] > cost[t] + RC_EPS:
-                if pattern_placeable(ones[t], pr.counts):
-                    added += master.add(Column(t, pr.counts))
-                else:
-                    exact_ok = False  # the GPU rows are a relaxation: the pattern has no cards
-            for n in pr.others:
-                if pattern_placeable(ones[t], n):
-                    added += master.add(Column(t, n))
-        lb = _lower_bound(inst, pi, mu, cost, limit, best_price, value, master.limit)
-        if lb > best_lb:
-            best_lb = lb
-            notify(callback, history, clock, None, _bound(best_lb, kind), METHOD,
-                   f"iteration {it}: LP {value:.4f}, bound {best_lb:.4f}")
+        exact_ok = False
+        # Wentges smoothing: price first at a point between the best-bound duals and the
+        # master's; a column enters only if it improves the master; on a mis-price, price at
+        # the master's duals themselves.
+        points = [(pi_r, mu_r)]
+        if center is not None and STABILISE > 0:
+            points.insert(0, (STABILISE * center[0] + (1 - STABILISE) * pi_r,
+                              STABILISE * center[1] + (1 - STABILISE) * mu_r))
+        for pi, mu in points:
+            for t, tr in enumerate(rows):
+                for n in price_greedy(inst, tr, pi, rng=rng, tries=4):
+                    if improving(t, n, pi_r, mu_r) and pattern_placeable(ones[t], n):
+                        added += master.add(Column(t, n))
+            if added:
+                break
+            exact_ok = True
+            best_price = np.zeros(n_t)
+            for t, tr in enumerate(rows):
+                left = clock.left(0.0)
+                pr = price_exact(inst, tr, pi, time_limit=max(0.05, min(left, 10.0)), seed=seed,
+                                 workers=workers, threshold=cost[t] + mu[t] + RC_EPS)
+                best_price[t] = pr.bound
+                exact_ok &= pr.optimal
+                for n in (pr.counts, *pr.others):
+                    if improving(t, n, pi_r, mu_r):
+                        if pattern_placeable(ones[t], n):
+                            added += master.add(Column(t, n))
+                        elif n is pr.counts and improving(t, n, pi, mu):
+                            exact_ok = False  # GPU rows are a relaxation: no cards for it
+            lb = _lower_bound(inst, pi, mu, cost, limit, best_price, value, master.limit)
+            if lb > best_lb:
+                best_lb, center = lb, (pi, mu)
+                notify(callback, history, clock, None, _bound(best_lb, kind), METHOD,
+                       f"iteration {it}: LP {value:.4f}, bound {best_lb:.4f}")
+            if added or clock.left(0.0) <= 0.05:
+                break
         if not added:
-            if exact_ok:
+            if exact_ok:  # priced exactly at the master's duals: nothing improves
                 converged = True
                 best_lb = max(best_lb, value) if art <= 1e-9 else best_lb
             break
