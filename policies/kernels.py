@@ -20,6 +20,7 @@ WF           ``+sum((c - u - d) / c)``
 DOT          ``sum(d / c * (c - u) / c)``  (Panigrahy et al. dot product)
 L2           ``-sum(((c - u) / c - d / c) ** 2)``  (Panigrahy et al. L2 norm)
 WEIGHTED     ``w . (-sum resid, -max resid, dot, open, -spread)`` (see ``WeightedScore``)
+SWARM        ``w . phi`` over the features of :mod:`policies.swarm.features` (same arithmetic order)
 ===========  ==============================================================
 
 Among hosts with no container, only the first of each host type is scored: the others of that type are
@@ -33,8 +34,9 @@ import numba
 import numpy as np
 
 from packing.feasibility import ClusterState, fits, over_cap, rule_broken
+from packing.model import Instance
 
-FF, BF, BF_BOTTLE, WF, DOT, L2, WEIGHTED = range(7)
+FF, BF, BF_BOTTLE, WF, DOT, L2, WEIGHTED, SWARM = range(8)
 N_WEIGHTED_FEATURES = 5
 
 _fits = numba.njit(cache=True)(fits)
@@ -135,6 +137,61 @@ def _score(kind, params, h, a, demand, capacity, used, is_open):  # pragma: no c
 
 
 @numba.njit(cache=True, inline="always")
+def _swarm_score(params, h, a, demand, capacity, used, count, col, cap, n_on, pending, p_ptr, p_idx,
+                 n_h):  # pragma: no cover - compiled
+    """``params . phi(h)`` with phi as in :func:`policies.swarm.features.host_features`."""
+    n_r = demand.shape[1]
+    s_sum = 0.0
+    s_max = -np.inf
+    s_dot = 0.0
+    s_l2 = 0.0
+    u_sum = 0.0
+    for r in range(n_r):
+        c = capacity[h, r]
+        if c > 0:
+            resid = (c - used[h, r] - demand[a, r]) / c
+            dn = demand[a, r] / c
+            fb = (c - used[h, r]) / c
+        else:
+            resid = 0.0
+            dn = 0.0
+            fb = 0.0
+        s_sum += resid
+        if resid > s_max:
+            s_max = resid
+        s_dot += dn * fb
+        s_l2 += (fb - dn) ** 2
+        u_sum += 1.0 - resid
+    mean = u_sum / n_r
+    var = 0.0
+    for r in range(n_r):
+        c = capacity[h, r]
+        resid = (c - used[h, r] - demand[a, r]) / c if c > 0 else 0.0
+        var += ((1.0 - resid) - mean) ** 2
+    std = np.sqrt(var / n_r)
+    cnt = count[h, col[a]] if col[a] >= 0 else 0
+    capf = float(cap[a])
+    slots = (capf - cnt - 1.0) / capf if capf > 0 else 0.0
+    lost = 0.0
+    for i in range(p_ptr[a], p_ptr[a + 1]):
+        b = p_idx[i]
+        size = 0.0
+        for r in range(n_r):
+            c = capacity[h, r]
+            size += demand[b, r] / c if c > 0 else 0.0
+        lost = lost + (size / n_r) * float(pending[b])
+    pressure = 0.0
+    if cnt == 0:
+        pressure = min(max(s_sum / n_r, 0.0), lost)
+    f = (-s_sum, -s_max, 1.0 - std, s_dot, -s_l2, slots, pressure,
+         1.0 if n_on[h] == 0 else 0.0, -float(h) / max(n_h, 1))
+    s = 0.0
+    for i in range(9):
+        s = s + f[i] * params[i]
+    return s
+
+
+@numba.njit(cache=True, inline="always")
 def _better(open_first, h, s, is_open, best, best_s, best_open):  # pragma: no cover - compiled
     if best < 0:
         return True
@@ -157,7 +214,7 @@ def _can_take_any(h, dmin, capacity, used):  # pragma: no cover - compiled
 @numba.njit(cache=True)
 def run_episode(kind, params, open_first, seq, demand, capacity, used, count, n_on, col, cap,
                 in_ptr, in_cols, in_k, out_ptr, out_cols, out_k, host_type, n_types,
-                host_out, hosts_used_out):  # pragma: no cover - compiled
+                host_out, hosts_used_out, pending, p_ptr, p_idx):  # pragma: no cover - compiled
     """Place every container of ``seq`` in order; mutates ``used``, ``count`` and ``n_on``.
 
     ``seq`` holds app indices, shape ``(n,)``; ``host_out[t]`` receives the host (or -1: rejected) and
@@ -165,8 +222,9 @@ def run_episode(kind, params, open_first, seq, demand, capacity, used, count, n_
 
     Candidates per decision are the hosts in use that can still take the smallest demand of any app
     (loads only grow here, so a host that cannot is dropped for good) and, per host type, the
-    lowest-index unused host. Ties break explicitly to the lowest index, so the result equals scoring
-    every host in index order.
+    lowest-index unused host (the highest-index one for a SWARM score with a negative ``first_fit``
+    weight, which prefers later hosts). Ties break explicitly to the lowest index, so the result equals
+    scoring every host in index order.
     """
     n_h = capacity.shape[0]
     n_r = demand.shape[1]
@@ -176,6 +234,8 @@ def run_episode(kind, params, open_first, seq, demand, capacity, used, count, n_
     active = np.empty(n_h, dtype=np.int64)
     n_active = 0
     next_empty = np.full(n_types, n_h, dtype=np.int64)
+    last_empty = np.full(n_types, -1, dtype=np.int64)
+    use_last = kind == SWARM and params[8] < 0  # empty hosts differ only by index: the last wins
     n_used = 0
     for h in range(n_h):
         if n_on[h] > 0:
@@ -183,10 +243,13 @@ def run_episode(kind, params, open_first, seq, demand, capacity, used, count, n_
             if _can_take_any(h, dmin, capacity, used):
                 active[n_active] = h
                 n_active += 1
-        elif next_empty[host_type[h]] == n_h:
-            next_empty[host_type[h]] = h
+        else:
+            last_empty[host_type[h]] = h
+            if next_empty[host_type[h]] == n_h:
+                next_empty[host_type[h]] = h
     for t in range(seq.shape[0]):
         a = seq[t]
+        pending[a] -= 1
         best = -1
         best_s = -np.inf
         best_open = False
@@ -194,8 +257,8 @@ def run_episode(kind, params, open_first, seq, demand, capacity, used, count, n_
             if i < n_active:
                 h = active[i]
             else:
-                h = next_empty[i - n_active]
-                if h >= n_h:
+                h = last_empty[i - n_active] if use_last else next_empty[i - n_active]
+                if h < 0 or h >= n_h:
                     continue
             is_open = n_on[h] > 0
             if open_first and best_open and not is_open:
@@ -203,7 +266,11 @@ def run_episode(kind, params, open_first, seq, demand, capacity, used, count, n_
             if not _feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
                              out_ptr, out_cols, out_k):
                 continue
-            s = _score(kind, params, h, a, demand, capacity, used, is_open)
+            if kind == SWARM:
+                s = _swarm_score(params, h, a, demand, capacity, used, count, col, cap, n_on, pending,
+                                 p_ptr, p_idx, n_h)
+            else:
+                s = _score(kind, params, h, a, demand, capacity, used, is_open)
             if s != s:  # NaN never wins
                 s = -np.inf
             if _better(open_first, h, s, is_open, best, best_s, best_open):
@@ -222,10 +289,16 @@ def run_episode(kind, params, open_first, seq, demand, capacity, used, count, n_
                 active[n_active] = h
                 n_active += 1
                 ty = host_type[h]
-                nxt = h + 1
-                while nxt < n_h and (host_type[nxt] != ty or n_on[nxt] > 0):
-                    nxt += 1
-                next_empty[ty] = nxt
+                if next_empty[ty] == h:
+                    nxt = h + 1
+                    while nxt < n_h and (host_type[nxt] != ty or n_on[nxt] > 0):
+                        nxt += 1
+                    next_empty[ty] = nxt
+                if last_empty[ty] == h:
+                    prv = h - 1
+                    while prv >= 0 and (host_type[prv] != ty or n_on[prv] > 0):
+                        prv -= 1
+                    last_empty[ty] = prv
             n_on[h] += 1
             if not _can_take_any(h, dmin, capacity, used):
                 for i in range(n_active):
@@ -254,8 +327,19 @@ def fast_mask(state: ClusterState, app: int) -> np.ndarray:
     """
     inst = state.instance
     return _mask(app, np.ascontiguousarray(inst.demand), np.ascontiguousarray(state.capacity),
-                 state.used, state.count.astype(np.int64), state.col, inst.cap.astype(np.int64),
+                 state.used, state.count, state.col, inst.cap.astype(np.int64),
                  *rule_tables(state))
+
+
+def _partner_tables(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of :func:`policies.swarm.features.exclusion_partners`: ``(ptr (n_apps+1,), idx)``."""
+    from policies.swarm.features import exclusion_partners
+
+    parts = exclusion_partners(inst)
+    ptr = np.zeros(inst.n_apps + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([len(p) for p in parts])
+    idx = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+    return ptr, idx
 
 
 def episode(state: ClusterState, seq: np.ndarray, kind: int, params: np.ndarray,
@@ -279,15 +363,19 @@ def episode(state: ClusterState, seq: np.ndarray, kind: int, params: np.ndarray,
     used_out = np.empty(n, dtype=np.int64)
     if n == 0:
         return host_out, used_out
-    count = state.count.astype(np.int64)
+    count = state.count  # int32 (n_hosts, n_tracked), updated in place: no copy of a large table
+    seq = np.ascontiguousarray(seq, dtype=np.int64)
+    pending = np.bincount(seq, minlength=inst.n_apps).astype(np.int64)
+    p_ptr, p_idx = _partner_tables(inst) if kind == SWARM else (np.zeros(inst.n_apps + 1, np.int64),
+                                                                np.zeros(0, np.int64))
     run_episode(kind, np.ascontiguousarray(params, dtype=np.float64), open_first,
-                np.ascontiguousarray(seq, dtype=np.int64), np.ascontiguousarray(inst.demand),
+                seq, np.ascontiguousarray(inst.demand),
                 np.ascontiguousarray(state.capacity), state.used, count, state.n_on, state.col,
                 inst.cap.astype(np.int64), *rule_tables(state),
-                np.ascontiguousarray(inst.host_type_of), len(inst.host_types), host_out, used_out)
-    state.count[:] = count
+                np.ascontiguousarray(inst.host_type_of), len(inst.host_types), host_out, used_out,
+                pending, p_ptr, p_idx)
     return host_out, used_out
 
 
-__all__ = ["BF", "BF_BOTTLE", "DOT", "FF", "L2", "N_WEIGHTED_FEATURES", "WEIGHTED", "WF", "episode",
+__all__ = ["BF", "BF_BOTTLE", "DOT", "FF", "L2", "N_WEIGHTED_FEATURES", "SWARM", "WEIGHTED", "WF", "episode",
            "fast_mask", "rule_tables", "supports"]
