@@ -48,6 +48,7 @@ from solvers.base import (
 from solvers.greedy import ffd
 from solvers.pricing import (
     TypeRows,
+    cost_unit,
     counts_from_placement,
     pattern_placeable,
     placement_from_counts,
@@ -82,8 +83,9 @@ class ColgenBound:
         lp_value: value of the last restricted master LP (equal to ``lp_bound`` when converged).
         lp_bound: a proven lower bound on the LP optimum (Farley/Lagrangian while running; the
             LP value once converged), hence on the objective.
-        bound: the bound for the objective: ``ceil(lp_bound - 1e-6)`` for host counts, the LP
-            bound itself for costs.
+        bound: the bound for the objective: ``ceil(lp_bound - 1e-6)`` for host counts; for
+            costs the LP bound rounded up to a multiple of the cost unit (:func:`cost_unit`,
+            e.g. 1 when all costs are integers), else the LP bound itself.
         columns: the generated patterns, each with its host type; counts of shape ``(n_apps,)``.
         iterations: master solves.
         converged: whether exact pricing proved that no column improves the master.
@@ -253,7 +255,7 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
             lb = _lower_bound(inst, pi, mu, cost, limit, best_price, value, master.limit)
             if lb > best_lb:
                 best_lb, center = lb, (pi, mu)
-                notify(callback, history, clock, None, _bound(best_lb, kind), METHOD,
+                notify(callback, history, clock, None, _bound(best_lb, kind, cost), METHOD,
                        f"iteration {it}: LP {value:.4f}, bound {best_lb:.4f}")
             if added or clock.left(0.0) <= 0.05:
                 break
@@ -265,7 +267,7 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
         if clock.left(0.0) <= 0.05:
             break
     infeasible = converged and art > 1e-6
-    return ColgenBound(value, best_lb, _bound(best_lb, kind), tuple(master.cols), it, converged,
+    return ColgenBound(value, best_lb, _bound(best_lb, kind, cost), tuple(master.cols), it, converged,
                        clock.elapsed, lam, infeasible)
 
 
@@ -289,8 +291,12 @@ def _lower_bound(inst: Instance, pi: np.ndarray, mu: np.ndarray, cost: np.ndarra
     return min(out, value) if np.isfinite(value) else out
 
 
-def _bound(lp: float, kind: Objective) -> float:
-    return ceil_bound(lp) if kind == "hosts" else lp
+def _bound(lp: float, kind: Objective, costs: np.ndarray | None = None) -> float:
+    """The objective bound from an LP bound: rounded up to hosts, or to the cost unit."""
+    if kind == "hosts":
+        return ceil_bound(lp)
+    g = cost_unit(costs) if costs is not None else None
+    return lp if g is None else ceil_bound(lp / g) * g
 
 
 def colgen_bound(instance: Instance, *, time_limit: float = 30.0, seed: int = 0,
@@ -483,4 +489,4 @@ def _hosts_of(p: Placement) -> np.ndarray:
     return np.unique(hs[hs >= 0])
 
 
-__all__ = ["ColgenBound", "Column", "colgen_bound", "solve_colgen"]
+__all__ = ["ColgenBound", "Column", "colgen_bound", "cost_unit", "solve_colgen"]

@@ -197,6 +197,20 @@ def counts_from_placement(instance: Instance, placement: Placement) -> np.ndarra
     return out
 
 
+def cost_unit(costs: np.ndarray) -> float | None:
+    """The largest ``g`` with every cost an integer multiple of ``g`` (``None`` if none is found).
+
+    Costs with at most six decimals qualify: any total cost is then a multiple of ``g``, so a
+    lower bound ``L`` on it rounds up to ``ceil(L / g) * g``.
+    """
+    for k in range(7):
+        scaled = np.asarray(costs, dtype=np.float64) * 10**k
+        ints = np.round(scaled)
+        if (np.abs(scaled - ints) < 1e-9 * np.maximum(1.0, np.abs(scaled))).all() and (ints > 0).all():
+            return float(np.gcd.reduce(ints.astype(np.int64))) / 10**k
+    return None
+
+
 # ----------------------------------------------------------------------------------------------
 # pricing
 @dataclass(frozen=True)
@@ -433,6 +447,7 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
 
 __all__ = [
     "Priced",
+    "cost_unit",
     "TypeRows",
     "counts_from_placement",
     "pattern_placeable",

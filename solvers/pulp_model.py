@@ -45,7 +45,7 @@ from solvers.base import (
     resolve_objective,
 )
 from solvers.greedy import ffd
-from solvers.pricing import counts_from_placement, placement_from_counts, type_rows
+from solvers.pricing import cost_unit, counts_from_placement, placement_from_counts, type_rows
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult
 
 METHOD = "pulp"
@@ -128,13 +128,16 @@ def build_model(instance: Instance, *, objective: str | None = None,
         on = y[h] if kind != "deployed" else 1
         for a in apps.tolist():
             x[a, h] = pulp.LpVariable(f"x_{a}_{h}", 0, int(tr.ub[a]), cat="Integer")
-            if not tr.rows[a].any() and kind != "deployed":
-                prob += x[a, h] <= int(tr.ub[a]) * on, f"link_{a}_{h}"
+        linked = np.zeros(inst.n_apps, dtype=bool)
         for j in range(tr.rows.shape[1]):
             w = tr.rows[apps, j]
             if float(w @ tr.ub[apps]) > tr.capacity[j]:
                 prob += (pulp.lpSum(float(w[i]) * x[int(a), h] for i, a in enumerate(apps)
                                     if w[i]) <= float(tr.capacity[j]) * on), f"row_{j}_{h}"
+                linked[apps[w > 0]] = True
+        if kind != "deployed":  # a container needs its host open even where no row can bind
+            for a in apps[~linked[apps]].tolist():
+                prob += x[a, h] <= int(tr.ub[a]) * on, f"link_{a}_{h}"
         z: dict[int, Any] = {}
         for a, b, k in zip(ra.tolist(), rb.tolist(), rk.tolist(), strict=True):
             if (a, h) in x and (b, h) in x and tr.ub[b] > k:
@@ -223,6 +226,8 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
     if hint is not None:
         offer(hint, "hint")
     lb, lb_name = cheap_lower_bound(inst, kind)
+    if kind != "deployed":
+        lb = _round_bound(inst, kind, lb)
     proofs = {"bound": lb_name}
     if best_obj is not None and (best_obj <= lb + 1e-9 if kind != "deployed"
                                  else best_obj >= lb - 1e-9):
@@ -268,7 +273,7 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
         if kind == "deployed":
             bound = min(lb, math.floor(cbc_bound + 1e-6))
         else:
-            cb = ceil_bound(cbc_bound) if kind == "hosts" else cbc_bound - 1e-9 * abs(cbc_bound)
+            cb = _round_bound(inst, kind, cbc_bound)
             if cb > lb:
                 bound, proofs = cb, {"bound": "cbc"}
     if best_obj is None:
@@ -282,6 +287,14 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
     notify(callback, history, clock, best_obj, bound, METHOD, "cbc finished")
     return _result("optimal" if done else "feasible", best_p, best_obj, bound, kind, clock,
                    proofs, history, source="cbc" if mip_obj == best_obj else "ffd")
+
+
+def _round_bound(inst: Instance, kind: Objective, value: float) -> float:
+    """A proven bound rounded up: to whole hosts, or to the cost unit of priced host types."""
+    if kind == "hosts":
+        return ceil_bound(value)
+    g = cost_unit(inst.type_cost)
+    return ceil_bound(value / g) * g if g is not None else value - 1e-9 * abs(value)
 
 
 def _result(status: str, p: Placement | None, obj: float | None, bound: float,

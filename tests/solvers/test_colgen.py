@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from packing.checker import check
 from packing.errors import InputError
 from packing.model import App, HostType, Instance, Rule
-from solvers.colgen import colgen_bound, solve_colgen
+from solvers.colgen import colgen_bound, cost_unit, solve_colgen
 from solvers.pulp_model import solve_pulp
 
 H = HostType("h", (10, 10), 10)
@@ -46,9 +46,9 @@ def cases() -> list[tuple[str, Instance, float]]:
     ]
 
 
-# the LP bound of the cost case is 3.5: two small hosts take a and a, half a big host (a, a)
-# covers b fractionally; the optimum 4 needs a proof the LP cannot give
-LP_GAP = {"cost": 3.5}
+# the LP bound of the cost case is 3.5 (two small hosts take a and a, half a big host (a, a)
+# covers b); with integer costs it rounds up to the optimum 4
+LP_GAP: dict[str, float] = {}
 
 
 @pytest.mark.parametrize("name,inst,opt", cases(), ids=[c[0] for c in cases()])
@@ -73,17 +73,29 @@ def test_lp_bound_beats_volume_when_two_resources_bind() -> None:
     assert volume == pytest.approx(9.0)
 
 
-def test_cost_bound_is_fractional() -> None:
+def test_cost_bound_rounds_to_the_cost_unit() -> None:
     # a=(6,6) fits only a big host (cost 3), with at most 2 of b; the third b takes half of
-    # a small host (cost 1, holds 2 b): LP = 3.5 (not rounded for costs), optimum 4
+    # a small host (cost 1, holds 2 b): LP = 3.5; costs are integers, so the bound is 4
     inst = Instance("cb", ("cpu", "mem"),
                     (HostType("big", (10, 10), 2, cost=3.0), HostType("small", (5, 5), 2, cost=1.0)),
                     (App("a", (6, 6), 1), App("b", (2, 2), 3)))
     b = colgen_bound(inst, time_limit=20)
     assert b.converged
-    assert b.bound == pytest.approx(3.5)
+    assert b.lp_bound == pytest.approx(3.5)
+    assert b.bound == pytest.approx(4.0)
+    halves = inst.replace(host_types=(HostType("big", (10, 10), 2, cost=1.5),
+                                      HostType("small", (5, 5), 2, cost=0.5)))
+    b = colgen_bound(halves, time_limit=20)
+    assert b.lp_bound == pytest.approx(1.75) and b.bound == pytest.approx(2.0)
     r = solve_colgen(inst, time_limit=20, workers=1)
-    assert r.objective == 4 and 3.5 - 1e-9 <= r.lower_bound <= 4  # cheap cost bound may prove 4
+    assert r.status == "optimal" and r.objective == 4
+
+
+def test_cost_unit() -> None:
+    assert cost_unit(np.array([3.0, 1.0])) == 1.0
+    assert cost_unit(np.array([1.5, 0.5])) == 0.5
+    assert cost_unit(np.array([0.25, 0.1])) == pytest.approx(0.05)
+    assert cost_unit(np.array([math.pi, 1.0])) is None
 
 
 def test_deployed_is_unsupported() -> None:

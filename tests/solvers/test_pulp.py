@@ -101,3 +101,15 @@ def test_build_model_variables_only_where_allowed() -> None:
     m = build_model(inst, objective="hosts")
     assert set(m.x) == {(0, 0), (0, 1)}  # b fits nowhere: no variables
     assert set(m.y) == {0, 1}
+
+
+def test_hosts_open_when_no_row_can_bind() -> None:
+    # regression: one resource, no row can overflow a host alone, yet a used host must be paid
+    # 8 containers of 5; big (20, cost 3) holds 4, small (10, cost 1) holds 2, 3 smalls exist:
+    # 1 big + 2 small = 5 is optimal
+    inst = Instance("c", ("cpu",), (HostType("big", (20.0,), 3, cost=3.0),
+                                     HostType("small", (10.0,), 3, cost=1.0)),
+                    (App("a", (5.0,), 8),))
+    r = solve_pulp(inst, time_limit=10, workers=1)
+    assert r.status == "optimal" and r.objective == 5 and r.lower_bound == 5
+    assert r.placement is not None and check(inst, r.placement, require_all=True) == []
