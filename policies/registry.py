@@ -47,6 +47,15 @@ def register_loader(suffix: str, fn: Callable[[Path], Policy]) -> None:
     _LOADERS[suffix.lower() if suffix.startswith(".") else f".{suffix.lower()}"] = fn
 
 
+def _load_swarm(path: Path) -> Policy:
+    from policies.swarm.policy import SwarmPolicy
+
+    return SwarmPolicy.load(path)
+
+
+register_loader(".json", _load_swarm)  # tuned policies saved by ``vbp train swarm``
+
+
 def get_policy(name: str, **params: Any) -> Policy:
     """A fresh policy by name (or a policy file with a registered loader).
 
