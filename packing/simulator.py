@@ -222,6 +222,72 @@ def sample_orders(instance: Instance, k: int, seed: int = 0, *, include_own: boo
     return out
 
 
+_SNAPSHOTS_OK: dict[int, Placement] = {}
+"""Snapshots already checked (by ``id`` of the instance, holding the placement to detect reuse of ids)."""
+
+
+def _check_snapshot(inst: Instance) -> None:
+    assert inst.initial is not None
+    if _SNAPSHOTS_OK.get(id(inst)) is inst.initial:
+        return
+    viol = check(inst, inst.initial)
+    if viol:
+        raise input_error(inst.name, "initial", f"the snapshot is infeasible ({len(viol)} violations; "
+                          f"first: {viol[0]}); start from a repaired one: "
+                          "packing.simulator.repair_snapshot(instance)")
+    if len(_SNAPSHOTS_OK) > 64:
+        _SNAPSHOTS_OK.clear()
+    _SNAPSHOTS_OK[id(inst)] = inst.initial
+
+
+def repair_snapshot(instance: Instance) -> tuple[Instance, int]:
+    """A copy of ``instance`` whose snapshot is feasible: containers that break it become arrivals.
+
+    Real snapshots may break constraints (Tianchi 2018's deployment overloads some hosts). Containers on
+    hosts without violations stay. On each host with a violation, containers are put back one by one in
+    container order while :meth:`ClusterState.mask` allows it; the others leave the snapshot (they then
+    arrive first in the simulator, in app order). Containers on unknown hosts leave it too.
+
+    Returns:
+        ``(instance, moved)``: the repaired instance (``meta["snapshot_repaired"]`` = moved) and the number
+        of containers taken out of the snapshot.
+    """
+    inst = instance
+    if inst.initial is None:
+        return inst, 0
+    viol = check(inst, inst.initial)
+    if not viol:
+        return inst, 0
+    bad = {v.host for v in viol if v.host is not None}
+    host_of = inst.initial.host_array(inst).copy()
+    host_of[(host_of < 0) | (host_of >= inst.n_hosts)] = UNPLACED
+    apps = inst.container_app
+    on_bad = np.isin(host_of, np.array(sorted(bad), dtype=np.int64))
+    keep = (host_of != UNPLACED) & ~on_bad
+    cards_all = [tuple(inst.initial.cards_of(inst.apps[int(apps[j])].name,
+                                             j - int(inst.offsets[int(apps[j])]))) for j in range(
+        inst.n_containers)] if inst.max_gpus else None
+    st = ClusterState.from_placement(inst, np.where(keep, host_of, UNPLACED), cards_all)
+    from policies.kernels import host_checker
+
+    can_place = host_checker(st)
+    moved = 0
+    for j in np.flatnonzero(on_bad):
+        a, h = int(apps[j]), int(host_of[j])
+        c = cards_all[j] if cards_all is not None else ()
+        ok = can_place(a, h)
+        if ok and inst.gpu_cards[a]:
+            ok = len(c) == inst.gpu_cards[a] and all(g in st.cards_fitting(a, h) for g in c)
+        if ok:
+            st.place(a, h, c)
+        else:
+            host_of[j] = UNPLACED
+            moved += 1
+    initial = Placement.from_arrays(inst, host_of, cards_all)
+    meta = {**inst.meta, "snapshot_repaired": moved}
+    return inst.replace(initial=initial, meta=meta), moved
+
+
 def _initial_state(inst: Instance) -> tuple[ClusterState, np.ndarray, list[tuple[int, ...]]]:
     """The snapshot state, host per container ``(n_containers,)`` and cards per container."""
     st = ClusterState(inst)
@@ -229,9 +295,7 @@ def _initial_state(inst: Instance) -> tuple[ClusterState, np.ndarray, list[tuple
     cards: list[tuple[int, ...]] = [()] * inst.n_containers
     if inst.initial is not None:
         host_of = inst.initial.host_array(inst).copy()
-        viol = check(inst, inst.initial)
-        if viol:
-            raise input_error(inst.name, "initial", f"the snapshot is infeasible: {viol[0]}")
+        _check_snapshot(inst)
         apps = inst.container_app
         for i, app in enumerate(inst.apps):
             lo = int(inst.offsets[i])
@@ -554,4 +618,5 @@ def evaluate_batch(make_policy: Callable[[np.ndarray], Any], thetas: np.ndarray,
 
 
 __all__ = ["DELAYED", "PLACED", "REJECTED", "Arrivals", "Samples", "SimulationResult", "Trajectory",
-           "arrivals", "evaluate", "evaluate_batch", "run_seed", "sample_orders", "simulate"]
+           "arrivals", "evaluate", "evaluate_batch", "repair_snapshot", "run_seed", "sample_orders",
+           "simulate"]

@@ -30,6 +30,8 @@ app are skipped. The result is exactly the same as scoring every host (tested ag
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numba
 import numpy as np
 
@@ -320,6 +322,34 @@ def _mask(a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out
     return out
 
 
+@numba.njit(cache=True)
+def _feasible_host(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out_ptr,
+                   out_cols, out_k):  # pragma: no cover - compiled
+    return _feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
+                     out_ptr, out_cols, out_k)
+
+
+def host_checker(state: ClusterState) -> Callable[[int, int], bool]:
+    """A function ``(app, host) -> bool``: can ``host`` take one more container of ``app`` now?
+
+    Equal to ``state.mask(app)[host]`` (compiled when :func:`supports` holds, else through the mask),
+    but costs one host instead of all. It reads ``state`` live, so placements made afterwards count.
+    """
+    if not supports(state):
+        return lambda app, host: bool(state.mask(app)[host])
+    inst = state.instance
+    demand = np.ascontiguousarray(inst.demand)
+    capacity = np.ascontiguousarray(state.capacity)
+    cap = inst.cap.astype(np.int64)
+    tables = rule_tables(state)
+
+    def ok(app: int, host: int) -> bool:
+        return bool(_feasible_host(host, app, demand, capacity, state.used, state.count, state.col, cap,
+                                   *tables))
+
+    return ok
+
+
 def fast_mask(state: ClusterState, app: int) -> np.ndarray:
     """The compiled feasibility mask for one container of ``app``, shape ``(n_hosts,)`` bool.
 
@@ -378,4 +408,4 @@ def episode(state: ClusterState, seq: np.ndarray, kind: int, params: np.ndarray,
 
 
 __all__ = ["BF", "BF_BOTTLE", "DOT", "FF", "L2", "N_WEIGHTED_FEATURES", "SWARM", "WEIGHTED", "WF", "episode",
-           "fast_mask", "rule_tables", "supports"]
+           "fast_mask", "host_checker", "rule_tables", "supports"]

@@ -19,6 +19,7 @@ from packing.simulator import (
     arrivals,
     evaluate,
     evaluate_batch,
+    repair_snapshot,
     sample_orders,
     simulate,
 )
@@ -201,5 +202,22 @@ def test_fast_mask_equals_cluster_state_mask(inst: Instance, data: st.DataObject
         if inst.n_hosts and inst.n_apps:
             app = data.draw(st.integers(0, inst.n_apps - 1))
             state.place(app, data.draw(st.integers(0, inst.n_hosts - 1)))
+    ok = kernels.host_checker(state)
     for app in range(inst.n_apps):
-        assert np.array_equal(kernels.fast_mask(state, app), state.mask(app))
+        mask = state.mask(app)
+        assert np.array_equal(kernels.fast_mask(state, app), mask)
+        assert [ok(app, h) for h in range(inst.n_hosts)] == mask.tolist()
+
+
+def test_infeasible_snapshot_is_refused_then_repaired() -> None:
+    inst = Instance("s", ("cpu",), (HostType("h", (10.0,), 3),), (App("a", (4.0,), 4),),
+                    initial=Placement({"a": (0, 0, 0, 1)}))
+    with pytest.raises(InputError, match="snapshot is infeasible"):
+        simulate(inst, FirstFit())
+    fixed, moved = repair_snapshot(inst)
+    assert moved == 1
+    assert fixed.initial is not None and fixed.initial.hosts["a"] == (0, 0, UNPLACED, 1)
+    assert check(fixed, fixed.initial) == []
+    res = simulate(fixed, FirstFit())
+    assert res.placement.hosts["a"] == (0, 0, 1, 1)
+    assert repair_snapshot(fixed) == (fixed, 0)
