@@ -28,6 +28,7 @@ The ``"deployed"`` objective is not supported here (use ``solvers.pulp_model.sol
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -135,6 +136,13 @@ class _Master:
             lp.Objective().SetCoefficient(v, self.big)
             self.art.append(v)
         lp.Objective().SetMinimization()
+        self.rows: list[TypeRows] = []
+        self.ones: list[Instance] = []
+        self.rng = np.random.default_rng(0)
+
+    def set_lower(self, p: int, value: float) -> None:
+        """Fix column ``p`` to at least ``value`` hosts (diving)."""
+        self.vars[p].SetLb(float(value))  # type: ignore[attr-defined]
 
     def add(self, col: Column) -> bool:
         key = (col.type_index, col.counts.astype(np.int64).tobytes())
@@ -198,7 +206,7 @@ def _host_limits(inst: Instance, kind: Objective, incumbent: float | None) -> np
 
 def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers: int,
               start: Placement | None, callback: ProgressCallback | None,
-              history: list[Progress]) -> ColgenBound:
+              history: list[Progress]) -> tuple[ColgenBound, _Master]:
     """The column-generation loop (see the module docstring)."""
     n_t = len(inst.host_types)
     rows = [type_rows(inst, t) for t in range(n_t)]
@@ -267,8 +275,10 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
         if clock.left(0.0) <= 0.05:
             break
     infeasible = converged and art > 1e-6
-    return ColgenBound(value, best_lb, _bound(best_lb, kind, cost), tuple(master.cols), it, converged,
-                       clock.elapsed, lam, infeasible)
+    master.rows, master.ones, master.rng = rows, ones, rng
+    res = ColgenBound(value, best_lb, _bound(best_lb, kind, cost), tuple(master.cols), it,
+                      converged, clock.elapsed, lam, infeasible)
+    return res, master
 
 
 def _lower_bound(inst: Instance, pi: np.ndarray, mu: np.ndarray, cost: np.ndarray,
@@ -313,16 +323,53 @@ def colgen_bound(instance: Instance, *, time_limit: float = 30.0, seed: int = 0,
     clock = Clock(time_limit)
     g = ffd(instance, kind)
     start = g.placement(instance) if g.complete else None
-    return _generate(instance, kind, clock, seed, 1, start, callback, [])
+    return _generate(instance, kind, clock, seed, 1, start, callback, [])[0]
 
 
-def _restricted_ip(inst: Instance, res: ColgenBound, cost: np.ndarray, limit: np.ndarray,
-                   time_limit: float, seed: int, workers: int,
+def _dive(inst: Instance, master: _Master, clock: Clock) -> np.ndarray | None:
+    """Diving: round up the column with the largest fractional value, re-solve, re-price.
+
+    Each step re-solves the master with the fixed lower bounds and adds improving columns
+    from the greedy pricing (a few rounds), so the rest of the demand gets fresh patterns.
+
+    Returns:
+        Hosts per column of ``master.cols`` (covering every app), or ``None``.
+    """
+    out: np.ndarray | None = None
+    rounds = 0
+    while clock.left(0.0) > 0.05:
+        _value, lam, pi, mu, art = master.solve()
+        if art > 1e-6:
+            break
+        added = 0
+        if rounds < 5:
+            for t, tr in enumerate(master.rows):
+                for n in price_greedy(inst, tr, pi, rng=master.rng, tries=2):
+                    if float(pi @ n) - mu[t] > master.cost[t] + RC_EPS and pattern_placeable(
+                            master.ones[t], n):
+                        added += master.add(Column(t, n))
+        if added:
+            rounds += 1
+            continue
+        rounds = 0
+        frac = lam - np.floor(lam + 1e-9)
+        frac[frac < 1e-6] = 0.0
+        if not frac.any():
+            out = np.round(lam).astype(np.int64)
+            break
+        p = int(np.argmax(frac))
+        master.set_lower(p, math.ceil(lam[p]))
+    for p in range(len(master.vars)):
+        master.set_lower(p, 0.0)
+    return out
+
+
+def _restricted_ip(inst: Instance, cols: list[Column], lp_bound: float, cost: np.ndarray,
+                   limit: np.ndarray, time_limit: float, seed: int, workers: int,
                    hint: np.ndarray | None) -> np.ndarray | None:
     """Integer master over the columns (CP-SAT): how many hosts take each column, ``(P,)``."""
     from ortools.sat.python import cp_model
 
-    cols = res.columns
     if not cols:
         return None
     m = cp_model.CpModel()
@@ -348,7 +395,7 @@ def _restricted_ip(inst: Instance, res: ColgenBound, cost: np.ndarray, limit: np
     if hint is not None:
         for p, v in enumerate(lam):
             m.add_hint(v, int(hint[p]))
-    lb = math.ceil(res.lp_bound * scale - 1e-6) if res.lp_bound > 0 else 0
+    lb = math.ceil(lp_bound * scale - 1e-6) if lp_bound > 0 else 0
     m.add(sum(int(icost[c.type_index]) * lam[p] for p, c in enumerate(cols)) >= int(lb))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = max(0.05, time_limit)
@@ -360,12 +407,12 @@ def _restricted_ip(inst: Instance, res: ColgenBound, cost: np.ndarray, limit: np
     return np.array([solver.value(v) for v in lam], dtype=np.int64)
 
 
-def _patterns_to_counts(inst: Instance, res: ColgenBound, use: np.ndarray) -> np.ndarray:
+def _patterns_to_counts(inst: Instance, cols: list[Column], use: np.ndarray) -> np.ndarray:
     """Per-host counts ``(n_hosts, n_apps)`` from column multiplicities, surplus trimmed."""
     chosen: list[tuple[int, np.ndarray]] = []
     for p, k in enumerate(use.tolist()):
         for _ in range(k):
-            c = res.columns[p]
+            c = cols[p]
             chosen.append((c.type_index, c.counts.copy()))
     surplus = sum((n for _, n in chosen), np.zeros(inst.n_apps, dtype=np.int64)) - inst.counts
     for _, n in chosen:  # trimming keeps a pattern valid: every row and rule is downward closed
@@ -382,6 +429,15 @@ def _patterns_to_counts(inst: Instance, res: ColgenBound, use: np.ndarray) -> np
             out[nxt[t]] = n
             nxt[t] += 1
     return out
+
+
+def _try_columns(inst: Instance, cols: list[Column], use: np.ndarray,
+                 offer: Callable[[Placement, str], bool], source: str) -> None:
+    """Turn column multiplicities into a placement and offer it (checked by ``offer``)."""
+    try:
+        offer(placement_from_counts(inst, _patterns_to_counts(inst, cols, use)), source)
+    except ValueError:
+        pass  # more hosts of a type than exist, or cards could not be chosen
 
 
 def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int = 2, seed: int = 0,
@@ -411,6 +467,8 @@ def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int =
     best_p: Placement | None = None
     best_obj: float | None = None
 
+    best_src = [""]
+
     def offer(p: Placement, source: str) -> bool:
         nonlocal best_p, best_obj
         if check(inst, p, require_all=True):
@@ -418,23 +476,23 @@ def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int =
         v = objective_value(inst, p.host_array(inst), kind)
         if best_obj is None or v < best_obj - 1e-9:
             best_p, best_obj = p, v
+            best_src[0] = source
             notify(callback, history, clock, v, None, METHOD, f"solution from {source}")
             return True
         return False
 
     g = ffd(inst, kind)
-    source = "ffd"
     if g.complete:
         offer(g.placement(inst), "ffd")
-    if hint is not None and offer(hint, "hint"):
-        source = "hint"
+    if hint is not None:
+        offer(hint, "hint")
     lb, lb_name = cheap_lower_bound(inst, kind)
     proofs = {"bound": lb_name}
     if best_obj is not None and best_obj <= lb + 1e-9:
         return _result("optimal", best_p, best_obj, best_obj, kind, clock, history,
-                       {"solution": source, **proofs})
+                       {"solution": best_src[0], **proofs})
     col_clock = Clock(0.6 * clock.left())
-    res = _generate(inst, kind, col_clock, seed, workers, best_p, callback, history)
+    res, master = _generate(inst, kind, col_clock, seed, workers, best_p, callback, history)
     if res.infeasible and best_obj is None:
         reason = infeasibility_reason(inst) or "the LP relaxation over all patterns is infeasible"
         return SolveResult("infeasible", None, lb, None, None, METHOD, clock.elapsed, kind,
@@ -445,23 +503,25 @@ def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int =
         n_t = len(inst.host_types)
         cost = inst.type_cost.astype(np.float64) if kind == "cost" else np.ones(n_t)
         limit = np.minimum(inst.type_count, max(inst.n_containers, 1))
-        hint_use = None
-        if best_p is not None:
-            hc = counts_from_placement(inst, best_p)
-            index = {(c.type_index, c.counts.tobytes()): p for p, c in enumerate(res.columns)}
-            hint_use = np.zeros(len(res.columns), dtype=np.int64)
-            for h in np.flatnonzero(hc.sum(axis=1)):
-                key = (int(inst.host_type_of[h]), hc[h].astype(np.int64).tobytes())
-                if key in index:
-                    hint_use[index[key]] += 1
-        use = _restricted_ip(inst, res, cost, limit, clock.left() - 0.2, seed, workers, hint_use)
+        dive_clock = Clock(min(clock.left() * 0.3, 10.0))
+        use = _dive(inst, master, dive_clock)
+        cols = list(master.cols)
         if use is not None:
-            try:
-                p = placement_from_counts(inst, _patterns_to_counts(inst, res, use))
-                if offer(p, "restricted master"):
-                    source = "colgen"
-            except ValueError:
-                pass  # cards could not be chosen: keep the incumbent
+            _try_columns(inst, cols, use, offer, "diving")
+        if (best_obj is None or best_obj > lb + 1e-9) and clock.left(0.0) > 0.3:
+            hint_use = use
+            if hint_use is None and best_p is not None:
+                hc = counts_from_placement(inst, best_p)
+                index = {(c.type_index, c.counts.tobytes()): p for p, c in enumerate(cols)}
+                hint_use = np.zeros(len(cols), dtype=np.int64)
+                for h in np.flatnonzero(hc.sum(axis=1)):
+                    key = (int(inst.host_type_of[h]), hc[h].astype(np.int64).tobytes())
+                    if key in index:
+                        hint_use[index[key]] += 1
+            use = _restricted_ip(inst, cols, res.lp_bound, cost, limit, clock.left() - 0.2,
+                                 seed, workers, hint_use)
+            if use is not None:
+                _try_columns(inst, cols, use, offer, "restricted master")
     if best_obj is None:
         return SolveResult("unknown", None, lb, None, None, METHOD, clock.elapsed, kind,
                            proofs, None, tuple(history))
@@ -469,7 +529,7 @@ def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int =
     status = "optimal" if best_obj <= lb + 1e-6 * max(1.0, best_obj) else "feasible"
     notify(callback, history, clock, best_obj, lb, METHOD, "done")
     return _result(status, best_p, best_obj, lb, kind, clock, history,
-                   {"solution": source, **proofs})
+                   {"solution": best_src[0], **proofs})
 
 
 def _result(status: str, p: Placement | None, obj: float | None, bound: float,
