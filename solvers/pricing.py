@@ -366,12 +366,73 @@ def _integer_rows(rows: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, n
         np.int64), False)
 
 
+DP_CELLS = 400_000
+"""Largest capacity grid (product over binding rows of ``capacity + 1``) priced by DP."""
+DP_DECISIONS = 40_000_000
+"""Largest ``items x cells`` table of decisions the DP may keep."""
+
+
+def price_dp(instance: Instance, tr: TypeRows, duals: np.ndarray) -> Priced | None:
+    """Exact pricing by dynamic programming on the integer capacity grid, when it is small.
+
+    Applies when the rows are integral, no rule links two apps worth pricing, and the grid of
+    the rows that can bind has at most :data:`DP_CELLS` cells. Multiplicities are split in
+    binary chunks (1, 2, 4, ...), so the table has ``sum log2(ub)`` items.
+
+    Returns:
+        The best pattern (proven optimal), or ``None`` when the DP does not apply.
+    """
+    use = np.flatnonzero((duals > 1e-12) & (tr.ub > 0))
+    ra, rb, _ = instance.rule_arrays
+    if len(ra) and (np.isin(ra, use) & np.isin(rb, use)).any():
+        return None
+    rows_i, cap_i, exact = _integer_rows(tr.rows[use], tr.capacity)
+    if not exact:
+        return None
+    bind = np.flatnonzero(tr.ub[use] @ rows_i > cap_i)
+    dims = tuple(int(c) + 1 for c in cap_i[bind])
+    cells = int(np.prod(dims, dtype=np.float64)) if len(dims) else 1
+    items: list[tuple[int, int]] = []  # (app, chunk)
+    for a in use.tolist():
+        left, k = int(tr.ub[a]), 1
+        while left > 0:
+            items.append((a, min(k, left)))
+            left -= min(k, left)
+            k *= 2
+    if cells > DP_CELLS or cells * len(items) > DP_DECISIONS or (cap_i[bind] < 0).any():
+        return None
+    w_of = {int(a): rows_i[i, bind] for i, a in enumerate(use)}
+    value = np.zeros(dims)
+    take = []
+    for a, k in items:
+        w = tuple(int(x) * k for x in w_of[a])
+        if any(wi >= d for wi, d in zip(w, dims, strict=True)):
+            take.append(None)
+            continue
+        src = tuple(slice(0, d - wi) for wi, d in zip(w, dims, strict=True))
+        dst = tuple(slice(wi, d) for wi, d in zip(w, dims, strict=True))
+        cand = value[src] + k * float(duals[a])
+        t = np.zeros(dims, dtype=bool)
+        t[dst] = cand > value[dst] + 1e-12
+        value[dst] = np.maximum(value[dst], cand)
+        take.append(t)
+    n = np.zeros(instance.n_apps, dtype=np.int64)
+    c = [d - 1 for d in dims]
+    for (a, k), t in zip(reversed(items), reversed(take), strict=True):
+        if t is not None and t[tuple(c)]:
+            n[a] += k
+            c = [ci - int(x) * k for ci, x in zip(c, w_of[a], strict=True)]
+    v = float(duals @ n)
+    return Priced(n, v, v, True)
+
+
 def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_limit: float = 10.0,
                 seed: int = 0, workers: int = 1, threshold: float | None = None,
                 keep: int = 8) -> Priced:
     """The best pattern by CP-SAT: maximise ``duals @ n`` over the patterns of the host type.
 
-    The knapsack rows are scaled to integers (exactly when the data allow, otherwise relaxed),
+    Small integral grids without rules go to :func:`price_dp`. Otherwise the knapsack rows are
+    scaled to integers (exactly when the data allow, otherwise relaxed),
     the duals are rounded up, so the reported ``bound`` is always a valid upper bound on the
     value of any pattern; the pattern itself is re-checked with :func:`rows_violated`.
 
@@ -387,6 +448,9 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
     """
     from ortools.sat.python import cp_model
 
+    dp = price_dp(instance, tr, duals)
+    if dp is not None:
+        return dp
     n_apps = instance.n_apps
     vals = np.maximum(duals, 0.0)
     use = np.flatnonzero((vals > 1e-12) & (tr.ub > 0))
@@ -447,6 +511,7 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
 
 __all__ = [
     "Priced",
+    "price_dp",
     "cost_unit",
     "TypeRows",
     "counts_from_placement",

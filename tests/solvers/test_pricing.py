@@ -14,6 +14,7 @@ from packing.model import App, HostType, Instance, Rule
 from solvers.pricing import (
     pattern_placeable,
     placement_from_counts,
+    price_dp,
     price_exact,
     price_greedy,
     rows_violated,
@@ -45,6 +46,7 @@ def test_exact_pricing_with_rule_and_exclusion() -> None:
                     (App("a", (4, 1), 5), App("b", (1, 4), 5), App("c", (2, 2), 5)),
                     rules=(Rule("a", "b", 1),), exclusions=(("a", "c"),))
     duals = np.array([1.0, 1.0, 0.9])
+    assert price_dp(inst, type_rows(inst, 0), duals) is None  # rules: CP-SAT
     pr = price_exact(inst, type_rows(inst, 0), duals)
     assert pr.optimal
     # a-side: 2a + 1b = 3 (cpu 9, mem 6); c-side: b,c only: 2b+1c=(4,10) -> 2.9, 1b+3c -> 3.7 (7,10)
@@ -73,6 +75,12 @@ def test_exact_pricing_matches_brute_force(data: st.DataObject) -> None:
     assert pr.optimal
     assert abs(pr.value - best) < 1e-6
     assert not rows_violated(inst, tr, pr.counts)
+    dp = price_dp(inst, tr, duals)
+    if not rules:
+        assert dp is not None  # integral rows on a 11 x 11 grid
+    if dp is not None:
+        assert dp.optimal and abs(dp.value - best) < 1e-9
+        assert not rows_violated(inst, tr, dp.counts)
     pats = price_greedy(inst, tr, duals, rng=np.random.default_rng(0), tries=4)
     assert pats
     for g in pats:
