@@ -112,7 +112,8 @@ def plot_trajectory(path: str | Path, time: np.ndarray, hosts_used: np.ndarray,
     ax2 = ax.twinx()
     a = np.asarray(allocation, dtype=float).reshape(len(time), -1)
     for r in range(a.shape[1]):
-        ax2.plot(steps, a[:, r], lw=1, label=f"allocation {resources[r] if r < len(resources) else r}")
+        label = f"allocation {resources[r] if r < len(resources) else r}"
+        ax2.plot(steps, a[:, r], lw=1, color=f"C{r + 1}", label=label)
     ax2.set_ylim(0, 1.05)
     ax2.set_ylabel("allocation rate (used hosts)")
     lines = ax.get_legend_handles_labels()

@@ -33,6 +33,7 @@ same predicates. Results are identical to the general path (tested).
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -237,7 +238,7 @@ def _check_snapshot(inst: Instance) -> None:
                           "packing.simulator.repair_snapshot(instance)")
     if len(_SNAPSHOTS_OK) > 64:
         _SNAPSHOTS_OK.clear()
-    _SNAPSHOTS_OK[id(inst)] = inst.initial
+    _SNAPSHOTS_OK[id(inst)] = inst.initial  # ids are reused after collection: the `is` test guards
 
 
 def repair_snapshot(instance: Instance) -> tuple[Instance, int]:
@@ -286,6 +287,18 @@ def repair_snapshot(instance: Instance) -> tuple[Instance, int]:
     initial = Placement.from_arrays(inst, host_of, cards_all)
     meta = {**inst.meta, "snapshot_repaired": moved}
     return inst.replace(initial=initial, meta=meta), moved
+
+
+def static_view(instance: Instance) -> Instance:
+    """A copy of ``instance`` whose requests never leave (``end`` dropped).
+
+    Every container then arrives and stays: the problem the offline solvers solve. Returns ``instance``
+    itself when nothing departs.
+    """
+    if all(q.end is None for q in instance.requests):
+        return instance
+    reqs = tuple(dataclasses.replace(q, end=None) for q in instance.requests)
+    return instance.replace(requests=reqs, meta={**instance.meta, "departures_dropped": True})
 
 
 def _initial_state(inst: Instance) -> tuple[ClusterState, np.ndarray, list[tuple[int, ...]]]:
@@ -619,4 +632,4 @@ def evaluate_batch(make_policy: Callable[[np.ndarray], Any], thetas: np.ndarray,
 
 __all__ = ["DELAYED", "PLACED", "REJECTED", "Arrivals", "Samples", "SimulationResult", "Trajectory",
            "arrivals", "evaluate", "evaluate_batch", "repair_snapshot", "run_seed", "sample_orders",
-           "simulate"]
+           "simulate", "static_view"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from packing.cli.simulate import load_target
+from packing.cli.simulate import load_target, prepare
 from packing.model import Instance
 
 
@@ -89,18 +89,28 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a plot: hosts per policy with the optimum and bound, and per-host use.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@click.option("--repair-snapshot", is_flag=True,
+              help="If the initial snapshot breaks constraints, re-place the containers that break them.")
+@click.option("--keep-departures", is_flag=True,
+              help="Replay departures too (default: every container arrives and stays, as the solver "
+                   "assumes).")
 def compare(path: str | None, policy_list: str | None, orders: int, time_limit: float, seed: int,
-            as_json: bool, plot: str | None, quiet: bool) -> None:
+            as_json: bool, plot: str | None, quiet: bool, repair_snapshot: bool,
+            keep_departures: bool) -> None:
     """Compare online policies with the optimum on FILE (default: the built-in `sigma` instance).
 
     FILE is an instance file, a .vbp file, a data-set folder or a built-in name. Every policy replays the
     same orders (common random numbers); the same seed gives the same table. Hosts are counted at the end
-    of each run; the optimum is the offline solve of all containers at once.
+    of each run; the optimum is the offline solve of all containers at once, so departures in the request
+    stream are dropped unless --keep-departures is given.
     """
+    from packing.simulator import static_view
     from policies.registry import DEFAULT_COMPARE, parse_policy_list
 
     names = parse_policy_list(policy_list) if policy_list else list(DEFAULT_COMPARE)
-    inst = load_target(path)
+    inst = prepare(load_target(path), repair_snapshot)
+    if not keep_departures:
+        inst = static_view(inst)
     res, rows, samples = run_compare(inst, names, orders, time_limit, seed, quiet=quiet or as_json)
     if plot is not None:
         from packing.metrics import host_utilisation

@@ -25,6 +25,18 @@ def load_target(path: str | None) -> Instance:
     return load_any(path)
 
 
+def prepare(inst: Instance, repair: bool) -> Instance:
+    """Repair an infeasible snapshot when asked (reporting how many containers move, on stderr)."""
+    if repair and inst.initial is not None:
+        from packing.simulator import repair_snapshot
+
+        inst, moved = repair_snapshot(inst)
+        if moved:
+            click.echo(f"{inst.name}: {moved} containers of the snapshot broke constraints; "
+                       "they arrive first and are re-placed", err=True)
+    return inst
+
+
 def _num(x: float) -> float | None:
     return None if not math.isfinite(x) else round(x, 6)
 
@@ -42,16 +54,21 @@ def _num(x: float) -> float | None:
               help="Write the placement of the first order's run (JSON or YAML by extension).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Plot hosts in use and allocation over the first order's run.")
+@click.option("--repair-snapshot", is_flag=True,
+              help="If the initial snapshot breaks constraints, re-place the containers that break them.")
 def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool, out: str | None,
-             plot: str | None) -> None:
-    """Replay FILE's arrivals (a file, a data-set folder, or `sigma`) with one policy."""
+             plot: str | None, repair_snapshot: bool) -> None:
+    """Replay FILE's arrivals (a file, a data-set folder, or `sigma`) with one policy.
+
+    Departures in the request stream are replayed; hosts are counted at the end and at the peak.
+    """
     from packing.metrics import compute_metrics
     from packing.simulator import evaluate, sample_orders
     from policies.registry import get_policy
 
     if out is not None and not out.lower().endswith((".json", ".yaml", ".yml")):
         raise InputError([Problem("<options>", "--out", "expected a .json, .yaml or .yml file name")])
-    inst = load_target(path)
+    inst = prepare(load_target(path), repair_snapshot)
     policy = get_policy(policy_name)
     samples = evaluate(policy, inst, sample_orders(inst, orders, seed), seed=seed)
     runs = []

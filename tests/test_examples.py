@@ -1,0 +1,44 @@
+"""Every example runs with a reduced budget (the real-trace one only when the data sets are present)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_compare_policies(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("solvers")
+    means = load("compare_policies").main(policies=("ff", "bf"), orders=2, time_limit=5.0)
+    assert means["bf"] >= 15
+    assert "optimum status optimal" in capsys.readouterr().out
+
+
+def test_simulate_and_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = load("simulate_and_plot").main("bf", str(tmp_path / "run"))
+    assert (folder / "trajectory.png").stat().st_size > 5000
+    assert (folder / "hosts.png").stat().st_size > 5000
+    assert "bf: 20 hosts" in capsys.readouterr().out
+
+
+def test_real_trace_without_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert load("real_trace").main("openb", data=str(tmp_path)) is None
+    assert "is absent" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_real_trace_openb(shared_data: Path) -> None:
+    out = load("real_trace").main("openb", ("ff",), data=str(shared_data))
+    assert out is not None and out["ff"] > 0
