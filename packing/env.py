@@ -63,7 +63,7 @@ class PlacementEnv(gym.Env[dict[str, Any], int]):
             "app": spaces.Discrete(max(1, n_a)),
             "pending": spaces.Box(0.0, p_hi, (max(1, n_a),), dtype=np.float32),
         })
-        self.action_space = spaces.Discrete(max(1, n_h))
+        self.action_space = spaces.Discrete(max(1, n_h))  # type: ignore[assignment]
 
     # --------------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None

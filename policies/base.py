@@ -126,7 +126,7 @@ class BasePolicy:
     Subclasses override :meth:`act`; offline policies (FFD, BFD) override :meth:`arrange`.
     """
 
-    name: ClassVar[str] = "base"  # type: ignore[misc]
+    name: str = "base"
     wait_when_full: bool = False
     """If True, a container that fits nowhere is delayed (retried after a departure), not rejected."""
 

@@ -398,7 +398,7 @@ def episode(state: ClusterState, seq: np.ndarray, kind: int, params: np.ndarray,
     pending = np.bincount(seq, minlength=inst.n_apps).astype(np.int64)
     p_ptr, p_idx = _partner_tables(inst) if kind == SWARM else (np.zeros(inst.n_apps + 1, np.int64),
                                                                 np.zeros(0, np.int64))
-    run_episode(kind, np.ascontiguousarray(params, dtype=np.float64), open_first,
+    run_episode(kind, np.ascontiguousarray(params, dtype=np.float64), open_first,  # type: ignore[call-arg]
                 seq, np.ascontiguousarray(inst.demand),
                 np.ascontiguousarray(state.capacity), state.used, count, state.n_on, state.col,
                 inst.cap.astype(np.int64), *rule_tables(state),
