@@ -22,6 +22,7 @@ from packing.simulator import (
     repair_snapshot,
     sample_orders,
     simulate,
+    static_view,
 )
 from policies import kernels
 from policies.base import WAIT, Observation
@@ -221,3 +222,11 @@ def test_infeasible_snapshot_is_refused_then_repaired() -> None:
     res = simulate(fixed, FirstFit())
     assert res.placement.hosts["a"] == (0, 0, 1, 1)
     assert repair_snapshot(fixed) == (fixed, 0)
+
+
+def test_static_view_drops_departures() -> None:
+    inst = one_host(Request(0, "x", end=5), Request(6, "x"))
+    st = static_view(inst)
+    assert all(q.end is None for q in st.requests) and st.meta["departures_dropped"]
+    assert simulate(st, BestFit()).n_rejected == 1
+    assert static_view(st) is st
