@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -223,22 +224,23 @@ def sample_orders(instance: Instance, k: int, seed: int = 0, *, include_own: boo
     return out
 
 
-_SNAPSHOTS_OK: dict[int, Placement] = {}
-"""Snapshots already checked (by ``id`` of the instance, holding the placement to detect reuse of ids)."""
+_SNAPSHOTS_OK: dict[int, weakref.ref[Instance]] = {}
+"""Instances whose snapshot was already checked, by ``id`` (the weak reference guards reused ids)."""
 
 
 def _check_snapshot(inst: Instance) -> None:
     assert inst.initial is not None
-    if _SNAPSHOTS_OK.get(id(inst)) is inst.initial:
+    ref = _SNAPSHOTS_OK.get(id(inst))
+    if ref is not None and ref() is inst:
         return
     viol = check(inst, inst.initial)
     if viol:
         raise input_error(inst.name, "initial", f"the snapshot is infeasible ({len(viol)} violations; "
                           f"first: {viol[0]}); start from a repaired one: "
-                          "packing.simulator.repair_snapshot(instance)")
+                          "packing.simulator.repair_snapshot(instance) or --repair-snapshot")
     if len(_SNAPSHOTS_OK) > 64:
         _SNAPSHOTS_OK.clear()
-    _SNAPSHOTS_OK[id(inst)] = inst.initial  # ids are reused after collection: the `is` test guards
+    _SNAPSHOTS_OK[id(inst)] = weakref.ref(inst)
 
 
 def repair_snapshot(instance: Instance) -> tuple[Instance, int]:
