@@ -167,5 +167,8 @@ def _table(inst: Instance, res: Any, rows: list[Row], orders: int, seed: int) ->
         gap = "-" if r.gap is None else f"{100 * r.gap:+.1f}%"
         click.echo(f"{r.name:<16}{r.hosts_mean:>11.2f}{r.hosts_min:>6}{r.hosts_max:>6}"
                    f"{100 * r.allocation_rate:>11.2f}%{gap:>9}{r.rejected_mean:>10.1f}")
+    if inst.initial is not None and inst.initial.n_placed:
+        click.echo(f"note: policies start from the snapshot ({inst.initial.n_placed} containers already "
+                   "placed); the optimum repacks every container from scratch.")
     if any(r.rejected_mean for r in rows):
         click.echo("note: some policies rejected containers; their host counts cover fewer containers.")
