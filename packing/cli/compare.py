@@ -53,9 +53,13 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
     from policies.registry import get_policy
     from solvers import solve
 
+    def progress(p: Any) -> None:
+        click.echo(f"  [{p.seconds:7.2f}s] {p.method:<7} objective {p.objective}  bound {p.bound}  "
+                   f"{p.message}", err=True)
+
     if not quiet:
         click.echo(f"solving {inst.name} (auto, up to {time_limit:g} s)...", err=True)
-    res = solve(inst, "auto", time_limit=time_limit, seed=seed)
+    res = solve(inst, "auto", time_limit=time_limit, seed=seed, callback=None if quiet else progress)
     by_cost = res.objective_kind == "cost"
     ords = sample_orders(inst, orders, seed)
     rows: list[Row] = []
