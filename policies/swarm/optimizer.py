@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+from unittest import mock
 
 import numpy as np
 
@@ -117,6 +118,19 @@ class PSOSettings:
     def to_dict(self) -> dict[str, Any]:
         """The settings as a plain dict (for provenance in saved policies)."""
         return asdict(self)
+
+
+@contextlib.contextmanager
+def _quiet_pyswarms() -> Iterator[None]:
+    """Stop pyswarms' ``Reporter`` from configuring the root logger and writing ``report.log``.
+
+    pyswarms 1.3 calls ``logging.config.dictConfig`` with a file handler in the current directory
+    whenever an optimiser is built; a library must not touch its caller's logging or files.
+    """
+    from pyswarms.utils.reporter.reporter import Reporter
+
+    with mock.patch.object(Reporter, "_setup_logger", lambda self, path=None: None):
+        yield
 
 
 @contextlib.contextmanager
@@ -227,7 +241,7 @@ class PSO:
             ck = PSOCheckpoint.load(self.checkpoint_path)
         init_pos = self._initial_positions(rng, dims, lo, hi, init) if ck is None else ck.position
         options = {"c1": s.c1, "c2": s.c2, "w": s.w}
-        with _seeded_global_rng(rng):
+        with _seeded_global_rng(rng), _quiet_pyswarms():
             opt = GlobalBestPSO(n_particles=s.n_particles, dimensions=dims, options=options,
                                 bounds=(lo, hi), init_pos=init_pos)
         if ck is not None:  # continue the generator's stream exactly where the run stopped

@@ -94,3 +94,15 @@ def test_differential_evolution_same_interface() -> None:
     a = DifferentialEvolution(DESettings(iters=15, seed=4)).minimize(sphere, 3, BOUNDS)
     b = DifferentialEvolution(DESettings(iters=15, seed=4)).minimize(sphere, 3, BOUNDS)
     assert a.best_cost == b.best_cost and a.best_cost < 1e-3
+
+
+def test_pso_leaves_logging_and_the_working_directory_alone(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+
+    monkeypatch.chdir(tmp_path)
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    PSO(PSOSettings(n_particles=4, iters=2)).minimize(sphere, 3, BOUNDS)
+    assert list(tmp_path.iterdir()) == []
+    assert root.handlers == handlers
