@@ -28,6 +28,7 @@ import math
 import os
 import re
 import tempfile
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,8 +94,13 @@ def model_hosts(instance: Instance, kind: Objective, incumbent: float | None) ->
     return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
+class ModelTooLarge(RuntimeError):
+    """Building the model took longer than the time set aside for it."""
+
+
 def build_model(instance: Instance, *, objective: str | None = None,
-                hosts: np.ndarray | None = None, lower_bound: float = 0.0) -> PulpModel:
+                hosts: np.ndarray | None = None, lower_bound: float = 0.0,
+                build_seconds: float | None = None) -> PulpModel:
     """Build the aggregated model (see the module docstring).
 
     Args:
@@ -103,6 +109,7 @@ def build_model(instance: Instance, *, objective: str | None = None,
             :func:`solvers.base.resolve_objective`).
         hosts: global indices of the hosts to model, shape ``(n_model_hosts,)``; all by default.
         lower_bound: a proven lower bound on the objective, added as a constraint.
+        build_seconds: give up (raise :class:`ModelTooLarge`) after this long.
     """
     import pulp
 
@@ -116,18 +123,21 @@ def build_model(instance: Instance, *, objective: str | None = None,
     x: dict[tuple[int, int], Any] = {}
     y: dict[int, Any] = {}
     prev: dict[int, Any] = {}
+    clock = Clock(build_seconds if build_seconds is not None else math.inf)
     for h in hosts.tolist():
+        if clock.left(0.0) <= 0:
+            raise ModelTooLarge(f"model not built within {build_seconds:.1f} s")
         t = int(inst.host_type_of[h])
         tr = rows[t]
         apps = np.flatnonzero(tr.ub > 0)
         if kind != "deployed":
-            y[h] = pulp.LpVariable(f"y_{h}", cat="Binary")
+            y[h] = prob.add_variable(f"y_{h}", 0, 1, cat="Integer")
             if t in prev:
                 prob += prev[t] >= y[h], f"sym_{h}"
             prev[t] = y[h]
         on = y[h] if kind != "deployed" else 1
         for a in apps.tolist():
-            x[a, h] = pulp.LpVariable(f"x_{a}_{h}", 0, int(tr.ub[a]), cat="Integer")
+            x[a, h] = prob.add_variable(f"x_{a}_{h}", 0, int(tr.ub[a]), cat="Integer")
         linked = np.zeros(inst.n_apps, dtype=bool)
         for j in range(tr.rows.shape[1]):
             w = tr.rows[apps, j]
@@ -142,7 +152,7 @@ def build_model(instance: Instance, *, objective: str | None = None,
         for a, b, k in zip(ra.tolist(), rb.tolist(), rk.tolist(), strict=True):
             if (a, h) in x and (b, h) in x and tr.ub[b] > k:
                 if a not in z:
-                    z[a] = pulp.LpVariable(f"z_{a}_{h}", cat="Binary")
+                    z[a] = prob.add_variable(f"z_{a}_{h}", 0, 1, cat="Integer")
                     prob += x[a, h] <= int(tr.ub[a]) * z[a], f"zon_{a}_{h}"
                 prob += x[b, h] <= k + (int(tr.ub[b]) - k) * (1 - z[a]), f"rule_{a}_{b}_{h}"
     by_app: dict[int, list[Any]] = {}
@@ -234,15 +244,30 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
         return _result("optimal", best_p, best_obj, best_obj, kind, clock, proofs, history,
                        source="ffd")
     incumbent = best_obj if kind != "deployed" else None
-    model = build_model(inst, objective=kind, hosts=model_hosts(inst, kind, incumbent),
-                        lower_bound=lb if kind != "deployed" else 0.0)
+    t_build = clock.elapsed
+    try:
+        model = build_model(inst, objective=kind, hosts=model_hosts(inst, kind, incumbent),
+                            lower_bound=lb if kind != "deployed" else 0.0,
+                            build_seconds=0.25 * clock.left())
+    except ModelTooLarge:
+        model = None
+    if model is None:  # return what first fit found, with the cheap bound
+        status = "unknown" if best_obj is None else "feasible"
+        notify(callback, history, clock, best_obj, lb, METHOD, "model too large for the limit")
+        return _result(status, best_p, best_obj, lb, kind, clock, {**proofs,
+                       "note": "model too large for the time limit"}, history, source="ffd")
+    t_build = clock.elapsed - t_build
     warm = best_p is not None and _set_hint(model, inst, counts_from_placement(inst, best_p))
     fd, log_path = tempfile.mkstemp(suffix=".log", prefix="vbp_cbc_")
     os.close(fd)
     try:
-        solver = pulp.PULP_CBC_CMD(timeLimit=max(1.0, clock.left() - 0.5), threads=workers,
-                                   msg=False, logPath=log_path, warmStart=warm,
-                                   options=[f"randomCbcSeed {int(seed) + 1}"])
+        with warnings.catch_warnings():  # PuLP 3 flags the bundled CBC for its 4.0 removal
+            warnings.simplefilter("ignore", DeprecationWarning)
+            # writing and reading the model files costs about as much as building it
+            cbc_limit = max(1.0, clock.left() - 0.5 - 2.5 * t_build)
+            solver = pulp.PULP_CBC_CMD(timeLimit=cbc_limit, threads=workers,
+                                       msg=False, logPath=log_path, warmStart=warm,
+                                       options=[f"randomCbcSeed {int(seed) + 1}"])
         status = model.problem.solve(solver)
         with open(log_path, encoding="utf-8", errors="replace") as f:
             log = f.read()
@@ -309,4 +334,4 @@ def _result(status: str, p: Placement | None, obj: float | None, bound: float,
                        kind, {"solution": source, **proofs}, None, tuple(history))
 
 
-__all__ = ["PulpModel", "build_model", "model_hosts", "solve_pulp"]
+__all__ = ["ModelTooLarge", "PulpModel", "build_model", "model_hosts", "solve_pulp"]
