@@ -122,14 +122,15 @@ class PSOSettings:
 
 @contextlib.contextmanager
 def _quiet_pyswarms() -> Iterator[None]:
-    """Stop pyswarms' ``Reporter`` from configuring the root logger and writing ``report.log``.
+    """Keep pyswarms from configuring the root logger and writing ``report.log``.
 
     pyswarms 1.3 calls ``logging.config.dictConfig`` with a file handler in the current directory
-    whenever an optimiser is built; a library must not touch its caller's logging or files.
+    when it is imported and whenever an optimiser is built; a library must not touch its caller's
+    logging or files. Import pyswarms and build its objects only inside this context.
     """
-    from pyswarms.utils.reporter.reporter import Reporter
+    import logging.config
 
-    with mock.patch.object(Reporter, "_setup_logger", lambda self, path=None: None):
+    with mock.patch.object(logging.config, "dictConfig", lambda config: None):
         yield
 
 
@@ -229,8 +230,9 @@ class PSO:
         callback: IterationCallback | None = None,
     ) -> OptimResult:
         """Run PSO; see :class:`Optimizer`."""
-        from pyswarms.backend.operators import compute_pbest
-        from pyswarms.single.global_best import GlobalBestPSO
+        with _quiet_pyswarms():
+            from pyswarms.backend.operators import compute_pbest
+            from pyswarms.single.global_best import GlobalBestPSO
 
         s = self.settings
         lo = np.asarray(bounds[0], dtype=np.float64)
