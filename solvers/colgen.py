@@ -17,10 +17,17 @@ capped by what a solution at least as good as the incumbent may use). Once exact
 that no column improves, the LP value itself is the bound. Artificial columns (one per app, at a
 large cost) keep the master feasible; they only relax it, so the bounds stay valid.
 
-The upper bound comes from the columns: an integer restricted master (CP-SAT, covering with
-``>=``), surplus containers trimmed, patterns given to the hosts of each type in index order, GPU
-cards chosen with :meth:`packing.feasibility.ClusterState.choose_cards`, and the placement passed
-through :func:`packing.checker.check`. First-fit decreasing is the fallback.
+Upper bounds come from the columns, best first: residual rounding (keep ``floor(lam)`` of every
+column, run column generation on what is left, repeat, first fit for the last few containers),
+diving (keep whole parts, round up the most nearly whole columns, re-solve and re-price with the
+greedy), then an integer restricted master (CP-SAT, covering with ``>=``) with the rest of the
+time. Surplus containers are trimmed, patterns go to the hosts of each type in index order, GPU
+cards are chosen with :meth:`packing.feasibility.ClusterState.choose_cards`, and every placement
+passes :func:`packing.checker.check` before it is kept. First-fit decreasing is the fallback.
+For costs, bounds are rounded up to a multiple of the cost unit (:func:`cost_unit`).
+
+Exact pricing is a dynamic programme on the capacity grid when the rows are integral, small and
+no rule links two priced apps (:func:`solvers.pricing.price_dp`), otherwise CP-SAT.
 
 The ``"deployed"`` objective is not supported here (use ``solvers.pulp_model.solve_pulp`` or CP-SAT).
 """
@@ -360,14 +367,14 @@ def _dive(inst: Instance, master: _Master, clock: Clock) -> np.ndarray | None:
         if not frac.any():
             out = np.round(lam).astype(np.int64)
             break
-        for p in np.flatnonzero(floor >= 1):  # keep what the LP already uses whole
-            master.set_lower(int(p), float(floor[p]))
+        for q in np.flatnonzero(floor >= 1).tolist():  # keep what the LP already uses whole
+            master.set_lower(q, float(floor[q]))
         k = max(1, int(DIVE_SHARE * np.count_nonzero(frac)))
-        for p in np.argsort(-frac)[:k]:  # round up the most nearly whole columns
-            if frac[p] > 0:
-                master.set_lower(int(p), float(floor[p] + 1))
-    for p in range(len(master.vars)):
-        master.set_lower(p, 0.0)
+        for q in np.argsort(-frac)[:k].tolist():  # round up the most nearly whole columns
+            if frac[q] > 0:
+                master.set_lower(q, float(floor[q] + 1))
+    for q in range(len(master.vars)):
+        master.set_lower(q, 0.0)
     return out
 
 

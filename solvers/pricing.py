@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -403,7 +404,7 @@ def price_dp(instance: Instance, tr: TypeRows, duals: np.ndarray) -> Priced | No
         return None
     w_of = {int(a): rows_i[i, bind] for i, a in enumerate(use)}
     value = np.zeros(dims)
-    take = []
+    take: list[np.ndarray | None] = []
     for a, k in items:
         w = tuple(int(x) * k for x in w_of[a])
         if any(wi >= d for wi, d in zip(w, dims, strict=True)):
@@ -467,7 +468,7 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
         if sum(int(tr.ub[a]) * w for a, w in terms) > cap_i[j]:
             m.add(sum(x[a] * w for a, w in terms) <= int(cap_i[j]))
     ra, rb, rk = instance.rule_arrays
-    on: dict[int, object] = {}
+    on: dict[int, Any] = {}
     for a, b, k in zip(ra.tolist(), rb.tolist(), rk.tolist(), strict=True):
         if a in x and b in x and tr.ub[b] > k:
             if a not in on:
@@ -475,7 +476,7 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
                 m.add(x[a] >= 1).only_enforce_if(z)
                 m.add(x[a] == 0).only_enforce_if(~z)
                 on[a] = z
-            m.add(x[b] <= k).only_enforce_if(on[a])  # type: ignore[arg-type]
+            m.add(x[b] <= k).only_enforce_if(on[a])
     m.maximize(sum(int(coef[a]) * v for a, v in x.items()))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = max(0.01, float(time_limit))
