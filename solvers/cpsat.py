@@ -159,6 +159,24 @@ def model_hosts(instance: Instance, kind: Objective, upper: float | None) -> np.
     return np.concatenate(out).astype(np.int64) if out else np.zeros(0, dtype=np.int64)
 
 
+def model_size(instance: Instance, kind: Objective, upper: float | None = None) -> int:
+    """Count variables ``x[a, j]`` the aggregated model of ``instance`` would have (at most).
+
+    Args:
+        instance: the instance.
+        kind: the objective.
+        upper: a known objective value limiting the hosts (see :func:`model_hosts`).
+    """
+    inst = instance
+    hosts = model_hosts(inst, kind, upper)
+    if not len(hosts) or not inst.n_apps:
+        return 0
+    types, first, per_type = np.unique(inst.host_type_of[hosts], return_index=True,
+                                       return_counts=True)
+    ub = _upper_counts(inst, hosts[first])  # (A, n_types in the model)
+    return int(((ub > 0).sum(axis=0) * per_type).sum())
+
+
 def _upper_counts(instance: Instance, hosts: np.ndarray) -> np.ndarray:
     """Most containers of each app one model host can hold alone, shape ``(n_apps, m)``."""
     inst = instance
@@ -198,6 +216,7 @@ def build_model(
     lower_bound: float = 0.0,
     hint: Greedy | None = None,
     gpu_exact: bool | None = None,
+    below: float | None = None,
 ) -> CpsatModel:
     """Build the aggregated model (see the module docstring).
 
@@ -208,6 +227,7 @@ def build_model(
         lower_bound: a proven lower bound, added as a constraint (ignored for ``deployed``).
         hint: a first-fit result given to the solver as a complete hint.
         gpu_exact: model GPU cards one by one (``None``: when it stays small).
+        below: allow only objectives strictly below this value (ignored for ``deployed``).
 
     Returns:
         The model and its variables.
@@ -318,6 +338,8 @@ def build_model(
         model.minimize(obj)
         if lower_bound > 0:
             model.add(obj >= int(math.ceil(lower_bound * cm.cost_scale - 1e-6)))
+        if below is not None:
+            model.add(obj <= int(math.ceil(below * cm.cost_scale - 1e-6)) - 1)
 
     if hint is not None:
         _add_hint(inst, cm, hint, dem, load_r)
@@ -515,6 +537,7 @@ def solve_cpsat(
     hint: Placement | None = None,
     lower_bound: float | None = None,
     start: Greedy | None = None,
+    below: float | None = None,
 ) -> SolveResult:
     """Solve with the aggregated CP-SAT model.
 
@@ -528,6 +551,9 @@ def solve_cpsat(
         hint: a placement to start from (used if it places at least as much as first fit).
         lower_bound: an extra proven bound to add as a constraint (e.g. column generation's).
         start: a first-fit result already computed for this objective (saves recomputing it).
+        below: seek only solutions with an objective strictly below this value (``hosts`` and
+            ``cost``). If none exists, the result keeps first fit's solution (if complete) with
+            ``below`` as its proven bound, and the status is not ``"infeasible"``.
 
     Returns:
         The result; the placement is not yet checked (:func:`solvers.solve` checks it).
@@ -553,7 +579,12 @@ def solve_cpsat(
                            _n_hosts(greedy.host_of), "cpsat", clock.elapsed, kind,
                            {"solution": "ffd", "bound": lb_name}, None, tuple(history))
     upper = greedy.objective if (greedy.complete and kind != "deployed") else None
-    cm = build_model(inst, objective=kind, upper=upper, lower_bound=lb, hint=greedy)
+    if below is not None and kind != "deployed":
+        upper = below if upper is None else min(upper, below)
+    else:
+        below = None
+    cm = build_model(inst, objective=kind, upper=upper, lower_bound=lb, hint=greedy,
+                     below=below)
     solver = cp_model.CpSolver()
     p = solver.parameters
     p.max_time_in_seconds = clock.left()
@@ -575,6 +606,9 @@ def solve_cpsat(
 
     if status == cp_model.MODEL_INVALID:  # pragma: no cover - a bug in build_model
         raise RuntimeError(f"CP-SAT model invalid: {cm.model.validate()}")
+    if status == cp_model.INFEASIBLE and below is not None:  # nothing strictly below
+        nothing = max(lb, below)
+        return fallback("cpsat", min(nothing, greedy.objective) if greedy.complete else nothing)
     if status == cp_model.INFEASIBLE:
         if kind != "deployed" and greedy.complete:  # pragma: no cover - would be a bug
             raise RuntimeError("CP-SAT proved infeasible an instance first fit solved")
