@@ -5,7 +5,8 @@
 3. ``generate_random(300 apps, 5000 containers, binding="two", seed=1)``: gap <= 0.5 % within 60 s.
 
 Usage: ``python benchmarks/bench_solver_targets.py [--method auto] [--only 1,2,3] [--seed 1]``.
-Exits 1 if a target is missed.
+Exits 1 if a target is missed. The solver modules (and OR-Tools) are imported before the clock
+starts, so the times are solve times, not Python start-up; instance generation is not timed.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from packing.builtin import builtin_instance
     from packing.generators.random import generate_random
-    from solvers import solve
+    from solvers import available_methods, solve
+
+    available_methods()  # import every solver module (and OR-Tools) before timing
 
     targets = {
-        "1": ("sigma", lambda: builtin_instance("sigma"), 1.0, "optimal", 0.0),
+        "1": ("sigma", lambda: builtin_instance("sigma"), 10.0, "fast", 1.0),
         "2": ("5000 containers, cpu binding",
               lambda: generate_random(300, 5000, binding="cpu", seed=args.seed), 30.0,
               "optimal", 0.0),
@@ -43,8 +46,12 @@ def main(argv: list[str] | None = None) -> int:
         res = solve(inst, args.method, time_limit=limit, workers=args.workers)
         secs = time.perf_counter() - t0
         gap = res.gap if res.gap is not None else float("inf")
-        ok = (res.status == "optimal" and secs <= limit) if goal == "optimal" else (
-            gap <= gap_goal and secs <= limit + 2)
+        if goal == "fast":  # proven optimal within gap_goal seconds (budget: limit)
+            ok = res.status == "optimal" and secs <= gap_goal
+        elif goal == "optimal":
+            ok = res.status == "optimal" and secs <= limit
+        else:
+            ok = gap <= gap_goal and secs <= limit + 2
         missed += not ok
         print(f"[{'ok' if ok else 'MISSED'}] {name}: {inst.n_apps} apps, {inst.n_containers} "
               f"containers, {inst.n_hosts} hosts -> {res.status}, objective {res.objective}, "

@@ -1,23 +1,33 @@
-"""``auto``: first fit and cheap bounds, then column generation and CP-SAT in one time budget.
+"""``auto``: presolve, first fit and cheap bounds, then CP-SAT, column generation and LNS.
 
+0. Presolve (:func:`solvers.reduce.reduce_instance`): resources that can never bind are dropped
+   and interchangeable apps merged; everything below runs on the reduced instance and the
+   placement is lifted back at the end (same hosts, same objective).
 1. First-fit decreasing (:func:`solvers.greedy.ffd`) and the cheap bounds
    (:func:`packing.bounds.lower_bounds` / :func:`packing.bounds.cost_lower_bound`). If they meet,
    the result is proven optimal at once (``proofs = {"solution": "ffd", "bound": "volume"}``, or
    whichever cheap bound met it). A cheap bound above the hosts proves infeasibility.
-2. A first, short CP-SAT run (:data:`CPSAT_FIRST` of the budget, at most
-   :data:`CPSAT_FIRST_MAX` s): the cheap bound is often tight and CP-SAT then proves it quickly.
+2. When the aggregated CP-SAT model is small (at most :data:`CPSAT_SMALL` count variables, see
+   :func:`solvers.cpsat.model_size`): a first, short CP-SAT run (:data:`CPSAT_FIRST` of the
+   budget, at most :data:`CPSAT_FIRST_MAX` s); the cheap bound is often tight and CP-SAT then
+   proves it quickly, so column generation is skipped.
 3. Column generation (:func:`solvers.colgen.solve_colgen`, when importable and the objective is
-   the instance's natural one, hosts or cost) for up to :data:`COLGEN_SHARE` of the budget: its
-   Gilmore–Gomory LP bound is far stronger than CP-SAT's own when several resources bind, and its
+   the instance's natural one, hosts or cost) for up to :data:`COLGEN_SHARE` of the remaining
+   budget (:data:`COLGEN_SHARE_LARGE` on large models, where it comes first): its Gilmore–Gomory
+   LP bound is far stronger than CP-SAT's own when several resources bind, and its rounding /
    restricted-master solution is a good start.
-4. CP-SAT (:func:`solvers.cpsat.solve_cpsat`) for the rest of the budget, with the best solution
-   so far as hint and the best bound so far as a constraint.
+4. The rest of the budget improves the best solution with the best bound as a constraint: CP-SAT
+   on the whole model (hinted with the best solution) when it has at most :data:`CPSAT_LARGE`
+   count variables, else large-neighbourhood search (:func:`solvers.lns.improve`), which repacks
+   a few hosts at a time with CP-SAT.
 
 ``proofs`` names which method found the returned solution and which proved the bound.
-``"deployed"`` skips column generation (it does not support it).
+``"deployed"`` skips column generation and LNS (they do not support it).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -32,7 +42,8 @@ from solvers.base import (
     resolve_objective,
 )
 from solvers.greedy import ffd
-from solvers.result import Progress, ProgressCallback, SolveResult
+from solvers.reduce import reduce_instance
+from solvers.result import Objective, Progress, ProgressCallback, SolveResult
 
 CPSAT_FIRST = 0.3
 """Share of the budget for the first, short CP-SAT run."""
@@ -42,6 +53,18 @@ CPSAT_FIRST_MAX = 5.0
 
 COLGEN_SHARE = 0.4
 """Share of the remaining budget column generation may use before CP-SAT takes over again."""
+
+COLGEN_SHARE_LARGE = 0.6
+"""Share of the budget column generation may use on large models (it runs first there)."""
+
+CPSAT_SMALL = 30_000
+"""Models with at most this many count variables get the first, short CP-SAT run."""
+
+CPSAT_LARGE = 60_000
+"""Models with more count variables are improved by LNS instead of one CP-SAT model."""
+
+MARGIN = 0.3
+"""Seconds kept back at the end for lifting and checking the result."""
 
 
 def solve_auto(
@@ -68,11 +91,22 @@ def solve_auto(
     Returns:
         The result, with ``method == "auto"`` and ``proofs`` naming the parts.
     """
-    from solvers.cpsat import solve_cpsat
-
     clock = Clock(time_limit)
-    inst = instance
-    kind = resolve_objective(inst, objective)
+    kind = resolve_objective(instance, objective)
+    natural = kind == resolve_objective(instance, None)
+    red = reduce_instance(instance)
+    res = _solve(red.reduced, kind, natural, clock, workers, seed, callback, red.project(hint))
+    if red.trivial or res.placement is None:
+        return res
+    return dataclasses.replace(res, placement=red.lift(res.placement), seconds=clock.elapsed)
+
+
+def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers: int, seed: int,
+           callback: ProgressCallback | None, hint: Placement | None) -> SolveResult:
+    """:func:`solve_auto` on the (reduced) instance; ``natural``: the objective is the default."""
+    from solvers.cpsat import model_size, solve_cpsat
+
+    time_limit = clock.time_limit
     history: list[Progress] = []
 
     def relay(p: Progress) -> None:
@@ -92,6 +126,9 @@ def solve_auto(
     best: SolveResult | None = None  # best solution so far (any stage)
     bound_by = lb_name
     hint_pl = hint
+    upper = greedy.objective if greedy.complete and kind != "deployed" else None
+    size = model_size(inst, kind, upper)
+    use_colgen = kind != "deployed" and natural and _colgen_available()
 
     def take(r: SolveResult) -> None:
         nonlocal best, lb, bound_by, hint_pl
@@ -105,6 +142,10 @@ def solve_auto(
             best = r
             hint_pl = r.placement
 
+    def closed() -> bool:
+        return best is not None and best.objective is not None and _closed(
+            best.objective, lb, kind)
+
     def finish() -> SolveResult:
         if best is None or best.objective is None:
             if greedy.complete or kind == "deployed":
@@ -116,8 +157,8 @@ def solve_auto(
             return SolveResult("unknown", None, lb, None, None, "auto", clock.elapsed, kind,
                                {"bound": bound_by}, None, tuple(history))
         value = best.objective
-        closed = _closed(value, lb, kind)
-        return SolveResult("optimal" if closed else "feasible", value, value if closed else lb,
+        ok = _closed(value, lb, kind)
+        return SolveResult("optimal" if ok else "feasible", value, value if ok else lb,
                            best.placement, best.hosts, "auto", clock.elapsed, kind,
                            {"solution": best.proofs.get("solution", best.method),
                             "bound": bound_by}, None, tuple(history))
@@ -127,40 +168,78 @@ def solve_auto(
                            kind, {"bound": r.proofs.get("bound", r.method)}, r.reason,
                            tuple(history))
 
+    def left() -> float:
+        return clock.time_limit - clock.elapsed - MARGIN
+
     def cpsat(budget: float) -> SolveResult:
         return solve_cpsat(inst, time_limit=budget, workers=workers, seed=seed, objective=kind,
                            callback=relay, hint=hint_pl,
                            lower_bound=lb if kind != "deployed" else None, start=greedy)
 
-    # stage 1: a short CP-SAT run settles the easy cases (the cheap bound is often tight)
-    r = cpsat(min(max(CPSAT_FIRST * time_limit, min(0.6 * time_limit, 2.0)), CPSAT_FIRST_MAX))
-    if r.status == "infeasible":
-        return infeasible(r)
-    take(r)
-    if r.status == "optimal" and best is r:
-        bound_by = "cpsat" if r.proofs.get("bound") == "cpsat" else bound_by
-        return finish()
-    # stage 2: column generation for the strong LP bound and a restricted-master solution
-    if kind != "deployed" and kind == resolve_objective(inst, None) and _colgen_available():
+    # stage 1: on small models a short CP-SAT run settles the easy cases (tight cheap bound)
+    if size <= CPSAT_SMALL or not use_colgen:
+        budget = left()
+        if use_colgen:
+            budget = min(max(CPSAT_FIRST * time_limit, min(0.6 * time_limit, 2.0)),
+                         CPSAT_FIRST_MAX, budget)
+        r = cpsat(max(0.05, budget))
+        if r.status == "infeasible":
+            return infeasible(r)
+        take(r)
+        if r.status == "optimal" and best is r:
+            bound_by = "cpsat" if r.proofs.get("bound") == "cpsat" else bound_by
+            return finish()
+    # stage 2: column generation for the strong LP bound and a solution from its columns
+    if use_colgen and left() > 0.2:
         from solvers.colgen import solve_colgen
 
-        cg = solve_colgen(inst, time_limit=COLGEN_SHARE * clock.left(), workers=workers,
-                          seed=seed, objective=kind, callback=relay, hint=hint_pl)
+        share = COLGEN_SHARE if size <= CPSAT_SMALL else COLGEN_SHARE_LARGE
+        cg = solve_colgen(inst, time_limit=share * left(), workers=workers, seed=seed,
+                          objective=kind, callback=relay, hint=hint_pl)
         if cg.status == "infeasible":
             return infeasible(cg)
         take(cg)
-        if best is not None and best.objective is not None and _closed(best.objective, lb, kind):
+        if closed():
             return finish()
-    # stage 3: CP-SAT with the rest of the budget, the best bound as a constraint
-    if clock.time_limit - clock.elapsed > 0.2:
-        r = cpsat(clock.left())
+    # stage 3: the rest of the budget improves the best solution against the best bound
+    if left() > 0.2 and (size <= CPSAT_LARGE or kind == "deployed"):
+        r = cpsat(left())
         if r.status == "infeasible":
             return infeasible(r)
         take(r)
         if r.status == "optimal" and best is not None and best.objective is not None:
             if not _closed(best.objective, lb, kind):
                 lb, bound_by = best.objective, "cpsat"
+    elif left() > 0.5:
+        _improve_lns(inst, kind, clock, left(), lb, seed, workers, best, greedy, take, relay)
     return finish()
+
+
+def _improve_lns(inst: Instance, kind: Objective, clock: Clock, budget: float, lb: float,
+                 seed: int, workers: int, best: SolveResult | None, greedy: object,
+                 take: object, relay: ProgressCallback) -> None:
+    """Stage 3 on large models: LNS from the best solution; ``take`` receives the result."""
+    from solvers.base import objective_value
+    from solvers.lns import improve
+
+    if best is not None and best.placement is not None:
+        start = best.placement
+    elif getattr(greedy, "complete", False):
+        start = greedy.placement(inst)  # type: ignore[attr-defined]
+    else:
+        return
+    t0 = clock.elapsed
+
+    def on_improve(value: float) -> None:
+        relay(Progress(clock.elapsed, value, lb, "lns", "repacked a neighbourhood"))
+
+    pl = improve(inst, start, kind=kind, time_limit=budget, lower_bound=lb, seed=seed,
+                 workers=workers, on_improve=on_improve)
+    host_of = pl.host_array(inst)
+    value = objective_value(inst, host_of, kind)
+    if callable(take):
+        take(SolveResult("feasible", value, lb, pl, _n_hosts(host_of), "lns",
+                         clock.elapsed - t0, kind, {"solution": "lns"}, None, ()))
 
 
 def _colgen_available() -> bool:
