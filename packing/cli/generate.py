@@ -32,18 +32,19 @@ def generate() -> None:
 
 @generate.command()
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option("--planted-hosts", type=click.IntRange(min=2), default=None,
+              help="Build the Sigma-like instance at scale instead: this many exactly filled hosts "
+                   "(about 16 containers each; 310 gives about 5,000 containers).")
 @click.option("--out", required=True, type=click.Path(dir_okay=False),
               help="Output file (.json, .yaml or .yml).")
-def sigma(seed: int, out: str) -> None:
+def sigma(seed: int, planted_hosts: int | None, out: str) -> None:
     """An Alibaba-Sigma-like instance: 30 apps, 96c512g hosts, caps and exclusions."""
     _check_out(out)
-    try:
-        from packing.generators.sigma import generate_sigma
-    except ImportError:
-        click.echo("error: the sigma generator (packing.generators.sigma) is not available in "
-                   "this version of vbp", err=True)
-        sys.exit(2)
-    _write(generate_sigma(seed=seed), out)
+    from packing.generators.sigma import generate_sigma, generate_sigma_large
+
+    inst = (generate_sigma(seed=seed) if planted_hosts is None
+            else generate_sigma_large(planted_hosts, seed=seed))
+    _write(inst, out)
 
 
 @generate.command()

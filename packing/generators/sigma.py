@@ -48,58 +48,79 @@ PREFERRED_BF = 20
 MAX_CANDIDATES = 400
 
 
-def _plant(rng: np.random.Generator) -> tuple[list[int], list[int], list[tuple[int, int]],
-                                               list[list[int]]] | None:
-    """Sizes, caps, exclusions and per-host app lists of one planted candidate (None: failed)."""
-    sizes = [8] * 15 + [4] * 15
+def _plant(rng: np.random.Generator, n_apps: int = N_APPS, n_planted: int = PLANTED_HOSTS,
+           n_exclusions: int = 4, fill: int | None = None, cap_choices: tuple[int, ...] = (1, 1, 2, 2, 3, 4)
+           ) -> tuple[list[int], list[int], list[tuple[int, int]], list[list[int]]] | None:
+    """Sizes, caps, exclusions and per-host app lists of one planted candidate (None: failed).
+
+    Half the apps are 8-core, half 4-core. Without ``fill``, two thirds of the ``n_planted`` hosts are
+    filled to 92 cores and one third to 88 (for 15 hosts: 10 and 5, 1,360 cores in all); with ``fill``
+    every host is filled to exactly ``fill`` cores.
+    """
+    sizes = [8] * (n_apps // 2) + [4] * (n_apps - n_apps // 2)
     rng.shuffle(sizes)
-    caps = [int(c) for c in rng.choice([1, 1, 2, 2, 3, 4], size=N_APPS)]
+    caps = [int(c) for c in rng.choice(list(cap_choices), size=n_apps)]
     excl: set[tuple[int, int]] = set()
-    while len(excl) < 4:
-        a, b = (int(x) for x in rng.choice(N_APPS, size=2, replace=False))
+    while len(excl) < n_exclusions:
+        a, b = (int(x) for x in rng.choice(n_apps, size=2, replace=False))
         excl.add((min(a, b), max(a, b)))
-    targets = [92] * 10 + [88] * 5
+    partners: list[set[int]] = [set() for _ in range(n_apps)]
+    for a, b in excl:
+        partners[a].add(b)
+        partners[b].add(a)
+    n92 = (2 * n_planted) // 3
+    targets = [92] * n92 + [88] * (n_planted - n92) if fill is None else [fill] * n_planted
     rng.shuffle(targets)
+    size_arr = np.array(sizes)
+    cap_arr = np.array(caps)
     hosts: list[list[int]] = []
     for target in targets:
-        on: list[int] = []
+        on = np.zeros(n_apps, dtype=np.int64)
+        blocked = np.zeros(n_apps, dtype=bool)
+        order: list[int] = []
         left = target
         for _ in range(200):
             if left == 0:
                 break
-            cand = [a for a in range(N_APPS) if sizes[a] <= left and on.count(a) < caps[a]
-                    and not any((min(a, b), max(a, b)) in excl for b in set(on) if b != a)]
-            if not cand:
+            cand = np.flatnonzero((size_arr <= left) & (on < cap_arr) & ~blocked)
+            if not len(cand):
                 break
             a = int(rng.choice(cand))
-            on.append(a)
+            on[a] += 1
+            order.append(a)
+            for b in partners[a]:
+                blocked[b] = True
             left -= sizes[a]
         if left != 0:
             return None
-        hosts.append(on)
-    counts = [sum(h.count(a) for h in hosts) for a in range(N_APPS)]
+        hosts.append(order)
+    counts = [sum(h.count(a) for h in hosts) for a in range(n_apps)]
     if min(counts) == 0:
         return None
     return sizes, caps, sorted(excl), hosts
 
 
-def _candidate(seed: int, index: int) -> tuple[Instance, Placement] | None:
+def _candidate(seed: int, index: int, n_apps: int = N_APPS, n_planted: int = PLANTED_HOSTS,
+               n_exclusions: int = 4, n_hosts: int = N_HOSTS, name: str = "sigma",
+               fill: int | None = None, cap_choices: tuple[int, ...] = (1, 1, 2, 2, 3, 4)
+               ) -> tuple[Instance, Placement] | None:
     rng = np.random.default_rng(np.random.SeedSequence([seed, index]))
-    planted = _plant(rng)
+    planted = _plant(rng, n_apps, n_planted, n_exclusions, fill, cap_choices)
     if planted is None:
         return None
     sizes, caps, excl, hosts = planted
-    names = [f"app{a:02d}" for a in range(N_APPS)]
-    counts = [sum(h.count(a) for h in hosts) for a in range(N_APPS)]
+    width = len(str(n_apps - 1))
+    names = [f"app{a:0{max(2, width)}d}" for a in range(n_apps)]
+    counts = [sum(h.count(a) for h in hosts) for a in range(n_apps)]
     apps = tuple(App(names[a], (float(sizes[a]), float(2 * sizes[a])), counts[a], max_per_host=caps[a])
-                 for a in range(N_APPS))
+                 for a in range(n_apps))
     # deployments arrive app by app; spread-out (low-cap) apps tend to come late
-    key = np.array(caps, dtype=np.float64) + rng.random(N_APPS) * 2.5
+    key = np.array(caps, dtype=np.float64) + rng.random(n_apps) * 2.5
     app_order = np.argsort(-key, kind="stable")
     requests = tuple(Request(float(t), names[a], counts[a]) for t, a in enumerate(app_order))
     inst = Instance(
-        name="sigma", resources=("cpu", "mem"),
-        host_types=(HostType("96c512g", (float(HOST_CORES), float(HOST_MEM)), N_HOSTS),),
+        name=name, resources=("cpu", "mem"),
+        host_types=(HostType("96c512g", (float(HOST_CORES), float(HOST_MEM)), n_hosts),),
         apps=apps, exclusions=tuple((names[a], names[b]) for a, b in excl), requests=requests)
     host_lists: dict[str, list[int]] = {n: [] for n in names}
     for h, on in enumerate(hosts):
@@ -107,6 +128,35 @@ def _candidate(seed: int, index: int) -> tuple[Instance, Placement] | None:
             host_lists[names[a]].append(h)
     plant = Placement({n: tuple(v) for n, v in host_lists.items()})
     return inst, plant
+
+
+def generate_sigma_large(n_planted: int = 310, seed: int = 0) -> Instance:
+    """A Sigma-like instance at scale: about 16 containers per planted host, ``n_planted // 2`` apps.
+
+    The same construction as :func:`generate_sigma` (4c8g/8c16g containers, 96c512g hosts, caps 1-4,
+    exclusion pairs, deployments app by app with low-cap apps late) with every planted host filled to
+    exactly 96 cores, so the optimum is exactly ``n_planted`` hosts (= the CPU volume bound) and the
+    allocation rate of the optimum is 100%. Apps are larger than in the 30-app example (about 32
+    containers each) and one exclusion pair is drawn per 7 apps. The default (310 hosts) gives about
+    5,000 containers. There is no search for an order that hurts Best-Fit. Hosts available:
+    ``1.5 * n_planted``; ``meta`` records the planted placement.
+
+    Raises:
+        RuntimeError: planting failed for 50 candidates (does not happen for the defaults).
+    """
+    n_apps = max(2, n_planted // 2)
+    for i in range(50):
+        cand = _candidate(seed, i, n_apps, n_planted, max(4, n_apps // 7), n_hosts=(3 * n_planted) // 2,
+                          name=f"sigma-large-{n_planted}", fill=HOST_CORES)
+        if cand is None:
+            continue
+        inst, plant = cand
+        cores = int(sum(a.demand[0] * a.count for a in inst.apps))
+        meta = {"generator": "packing.generators.sigma.generate_sigma_large", "seed": seed,
+                "candidate": i, "planted_optimum": n_planted, "total_cores": cores,
+                "planted": {a: list(h) for a, h in plant.hosts.items()}}
+        return inst.replace(meta=meta)
+    raise RuntimeError(f"planting failed for n_planted={n_planted}, seed={seed}")
 
 
 def _bf_hosts(inst: Instance) -> int:
@@ -165,4 +215,5 @@ def planted_placement(instance: Instance) -> Placement:
     return Placement({str(a): tuple(int(h) for h in hs) for a, hs in planted.items()})
 
 
-__all__ = ["PLANTED_HOSTS", "TARGET_BF", "TOTAL_CORES", "generate_sigma", "planted_placement"]
+__all__ = ["PLANTED_HOSTS", "TARGET_BF", "TOTAL_CORES", "generate_sigma", "generate_sigma_large",
+           "planted_placement"]
