@@ -275,17 +275,20 @@ def build_model(
         else:
             model.add(s == app.count)
 
-    # used hosts and capacity
+    # used hosts and capacity (with the fill floor, see _fill_slack)
     if kind != "deployed":
         cm.y = [model.new_bool_var(f"y{j}") for j in range(m)]
+    slack = _fill_slack(inst, kind, dem, cap, t_of, below)
     for j in range(m):
         t = int(t_of[j])
         for r in range(n_r):
             terms = [(int(dem[a, r]), cm.x[a, j]) for a in by_host[j] if dem[a, r] > 0]
             if not terms:
                 continue
-            load = sum(c * v for c, v in terms)
+            load = cp_model.LinearExpr.weighted_sum([v for _, v in terms], [c for c, _ in terms])
             model.add(load <= int(cap[t, r]) * (cm.y[j] if cm.y else 1))
+            if slack[r] is not None:
+                model.add(load >= int(cap[t, r]) * cm.y[j] - int(slack[r]))
         if cm.y:
             for a in by_host[j]:
                 if not dem[a].any():
@@ -344,6 +347,34 @@ def build_model(
     if hint is not None:
         _add_hint(inst, cm, hint, dem, load_r)
     return cm
+
+
+def _fill_slack(inst: Instance, kind: Objective, dem: np.ndarray, cap: np.ndarray,
+                t_of: np.ndarray, below: float | None) -> list[int | None]:
+    """Most free capacity any used host can have, per resource (``None``: no useful limit).
+
+    With all model hosts alike on resource ``r`` (capacity ``C``) and at most ``U`` of them used,
+    the free capacity of the used hosts sums to ``U * C - total[r]``, so no used host has more
+    free than that: ``load >= C * y - slack``. ``U`` is the number of model hosts, or for
+    ``hosts`` with ``below`` the largest count strictly below it. When the volume bound is tight
+    (perfect packings, Caprara-Toth class 10) this forces every used host to be full.
+    """
+    n_r = dem.shape[1]
+    out: list[int | None] = [None] * n_r
+    if kind == "deployed" or not len(t_of):
+        return out
+    u = len(t_of)
+    if below is not None and kind == "hosts":
+        u = min(u, int(math.ceil(below - 1e-9)) - 1)
+    total = (dem * inst.counts[:, None]).sum(axis=0)
+    for r in range(n_r):
+        caps = cap[np.unique(t_of), r]
+        if caps.min() != caps.max():
+            continue
+        free = u * int(caps[0]) - int(total[r])
+        if 0 <= free < int(caps[0]):
+            out[r] = free
+    return out
 
 
 def _sym_resource(inst: Instance, dem: np.ndarray, cap: np.ndarray) -> int | None:

@@ -67,3 +67,15 @@ def test_cpsat_below_with_rule() -> None:
     res = solve_cpsat(inst, time_limit=10, objective="hosts", below=3)
     assert res.objective == 2 and res.status == "optimal"
     assert res.placement is not None and check(inst, res.placement, require_all=True) == []
+
+
+def test_cpsat_below_on_a_perfect_packing() -> None:
+    # 7+3, 6+4, 5+5, 8+2 fill four bins of 10 exactly; first fit decreasing also finds 4,
+    # so ask CP-SAT for 3 (impossible: volume 40 > 30) and for 4 with every host full
+    sizes = (8.0, 7.0, 6.0, 5.0, 5.0, 4.0, 3.0, 2.0)
+    inst = Instance("pp", ("s",), (HostType("b", (10.0,), 8),),
+                    tuple(App(f"i{k}", (s,), 1) for k, s in enumerate(sizes)))
+    assert solve_cpsat(inst, time_limit=10, objective="hosts", below=4).lower_bound == 4
+    res = solve_cpsat(inst, time_limit=10, objective="hosts", below=5)
+    assert res.objective == 4 and res.placement is not None
+    assert check(inst, res.placement, require_all=True) == []
