@@ -172,9 +172,13 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         return clock.time_limit - clock.elapsed - MARGIN
 
     def cpsat(budget: float) -> SolveResult:
+        # only solutions better than the best so far are of use: ``below`` cuts the rest, and
+        # proves the best optimal when nothing is below it
+        below = best.objective if best is not None and kind != "deployed" else None
         return solve_cpsat(inst, time_limit=budget, workers=workers, seed=seed, objective=kind,
                            callback=relay, hint=hint_pl,
-                           lower_bound=lb if kind != "deployed" else None, start=greedy)
+                           lower_bound=lb if kind != "deployed" else None, start=greedy,
+                           below=below)
 
     # stage 1: on small models a short CP-SAT run settles the easy cases (tight cheap bound)
     if size <= CPSAT_SMALL or not use_colgen:
