@@ -72,6 +72,9 @@ def write_document(path: str | Path, doc: Any) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a saved file gets the usual mode
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

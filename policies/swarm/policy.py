@@ -72,7 +72,7 @@ class SwarmPolicy(ScoringPolicy):
         if w.shape != (N_FEATURES,):
             raise ValueError(f"expected {N_FEATURES} weights ({', '.join(FEATURES)}), got {w.shape}")
         self.weights = w
-        self.name = name  # type: ignore[misc]
+        self.name = name
         self.provenance = dict(provenance or {})
 
     def reset(self, instance: Instance, seed: int | None = None) -> None:

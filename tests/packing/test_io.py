@@ -112,3 +112,17 @@ def test_failed_save_leaves_old_file(tmp_path: Path) -> None:
         save_instance(bad, path)
     assert path.read_text() == before
     assert sorted(x.name for x in tmp_path.iterdir()) == ["keep.json"]  # no temp file left
+
+
+def test_saved_files_get_the_usual_permissions(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    from packing.builtin import builtin_instance
+    from packing.io import save_instance
+
+    umask = os.umask(0o022)
+    try:
+        save_instance(builtin_instance(), tmp_path / "s.json")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "s.json").stat().st_mode & 0o777 == 0o644
