@@ -13,15 +13,8 @@ from packing.model import Instance
 
 def load_target(path: str | None) -> Instance:
     """The instance named on the command line: a file or folder, or a built-in name (default sigma)."""
-    from pathlib import Path
-
-    from packing.builtin import BUILTIN_NAMES, builtin_instance
     from packing.cli.common import load_any
 
-    if path is None:
-        return builtin_instance("sigma")
-    if path in BUILTIN_NAMES and not Path(path).exists():
-        return builtin_instance(path)
     return load_any(path)
 
 

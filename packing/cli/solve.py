@@ -15,10 +15,6 @@ METHOD_NAMES = ("auto", "cpsat", "pulp", "colgen")
 
 
 def _load(path: str) -> Instance:
-    if path == "sigma":
-        from packing.builtin import builtin_instance
-
-        return builtin_instance("sigma")
     return load_any(path)
 
 
