@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/bench_caprara_toth.py [--time-limit 60] [--method auto] [--jobs 1]
-        [--max-n 50] [--classes 1,2,3] [--data ../shared/data/caprara-toth-2d]
+        [--max-n 50] [--classes 1,2,3] [--published-only] [--data ../shared/data/caprara-toth-2d]
 
 Prints one line per instance, then: proven optimal (over all and over those with a published
 optimum), agreement with ``optimal_values.csv`` (``opt_bins``), mean and max time, and every
@@ -46,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-n", type=int, default=None, help="only instances with n <= this")
     ap.add_argument("--classes", default=None, help="comma-separated classes, e.g. 1,6,9")
     ap.add_argument("--limit", type=int, default=None, help="at most this many instances")
+    ap.add_argument("--published-only", action="store_true",
+                    help="only the instances with a published optimum (160 of 200)")
     args = ap.parse_args(argv)
 
     pub: dict[str, int] = {}
@@ -61,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         cls, n = int(m.group(1)), int(m.group(2))
         if (classes and cls not in classes) or (args.max_n and n > args.max_n):
+            continue
+        if args.published_only and p.name not in pub:
             continue
         files.append(p)
     files = files[: args.limit]
