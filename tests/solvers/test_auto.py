@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from packing.checker import check
 from packing.model import App, HostType, Instance
 from solvers import solve
@@ -39,3 +41,46 @@ def test_deployed_everything_fits() -> None:
     inst = Instance("d", ("cpu",), (HostType("h", (10.0,), 2),), (App("a", (5.0,), 3),))
     res = solve(inst, "auto", objective="deployed", time_limit=5)
     assert res.objective == 3 and res.status == "optimal"
+
+
+def test_large_model_path_colgen_then_lns(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pretend the model is large: colgen first (stubbed to return every item on its own host),
+    # then LNS must repack to the optimum 3 (5+5, 4+3+3, 4+3+3)
+    import numpy as np
+
+    import solvers.auto as auto
+    import solvers.colgen as colgen
+    from packing.model import Placement
+    from solvers.result import SolveResult
+
+    sizes = [5.0, 5.0, 4.0, 4.0, 3.0, 3.0, 3.0, 3.0]
+    inst = Instance("bp", ("s",), (HostType("b", (10.0,), 8),),
+                    tuple(App(f"i{k}", (s,), 1) for k, s in enumerate(sizes)))
+    calls: list[float] = []
+
+    def stub(instance: Instance, **kw: object) -> SolveResult:
+        calls.append(float(kw["time_limit"]))  # type: ignore[arg-type]
+        pl = Placement.from_arrays(instance, np.arange(8))
+        return SolveResult("feasible", 8.0, 3.0, pl, 8, "colgen", 0.0, "hosts",
+                           {"solution": "rounding", "bound": "colgen"})
+
+    monkeypatch.setattr(colgen, "solve_colgen", stub)
+    monkeypatch.setattr(auto, "CPSAT_SMALL", 0)
+    monkeypatch.setattr(auto, "CPSAT_LARGE", 0)
+    res = solve(inst, "auto", time_limit=8)
+    assert calls and calls[0] <= 8 * auto.COLGEN_SHARE_LARGE
+    assert res.status == "optimal" and res.objective == 3
+    assert res.proofs["solution"] == "lns"
+    assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
+    assert res.seconds <= 8 + 1
+
+
+def test_presolved_instance_is_lifted_back() -> None:
+    # mem never binds (mem <= cpu / 2) and the three apps are interchangeable: one class of 5
+    # containers of size 4 on capacity 10 -> 3 hosts (2 + 2 + 1), volume bound 2, cap bound 3
+    inst = Instance("r", ("cpu", "mem"), (HostType("h", (10.0, 10.0), 6),),
+                    (App("a", (4.0, 1.0), 2), App("b", (4.0, 2.0), 2), App("c", (4.0, 0.5), 1)))
+    res = solve(inst, "auto", time_limit=5)
+    assert res.status == "optimal" and res.objective == 3
+    assert res.placement is not None and set(res.placement.hosts) == {"a", "b", "c"}
+    assert check(inst, res.placement, require_all=True) == []
