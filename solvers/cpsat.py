@@ -66,7 +66,7 @@ from solvers.base import (
     resolve_objective,
 )
 from solvers.greedy import Greedy, ffd
-from solvers.result import Objective, Progress, ProgressCallback, SolveResult
+from solvers.result import Objective, Progress, ProgressCallback, SolveResult, Status
 
 GPU_EXACT_LIMIT = 20_000
 """Most per-card variables the exact GPU mode may create before falling back to the aggregate."""
@@ -269,11 +269,11 @@ def build_model(
 
     # demand
     for a, app in enumerate(inst.apps):
-        s = sum(cm.x[a, j] for j in by_app[a])
+        placed = cp_model.LinearExpr.sum([cm.x[a, j] for j in by_app[a]])
         if kind == "deployed":
-            model.add(s <= app.count)
+            model.add(placed <= app.count)
         else:
-            model.add(s == app.count)
+            model.add(placed == app.count)
 
     # used hosts and capacity (with the fill floor, see _fill_slack)
     if kind != "deployed":
@@ -287,8 +287,9 @@ def build_model(
                 continue
             load = cp_model.LinearExpr.weighted_sum([v for _, v in terms], [c for c, _ in terms])
             model.add(load <= int(cap[t, r]) * (cm.y[j] if cm.y else 1))
-            if slack[r] is not None:
-                model.add(load >= int(cap[t, r]) * cm.y[j] - int(slack[r]))
+            free = slack[r]
+            if free is not None:
+                model.add(load >= int(cap[t, r]) * cm.y[j] - free)
         if cm.y:
             for a in by_host[j]:
                 if not dem[a].any():
@@ -401,8 +402,8 @@ def _gpu_constraints(inst: Instance, cm: CpsatModel, ub: np.ndarray, exact: bool
                                inst.card_capacity[:, q]])
         s, ok = _int_scale(vals)
         cm.exact_scaling &= ok
-        g = np.where(np.isinf(inst.gpu_demand[:, q]), 0, inst.gpu_demand[:, q])
-        share[:, q] = np.ceil(g * s - 1e-6).astype(np.int64)
+        sq = np.where(np.isinf(inst.gpu_demand[:, q]), 0, inst.gpu_demand[:, q])
+        share[:, q] = np.ceil(sq * s - 1e-6).astype(np.int64)
         card[:, q] = np.floor(inst.card_capacity[:, q] * s + 1e-6).astype(np.int64)
     shared = [a for a in gpu_apps if not inst.apps[a].gpu_whole]
     whole = [a for a in gpu_apps if inst.apps[a].gpu_whole]
@@ -498,7 +499,10 @@ def _add_hint(inst: Instance, cm: CpsatModel, hint: Greedy, dem: np.ndarray,
                     n_cnt[a, j, g] = n_cnt.get((a, j, g), 0) + 1
         for j in {j for j, _ in cm.w}:
             n_cards = int(inst.host_gpus[hosts[j]])
-            gs = sorted(range(n_cards), key=lambda g, j=j: (not whole.get((j, g), False), g))
+            def whole_first(g: int, j: int = j) -> tuple[bool, int]:
+                return (not whole.get((j, g), False), g)
+
+            gs = sorted(range(n_cards), key=whole_first)
             for g_new, g_old in enumerate(gs):
                 model.add_hint(cm.w[j, g_new], whole.get((j, g_old), False))
                 for a in range(inst.n_apps):
@@ -550,7 +554,10 @@ def _cards_from_model(inst: Instance, cm: CpsatModel, solver: cp_model.CpSolver,
                 left[a, j] = [int(solver.value(cm.n[a, j, g])) for g in range(n_cards)]
             rem = left[a, j]
             # the k cards with most remaining shares (a valid decomposition since n <= x)
-            gs = sorted(range(n_cards), key=lambda g, rem=rem: (-rem[g], g))[:k]
+            def most_left(g: int, rem: list[int] = rem) -> tuple[int, int]:
+                return (-rem[g], g)
+
+            gs = sorted(range(n_cards), key=most_left)[:k]
             for g in gs:
                 rem[g] -= 1
             cards[c] = tuple(sorted(gs))
@@ -628,7 +635,7 @@ def solve_cpsat(
 
     def fallback(status_name: str, bound: float) -> SolveResult:
         if kind == "deployed" or greedy.complete:
-            st = "optimal" if _closed(greedy.objective, bound, kind) else "feasible"
+            st: Status = "optimal" if _closed(greedy.objective, bound, kind) else "feasible"
             return SolveResult(st, greedy.objective, bound, greedy.placement(inst),
                                _n_hosts(greedy.host_of), "cpsat", clock.elapsed, kind,
                                {"solution": "ffd", "bound": status_name}, None, tuple(history))
@@ -667,7 +674,8 @@ def solve_cpsat(
         return fallback("cpsat", bound)
     if status == cp_model.OPTIMAL:
         bound = value
-    st = "optimal" if status == cp_model.OPTIMAL or _closed(value, bound, kind) else "feasible"
+    st: Status = "optimal" if status == cp_model.OPTIMAL or _closed(value, bound, kind) else (
+        "feasible")
     proofs = {"solution": "cpsat", "bound": "cpsat" if bound > lb or st == "optimal" else lb_name}
     return SolveResult(st, value, bound, Placement.from_arrays(inst, host_of, cards),
                        _n_hosts(host_of), "cpsat", clock.elapsed, kind, proofs, None,
