@@ -140,7 +140,7 @@ def _score(kind, params, h, a, demand, capacity, used, is_open):  # pragma: no c
 
 @numba.njit(cache=True, inline="always")
 def _swarm_score(params, h, a, demand, capacity, used, count, col, cap, n_on, pending, p_ptr, p_idx,
-                 n_h):  # pragma: no cover - compiled
+                 n_h, coming, free_open):  # pragma: no cover - compiled
     """``params . phi(h)`` with phi as in :func:`policies.swarm.features.host_features`."""
     n_r = demand.shape[1]
     s_sum = 0.0
@@ -185,10 +185,21 @@ def _swarm_score(params, h, a, demand, capacity, used, count, col, cap, n_on, pe
     pressure = 0.0
     if cnt == 0:
         pressure = min(max(s_sum / n_r, 0.0), lost)
+    need = 0.0
+    if n_on[h] == 0:
+        best = -np.inf
+        for r in range(n_r):
+            c = capacity[h, r]
+            if c > 0:
+                v = (coming[r] - free_open[r]) / c
+                if v > best:
+                    best = v
+        if best > -np.inf:
+            need = min(max(best, -1.0), 1.0)
     f = (-s_sum, -s_max, 1.0 - std, s_dot, -s_l2, slots, pressure,
-         1.0 if n_on[h] == 0 else 0.0, -float(h) / max(n_h, 1))
+         1.0 if n_on[h] == 0 else 0.0, -float(h) / max(n_h, 1), need)
     s = 0.0
-    for i in range(9):
+    for i in range(10):
         s = s + f[i] * params[i]
     return s
 
@@ -249,9 +260,22 @@ def run_episode(kind, params, open_first, seq, demand, capacity, used, count, n_
             last_empty[host_type[h]] = h
             if next_empty[host_type[h]] == n_h:
                 next_empty[host_type[h]] = h
+    coming = np.zeros(n_r)
+    free_open = np.zeros(n_r)
     for t in range(seq.shape[0]):
         a = seq[t]
         pending[a] -= 1
+        if kind == SWARM:  # aggregates of the open_need feature, summed in index order
+            for r in range(n_r):
+                acc = 0.0
+                for b in range(demand.shape[0]):
+                    acc += pending[b] * demand[b, r]
+                coming[r] = acc + demand[a, r]
+                acc = 0.0
+                for hh in range(n_h):
+                    if n_on[hh] > 0:
+                        acc += capacity[hh, r] - used[hh, r]
+                free_open[r] = acc
         best = -1
         best_s = -np.inf
         best_open = False
@@ -270,7 +294,7 @@ def run_episode(kind, params, open_first, seq, demand, capacity, used, count, n_
                 continue
             if kind == SWARM:
                 s = _swarm_score(params, h, a, demand, capacity, used, count, col, cap, n_on, pending,
-                                 p_ptr, p_idx, n_h)
+                                 p_ptr, p_idx, n_h, coming, free_open)
             else:
                 s = _score(kind, params, h, a, demand, capacity, used, is_open)
             if s != s:  # NaN never wins

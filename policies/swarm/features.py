@@ -24,6 +24,11 @@ name                   value per host
                        (rules with k = 0, either way) would lose if this app lands here first
 ``opens_empty``        1 if the host runs nothing yet
 ``first_fit``          ``-host / n_hosts``: the host's index (First-Fit order)
+``open_need``          on an empty host only: ``max_r (P_r + d_r - F_r) / c_r`` clipped to
+                       ``[-1, 1]``, with ``P`` the demand still to arrive and ``F`` the free room
+                       on the hosts in use: positive while what is coming does not fit in the room
+                       already open, so a positive weight spreads early deployments over the hosts
+                       the stream will need anyway (0 on hosts in use)
 =====================  =========================================================================
 
 A policy with weight 1 on ``best_fit`` and 0 elsewhere makes exactly Best-Fit's decisions, and one
@@ -48,6 +53,7 @@ FEATURES: tuple[str, ...] = (
     "exclusion_pressure",
     "opens_empty",
     "first_fit",
+    "open_need",
 )
 """Feature names, in the order of the weight vector."""
 
@@ -109,7 +115,26 @@ def host_features(obs: Observation, partners: list[np.ndarray] | None = None) ->
     f[:, 6] = np.where(count == 0, np.minimum(np.maximum(free_after, 0.0), lost), 0.0)
     f[:, 7] = (obs.state.n_on == 0).astype(np.float64)
     f[:, 8] = -np.arange(n_h, dtype=np.float64) / max(n_h, 1)
+    f[:, 9] = open_need(obs)
     return f
+
+
+def open_need(obs: Observation) -> np.ndarray:
+    """The ``open_need`` feature per host, shape ``(n_hosts,)`` (0 on hosts in use).
+
+    Sums run in index order (hosts, then apps), as in the compiled kernel, so both agree exactly.
+    """
+    inst = obs.instance
+    st = obs.state
+    c = st.capacity
+    is_open = st.n_on > 0
+    free_open = np.cumsum(np.where(is_open[:, None], c - st.used, 0.0), axis=0)[-1]
+    coming = np.cumsum(obs.pending[:, None] * inst.demand, axis=0)[-1] + inst.demand[obs.app]
+    safe = np.where(c > 0, c, 1.0)
+    terms = np.where(c > 0, (coming[None, :] - free_open[None, :]) / safe, -np.inf)
+    v = terms.max(axis=1)
+    v = np.where(np.isfinite(v), np.clip(v, -1.0, 1.0), 0.0)
+    return np.where(is_open, 0.0, v)
 
 
 def linear_score(features: np.ndarray, weights: np.ndarray) -> np.ndarray:
