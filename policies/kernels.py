@@ -91,16 +91,14 @@ def _feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in
 
 
 @numba.njit(cache=True, inline="always")
-def _score(kind, params, h, a, demand, capacity, used, is_open):  # pragma: no cover - compiled
-    n_r = demand.shape[1]
-    if kind == FF:
-        return 0.0
+def _sums(h, a, demand, capacity, used):  # pragma: no cover - compiled
+    """Per-host sums over resources after placing: (sum resid, max resid, dot, L2, sum util)."""
     s_sum = 0.0
     s_max = -np.inf
     s_dot = 0.0
     s_l2 = 0.0
-    mean = 0.0
-    for r in range(n_r):
+    u_sum = 0.0
+    for r in range(demand.shape[1]):
         c = capacity[h, r]
         if c > 0:
             resid = (c - used[h, r] - demand[a, r]) / c
@@ -115,7 +113,16 @@ def _score(kind, params, h, a, demand, capacity, used, is_open):  # pragma: no c
             s_max = resid
         s_dot += dn * fb
         s_l2 += (fb - dn) ** 2
-        mean += 1.0 - resid
+        u_sum += 1.0 - resid
+    return s_sum, s_max, s_dot, s_l2, u_sum
+
+
+@numba.njit(cache=True, inline="always")
+def _score(kind, params, h, a, demand, capacity, used, is_open):  # pragma: no cover - compiled
+    n_r = demand.shape[1]
+    if kind == FF:
+        return 0.0
+    s_sum, s_max, s_dot, s_l2, mean = _sums(h, a, demand, capacity, used)
     if kind == BF:
         return -s_sum
     if kind == BF_BOTTLE:
@@ -143,27 +150,7 @@ def _swarm_score(params, h, a, demand, capacity, used, count, col, cap, n_on, pe
                  n_h, coming, free_open):  # pragma: no cover - compiled
     """``params . phi(h)`` with phi as in :func:`policies.swarm.features.host_features`."""
     n_r = demand.shape[1]
-    s_sum = 0.0
-    s_max = -np.inf
-    s_dot = 0.0
-    s_l2 = 0.0
-    u_sum = 0.0
-    for r in range(n_r):
-        c = capacity[h, r]
-        if c > 0:
-            resid = (c - used[h, r] - demand[a, r]) / c
-            dn = demand[a, r] / c
-            fb = (c - used[h, r]) / c
-        else:
-            resid = 0.0
-            dn = 0.0
-            fb = 0.0
-        s_sum += resid
-        if resid > s_max:
-            s_max = resid
-        s_dot += dn * fb
-        s_l2 += (fb - dn) ** 2
-        u_sum += 1.0 - resid
+    s_sum, s_max, s_dot, s_l2, u_sum = _sums(h, a, demand, capacity, used)
     mean = u_sum / n_r
     var = 0.0
     for r in range(n_r):

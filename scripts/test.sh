@@ -2,12 +2,7 @@
 # Set up (or reuse) .venv from the project's own files, then lint and run the test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
-fi
-. .venv/bin/activate
-python -m pip install --quiet --disable-pip-version-check --upgrade pip
+. scripts/venv.sh
 python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 ruff check packing policies solvers tests benchmarks examples
 python -m pytest -q -n 2 "$@"
