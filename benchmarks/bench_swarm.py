@@ -51,7 +51,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=["sigma", "large"], default=None)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--backend", choices=["local", "process", "ray"], default="local")
+    ap.add_argument("--backend", choices=["local", "process", "ray"], default="process",
+                    help="where candidates are evaluated (the same numbers on every backend)")
     args = ap.parse_args()
     if args.only in (None, "sigma"):
         from solvers import solve
@@ -65,8 +66,8 @@ def main() -> None:
     if args.only in (None, "large"):
         inst = generate_sigma_large(310, seed=args.seed)
         run("sigma-large-310", inst, float(inst.meta["planted_optimum"]), 1.0,
-            PSOSettings(n_particles=12, iters=20, seed=args.seed, patience=6),
-            TrainSettings(samples=12, held_out=20, seed=args.seed, backend=args.backend))
+            PSOSettings(n_particles=12, iters=15, seed=args.seed, patience=5),
+            TrainSettings(samples=10, held_out=20, seed=args.seed, backend=args.backend))
 
 
 if __name__ == "__main__":
