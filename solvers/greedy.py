@@ -63,17 +63,25 @@ def _app_sizes(instance: Instance, measure: str) -> np.ndarray:
     return size
 
 
-def host_order(instance: Instance, kind: Objective) -> np.ndarray:
-    """The order first fit tries hosts in, shape ``(n_hosts,)``.
+def type_order(instance: Instance, kind: Objective) -> np.ndarray:
+    """The order first fit tries host types in, shape ``(n_types,)``.
 
-    Host types go by decreasing capacity (normalised sum) for ``"hosts"`` and ``"deployed"``, and
-    by increasing cost per unit of capacity for ``"cost"``; hosts of one type keep index order.
+    By decreasing capacity (normalised sum) for ``"hosts"`` and ``"deployed"``, and by increasing
+    cost per unit of capacity for ``"cost"``.
     """
     cap = instance.type_capacity
     top = cap.max(axis=0)
     size = (cap / np.where(top > 0, top, 1.0)).sum(axis=1) + 1e-12
     key = instance.type_cost / size if kind == "cost" else -size
-    types = np.argsort(key, kind="stable")
+    return np.argsort(key, kind="stable")
+
+
+def host_order(instance: Instance, kind: Objective) -> np.ndarray:
+    """The order first fit tries hosts in, shape ``(n_hosts,)``.
+
+    Types in :func:`type_order`, hosts of one type in index order.
+    """
+    types = type_order(instance, kind)
     starts = np.concatenate([[0], np.cumsum(instance.type_count)])
     return np.concatenate(
         [np.arange(starts[t], starts[t + 1]) for t in types] or [np.zeros(0, dtype=np.int64)]
@@ -92,6 +100,9 @@ def first_fit(instance: Instance, kind: Objective, measure: str = "max") -> Gree
     size = _app_sizes(inst, measure)
     apps = np.argsort(size if kind == "deployed" else -size, kind="stable")
     order = host_order(inst, kind)
+    compiled = _first_fit_compiled(inst, kind, measure, apps)
+    if compiled is not None:
+        return compiled
     st = ClusterState(inst)
     host_of = np.full(inst.n_containers, UNPLACED, dtype=np.int64)
     cards_of: list[tuple[int, ...]] = [()] * inst.n_containers
@@ -109,6 +120,42 @@ def first_fit(instance: Instance, kind: Objective, measure: str = "max") -> Gree
             cards_of[j] = cs
     placed = int(np.count_nonzero(host_of != UNPLACED))
     return Greedy(host_of, cards_of, objective_value(inst, host_of, kind), kind, placed, measure)
+
+
+def _first_fit_compiled(inst: Instance, kind: Objective, measure: str, apps: np.ndarray
+                        ) -> Greedy | None:
+    """:func:`first_fit` in the compiled kernel (the same predicates); None where it does not apply.
+
+    The kernel takes the lowest-index feasible host, so it runs on a view of the instance whose host
+    types are rearranged into :func:`type_order`; host indices are mapped back afterwards. GPU
+    demand is not covered by the kernel (the numpy path handles it).
+    """
+    from policies import kernels
+
+    if inst.max_gpus or any(a.gpu_models for a in inst.apps):
+        return None
+    types = type_order(inst, kind)
+    view = inst.replace(host_types=tuple(inst.host_types[t] for t in types), initial=None,
+                        requests=())
+    st = ClusterState(view)
+    if not kernels.supports(st):
+        return None
+    seq = np.repeat(apps, inst.counts[apps]).astype(np.int64)
+    hosts, _ = kernels.episode(st, seq, kernels.FF, np.zeros(0), False)
+    starts = np.concatenate([[0], np.cumsum(inst.type_count)])
+    back = np.concatenate([np.arange(starts[t], starts[t + 1]) for t in types]
+                          or [np.zeros(0, np.int64)]).astype(np.int64)
+    host_of = np.full(inst.n_containers, UNPLACED, dtype=np.int64)
+    pos = 0
+    for a in apps:  # containers of an app are identical: fill its slots in order
+        lo, n = int(inst.offsets[a]), int(inst.counts[a])
+        hs = hosts[pos : pos + n]
+        got = back[hs[hs >= 0]]
+        host_of[lo : lo + len(got)] = got
+        pos += n
+    placed = int(np.count_nonzero(host_of != UNPLACED))
+    return Greedy(host_of, [()] * inst.n_containers, objective_value(inst, host_of, kind), kind,
+                  placed, measure)
 
 
 def ffd(instance: Instance, objective: str | None = None) -> Greedy:
