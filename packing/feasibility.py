@@ -39,6 +39,24 @@ def rule_broken(count_a: Any, count_b: Any, k: Any) -> Any:
     return (count_a > 0) & (count_b > k)
 
 
+def _rule_tables(inst: Instance, col: np.ndarray) -> tuple[np.ndarray, ...]:
+    """CSR tables of the cross-app rules per app, in count-table columns.
+
+    Returns:
+        ``(in_ptr, in_cols, in_k, out_ptr, out_cols, out_k)``: the rules ``<A, b, k>`` that limit app
+        ``b`` are ``in_cols[in_ptr[b]:in_ptr[b+1]]`` (the count columns of their A) with ``in_k``;
+        the rules ``<a, B, k>`` of app ``a`` are ``out_cols[out_ptr[a]:out_ptr[a+1]]`` (columns of
+        B). Pointers have shape ``(n_apps + 1,)``; all arrays are int64.
+    """
+    ra, rb, rk = inst.rule_arrays
+    out: list[np.ndarray] = []
+    for key, other in ((rb, ra), (ra, rb)):
+        order = np.argsort(key, kind="stable")
+        ptr = np.searchsorted(key[order], np.arange(inst.n_apps + 1)).astype(np.int64)
+        out += [ptr, col[other[order]].astype(np.int64), rk[order].astype(np.int64)]
+    return tuple(out)
+
+
 class ClusterState:
     """Loads and app counts of every host; mutable, owned by one checker run or simulation.
 
@@ -50,6 +68,7 @@ class ClusterState:
         col: column of each app in ``count``, shape ``(n_apps,)``; -1 for apps that need no
             per-host count (no cap below their count, in no rule).
         n_on: containers per host, shape ``(n_hosts,)``.
+        rule_tables: the rules per app as CSR arrays (see :func:`_rule_tables`).
     """
 
     def __init__(self, instance: Instance) -> None:
@@ -72,18 +91,8 @@ class ClusterState:
         self.col[tracked] = np.arange(int(tracked.sum()))
         self.count = np.zeros((n_h, int(tracked.sum())), dtype=np.int32)
         self.n_on = np.zeros(n_h, dtype=np.int64)
-        # rules by the app they constrain: incoming[b] = (cols of A, k), outgoing[a] = (cols of B, k)
-        self._incoming: list[tuple[np.ndarray, np.ndarray]] = []
-        self._outgoing: list[tuple[np.ndarray, np.ndarray]] = []
-        order_b = np.argsort(rb, kind="stable")
-        order_a = np.argsort(ra, kind="stable")
-        bounds_b = np.searchsorted(rb[order_b], np.arange(inst.n_apps + 1))
-        bounds_a = np.searchsorted(ra[order_a], np.arange(inst.n_apps + 1))
-        for i in range(inst.n_apps):
-            sel = order_b[bounds_b[i] : bounds_b[i + 1]]
-            self._incoming.append((self.col[ra[sel]], rk[sel]))
-            sel = order_a[bounds_a[i] : bounds_a[i + 1]]
-            self._outgoing.append((self.col[rb[sel]], rk[sel]))
+        # rules by the app they constrain, as CSR tables over apps (see rule_tables)
+        self.rule_tables = _rule_tables(inst, self.col)
         # allowed host types per app (GPU models)
         self._type_ok: np.ndarray | None = None
         if any(a.gpu_models for a in inst.apps):
@@ -152,12 +161,15 @@ class ClusterState:
         if c >= 0:
             after = self.count[:, c] + 1
             ok &= ~over_cap(after, int(inst.cap[app]))
-            cols, ks = self._incoming[app]
-            if len(cols):
-                ok &= ~rule_broken(self.count[:, cols], after[:, None], ks).any(axis=1)
-            cols, ks = self._outgoing[app]
-            if len(cols):
-                ok &= ~rule_broken(after[:, None], self.count[:, cols], ks).any(axis=1)
+            in_ptr, in_cols, in_k, out_ptr, out_cols, out_k = self.rule_tables
+            lo, hi = in_ptr[app], in_ptr[app + 1]
+            if hi > lo:
+                ok &= ~rule_broken(self.count[:, in_cols[lo:hi]], after[:, None],
+                                   in_k[lo:hi]).any(axis=1)
+            lo, hi = out_ptr[app], out_ptr[app + 1]
+            if hi > lo:
+                ok &= ~rule_broken(after[:, None], self.count[:, out_cols[lo:hi]],
+                                   out_k[lo:hi]).any(axis=1)
         k = int(inst.gpu_cards[app])
         if k:
             if inst.apps[app].gpu_whole:

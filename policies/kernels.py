@@ -53,21 +53,8 @@ def supports(state: ClusterState) -> bool:
 
 
 def rule_tables(state: ClusterState) -> tuple[np.ndarray, ...]:
-    """CSR tables of the rules per app, from ``instance.rule_arrays`` and ``state.col``.
-
-    Returns:
-        ``(in_ptr, in_cols, in_k, out_ptr, out_cols, out_k)``: rules ``<A, b, k>`` constraining app b
-        are ``in_cols[in_ptr[b]:in_ptr[b+1]]`` (count columns of A) with ``in_k``; rules ``<a, B, k>``
-        are ``out_cols[out_ptr[a]:out_ptr[a+1]]`` (columns of B). Pointers have shape ``(n_apps + 1,)``.
-    """
-    inst = state.instance
-    ra, rb, rk = inst.rule_arrays
-    out = []
-    for key, other in ((rb, ra), (ra, rb)):
-        order = np.argsort(key, kind="stable")
-        ptr = np.searchsorted(key[order], np.arange(inst.n_apps + 1)).astype(np.int64)
-        out += [ptr, state.col[other[order]].astype(np.int64), rk[order].astype(np.int64)]
-    return tuple(out)
+    """CSR tables of the rules per app: the state's own (see ``ClusterState.rule_tables``)."""
+    return state.rule_tables
 
 
 @numba.njit(cache=True, inline="always")
