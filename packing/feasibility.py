@@ -93,14 +93,8 @@ class ClusterState:
         self.n_on = np.zeros(n_h, dtype=np.int64)
         # rules by the app they constrain, as CSR tables over apps (see rule_tables)
         self.rule_tables = _rule_tables(inst, self.col)
-        # allowed host types per app (GPU models)
-        self._type_ok: np.ndarray | None = None
-        if any(a.gpu_models for a in inst.apps):
-            ok = np.ones((inst.n_apps, len(inst.host_types)), dtype=bool)
-            for i, a in enumerate(inst.apps):
-                if a.gpu_models:
-                    ok[i] = [t.gpu_model in a.gpu_models for t in inst.host_types]
-            self._type_ok = ok
+        # allowed host types per app (GPU models); None when no app restricts them
+        self._type_ok: np.ndarray | None = inst.gpu_model_ok
 
     # ------------------------------------------------------------------------------------
     def copy(self) -> ClusterState:

@@ -378,6 +378,20 @@ class Instance:
         """GPU cards per container per app, shape ``(n_apps,)``."""
         return _readonly(np.array([a.gpu_cards for a in self.apps], dtype=np.int64))
 
+    @functools.cached_property
+    def gpu_model_ok(self) -> np.ndarray | None:
+        """Whether each app accepts each host type's GPU model, shape ``(n_apps, n_types)``.
+
+        ``None`` when no app restricts GPU models (every host type is acceptable).
+        """
+        if not any(a.gpu_models for a in self.apps):
+            return None
+        ok = np.ones((self.n_apps, len(self.host_types)), dtype=bool)
+        for i, a in enumerate(self.apps):
+            if a.gpu_models:
+                ok[i] = [t.gpu_model in a.gpu_models for t in self.host_types]
+        return _readonly(ok)
+
     # ----------------------------------------------------------------------------------------
     # rules
     @functools.cached_property

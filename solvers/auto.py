@@ -125,7 +125,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
 
     best: SolveResult | None = None  # best solution so far (any stage)
     bound_by = lb_name
-    hint_pl = hint
+    # the best known placement, handed to every later stage (so none recomputes first fit)
+    hint_pl = hint if hint is not None else (greedy.placement(inst) if greedy.complete else None)
     upper = greedy.objective if greedy.complete and kind != "deployed" else None
     size = model_size(inst, kind, upper)
     use_colgen = kind != "deployed" and natural and _colgen_available()

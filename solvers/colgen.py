@@ -183,14 +183,22 @@ class _Master:
 
 
 def _initial_columns(inst: Instance, rows: list[TypeRows], ones: list[Instance],
-                     start: Placement | None) -> list[Column]:
+                     start: Placement | None, clock: Clock) -> list[Column]:
+    """The start placement's host patterns, then one single-app column per app and type.
+
+    Single-app columns stop when a quarter of the time budget is used (the master's artificial
+    columns keep it feasible without them).
+    """
     cols: list[Column] = []
     if start is not None:
         hc = counts_from_placement(inst, start)
         for h in np.flatnonzero(hc.sum(axis=1)):
             cols.append(Column(int(inst.host_type_of[h]), hc[h]))
+    budget = 0.25 * clock.time_limit
     for t, tr in enumerate(rows):
         for a in np.flatnonzero(tr.ub > 0):
+            if clock.elapsed > budget:
+                return cols
             n = np.zeros(inst.n_apps, dtype=np.int64)
             n[a] = tr.ub[a]
             while n[a] > 0 and not pattern_placeable(ones[t], n):
@@ -224,7 +232,7 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
     incumbent = objective_value(inst, start.host_array(inst), kind) if start is not None else None
     limit = _host_limits(inst, kind, incumbent)
     master = _Master(inst, cost, np.minimum(inst.type_count, max(inst.n_containers, 1)))
-    for col in _initial_columns(inst, rows, ones, start):
+    for col in _initial_columns(inst, rows, ones, start, clock):
         master.add(col)
     rng = np.random.default_rng(seed)
     best_lb = 0.0
@@ -551,11 +559,10 @@ def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int =
             return True
         return False
 
-    g = ffd(inst, kind)
-    if g.complete:
-        offer(g.placement(inst), "ffd")
-    if hint is not None:
-        offer(hint, "hint")
+    if hint is None or not offer(hint, "hint"):  # auto passes its FFD as the hint
+        g = ffd(inst, kind)
+        if g.complete:
+            offer(g.placement(inst), "ffd")
     lb, lb_name = cheap_lower_bound(inst, kind)
     proofs = {"bound": lb_name}
     if best_obj is not None and best_obj <= lb + 1e-9:
