@@ -180,6 +180,7 @@ class Evaluator:
         self.settings = settings
         self._pool: ProcessPoolExecutor | None = None
         self._ray: Any = None
+        self._started_ray = False
 
     def __enter__(self) -> Evaluator:
         s = self.settings
@@ -192,7 +193,8 @@ class Evaluator:
                 import ray
             except ImportError as e:  # pragma: no cover - depends on the extra
                 raise RuntimeError("backend 'ray' needs Ray: pip install 'vbp[ray]'") from e
-            if not ray.is_initialized():
+            self._started_ray = not ray.is_initialized()
+            if self._started_ray:
                 ray.init(num_cpus=s.workers, include_dashboard=False, log_to_driver=False)
 
             @ray.remote
@@ -209,6 +211,10 @@ class Evaluator:
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
+        if self._ray is not None:
+            if self._started_ray:  # leave a Ray the caller started running
+                self._ray[0].shutdown()
+            self._ray = None
 
     def __call__(self, thetas: np.ndarray) -> np.ndarray:
         """Mean cost per weight vector; ``thetas`` shape ``(n, F)`` -> ``(n,)``."""

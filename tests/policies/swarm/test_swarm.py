@@ -144,3 +144,14 @@ def test_bad_policy_file_names_the_field(tmp_path: Path) -> None:
                                 "features": list(FEATURES), "weights": ["x"] * N_FEATURES}))
     with pytest.raises(InputError, match="weights"):
         SwarmPolicy.load(path)
+
+
+@pytest.mark.slow
+def test_ray_backend_gives_the_same_result(tiny: Instance) -> None:
+    pytest.importorskip("ray")
+    pso = PSOSettings(n_particles=4, iters=2, seed=1, patience=0)
+    local = train_swarm(tiny, pso, TrainSettings(samples=2, held_out=2, init=None), baselines=())
+    on_ray = train_swarm(tiny, pso, TrainSettings(samples=2, held_out=2, init=None,
+                                                  backend="ray", workers=2), baselines=())
+    assert np.array_equal(local.policy.weights, on_ray.policy.weights)
+    assert local.best_cost == on_ray.best_cost
