@@ -8,43 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hand_cases import cases
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from packing.checker import check
 from packing.errors import InputError
-from packing.model import App, HostType, Instance, Rule
+from packing.model import App, HostType, Instance
 from solvers.colgen import colgen_bound, cost_unit, solve_colgen
 from solvers.pulp_model import solve_pulp
-
-H = HostType("h", (10, 10), 10)
-
-
-def cases() -> list[tuple[str, Instance, float]]:
-    """(name, instance, optimum) computed by hand (the same as in test_pulp.py)."""
-    return [
-        ("anti_affinity", Instance("aa", ("cpu", "mem"), (H,),
-                                   (App("a", (1, 1), 6, max_per_host=2),)), 3),
-        ("exclusion", Instance("ex", ("cpu", "mem"), (H,),
-                               (App("a", (5, 5), 2), App("b", (1, 1), 2)),
-                               exclusions=(("a", "b"),)), 2),
-        ("rule", Instance("ru", ("cpu", "mem"), (H,),
-                          (App("a", (1, 1), 1), App("b", (1, 1), 5)),
-                          rules=(Rule("a", "b", 2),)), 2),
-        ("two_resources", Instance("tr", ("cpu", "mem"), (HostType("h", (10, 10), 12),),
-                                   (App("a", (6, 3), 10), App("b", (3, 6), 10))), 10),
-        ("cost", Instance("co", ("cpu", "mem"),
-                          (HostType("big", (10, 10), 3, cost=3.0),
-                           HostType("small", (5, 5), 2, cost=1.0)),
-                          (App("a", (5, 5), 2), App("b", (4, 4), 1))), 4.0),
-        ("gpu", Instance("gp", ("cpu",),
-                         (HostType("g", (100,), 4, gpus=2, gpu_capacity=(1000,)),),
-                         (App("s", (1,), 3, gpu_cards=1, gpu_per_card=(600,)),
-                          App("t", (1,), 2, gpu_cards=1, gpu_per_card=(400,)),
-                          App("w", (1,), 1, gpu_cards=1, gpu_whole=True)),
-                         gpu_resources=("gpu_milli",)), 2),
-    ]
-
 
 # the LP bound of the cost case is 3.5 (two small hosts take a and a, half a big host (a, a)
 # covers b); with integer costs it rounds up to the optimum 4
