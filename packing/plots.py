@@ -26,7 +26,7 @@ def plot_compare(path: str | Path, names: Sequence[str], hosts_mean: Sequence[fl
                  hosts_min: Sequence[float], hosts_max: Sequence[float], *,
                  optimum: float | None = None, bound: float | None = None,
                  utilisation: np.ndarray | None = None, resources: Sequence[str] = (),
-                 utilisation_title: str = "", title: str = "") -> Path:
+                 utilisation_title: str = "", title: str = "", proven: bool = True) -> Path:
     """Hosts per policy (mean with min-max whiskers, optimum and bound as lines), and per-host use.
 
     Args:
@@ -37,6 +37,7 @@ def plot_compare(path: str | Path, names: Sequence[str], hosts_mean: Sequence[fl
         hosts_max: most hosts per policy, shape ``(n_policies,)``.
         optimum: the solver's best host count (drawn as a line).
         bound: the proven lower bound (drawn as a dashed line).
+        proven: whether ``optimum`` is proven optimal (else it is labelled "best found").
         utilisation: per-host utilisation of one run, shape ``(n_used_hosts, n_resources)``; drawn
             as a second panel when given.
         resources: resource names for the legend, length ``n_resources``.
@@ -55,7 +56,8 @@ def plot_compare(path: str | Path, names: Sequence[str], hosts_mean: Sequence[fl
     err = np.vstack([mean - np.asarray(hosts_min, float), np.asarray(hosts_max, float) - mean])
     ax.bar(x, mean, yerr=err, capsize=3, color="#4C72B0", label="policy (mean, min-max)")
     if optimum is not None:
-        ax.axhline(optimum, color="#C44E52", lw=2, label=f"optimum {optimum:g}")
+        label = f"optimum {optimum:g}" if proven else f"best found {optimum:g}"
+        ax.axhline(optimum, color="#C44E52", lw=2, label=label)
     if bound is not None and bound != optimum:
         ax.axhline(bound, color="#55A868", lw=1.5, ls="--", label=f"lower bound {bound:g}")
     ax.set_xticks(x)
@@ -74,9 +76,13 @@ def plot_compare(path: str | Path, names: Sequence[str], hosts_mean: Sequence[fl
         width = 0.8 / u.shape[1]
         for r in range(u.shape[1]):
             label = resources[r] if r < len(resources) else f"r{r}"
-            ax2.bar(np.arange(len(u)) + r * width, u[order, r], width=width, label=label)
+            if len(u) <= 60:
+                ax2.bar(np.arange(len(u)) + r * width, u[order, r], width=width, label=label)
+            else:  # too many hosts for bars: each resource's utilisation, sorted, as a line
+                ax2.plot(np.arange(len(u)), np.sort(u[:, r])[::-1], lw=1.2, label=label)
         ax2.axhline(1.0, color="k", lw=0.8)
-        ax2.set_xlabel("used hosts (fullest first)")
+        ax2.set_xlabel("used hosts (fullest first)" if len(u) <= 60
+                       else "used hosts (each resource sorted, fullest first)")
         ax2.set_ylabel("utilisation")
         ax2.set_title(utilisation_title or "per-host utilisation")
         ax2.legend(fontsize=8)

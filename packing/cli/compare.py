@@ -129,7 +129,8 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
                      bound=res.lower_bound if res.objective_kind == "hosts" else None,
                      utilisation=util, resources=inst.resources,
                      utilisation_title=f"{samples[pick].policy}, own order: per-host utilisation",
-                     title=f"{inst.name}: hosts used over {orders} orders")
+                     title=f"{inst.name}: hosts used over {orders} orders",
+                     proven=res.status == "optimal")
     opt = {"status": res.status, "objective": _num(res.objective), "lower_bound": _num(res.lower_bound),
            "objective_kind": res.objective_kind, "hosts": res.hosts}
     if as_json:
