@@ -30,7 +30,7 @@ The simulator then runs the whole episode in one compiled loop that applies the 
 tuning many parameter vectors on the same arrival orders (common random numbers) is::
 
     orders = sample_orders(instance, k=16, seed=0)                 # the same orders for every candidate
-    costs = evaluate_batch(lambda w: WeightedScore(w), thetas, instance, orders)   # (n_params, n_orders)
+    costs = evaluate_batch(lambda w: SwarmPolicy(w), thetas, instance, orders)    # (n_params, n_orders)
 
 :func:`packing.simulator.evaluate_batch` builds one policy per row of ``thetas`` (shape
 ``(n_params, n_weights)``) and returns hosts used per (parameter vector, order); a PSO objective is then

@@ -162,46 +162,6 @@ class L2Norm(ScoringPolicy):
         return -_colsum((fb - dn) ** 2)
 
 
-class WeightedScore(ScoringPolicy):
-    """A linear score over five host features; the parametric policy for swarm tuning.
-
-    Features per host after placing: ``-sum resid``, ``-max resid``, ``dot``, ``open`` (1 if the host
-    already runs containers) and ``-spread`` (std of the utilisation ratios). Weights ``(1,0,0,0,0)`` is
-    Best-Fit.
-
-    Args:
-        weights: one weight per feature, shape ``(5,)``.
-        open_first: prefer hosts in use.
-    """
-
-    name = "weighted"
-    kernel = kernels.WEIGHTED
-
-    def __init__(self, weights: Sequence[float] = (1.0, 0.0, 0.0, 0.0, 0.0), *,
-                 open_first: bool = False) -> None:
-        super().__init__(open_first=open_first)
-        self.weights = tuple(float(w) for w in weights)
-
-    def kernel_params(self, instance: Instance) -> np.ndarray:
-        """The weights, shape ``(5,)``."""
-        w = np.asarray(self.weights, dtype=np.float64)
-        if w.shape != (kernels.N_WEIGHTED_FEATURES,):
-            raise ValueError(f"expected {kernels.N_WEIGHTED_FEATURES} weights, got {w.shape}")
-        return w
-
-    def scores(self, obs: Observation, mask: np.ndarray) -> np.ndarray:
-        """``w . features`` per host."""
-        w = self.kernel_params(obs.instance)
-        resid, dn, fb = _ratios(obs)
-        util = 1.0 - resid
-        mean = _colsum(util) / util.shape[1]
-        c = obs.capacity
-        util_after = np.where(c > 0, (obs.used + obs.demand[None, :]) / np.where(c > 0, c, 1.0), 0.0)
-        spread = np.sqrt(_colsum((util_after - mean[:, None]) ** 2) / util.shape[1])
-        return (w[0] * -_colsum(resid) + w[1] * -resid.max(axis=1) + w[2] * _colsum(dn * fb)
-                + w[3] * obs.is_open.astype(np.float64) + w[4] * -spread)
-
-
 # ---------------------------------------------------------------------------------------------
 # Kubernetes NodeResourcesFit
 MAX_NODE_SCORE = 100
@@ -384,5 +344,5 @@ class Alignment(ScoringPolicy):
 __all__ = [
     "Alignment", "BestFit", "BestFitBottleneck", "BestFitDecreasing", "DotProduct", "FirstFit",
     "FirstFitDecreasing", "Greedy", "K8sBalancedAllocation", "K8sLeastAllocated", "K8sMostAllocated",
-    "K8sRequestedToCapacityRatio", "L2Norm", "RandomFit", "WeightedScore", "WorstFit", "choose",
+    "K8sRequestedToCapacityRatio", "L2Norm", "RandomFit", "WorstFit", "choose",
 ]

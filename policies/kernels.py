@@ -19,7 +19,6 @@ BF_BOTTLE    ``-max((c - u - d) / c)``
 WF           ``+sum((c - u - d) / c)``
 DOT          ``sum(d / c * (c - u) / c)``  (Panigrahy et al. dot product)
 L2           ``-sum(((c - u) / c - d / c) ** 2)``  (Panigrahy et al. L2 norm)
-WEIGHTED     ``w . (-sum resid, -max resid, dot, open, -spread)`` (see ``WeightedScore``)
 SWARM        ``w . phi`` over the features of :mod:`policies.swarm.features` (same arithmetic order)
 ===========  ==============================================================
 
@@ -38,8 +37,7 @@ import numpy as np
 from packing.feasibility import ClusterState, fits, over_cap, rule_broken
 from packing.model import Instance
 
-FF, BF, BF_BOTTLE, WF, DOT, L2, WEIGHTED, SWARM = range(8)
-N_WEIGHTED_FEATURES = 5
+FF, BF, BF_BOTTLE, WF, DOT, L2, SWARM = range(7)
 
 _fits = numba.njit(cache=True)(fits)
 _over_cap = numba.njit(cache=True)(over_cap)
@@ -106,10 +104,9 @@ def _sums(h, a, demand, capacity, used):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, inline="always")
 def _score(kind, params, h, a, demand, capacity, used, is_open):  # pragma: no cover - compiled
-    n_r = demand.shape[1]
     if kind == FF:
         return 0.0
-    s_sum, s_max, s_dot, s_l2, mean = _sums(h, a, demand, capacity, used)
+    s_sum, s_max, s_dot, s_l2, _ = _sums(h, a, demand, capacity, used)
     if kind == BF:
         return -s_sum
     if kind == BF_BOTTLE:
@@ -118,18 +115,7 @@ def _score(kind, params, h, a, demand, capacity, used, is_open):  # pragma: no c
         return s_sum
     if kind == DOT:
         return s_dot
-    if kind == L2:
-        return -s_l2
-    # WEIGHTED
-    mean /= n_r
-    var = 0.0
-    for r in range(n_r):
-        c = capacity[h, r]
-        util = (used[h, r] + demand[a, r]) / c if c > 0 else 0.0
-        var += (util - mean) ** 2
-    spread = np.sqrt(var / n_r)
-    return (params[0] * -s_sum + params[1] * -s_max + params[2] * s_dot
-            + params[3] * (1.0 if is_open else 0.0) + params[4] * -spread)
+    return -s_l2  # L2 (the SWARM kind is scored by _swarm_score)
 
 
 @numba.njit(cache=True, inline="always")
@@ -405,5 +391,5 @@ def episode(state: ClusterState, seq: np.ndarray, kind: int, params: np.ndarray,
     return host_out, used_out
 
 
-__all__ = ["BF", "BF_BOTTLE", "DOT", "FF", "L2", "N_WEIGHTED_FEATURES", "SWARM", "WEIGHTED", "WF", "episode",
+__all__ = ["BF", "BF_BOTTLE", "DOT", "FF", "L2", "SWARM", "WF", "episode",
            "fast_mask", "host_checker", "rule_tables", "supports"]

@@ -31,7 +31,6 @@ POLICIES: dict[str, type[BasePolicy]] = {
     "greedy": h.Greedy,
     "random": h.RandomFit,
     "alignment": h.Alignment,
-    "weighted": h.WeightedScore,
 }
 """Stable policy names and their classes."""
 

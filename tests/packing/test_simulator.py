@@ -26,8 +26,9 @@ from packing.simulator import (
 )
 from policies import kernels
 from policies.base import WAIT, Observation
-from policies.heuristics import BestFit, FirstFit, WeightedScore
+from policies.heuristics import BestFit, FirstFit
 from policies.registry import POLICIES, get_policy
+from policies.swarm.policy import SwarmPolicy, named_weights
 
 
 def one_host(*requests: Request, count: int = 2) -> Instance:
@@ -155,7 +156,7 @@ def test_evaluate_statistics_and_determinism() -> None:
     assert s1.min >= 5  # 42 cpu on 10-cpu hosts
     assert s1.rejected.tolist() == [0] * 5
     bf = evaluate(BestFit(), inst, orders)
-    batch = evaluate_batch(lambda w: WeightedScore(w), np.array([[1, 0, 0, 0, 0]]), inst, orders,
+    batch = evaluate_batch(lambda w: SwarmPolicy(w), named_weights(best_fit=1.0)[None, :], inst, orders,
                            check_result=True)
     assert batch.shape == (1, 5) and batch[0].tolist() == bf.hosts.tolist()
 
@@ -183,7 +184,7 @@ def test_every_policy_feasible_on_random_instances(inst: Instance, name: str, se
 
 @SETTINGS
 @given(inst=instances(max_apps=4, max_count=4, gpus=False, max_per_type=4),
-       name=st.sampled_from(["ff", "bf", "bf-bottleneck", "wf", "dot", "l2", "weighted"]),
+       name=st.sampled_from(["ff", "bf", "bf-bottleneck", "wf", "dot", "l2"]),
        seed=st.integers(0, 5))
 def test_compiled_path_equals_numpy_path(inst: Instance, name: str, seed: int) -> None:
     order = sample_orders(inst, 2, seed=seed)[1]

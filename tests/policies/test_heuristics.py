@@ -20,7 +20,6 @@ from policies.heuristics import (
     K8sMostAllocated,
     K8sRequestedToCapacityRatio,
     RandomFit,
-    WeightedScore,
     WorstFit,
 )
 from policies.registry import POLICIES, get_policy
@@ -183,14 +182,6 @@ def test_compiled_equals_numpy_on_sigma(name: str, sigma: Instance) -> None:
         assert np.array_equal(fast.trajectory.hosts_used, slow.trajectory.hosts_used)
         np.testing.assert_allclose(fast.trajectory.allocation, slow.trajectory.allocation)
         assert fast.placement == slow.placement
-
-
-def test_weighted_score_unit_weights_is_best_fit(sigma: Instance) -> None:
-    bf = simulate(sigma, BestFit())
-    w = simulate(sigma, WeightedScore((1, 0, 0, 0, 0)))
-    assert np.array_equal(bf.trajectory.host, w.trajectory.host)
-    with pytest.raises(ValueError):
-        simulate(sigma, WeightedScore((1, 0)))
 
 
 def test_policy_choosing_forbidden_host_is_an_error() -> None:
