@@ -636,25 +636,7 @@ def _solve_cpsat(
     start: Greedy | None = None,
     below: float | None = None,
 ) -> SolveResult:
-    """:func:`solve_cpsat` without the presolve.
-
-    Args:
-        instance: the instance (solved offline: ``initial`` and request times are ignored).
-        time_limit: wall-time budget in seconds, model building included.
-        workers: CP-SAT search workers.
-        seed: CP-SAT random seed.
-        objective: ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None`` (auto).
-        callback: receives a :class:`Progress` on every improving solution.
-        hint: a placement to start from (used if it places at least as much as first fit).
-        lower_bound: an extra proven bound to add as a constraint (e.g. column generation's).
-        start: a first-fit result already computed for this objective (saves recomputing it).
-        below: seek only solutions with an objective strictly below this value (``hosts`` and
-            ``cost``). If none exists, the result keeps first fit's solution (if complete) with
-            ``below`` as its proven bound, and the status is not ``"infeasible"``.
-
-    Returns:
-        The result; the placement is not yet checked (:func:`solvers.solve` checks it).
-    """
+    """:func:`solve_cpsat` without the presolve (the same arguments and result)."""
     clock = Clock(time_limit)
     inst = instance
     kind = resolve_objective(inst, objective)
