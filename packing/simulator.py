@@ -46,7 +46,7 @@ import numpy as np
 from packing.checker import check
 from packing.errors import Problem, input_error
 from packing.feasibility import ClusterState
-from packing.model import UNPLACED, Instance, Placement
+from packing.model import UNPLACED, Instance, Placement, Request
 
 PLACED, REJECTED, DELAYED = 0, 1, 2
 """Outcome codes of a decision in :attr:`Trajectory.outcome`."""
@@ -289,6 +289,59 @@ def repair_snapshot(instance: Instance) -> tuple[Instance, int]:
     initial = Placement.from_arrays(inst, host_of, cards_all)
     meta = {**inst.meta, "snapshot_repaired": moved}
     return inst.replace(initial=initial, meta=meta), moved
+
+
+def resample_snapshot(instance: Instance, keep: float = 0.9, seed: int = 0) -> Instance:
+    """A copy of ``instance`` whose snapshot keeps each placed container with probability ``keep``.
+
+    The containers taken out arrive first (before the request stream, in app order; without a
+    request stream they simply join the arrivals), so the same containers are placed in every
+    resampled copy, from a different starting state. Seeded: the same ``(keep, seed)`` gives the
+    same copy. An instance without a snapshot is returned unchanged.
+
+    Args:
+        instance: the instance; its snapshot must be feasible (see :func:`repair_snapshot`).
+        keep: probability that a placed container stays in the snapshot, in ``[0, 1]``.
+        seed: seed of the owned generator.
+    """
+    if not 0.0 <= keep <= 1.0:
+        raise ValueError(f"keep must be in [0, 1], got {keep}")
+    inst = instance
+    if inst.initial is None:
+        return inst
+    host_of = inst.initial.host_array(inst).copy()
+    placed = np.flatnonzero(host_of != UNPLACED)
+    rng = np.random.default_rng(seed)
+    out = placed[rng.random(len(placed)) >= keep]
+    host_of[out] = UNPLACED
+    cards = ([tuple(inst.initial.cards_of(inst.apps[int(a)].name, j - int(inst.offsets[int(a)])))
+              for j, a in enumerate(inst.container_app)] if inst.max_gpus else None)
+    initial = Placement.from_arrays(inst, host_of, cards)
+    requests = inst.requests
+    if requests:
+        t0 = min(q.time for q in requests)
+        moved = np.bincount(inst.container_app[out], minlength=inst.n_apps)
+        first = tuple(Request(t0, inst.apps[a].name, int(moved[a])) for a in np.flatnonzero(moved))
+        requests = first + requests
+    meta = {**inst.meta, "snapshot_resampled": {"keep": keep, "seed": seed, "moved": len(out)}}
+    return inst.replace(initial=initial, requests=requests, meta=meta)
+
+
+def evaluate_snapshots(policy: Any, instance: Instance, k: int, *, keep: float = 0.9, seed: int = 0,
+                       check_result: bool = True) -> Samples:
+    """Run ``policy`` on ``k`` resampled snapshots (see :func:`resample_snapshot`), each in its own order.
+
+    Snapshot ``i`` uses seed ``run_seed(seed, i)`` for the resampling and the policy, so every policy
+    meets the same snapshots (common random numbers).
+    """
+    results = []
+    for i in range(k):
+        s = run_seed(seed, i)
+        results.append(simulate(resample_snapshot(instance, keep, s), policy, seed=s,
+                                check_result=check_result))
+    hosts = np.array([r.hosts_used for r in results], dtype=np.int64)
+    return Samples(results[0].policy if results else str(getattr(policy, "name", "?")),
+                   tuple(results), _ro(hosts))
 
 
 def static_view(instance: Instance) -> Instance:
@@ -633,5 +686,5 @@ def evaluate_batch(make_policy: Callable[[np.ndarray], Any], thetas: np.ndarray,
 
 
 __all__ = ["DELAYED", "PLACED", "REJECTED", "Arrivals", "Samples", "SimulationResult", "Trajectory",
-           "arrivals", "evaluate", "evaluate_batch", "repair_snapshot", "run_seed", "sample_orders",
-           "simulate", "static_view"]
+           "arrivals", "evaluate", "evaluate_batch", "evaluate_snapshots", "repair_snapshot",
+           "resample_snapshot", "run_seed", "sample_orders", "simulate", "static_view"]

@@ -231,3 +231,49 @@ def test_static_view_drops_departures() -> None:
     assert all(q.end is None for q in st.requests) and st.meta["departures_dropped"]
     assert simulate(st, BestFit()).n_rejected == 1
     assert static_view(st) is st
+
+
+# ---------------------------------------------------------------- resampled snapshots
+def _snapshot_instance(with_requests: bool) -> Instance:
+    h = HostType("h", (10.0, 10.0), 8)
+    apps = (App("a", (3.0, 1.0), 6, max_per_host=2), App("b", (2.0, 2.0), 6))
+    initial = Placement({"a": (0, 0, 1, 1, UNPLACED, UNPLACED), "b": (2, 2, 3, UNPLACED, UNPLACED,
+                                                                       UNPLACED)})
+    reqs = (Request(5.0, "a", 2), Request(6.0, "b", 3)) if with_requests else ()
+    return Instance("snap", ("cpu", "mem"), (h,), apps, initial=initial, requests=reqs)
+
+
+@pytest.mark.parametrize("with_requests", [False, True])
+def test_resampled_snapshot_moves_containers_to_the_front(with_requests: bool) -> None:
+    inst = _snapshot_instance(with_requests)
+    from packing.simulator import resample_snapshot
+
+    same = resample_snapshot(inst, keep=1.0, seed=3)
+    assert same.initial == inst.initial
+    none = resample_snapshot(inst, keep=0.0, seed=3)
+    assert none.initial is not None and none.initial.n_placed == 0
+    r1, r2 = resample_snapshot(inst, 0.5, seed=7), resample_snapshot(inst, 0.5, seed=7)
+    assert r1 == r2
+    moved = inst.initial.n_placed - r1.initial.n_placed  # type: ignore[union-attr]
+    assert moved == r1.meta["snapshot_resampled"]["moved"]
+    res = simulate(r1, get_policy("ff"))
+    assert not check(r1, res.placement)
+    if with_requests:  # the moved containers arrive first, before the stream
+        assert sum(q.count for q in r1.requests) == moved + 5
+        assert r1.requests[0].time == 5.0
+    # every container that was placed or requested is placed again
+    expected = inst.initial.n_placed + (5 if with_requests else 6)  # type: ignore[union-attr]
+    assert res.placement.n_placed == min(expected, inst.n_containers)
+
+
+def test_evaluate_snapshots_common_random_numbers() -> None:
+    from packing.simulator import evaluate_snapshots
+
+    inst = _snapshot_instance(False)
+    a = evaluate_snapshots(get_policy("ff"), inst, 4, keep=0.5, seed=2)
+    b = evaluate_snapshots(get_policy("ff"), inst, 4, keep=0.5, seed=2)
+    assert np.array_equal(a.hosts, b.hosts) and len(a.hosts) == 4
+    bf = evaluate_snapshots(get_policy("bf"), inst, 4, keep=0.5, seed=2)
+    starts = [r.placement.n_placed for r in a.results]
+    assert starts == [r.placement.n_placed for r in bf.results]
+    assert a.min <= a.mean <= a.max
