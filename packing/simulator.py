@@ -328,7 +328,8 @@ def resample_snapshot(instance: Instance, keep: float = 0.9, seed: int = 0) -> I
 
 
 def evaluate_snapshots(policy: Any, instance: Instance, k: int, *, keep: float = 0.9, seed: int = 0,
-                       check_result: bool = True) -> Samples:
+                       check_result: bool = True, progress: Callable[[], None] | None = None
+                       ) -> Samples:
     """Run ``policy`` on ``k`` resampled snapshots (see :func:`resample_snapshot`), each in its own order.
 
     Snapshot ``i`` uses seed ``run_seed(seed, i)`` for the resampling and the policy, so every policy
@@ -339,6 +340,8 @@ def evaluate_snapshots(policy: Any, instance: Instance, k: int, *, keep: float =
         s = run_seed(seed, i)
         results.append(simulate(resample_snapshot(instance, keep, s), policy, seed=s,
                                 check_result=check_result))
+        if progress is not None:
+            progress()
     hosts = np.array([r.hosts_used for r in results], dtype=np.int64)
     return Samples(results[0].policy if results else str(getattr(policy, "name", "?")),
                    tuple(results), _ro(hosts))

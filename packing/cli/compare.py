@@ -40,8 +40,12 @@ def _num(x: float | None) -> float | None:
 
 
 def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit: float, seed: int,
-                quiet: bool = True) -> tuple[Any, list[Row], Any]:
+                quiet: bool = True, snapshots: int = 0, keep: float = 0.9
+                ) -> tuple[Any, list[Row], Any]:
     """Solve ``inst`` and evaluate every policy on the same ``orders``.
+
+    With ``snapshots > 0`` (and a snapshot in ``inst``) every policy instead replays the same
+    ``snapshots`` resampled snapshots (:func:`packing.simulator.resample_snapshot` with ``keep``).
 
     Returns:
         ``(solve_result, rows, samples_by_policy)``.
@@ -49,7 +53,7 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
     from tqdm import tqdm
 
     from packing.metrics import compute_metrics
-    from packing.simulator import evaluate, sample_orders
+    from packing.simulator import evaluate, evaluate_snapshots, sample_orders
     from policies.registry import get_policy
     from solvers import solve
 
@@ -61,16 +65,22 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
         click.echo(f"solving {inst.name} (auto, up to {time_limit:g} s)...", err=True)
     res = solve(inst, "auto", time_limit=time_limit, seed=seed, callback=None if quiet else progress)
     by_cost = res.objective_kind == "cost"
-    ords = sample_orders(inst, orders, seed)
+    resample = snapshots > 0 and inst.initial is not None
+    runs = snapshots if resample else orders
+    ords = [] if resample else sample_orders(inst, orders, seed)
     rows: list[Row] = []
     samples: dict[str, Any] = {}
-    with tqdm(total=len(policy_names) * orders, desc="simulating", unit="run", file=sys.stderr,
+    with tqdm(total=len(policy_names) * runs, desc="simulating", unit="run", file=sys.stderr,
               disable=quiet, leave=False) as bar:
         for name in policy_names:
-            s = evaluate(get_policy(name), inst, ords, seed=seed, progress=bar.update)
+            if resample:
+                s = evaluate_snapshots(get_policy(name), inst, snapshots, keep=keep, seed=seed,
+                                       progress=bar.update)
+            else:
+                s = evaluate(get_policy(name), inst, ords, seed=seed, progress=bar.update)
             samples[name] = s
             alloc = [compute_metrics(inst, r.placement).sigma_allocation_bottleneck for r in s.results]
-            cost = sum(r.cost for r in s.results) / orders
+            cost = sum(r.cost for r in s.results) / runs
             value = cost if by_cost else s.mean
             gap = None
             if res.objective is not None and res.objective > 0 and res.objective_kind != "deployed":
@@ -95,12 +105,17 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @click.option("--repair-snapshot", is_flag=True,
               help="If the initial snapshot breaks constraints, re-place the containers that break them.")
+@click.option("--snapshots", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Replay this many resampled snapshots instead of shuffled orders (instances "
+                   "with a snapshot only).")
+@click.option("--keep", type=click.FloatRange(0.0, 1.0), default=0.9, show_default=True,
+              help="With --snapshots: probability that a snapshot container stays in place.")
 @click.option("--keep-departures", is_flag=True,
               help="Replay departures too (default: every container arrives and stays, as the solver "
                    "assumes).")
 def compare(path: str | None, policy_list: str | None, orders: int, time_limit: float, seed: int,
             as_json: bool, plot: str | None, quiet: bool, repair_snapshot: bool,
-            keep_departures: bool) -> None:
+            snapshots: int, keep: float, keep_departures: bool) -> None:
     """Compare online policies with the optimum on FILE (default: the built-in `sigma` instance).
 
     FILE is an instance file, a .vbp file, a data-set folder or a built-in name. Every policy replays the
@@ -115,7 +130,8 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     inst = prepare(load_target(path), repair_snapshot)
     if not keep_departures:
         inst = static_view(inst)
-    res, rows, samples = run_compare(inst, names, orders, time_limit, seed, quiet=quiet or as_json)
+    res, rows, samples = run_compare(inst, names, orders, time_limit, seed, quiet=quiet or as_json,
+                                     snapshots=snapshots, keep=keep)
     if plot is not None:
         from packing.metrics import host_utilisation
         from packing.plots import plot_compare
@@ -137,7 +153,9 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
         click.echo(json.dumps({"instance": inst.name, "orders": orders, "seed": seed, "optimum": opt,
                                "policies": [r.to_dict() for r in rows]}))
         return
-    _table(inst, res, rows, orders, seed)
+    what_runs = (f"{snapshots} resampled snapshot(s) (keep {keep:g})"
+                 if snapshots and inst.initial is not None else f"{orders} order(s) (own order first)")
+    _table(inst, res, rows, what_runs, seed)
     if plot is not None:
         click.echo(f"plot written to {plot}")
 
@@ -151,10 +169,10 @@ def _used(inst: Instance, placement: Any) -> Any:
     return used
 
 
-def _table(inst: Instance, res: Any, rows: list[Row], orders: int, seed: int) -> None:
+def _table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> None:
     kind = res.objective_kind
     click.echo(f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
-               f"{orders} order(s) (own order first), seed {seed}")
+               f"{runs}, seed {seed}")
     head = f"{'policy':<16}{'hosts mean':>11}{'min':>6}{'max':>6}{'alloc rate':>12}{'gap':>9}{'rejected':>10}"
     click.echo(head)
     click.echo("-" * len(head))

@@ -93,3 +93,21 @@ def test_simulate_missing_file_exits_2(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as e:
         main(["simulate", str(tmp_path / "nope.json")])
     assert e.value.code == 2
+
+
+def test_compare_over_resampled_snapshots(tmp_path: Path) -> None:
+    from packing.io import save_instance
+    from packing.model import UNPLACED, App, HostType, Instance, Placement
+
+    inst = Instance("snap", ("cpu", "mem"), (HostType("h", (10.0, 10.0), 8),),
+                    (App("a", (3.0, 1.0), 6, max_per_host=2), App("b", (2.0, 2.0), 6)),
+                    initial=Placement({"a": (0, 0, 1, 1, UNPLACED, UNPLACED),
+                                       "b": (2, 2, 3, UNPLACED, UNPLACED, UNPLACED)}))
+    path = tmp_path / "snap.json"
+    save_instance(inst, path)
+    args = [str(path), "--snapshots", "3", "--keep", "0.5", "--policies", "ff,bf", "--json"]
+    first = json.loads(CliRunner().invoke(cli, ["compare", *args]).output)
+    again = json.loads(CliRunner().invoke(cli, ["compare", *args]).output)
+    assert first == again
+    assert first["optimum"]["objective"] == 3  # 6 x (3,1) with cap 2 and 6 x (2,2): 3 hosts
+    assert all(p["hosts_min"] >= 3 for p in first["policies"])
