@@ -7,6 +7,11 @@
    (:func:`packing.bounds.lower_bounds` / :func:`packing.bounds.cost_lower_bound`). If they meet,
    the result is proven optimal at once (``proofs = {"solution": "ffd", "bound": "volume"}``, or
    whichever cheap bound met it). A cheap bound above the hosts proves infeasibility.
+1b. On one host type without GPU cards or ``<A, B, k>`` rules (:func:`solvers.tabu.applicable`)
+   and with at least :data:`SEARCH_MIN_LEFT` seconds to go: tabu search from first fit
+   (:func:`solvers.tabu.tabu_pack`, up to :data:`TABU_SHARE` of the budget) towards the cheap
+   bound, then the exact cover by tight patterns at the bound (:func:`solvers.cover.solve_cover`,
+   up to :data:`COVER_SHARE`), which also proves the bound one higher when no cover exists.
 2. When the aggregated CP-SAT model is small (at most :data:`CPSAT_SMALL` count variables, see
    :func:`solvers.cpsat.model_size`): a first, short CP-SAT run (:data:`CPSAT_FIRST` of the
    budget, at most :data:`CPSAT_FIRST_MAX` s); the cheap bound is often tight and CP-SAT then
@@ -19,7 +24,8 @@
 4. The rest of the budget improves the best solution with the best bound as a constraint: CP-SAT
    on the whole model (hinted with the best solution) when it has at most :data:`CPSAT_LARGE`
    count variables, else large-neighbourhood search (:func:`solvers.lns.improve`), which repacks
-   a few hosts at a time with CP-SAT.
+   a few hosts at a time with CP-SAT; where tabu search applies, it gets the first half of that
+   time.
 
 ``proofs`` names which method found the returned solution and which proved the bound.
 ``"deployed"`` skips column generation and LNS (they do not support it).
@@ -62,6 +68,16 @@ CPSAT_SMALL = 30_000
 
 CPSAT_LARGE = 60_000
 """Models with more count variables are improved by LNS instead of one CP-SAT model."""
+
+TABU_SHARE = 0.15
+"""Share of the budget for the tabu search from first fit (stage 1b)."""
+
+COVER_SHARE = 0.15
+"""Share of the budget for the exact cover by tight patterns (stage 1b)."""
+
+SEARCH_MIN_LEFT = 20.0
+"""Stage 1b runs only with this many seconds left: the compiled search costs about 10 s to
+compile the first time it runs on a machine (numba caches it afterwards)."""
 
 MARGIN = 0.3
 """Seconds kept back at the end for lifting and checking the result."""
@@ -181,6 +197,18 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                            lower_bound=lb if kind != "deployed" else None, start=greedy,
                            below=below)
 
+    # stage 1b: tabu search and the exact cover by tight patterns, towards the cheap bound
+    if kind != "deployed" and greedy.complete and left() >= SEARCH_MIN_LEFT:
+        from solvers.tabu import applicable
+
+        if applicable(inst):
+            r = _search_to_bound(inst, kind, clock, lb, seed, workers, hint_pl, relay)
+            if r is not None:
+                take(r)
+                if r.lower_bound > lb + EPS:
+                    bound_by = "cover"
+                if closed() or (best is None and _closed(greedy.objective, lb, kind)):
+                    return finish()
     # stage 1: on small models a short CP-SAT run settles the easy cases (tight cheap bound)
     if size <= CPSAT_SMALL or not use_colgen:
         budget = left()
@@ -216,6 +244,14 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
             if not _closed(best.objective, lb, kind):
                 lb, bound_by = best.objective, "cpsat"
     elif left() > 0.5:
+        from solvers.tabu import applicable
+
+        if applicable(inst) and best is not None and best.placement is not None:
+            r = _tabu(inst, kind, clock, 0.5 * left(), lb, seed, best.placement, relay)
+            if r is not None:
+                take(r)
+                if closed():
+                    return finish()
         _improve_lns(inst, kind, clock, left(), lb, seed, workers, best, greedy, take, relay)
     return finish()
 
@@ -245,6 +281,72 @@ def _improve_lns(inst: Instance, kind: Objective, clock: Clock, budget: float, l
     if callable(take):
         take(SolveResult("feasible", value, lb, pl, _n_hosts(host_of), "lns",
                          clock.elapsed - t0, kind, {"solution": "lns"}, None, ()))
+
+
+def _hosts_for(inst: Instance, kind: Objective, value: float) -> int:
+    """Hosts a bound ``value`` of the objective allows (one host type with one cost)."""
+    unit = inst.host_types[0].cost if kind == "cost" else 1.0
+    return int(np.ceil(value / unit - EPS))
+
+
+def _tabu(inst: Instance, kind: Objective, clock: Clock, budget: float, lb: float, seed: int,
+          start: Placement, relay: ProgressCallback) -> SolveResult | None:
+    """Tabu search from ``start`` towards the bound ``lb`` for ``budget`` seconds."""
+    from solvers.base import objective_value
+    from solvers.tabu import tabu_pack
+
+    t0 = clock.elapsed
+
+    def on_improve(hosts: int) -> None:
+        unit = inst.host_types[0].cost if kind == "cost" else 1.0
+        relay(Progress(clock.elapsed, hosts * unit, lb, "tabu", "emptied a host"))
+
+    host_of = tabu_pack(inst, start.host_array(inst), target=_hosts_for(inst, kind, lb),
+                        time_limit=budget, seed=seed, on_improve=on_improve)
+    if host_of is None:
+        return None
+    value = objective_value(inst, host_of, kind)
+    return SolveResult("feasible", value, lb, Placement.from_arrays(inst, host_of, None),
+                       _n_hosts(host_of), "tabu", clock.elapsed - t0, kind,
+                       {"solution": "tabu"}, None, ())
+
+
+def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, seed: int,
+                     workers: int, start: Placement | None, relay: ProgressCallback
+                     ) -> SolveResult | None:
+    """Stage 1b: tabu search from ``start``, then the exact cover at the bound.
+
+    Returns the better solution found (``None`` if neither improved on ``start``), with the
+    bound raised by one host when the cover proved that the bound's host count is infeasible.
+    """
+    from solvers.base import objective_value
+    from solvers.cover import solve_cover
+
+    if start is None:
+        return None
+    budget = TABU_SHARE * clock.time_limit
+    best = _tabu(inst, kind, clock, min(budget, clock.left()), lb, seed, start, relay)
+    target = _hosts_for(inst, kind, lb)
+    unit = inst.host_types[0].cost if kind == "cost" else 1.0
+    if best is not None and best.hosts is not None and best.hosts <= target:
+        return best
+    t0 = clock.elapsed
+    cov = solve_cover(inst, target, time_limit=min(COVER_SHARE * clock.time_limit,
+                                                   clock.left()), workers=workers, seed=seed)
+    if cov.host_of is not None:
+        value = objective_value(inst, cov.host_of, kind)
+        relay(Progress(clock.elapsed, value, lb, "cover", "exact cover by tight patterns"))
+        return SolveResult("optimal", value, lb, Placement.from_arrays(inst, cov.host_of, None),
+                           _n_hosts(cov.host_of), "cover", clock.elapsed - t0, kind,
+                           {"solution": "cover"}, None, ())
+    if cov.infeasible:
+        raised = (target + 1) * unit
+        relay(Progress(clock.elapsed, None, raised, "cover", "no exact cover: bound + 1"))
+        if best is not None:
+            return dataclasses.replace(best, lower_bound=raised)
+        return SolveResult("unknown", None, raised, None, None, "cover", clock.elapsed - t0,
+                           kind, {"bound": "cover"}, None, ())
+    return best
 
 
 def _colgen_available() -> bool:

@@ -1,0 +1,282 @@
+"""Exact cover by tight patterns: is there a packing on exactly ``U`` hosts when ``U`` is the bound?
+
+On ``U`` hosts of one type the total free capacity of resource ``r`` is
+``S[r] = U * C[r] - total[r]``, so every host of such a packing is filled to at least
+``C[r] - S[r]`` in every resource. When ``U`` is the volume bound, ``S`` is small and the *tight
+patterns* (what one host may hold with load in ``[C - S, C]``) are few. They are enumerated
+(compiled depth-first search over the apps, largest first, fewest containers first), and an
+integer programme looks for ``U`` of them that hold every container exactly once (integer
+multiplicities, one equality per app). The programme is a set partitioning, where LP-based search
+wins: CBC finds the cover of CL_10_201_3 in 2.5 s where CP-SAT finds none in 15 s.
+Two outcomes matter:
+
+* a cover is a packing on ``U`` hosts, optimal when ``U`` is a lower bound;
+* when the enumeration was complete and CBC proves that no cover exists, no packing on ``U``
+  hosts exists either, so ``U + 1`` is a lower bound.
+
+This settles the perfect packings of Caprara–Toth class 10 (67 hosts filled exactly in one
+resource), where local search and the general models stall one host above the bound. It applies
+to the instances :func:`solvers.tabu.applicable` accepts (one host type, no GPU cards, no
+``<A, B, k>`` rules); the anti-affinity cap limits the patterns.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from packing.feasibility import TOL
+from packing.model import Instance
+from solvers.pricing import placement_from_counts
+from solvers.tabu import applicable
+
+MAX_PATTERNS = 60_000
+"""Most tight patterns enumerated (fewer containers per pattern are enumerated first)."""
+
+LEVEL_SHARE = 0.3
+"""Share of the time left for each partitioning problem but the last (see :func:`solve_cover`)."""
+
+
+@dataclass(frozen=True)
+class CoverResult:
+    """What the exact cover found for ``hosts`` hosts.
+
+    Attributes:
+        hosts: the number of hosts asked for.
+        host_of: host per container when a cover was found, shape ``(n_containers,)``.
+        infeasible: no packing on ``hosts`` hosts exists (complete enumeration, CBC proof).
+        patterns: tight patterns enumerated.
+        complete: whether every tight pattern was enumerated.
+        seconds: wall time.
+    """
+
+    hosts: int
+    host_of: np.ndarray | None
+    infeasible: bool
+    patterns: int
+    complete: bool
+    seconds: float
+
+
+@numba.njit(cache=True)
+def _enumerate(size, ub, lo, hi, suffix, depth_max, out):  # pragma: no cover - compiled
+    """Tight patterns of at most ``depth_max`` containers, app indices non-decreasing.
+
+    Args:
+        size: demand per app, shape ``(m, d)``, apps sorted largest first.
+        ub: most containers of each app per host, shape ``(m,)``.
+        lo: least load of a tight pattern per resource, shape ``(d,)``.
+        hi: most load per resource (the capacity with tolerance), shape ``(d,)``.
+        suffix: ``suffix[a] = sum over apps >= a of size * ub``, shape ``(m + 1, d)``.
+        depth_max: most containers per pattern.
+        out: buffer for the patterns, shape ``(P, depth_max)``; rows padded with -1.
+
+    Returns:
+        ``(patterns found, deeper)``: found is -1 when ``out`` overflowed; ``deeper`` is True
+        when some pattern could take one more container than ``depth_max`` allows.
+    """
+    m, d = size.shape
+    pick = np.full(depth_max, -1, dtype=np.int64)
+    nxt = np.zeros(depth_max + 1, dtype=np.int64)
+    load = np.zeros(d)
+    cnt = np.zeros(m, dtype=np.int64)
+    depth = 0
+    found = 0
+    deeper = False
+    while True:
+        a = nxt[depth]
+        ok = False
+        while a < m:
+            low = False
+            for r in range(d):
+                if load[r] + suffix[a, r] < lo[r]:
+                    low = True
+                    break
+            if low:
+                a = m
+                break
+            if cnt[a] < ub[a]:
+                fit = True
+                for r in range(d):
+                    if load[r] + size[a, r] > hi[r]:
+                        fit = False
+                        break
+                if fit:
+                    ok = True
+                    break
+            a += 1
+        if not ok:
+            if depth == 0:
+                break
+            depth -= 1
+            b = pick[depth]
+            for r in range(d):
+                load[r] -= size[b, r]
+            cnt[b] -= 1
+            pick[depth] = -1
+            nxt[depth] = b + 1
+            continue
+        if depth == depth_max:  # a container would still fit: the limit cut this branch
+            deeper = True
+            if depth == 0:
+                break
+            depth -= 1
+            b = pick[depth]
+            for r in range(d):
+                load[r] -= size[b, r]
+            cnt[b] -= 1
+            pick[depth] = -1
+            nxt[depth] = b + 1
+            continue
+        pick[depth] = a
+        for r in range(d):
+            load[r] += size[a, r]
+        cnt[a] += 1
+        tight = True
+        for r in range(d):
+            if load[r] < lo[r]:
+                tight = False
+                break
+        if tight:
+            if found >= out.shape[0]:
+                return -1, deeper
+            for k in range(depth_max):
+                out[found, k] = pick[k] if k <= depth else -1
+            found += 1
+        depth += 1
+        nxt[depth] = a
+    return found, deeper
+
+
+def tight_patterns(instance: Instance, hosts: int, *, max_patterns: int = MAX_PATTERNS,
+                   time_limit: float = 10.0) -> tuple[np.ndarray, bool]:
+    """The tight patterns for a packing on ``hosts`` hosts (see the module docstring).
+
+    Returns:
+        ``(patterns, complete)``: count vectors of shape ``(P, n_apps)`` and whether they are
+        all the tight patterns (``False`` when ``max_patterns`` or the time cut the enumeration:
+        then the patterns with the fewest containers are returned).
+    """
+    inst = instance
+    t0 = time.perf_counter()
+    cap = np.asarray(inst.host_types[0].capacity, dtype=np.float64)
+    total = inst.counts @ inst.demand
+    slack = hosts * cap - total
+    tol = TOL * np.maximum(1.0, np.abs(cap))
+    hi = cap + tol
+    lo = np.where(slack >= cap, -np.inf, cap - slack - tol)
+    if (slack < -tol).any():
+        return np.zeros((0, inst.n_apps), dtype=np.int64), True
+    order = np.argsort(-(inst.demand / np.where(cap > 0, cap, 1.0)).sum(axis=1), kind="stable")
+    size = np.ascontiguousarray(inst.demand[order], dtype=np.float64)
+    per = np.where(size > 0, np.floor(hi / np.where(size > 0, size, 1.0)), np.inf).min(axis=1)
+    ub = np.minimum(np.minimum(inst.cap, inst.counts)[order], per).astype(np.int64)
+    suffix = np.zeros((len(order) + 1, inst.n_resources))
+    suffix[:-1] = np.cumsum((size * ub[:, None])[::-1], axis=0)[::-1]
+    best = np.zeros((0, inst.n_apps), dtype=np.int64)
+    depth = 1
+    while True:
+        out = np.full((max_patterns, depth), -1, dtype=np.int64)
+        found, deeper = _enumerate(size, ub, lo, hi, suffix, depth, out)
+        if found < 0:
+            return best, False
+        counts = np.zeros((found, inst.n_apps), dtype=np.int64)
+        rows = np.repeat(np.arange(found), depth)
+        idx = out[:found].ravel()
+        keep = idx >= 0
+        np.add.at(counts, (rows[keep], order[idx[keep]]), 1)
+        best = counts
+        if not deeper:
+            return best, True
+        if time.perf_counter() - t0 > time_limit or depth >= inst.n_containers:
+            return best, False
+        depth += 1
+
+
+def solve_cover(instance: Instance, hosts: int, *, time_limit: float = 10.0, workers: int = 2,
+                seed: int = 0, max_patterns: int = MAX_PATTERNS) -> CoverResult:
+    """Look for a packing on exactly ``hosts`` hosts made of tight patterns.
+
+    Args:
+        instance: the instance (:func:`solvers.tabu.applicable` must hold).
+        hosts: the number of hosts, usually the best lower bound.
+        time_limit: seconds for enumeration and CBC together.
+        workers: unused (CBC runs on one thread); kept for the common signature.
+        seed: CBC random seed.
+        max_patterns: most patterns enumerated.
+
+    Returns:
+        The cover (host per container, hosts in index order) or the proof that none exists.
+    """
+    t0 = time.perf_counter()
+    inst = instance
+    if not applicable(inst) or hosts < 1 or hosts > inst.n_hosts:
+        return CoverResult(hosts, None, False, 0, False, time.perf_counter() - t0)
+    pats, complete = tight_patterns(inst, hosts, max_patterns=max_patterns,
+                                    time_limit=0.5 * time_limit)
+    n_pat = len(pats)
+
+    def result(host_of: np.ndarray | None, infeasible: bool) -> CoverResult:
+        return CoverResult(hosts, host_of, infeasible, n_pat, complete, time.perf_counter() - t0)
+
+    if n_pat == 0 or (pats.sum(axis=0) == 0).any():  # an app no tight pattern holds
+        return result(None, complete)
+    # patterns with few containers first: small partitioning problems are solved at once when
+    # a cover exists among them; only the last (all patterns) can prove that none exists
+    items = pats.sum(axis=1)
+    levels = [int(k) for k in np.unique(items)
+              if (pats[items <= k].sum(axis=0) > 0).all()]
+    for j, k in enumerate(levels):
+        last = j == len(levels) - 1
+        left = time_limit - (time.perf_counter() - t0)
+        if left <= 0.05:
+            return result(None, False)
+        sub = pats[items <= k]
+        st, use = _partition(sub, inst.counts, hosts, left if last else LEVEL_SHARE * left)
+        if st == "infeasible" and last:
+            return result(None, complete)
+        if use is not None:
+            rows = np.repeat(sub, use, axis=0)  # one row per host
+            host_counts = np.zeros((inst.n_hosts, inst.n_apps), dtype=np.int64)
+            host_counts[: len(rows)] = rows
+            return result(placement_from_counts(inst, host_counts).host_array(inst), False)
+    return result(None, False)
+
+
+def _partition(pats: np.ndarray, counts: np.ndarray, hosts: int, time_limit: float
+               ) -> tuple[str, np.ndarray | None]:
+    """At most ``hosts`` patterns (rows of ``pats``, shape ``(P, n_apps)``) summing to ``counts``.
+
+    Returns:
+        ``(status, use)``: status ``"found"``, ``"infeasible"`` or ``"unknown"``; ``use`` holds
+        the multiplicity of every pattern, shape ``(P,)``, when found.
+    """
+    from ortools.linear_solver import pywraplp
+
+    mip = pywraplp.Solver.CreateSolver("CBC")  # set partitioning: LP-based search wins here
+    if mip is None:  # pragma: no cover - CBC ships with OR-Tools
+        return "unknown", None
+    with np.errstate(divide="ignore"):
+        most = np.where(pats > 0, counts[None, :] // np.maximum(pats, 1), hosts).min(axis=1)
+    most = np.minimum(most, hosts)
+    x = [mip.IntVar(0.0, float(u), f"p{p}") for p, u in enumerate(most.tolist())]
+    for a in range(pats.shape[1]):
+        row = mip.Constraint(float(counts[a]), float(counts[a]))
+        for p in np.flatnonzero(pats[:, a]).tolist():
+            row.SetCoefficient(x[p], float(pats[p, a]))
+    every = mip.Constraint(0.0, float(hosts))
+    for v in x:
+        every.SetCoefficient(v, 1.0)
+    mip.SetTimeLimit(max(1, int(1000 * time_limit)))
+    st = mip.Solve()
+    if st == pywraplp.Solver.INFEASIBLE:
+        return "infeasible", None
+    if st not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
+        return "unknown", None
+    return "found", np.rint([v.solution_value() for v in x]).astype(np.int64)
+
+
+__all__ = ["CoverResult", "solve_cover", "tight_patterns"]

@@ -1,0 +1,96 @@
+"""Tabu search that frees hosts one at a time (``solvers.tabu``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from packing.builtin import builtin_instance
+from packing.checker import check
+from packing.generators.random import generate_random
+from packing.model import App, HostType, Instance, Placement
+from solvers.base import cheap_lower_bound
+from solvers.greedy import ffd
+from solvers.tabu import applicable, tabu_pack
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "caprara-toth-2d"
+
+# sizes 5 5 4 4 3 3 3 3 (sum 30) in bins of 10: the optimum is 3 (5+5, 4+3+3, 4+3+3)
+SIZES = (5.0, 5.0, 4.0, 4.0, 3.0, 3.0, 3.0, 3.0)
+
+
+def _bins() -> Instance:
+    return Instance("bp", ("s",), (HostType("b", (10.0,), 8),),
+                    tuple(App(f"i{k}", (s,), 1) for k, s in enumerate(SIZES)))
+
+
+def _hosts(host_of: np.ndarray) -> int:
+    return len(np.unique(host_of))
+
+
+def test_frees_hosts_down_to_the_optimum() -> None:
+    inst = _bins()
+    seen: list[int] = []
+    out = tabu_pack(inst, np.arange(8), target=3, time_limit=10, seed=0, on_improve=seen.append)
+    assert out is not None
+    assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
+    assert _hosts(out) == 3
+    assert seen == list(range(7, 2, -1))  # one host freed at a time
+
+
+def test_never_goes_below_what_the_caps_allow() -> None:
+    # c: 4 containers, at most 1 per host -> at least 4 hosts although the volume fits one
+    inst = Instance("c", ("cpu", "mem"), (HostType("h", (10.0, 10.0), 6),),
+                    (App("a", (1.0, 2.0), 4), App("c", (1.0, 1.0), 4, max_per_host=1)))
+    out = tabu_pack(inst, np.array([0, 1, 2, 3, 4, 5, 0, 1]), target=1, time_limit=10,
+                    max_iters=5_000)
+    assert out is not None
+    assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
+    assert _hosts(out) == 4
+
+
+def test_not_applicable_with_rules() -> None:
+    inst = builtin_instance("sigma")  # has <A, B, k> rules
+    assert not applicable(inst)
+    g = ffd(inst, "hosts")
+    assert tabu_pack(inst, g.host_of, target=1, time_limit=1) is None
+
+
+def test_same_seed_same_packing() -> None:
+    inst = generate_random(20, 150, binding="two", seed=3)
+    g = ffd(inst, "hosts")
+    runs = [tabu_pack(inst, g.host_of, target=1, time_limit=60, seed=5, max_iters=3_000)
+            for _ in range(2)]
+    assert runs[0] is not None and runs[1] is not None
+    assert np.array_equal(runs[0], runs[1])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), binding=st.sampled_from(["cpu", "two"]),
+       caps=st.sampled_from([0.0, 0.5]))
+def test_random_instances_stay_feasible_and_above_the_bound(seed: int, binding: str,
+                                                            caps: float) -> None:
+    inst = generate_random(8, 60, binding=binding, cap_fraction=caps, seed=seed)  # type: ignore[arg-type]
+    g = ffd(inst, "hosts")
+    lb, _ = cheap_lower_bound(inst, "hosts")
+    out = tabu_pack(inst, g.host_of, target=int(lb), time_limit=60, seed=seed, max_iters=400)
+    if out is None:
+        return
+    assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
+    assert lb <= _hosts(out) < _hosts(g.host_of)
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/data/caprara-toth-2d")
+def test_caprara_toth_class_1_reaches_the_published_optimum() -> None:
+    from packing.loaders import load_any
+
+    inst = load_any(SHARED / "instances" / "CL_1_100_1.vbp")  # published optimum 25
+    g = ffd(inst, "hosts")
+    assert _hosts(g.host_of) > 25
+    out = tabu_pack(inst, g.host_of, target=25, time_limit=120, seed=1, max_iters=200_000)
+    assert out is not None and _hosts(out) == 25
+    assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
