@@ -11,7 +11,8 @@
    and with at least :data:`SEARCH_MIN_LEFT` seconds to go: tabu search from first fit
    (:func:`solvers.tabu.tabu_pack`, up to :data:`TABU_SHARE` of the budget) towards the cheap
    bound, then the exact cover by tight patterns at the bound (:func:`solvers.cover.solve_cover`,
-   up to :data:`COVER_SHARE`), which also proves the bound one higher when no cover exists.
+   up to :data:`COVER_SHARE`). When no cover exists the bound rises by one host and the cover
+   is tried again (this proves Caprara–Toth class 9 optima above the Gilmore–Gomory bound).
 2. When the aggregated CP-SAT model is small (at most :data:`CPSAT_SMALL` count variables, see
    :func:`solvers.cpsat.model_size`): a first, short CP-SAT run (:data:`CPSAT_FIRST` of the
    budget, at most :data:`CPSAT_FIRST_MAX` s); the cheap bound is often tight and CP-SAT then
@@ -205,8 +206,6 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
             r = _search_to_bound(inst, kind, clock, lb, seed, workers, hint_pl, relay)
             if r is not None:
                 take(r)
-                if r.lower_bound > lb + EPS:
-                    bound_by = "cover"
                 if closed() or (best is None and _closed(greedy.objective, lb, kind)):
                     return finish()
     # stage 1: on small models a short CP-SAT run settles the easy cases (tight cheap bound)
@@ -316,8 +315,9 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
                      ) -> SolveResult | None:
     """Stage 1b: tabu search from ``start``, then the exact cover at the bound.
 
-    Returns the better solution found (``None`` if neither improved on ``start``), with the
-    bound raised by one host when the cover proved that the bound's host count is infeasible.
+    Returns the better solution found (``None`` if neither improved on ``start``) with the
+    bound: raised by one host each time the cover proves that no packing on the bound's number
+    of hosts exists (then the cover is tried again one host higher, within its share).
     """
     from solvers.base import objective_value
     from solvers.cover import solve_cover
@@ -326,27 +326,39 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
         return None
     budget = TABU_SHARE * clock.time_limit
     best = _tabu(inst, kind, clock, min(budget, clock.left()), lb, seed, start, relay)
-    target = _hosts_for(inst, kind, lb)
     unit = inst.host_types[0].cost if kind == "cost" else 1.0
-    if best is not None and best.hosts is not None and best.hosts <= target:
-        return best
+    target = _hosts_for(inst, kind, lb)
+    start_hosts = _n_hosts(start.host_array(inst))
+    bound = lb
     t0 = clock.elapsed
-    cov = solve_cover(inst, target, time_limit=min(COVER_SHARE * clock.time_limit,
-                                                   clock.left()), workers=workers, seed=seed)
-    if cov.host_of is not None:
-        value = objective_value(inst, cov.host_of, kind)
-        relay(Progress(clock.elapsed, value, lb, "cover", "exact cover by tight patterns"))
-        return SolveResult("optimal", value, lb, Placement.from_arrays(inst, cov.host_of, None),
-                           _n_hosts(cov.host_of), "cover", clock.elapsed - t0, kind,
-                           {"solution": "cover"}, None, ())
-    if cov.infeasible:
-        raised = (target + 1) * unit
-        relay(Progress(clock.elapsed, None, raised, "cover", "no exact cover: bound + 1"))
-        if best is not None:
-            return dataclasses.replace(best, lower_bound=raised)
-        return SolveResult("unknown", None, raised, None, None, "cover", clock.elapsed - t0,
-                           kind, {"bound": "cover"}, None, ())
-    return best
+    end = t0 + COVER_SHARE * clock.time_limit
+    while True:
+        have = best.hosts if best is not None and best.hosts is not None else start_hosts
+        if have <= target:
+            break  # the bound (possibly raised by the cover) meets the best solution
+        if clock.elapsed >= end - 0.05:
+            break
+        cov = solve_cover(inst, target, time_limit=min(end - clock.elapsed, clock.left()),
+                          workers=workers, seed=seed)
+        if cov.host_of is not None:
+            value = objective_value(inst, cov.host_of, kind)
+            relay(Progress(clock.elapsed, value, bound, "cover", "exact cover by tight patterns"))
+            return SolveResult("optimal", value, bound,
+                               Placement.from_arrays(inst, cov.host_of, None),
+                               _n_hosts(cov.host_of), "cover", clock.elapsed - t0, kind,
+                               {"solution": "cover", "bound": "cover"}, None, ())
+        if not cov.infeasible:
+            break
+        target += 1  # no packing on ``target`` hosts: the bound rises by one host
+        bound = max(bound, target * unit)
+        relay(Progress(clock.elapsed, None, bound, "cover", "no exact cover: bound + 1"))
+    if bound <= lb:
+        return best
+    if best is not None:
+        return dataclasses.replace(best, lower_bound=bound, proofs={"solution": "tabu",
+                                                                    "bound": "cover"})
+    return SolveResult("unknown", None, bound, None, None, "cover", clock.elapsed - t0,
+                       kind, {"bound": "cover"}, None, ())
 
 
 def _colgen_available() -> bool:

@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 
 from packing.feasibility import ClusterState, fits, over_cap, rule_broken
@@ -371,13 +372,65 @@ DP_CELLS = 400_000
 """Largest capacity grid (product over binding rows of ``capacity + 1``) priced by DP."""
 DP_DECISIONS = 40_000_000
 """Largest ``items x cells`` table of decisions the DP may keep."""
+DP2_CELLS = 4_000_000
+"""Largest grid of the compiled DP (at most two binding rows, decisions kept as bits)."""
+DP2_DECISIONS = 600_000_000
+"""Largest ``items x cells`` of the compiled DP (75 MB of decision bits)."""
+
+
+@numba.njit(cache=True)
+def _knapsack2(w1, w2, val, c1, c2):  # pragma: no cover - compiled
+    """0/1 knapsack on the grid ``[0, c1] x [0, c2]``: best value and the items taken.
+
+    Args:
+        w1: integer weight of every item on the first row, shape ``(k,)``.
+        w2: integer weight on the second row, shape ``(k,)``.
+        val: item values, shape ``(k,)``.
+        c1: capacity of the first row.
+        c2: capacity of the second row.
+
+    Returns:
+        ``(value, chosen)``: the best total value and a bool mask of shape ``(k,)``.
+    """
+    k = len(w1)
+    n2 = c2 + 1
+    cells = (c1 + 1) * n2
+    value = np.zeros(cells)
+    take = np.zeros((k, (cells + 7) // 8), dtype=np.uint8)  # one bit per item and cell
+    for t in range(k):
+        a1 = w1[t]
+        a2 = w2[t]
+        v = val[t]
+        if a1 > c1 or a2 > c2:
+            continue
+        for x in range(c1, a1 - 1, -1):  # descending: each item at most once
+            base = x * n2
+            src = (x - a1) * n2 - a2
+            for y in range(c2, a2 - 1, -1):
+                cand = value[src + y] + v
+                if cand > value[base + y] + 1e-12:
+                    value[base + y] = cand
+                    idx = base + y
+                    take[t, idx >> 3] |= np.uint8(1 << (idx & 7))
+    chosen = np.zeros(k, dtype=np.bool_)
+    x = c1
+    y = c2
+    for t in range(k - 1, -1, -1):
+        idx = x * n2 + y
+        if take[t, idx >> 3] & np.uint8(1 << (idx & 7)):
+            chosen[t] = True
+            x -= w1[t]
+            y -= w2[t]
+    return value[cells - 1], chosen
 
 
 def price_dp(instance: Instance, tr: TypeRows, duals: np.ndarray) -> Priced | None:
     """Exact pricing by dynamic programming on the integer capacity grid, when it is small.
 
     Applies when the rows are integral, no rule links two apps worth pricing, and the grid of
-    the rows that can bind has at most :data:`DP_CELLS` cells. Multiplicities are split in
+    the rows that can bind is small: a compiled DP with decision bits (:func:`_knapsack2`) for
+    at most two binding rows and :data:`DP2_CELLS` cells, else the numpy DP for at most
+    :data:`DP_CELLS` cells. Multiplicities are split in
     binary chunks (1, 2, 4, ...), so the table has ``sum log2(ub)`` items.
 
     Returns:
@@ -400,9 +453,23 @@ def price_dp(instance: Instance, tr: TypeRows, duals: np.ndarray) -> Priced | No
             items.append((a, min(k, left)))
             left -= min(k, left)
             k *= 2
-    if cells > DP_CELLS or cells * len(items) > DP_DECISIONS or (cap_i[bind] < 0).any():
+    if (cap_i[bind] < 0).any():
         return None
     w_of = {int(a): rows_i[i, bind] for i, a in enumerate(use)}
+    if len(bind) <= 2 and cells <= DP2_CELLS and cells * len(items) <= DP2_DECISIONS:
+        wk = np.array([[int(x) * k for x in w_of[a]] + [0] * (2 - len(bind)) for a, k in items],
+                      dtype=np.int64).reshape(len(items), 2)
+        c = [int(x) for x in cap_i[bind]] + [0] * (2 - len(bind))
+        vals = np.array([k * float(duals[a]) for a, k in items])
+        _, chosen = _knapsack2(wk[:, 0].copy(), wk[:, 1].copy(), vals, c[0], c[1])
+        n = np.zeros(instance.n_apps, dtype=np.int64)
+        for (a, k), on in zip(items, chosen.tolist(), strict=True):
+            if on:
+                n[a] += k
+        v = float(duals @ n)
+        return Priced(n, v, v, True)
+    if cells > DP_CELLS or cells * len(items) > DP_DECISIONS:
+        return None
     value = np.zeros(dims)
     take: list[np.ndarray | None] = []
     for a, k in items:

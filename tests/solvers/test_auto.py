@@ -43,13 +43,16 @@ def test_deployed_everything_fits() -> None:
     assert res.objective == 3 and res.status == "optimal"
 
 
-def test_large_model_path_colgen_then_lns(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("improver", ["tabu", "lns"])
+def test_large_model_path_colgen_then_improve(monkeypatch: pytest.MonkeyPatch,
+                                              improver: str) -> None:
     # pretend the model is large: colgen first (stubbed to return every item on its own host),
-    # then LNS must repack to the optimum 3 (5+5, 4+3+3, 4+3+3)
+    # then tabu search (where it applies) or LNS must repack to the optimum 3 (5+5, 4+3+3, 4+3+3)
     import numpy as np
 
     import solvers.auto as auto
     import solvers.colgen as colgen
+    import solvers.tabu as tabu
     from packing.model import Placement
     from solvers.result import SolveResult
 
@@ -67,10 +70,12 @@ def test_large_model_path_colgen_then_lns(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(colgen, "solve_colgen", stub)
     monkeypatch.setattr(auto, "CPSAT_SMALL", 0)
     monkeypatch.setattr(auto, "CPSAT_LARGE", 0)
+    if improver == "lns":
+        monkeypatch.setattr(tabu, "applicable", lambda instance: False)
     res = solve(inst, "auto", time_limit=8)
     assert calls and calls[0] <= 8 * auto.COLGEN_SHARE_LARGE
     assert res.status == "optimal" and res.objective == 3
-    assert res.proofs["solution"] == "lns"
+    assert res.proofs["solution"] == improver
     assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
     assert res.seconds <= 8 + 1
 
