@@ -6,8 +6,9 @@ Usage::
         [--max-n 50] [--classes 1,2,3] [--published-only] [--data ../shared/data/caprara-toth-2d]
 
 Prints one line per instance, then: proven optimal (over all and over those with a published
-optimum), agreement with ``optimal_values.csv`` (``opt_bins``), mean and max time, and every
-disagreement. A disagreement (a proven optimum that differs from the published one, a bound above
+optimum), agreement with ``optimal_values.csv`` (``opt_bins``), mean and max time, every
+disagreement, and a Markdown table per class and size (which methods found the solutions and
+proved the bounds). A disagreement (a proven optimum that differs from the published one, a bound above
 it, or a solution below it) is a bug; the script exits 1 when there is one.
 """
 
@@ -109,6 +110,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"time mean {sum(secs) / len(secs):.2f} s, max {max(secs):.2f} s, "
               f"wall {time.perf_counter() - t0:.1f} s")
     print(f"disagreements             {len(bad)}")
+    print()
+    print("| class_n | proven optimal | mean s | max s | solution by | bound by |")
+    print("|---|---|---|---|---|---|")
+    groups: dict[tuple[int, int], list[dict[str, object]]] = {}
+    for r in rows:
+        m = re.match(r"CL_(\d+)_(\d+)_", str(r["instance"]))
+        if m:
+            groups.setdefault((int(m.group(1)), int(m.group(2))), []).append(r)
+    for (cls, n), rs in sorted(groups.items()):
+        t = [float(r["seconds"]) for r in rs]  # type: ignore[arg-type]
+        sol = sorted({str(r["proofs"].get("solution", "-")) for r in rs})  # type: ignore[attr-defined]
+        bnd = sorted({str(r["proofs"].get("bound", "-")) for r in rs})  # type: ignore[attr-defined]
+        print(f"| CL_{cls}_{n} | {sum(r['status'] == 'optimal' for r in rs)}/{len(rs)} | "
+              f"{sum(t) / len(t):.1f} | {max(t):.1f} | {', '.join(sol)} | {', '.join(bnd)} |")
     for r in bad:
         print(f"  DISAGREE {r['instance']}: {r['status']} obj {r['objective']} bound {r['bound']} "
               f"published {pub[str(r['instance'])]}")

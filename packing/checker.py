@@ -175,19 +175,40 @@ def _counts(inst: Instance, st: ClusterState, out: list[Violation]) -> None:
                 host=int(h), app=inst.apps[i].name))
     ra, rb, rk = inst.rule_arrays
     excl = {frozenset(p) for p in inst.exclusions}
-    chunk = max(1, 20_000_000 // max(1, inst.n_hosts))
-    for s in range(0, len(ra), chunk):
-        a, b, k = ra[s : s + chunk], rb[s : s + chunk], rk[s : s + chunk]
-        broken = rule_broken(st.count[:, cols[a]], st.count[:, cols[b]], k)
-        for h, r in zip(*np.nonzero(broken), strict=True):
-            an, bn, kk = inst.apps[a[r]].name, inst.apps[b[r]].name, int(k[r])
-            nb = int(st.count[h, cols[b[r]]])
-            if kk == 0 and frozenset((an, bn)) in excl:
-                out.append(Violation(
-                    "exclusion", f"host {inst.host_names[h]} runs apps {an!r} and {bn!r}, "
-                    "which exclude each other", host=int(h), app=an, other=bn))
-            else:
-                out.append(Violation(
-                    "rule", f"host {inst.host_names[h]} runs app {an!r} and {nb} containers of "
-                    f"app {bn!r}; rule <{an}, {bn}, {kk}> allows {kk}",
-                    host=int(h), app=an, other=bn))
+    if not len(ra):
+        return
+    # a rule <A, B, k> can only break on a host that runs A: pair every rule with those hosts
+    hosts, col = np.nonzero(st.count)  # (host, count column) with containers, host-major
+    by_col = np.argsort(col, kind="stable")
+    hosts = hosts[by_col]
+    ptr = np.searchsorted(col[by_col], np.arange(st.count.shape[1] + 1))
+    ca = cols[ra]
+    lens = ptr[ca + 1] - ptr[ca]
+    chunk = 20_000_000
+    found_h: list[np.ndarray] = []
+    found_r: list[np.ndarray] = []
+    first = 0
+    while first < len(ra):  # rules in groups of at most ``chunk`` (rule, host) pairs
+        last = first + max(1, int(np.searchsorted(np.cumsum(lens[first:]), chunk, side="right")))
+        n = lens[first:last]
+        rr = np.repeat(np.arange(first, last), n)
+        pos = ptr[ca[rr]] + np.arange(len(rr)) - np.repeat(np.cumsum(n) - n, n)
+        hh = hosts[pos]
+        broken = rule_broken(st.count[hh, ca[rr]], st.count[hh, cols[rb[rr]]], rk[rr])
+        found_h.append(hh[broken])
+        found_r.append(rr[broken])
+        first = last
+    bh, br = np.concatenate(found_h), np.concatenate(found_r)
+    order = np.lexsort((br, bh))  # host by host, rules in instance order
+    for h, r in zip(bh[order].tolist(), br[order].tolist(), strict=True):
+        an, bn, kk = inst.apps[ra[r]].name, inst.apps[rb[r]].name, int(rk[r])
+        nb = int(st.count[h, cols[rb[r]]])
+        if kk == 0 and frozenset((an, bn)) in excl:
+            out.append(Violation(
+                "exclusion", f"host {inst.host_names[h]} runs apps {an!r} and {bn!r}, "
+                "which exclude each other", host=int(h), app=an, other=bn))
+        else:
+            out.append(Violation(
+                "rule", f"host {inst.host_names[h]} runs app {an!r} and {nb} containers of "
+                f"app {bn!r}; rule <{an}, {bn}, {kk}> allows {kk}",
+                host=int(h), app=an, other=bn))

@@ -108,19 +108,9 @@ def _enumerate(size, ub, lo, hi, suffix, depth_max, out):  # pragma: no cover - 
                     ok = True
                     break
             a += 1
-        if not ok:
-            if depth == 0:
-                break
-            depth -= 1
-            b = pick[depth]
-            for r in range(d):
-                load[r] -= size[b, r]
-            cnt[b] -= 1
-            pick[depth] = -1
-            nxt[depth] = b + 1
-            continue
-        if depth == depth_max:  # a container would still fit: the limit cut this branch
-            deeper = True
+        if not ok or depth == depth_max:
+            if ok:  # a container would still fit: the depth limit cut this branch
+                deeper = True
             if depth == 0:
                 break
             depth -= 1

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from strategies import instance_and_placement
 
 from packing.checker import KINDS, check, is_feasible
@@ -235,3 +237,24 @@ def test_naive_check_can_fail() -> None:
     # the naive checker is not vacuous: it reports the hand-made capacity violation
     inst = two_hosts(App("a", (6.0, 1.0), 2))
     assert naive_check(inst, Placement({"a": (0, 0)}), False) == {("capacity", 0, None)}
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_rule_violations_are_every_broken_rule_on_every_host(seed: int) -> None:
+    """The checker pairs each rule only with the hosts that run its A; compare with all pairs."""
+    from packing.generators.random import generate_random
+
+    inst = generate_random(12, 60, rule_density=0.3, exclusion_density=0.2, seed=seed)
+    rng = np.random.default_rng(seed)
+    host_of = rng.integers(0, min(inst.n_hosts, 8), inst.n_containers)
+    got = {(v.host, v.app, v.other) for v in check(inst, Placement.from_arrays(inst, host_of))
+           if v.kind in ("rule", "exclusion")}
+    count = np.zeros((inst.n_hosts, inst.n_apps), dtype=np.int64)
+    np.add.at(count, (host_of, inst.container_app), 1)
+    want = set()
+    for a, b, k in zip(*inst.rule_arrays, strict=True):
+        for h in range(inst.n_hosts):
+            if count[h, a] > 0 and count[h, b] > k:
+                want.add((h, inst.apps[a].name, inst.apps[b].name))
+    assert got == want
