@@ -165,20 +165,21 @@ def _gpu(inst: Instance, st: ClusterState, host_of: np.ndarray, out: list[Violat
 
 def _counts(inst: Instance, st: ClusterState, out: list[Violation]) -> None:
     cols = st.col
-    for i in np.flatnonzero(cols >= 0):
-        over = over_cap(st.count[:, cols[i]], int(inst.cap[i]))
-        for h in np.flatnonzero(over):
-            out.append(Violation(
-                "anti_affinity",
-                f"host {inst.host_names[h]} runs {int(st.count[h, cols[i]])} containers of app "
-                f"{inst.apps[i].name!r}; at most {int(inst.cap[i])} are allowed per host",
-                host=int(h), app=inst.apps[i].name))
+    tracked = np.flatnonzero(cols >= 0)  # count column c belongs to app tracked[c]
+    hosts, col = np.nonzero(st.count)  # (host, count column) with containers, host-major
+    over = over_cap(st.count[hosts, col], inst.cap[tracked[col]])
+    for c, h in sorted(zip(col[over].tolist(), hosts[over].tolist(), strict=True)):
+        i = int(tracked[c])
+        out.append(Violation(
+            "anti_affinity",
+            f"host {inst.host_names[h]} runs {int(st.count[h, c])} containers of app "
+            f"{inst.apps[i].name!r}; at most {int(inst.cap[i])} are allowed per host",
+            host=int(h), app=inst.apps[i].name))
     ra, rb, rk = inst.rule_arrays
     excl = {frozenset(p) for p in inst.exclusions}
     if not len(ra):
         return
     # a rule <A, B, k> can only break on a host that runs A: pair every rule with those hosts
-    hosts, col = np.nonzero(st.count)  # (host, count column) with containers, host-major
     by_col = np.argsort(col, kind="stable")
     hosts = hosts[by_col]
     ptr = np.searchsorted(col[by_col], np.arange(st.count.shape[1] + 1))

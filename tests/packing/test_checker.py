@@ -241,11 +241,12 @@ def test_naive_check_can_fail() -> None:
 
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10_000))
-def test_rule_violations_are_every_broken_rule_on_every_host(seed: int) -> None:
-    """The checker pairs each rule only with the hosts that run its A; compare with all pairs."""
+def test_rule_and_cap_violations_are_every_one_on_every_host(seed: int) -> None:
+    """The checker looks only where an app runs; compare with every (rule or app, host) pair."""
     from packing.generators.random import generate_random
 
-    inst = generate_random(12, 60, rule_density=0.3, exclusion_density=0.2, seed=seed)
+    inst = generate_random(12, 60, rule_density=0.3, exclusion_density=0.2, cap_fraction=0.5,
+                           seed=seed)
     rng = np.random.default_rng(seed)
     host_of = rng.integers(0, min(inst.n_hosts, 8), inst.n_containers)
     got = {(v.host, v.app, v.other) for v in check(inst, Placement.from_arrays(inst, host_of))
@@ -258,3 +259,7 @@ def test_rule_violations_are_every_broken_rule_on_every_host(seed: int) -> None:
             if count[h, a] > 0 and count[h, b] > k:
                 want.add((h, inst.apps[a].name, inst.apps[b].name))
     assert got == want
+    caps = [(v.host, v.app) for v in check(inst, Placement.from_arrays(inst, host_of))
+            if v.kind == "anti_affinity"]
+    assert caps == [(h, inst.apps[a].name) for a in range(inst.n_apps)
+                    for h in range(inst.n_hosts) if count[h, a] > inst.cap[a]]
