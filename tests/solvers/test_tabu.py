@@ -63,7 +63,7 @@ def test_not_applicable_with_rules() -> None:
 def test_same_seed_same_packing() -> None:
     inst = generate_random(20, 150, binding="two", seed=3)
     g = ffd(inst, "hosts")
-    runs = [tabu_pack(inst, g.host_of, target=1, time_limit=60, seed=5, max_iters=3_000)
+    runs = [tabu_pack(inst, g.host_of, target=1, time_limit=60, seed=5, max_iters=300)
             for _ in range(2)]
     assert runs[0] is not None and runs[1] is not None
     assert np.array_equal(runs[0], runs[1])
