@@ -25,8 +25,8 @@
 4. The rest of the budget improves the best solution with the best bound as a constraint: CP-SAT
    on the whole model (hinted with the best solution) when it has at most :data:`CPSAT_LARGE`
    count variables, else large-neighbourhood search (:func:`solvers.lns.improve`), which repacks
-   a few hosts at a time with CP-SAT; where tabu search applies, it gets the first half of that
-   time.
+   a few hosts at a time with CP-SAT; where tabu search applies (and at least
+   :data:`SEARCH_MIN_LEFT` seconds are left), it gets the first half of that time.
 
 ``proofs`` names which method found the returned solution and which proved the bound.
 ``"deployed"`` skips column generation and LNS (they do not support it).
@@ -77,8 +77,8 @@ COVER_SHARE = 0.15
 """Share of the budget for the exact cover by tight patterns (stage 1b)."""
 
 SEARCH_MIN_LEFT = 20.0
-"""Stage 1b runs only with this many seconds left: the compiled search costs about 10 s to
-compile the first time it runs on a machine (numba caches it afterwards)."""
+"""Tabu search and the cover run only with this many seconds left: the compiled search costs
+about 10 s to compile the first time it runs on a machine (numba caches it afterwards)."""
 
 MARGIN = 0.3
 """Seconds kept back at the end for lifting and checking the result."""
@@ -245,7 +245,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
     elif left() > 0.5:
         from solvers.tabu import applicable
 
-        if applicable(inst) and best is not None and best.placement is not None:
+        if (applicable(inst) and best is not None and best.placement is not None
+                and left() >= SEARCH_MIN_LEFT):
             r = _tabu(inst, kind, clock, 0.5 * left(), lb, seed, best.placement, relay)
             if r is not None:
                 take(r)

@@ -299,7 +299,7 @@ def tabu_pack(
     t0 = time.perf_counter()
     inst = instance
     host_of = np.asarray(host_of, dtype=np.int64)
-    if not applicable(inst) or (host_of == UNPLACED).any():
+    if time_limit <= 0 or not applicable(inst) or (host_of == UNPLACED).any():
         return None
     used = np.unique(host_of)
     n_bins = len(used)
