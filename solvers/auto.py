@@ -7,12 +7,13 @@
    (:func:`packing.bounds.lower_bounds` / :func:`packing.bounds.cost_lower_bound`). If they meet,
    the result is proven optimal at once (``proofs = {"solution": "ffd", "bound": "volume"}``, or
    whichever cheap bound met it). A cheap bound above the hosts proves infeasibility.
-1b. On one host type without GPU cards or ``<A, B, k>`` rules (:func:`solvers.tabu.applicable`)
-   and with at least :data:`SEARCH_MIN_LEFT` seconds to go: tabu search from first fit
-   (:func:`solvers.tabu.tabu_pack`, up to :data:`TABU_SHARE` of the budget) towards the cheap
-   bound, then the exact cover by tight patterns at the bound (:func:`solvers.cover.solve_cover`,
-   up to :data:`COVER_SHARE`). When no cover exists the bound rises by one host and the cover
-   is tried again (this proves Caprara–Toth class 9 optima above the Gilmore–Gomory bound).
+1b. On one host type without GPU cards or ``<A, B, k>`` rules (:func:`solvers.tabu.applicable`),
+   with at least :data:`SEARCH_MIN_LEFT` seconds to go or the compiled parts already loaded: the
+   exact cover by tight patterns at the cheap bound (:func:`solvers.cover.solve_cover`, up to
+   :data:`COVER_SHARE` of the budget); when no cover exists the bound rises by one host and the
+   cover is tried again (this proves Caprara–Toth class 9 optima above the Gilmore–Gomory bound).
+   Then tabu search from first fit towards that bound (:func:`solvers.tabu.tabu_pack`, up to
+   :data:`TABU_SHARE`).
 2. When the aggregated CP-SAT model is small (at most :data:`CPSAT_SMALL` count variables, see
    :func:`solvers.cpsat.model_size`): a first, short CP-SAT run (:data:`CPSAT_FIRST` of the
    budget, at most :data:`CPSAT_FIRST_MAX` s); the cheap bound is often tight and CP-SAT then
@@ -77,8 +78,9 @@ COVER_SHARE = 0.15
 """Share of the budget for the exact cover by tight patterns (stage 1b)."""
 
 SEARCH_MIN_LEFT = 20.0
-"""Tabu search and the cover run only with this many seconds left: the compiled search costs
-about 10 s to compile the first time it runs on a machine (numba caches it afterwards)."""
+"""Tabu search and the cover run only with this many seconds left, unless they are already
+compiled in this process: the compiled search costs about 10 s to compile the first time it runs
+on a machine and about 0.5 s to load from numba's cache in a new process."""
 
 MARGIN = 0.3
 """Seconds kept back at the end for lifting and checking the result."""
@@ -199,10 +201,10 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                            below=below)
 
     # stage 1b: tabu search and the exact cover by tight patterns, towards the cheap bound
-    if kind != "deployed" and greedy.complete and left() >= SEARCH_MIN_LEFT:
+    if kind != "deployed" and greedy.complete:
         from solvers.tabu import applicable
 
-        if applicable(inst):
+        if applicable(inst) and (left() >= SEARCH_MIN_LEFT or _search_warm()):
             r = _search_to_bound(inst, kind, clock, lb, seed, workers, hint_pl, relay)
             if r is not None:
                 take(r)
@@ -246,7 +248,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         from solvers.tabu import applicable
 
         if (applicable(inst) and best is not None and best.placement is not None
-                and left() >= SEARCH_MIN_LEFT):
+                and (left() >= SEARCH_MIN_LEFT or _search_warm(cover=False))):
             r = _tabu(inst, kind, clock, 0.5 * left(), lb, seed, best.placement, relay)
             if r is not None:
                 take(r)
@@ -283,6 +285,14 @@ def _improve_lns(inst: Instance, kind: Objective, clock: Clock, budget: float, l
                          clock.elapsed - t0, kind, {"solution": "lns"}, None, ()))
 
 
+def _search_warm(cover: bool = True) -> bool:
+    """Whether the tabu search (and the cover's enumeration) are compiled in this process."""
+    from solvers import cover as cov
+    from solvers import tabu
+
+    return tabu.warm() and (not cover or cov.warm())
+
+
 def _hosts_for(inst: Instance, kind: Objective, value: float) -> int:
     """Hosts a bound ``value`` of the objective allows (one host type with one cost)."""
     unit = inst.host_types[0].cost if kind == "cost" else 1.0
@@ -314,11 +324,15 @@ def _tabu(inst: Instance, kind: Objective, clock: Clock, budget: float, lb: floa
 def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, seed: int,
                      workers: int, start: Placement | None, relay: ProgressCallback
                      ) -> SolveResult | None:
-    """Stage 1b: tabu search from ``start``, then the exact cover at the bound.
+    """Stage 1b: the exact cover at the bound, then tabu search from ``start`` towards it.
 
-    Returns the better solution found (``None`` if neither improved on ``start``) with the
-    bound: raised by one host each time the cover proves that no packing on the bound's number
-    of hosts exists (then the cover is tried again one host higher, within its share).
+    The cover runs first because it is quick either way on the instances it suits (it finds the
+    packing or proves the bound infeasible in about a second on Caprara–Toth classes 9 and 10),
+    and the tabu search then knows the raised bound, so it stops as soon as it meets it.
+
+    Returns the best solution found (``None`` if nothing improved on ``start``) with the bound:
+    raised by one host each time the cover proves that no packing on the bound's number of hosts
+    exists (then the cover is tried again one host higher, within its share).
     """
     from solvers.base import objective_value
     from solvers.cover import solve_cover
@@ -326,7 +340,7 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
     if start is None:
         return None
     budget = TABU_SHARE * clock.time_limit
-    best = _tabu(inst, kind, clock, min(budget, clock.left()), lb, seed, start, relay)
+    best = None
     unit = inst.host_types[0].cost if kind == "cost" else 1.0
     target = _hosts_for(inst, kind, lb)
     start_hosts = _n_hosts(start.host_array(inst))
@@ -353,6 +367,8 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
         target += 1  # no packing on ``target`` hosts: the bound rises by one host
         bound = max(bound, target * unit)
         relay(Progress(clock.elapsed, None, bound, "cover", "no exact cover: bound + 1"))
+    if target < start_hosts:
+        best = _tabu(inst, kind, clock, min(budget, clock.left()), bound, seed, start, relay)
     if bound <= lb:
         return best
     if best is not None:

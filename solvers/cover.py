@@ -141,6 +141,11 @@ def _enumerate(size, ub, lo, hi, suffix, depth_max, out):  # pragma: no cover - 
     return found, deeper
 
 
+def warm() -> bool:
+    """Whether the compiled enumeration is loaded in this process (no compiling left)."""
+    return bool(_enumerate.signatures)
+
+
 def tight_patterns(instance: Instance, hosts: int, *, max_patterns: int = MAX_PATTERNS,
                    time_limit: float = 10.0) -> tuple[np.ndarray, bool]:
     """The tight patterns for a packing on ``hosts`` hosts (see the module docstring).
@@ -269,4 +274,4 @@ def _partition(pats: np.ndarray, counts: np.ndarray, hosts: int, time_limit: flo
     return "found", np.rint([v.solution_value() for v in x]).astype(np.int64)
 
 
-__all__ = ["CoverResult", "solve_cover", "tight_patterns"]
+__all__ = ["CoverResult", "solve_cover", "tight_patterns", "warm"]

@@ -267,6 +267,11 @@ def _drop(b, n_bins, weight, bin_of, load, cnt, members, mlen, mpos, size, app, 
     return True
 
 
+def warm() -> bool:
+    """Whether the compiled search is loaded in this process (its next call costs no compiling)."""
+    return bool(_search.signatures) and bool(_drop.signatures)
+
+
 # ----------------------------------------------------------------------------------------------
 def tabu_pack(
     instance: Instance,
@@ -375,4 +380,4 @@ def tabu_pack(
     return best
 
 
-__all__ = ["applicable", "tabu_pack"]
+__all__ = ["applicable", "tabu_pack", "warm"]
