@@ -7,10 +7,10 @@
    (:func:`packing.bounds.lower_bounds` / :func:`packing.bounds.cost_lower_bound`). If they meet,
    the result is proven optimal at once (``proofs = {"solution": "ffd", "bound": "volume"}``, or
    whichever cheap bound met it). A cheap bound above the hosts proves infeasibility.
-1b. On one host type without GPU cards or ``<A, B, k>`` rules (:func:`solvers.tabu.applicable`),
-   with at least :data:`SEARCH_MIN_LEFT` seconds to go or the compiled parts already loaded: the
-   exact cover by tight patterns at the cheap bound (:func:`solvers.cover.solve_cover`, up to
-   :data:`COVER_SHARE` of the budget); when no cover exists the bound rises by one host and the
+1b. On one host type without GPU cards (:func:`solvers.tabu.applicable`), with at least
+   :data:`SEARCH_MIN_LEFT` seconds to go or the compiled parts already loaded: the exact cover
+   by tight patterns at the cheap bound (:func:`solvers.cover.solve_cover`, without ``<A, B, k>``
+   rules, up to :data:`COVER_SHARE` of the budget); when no cover exists the bound rises by one host and the
    cover is tried again (this proves Caprara–Toth class 9 optima above the Gilmore–Gomory bound).
    Then tabu search from first fit towards that bound (:func:`solvers.tabu.tabu_pack`, up to
    :data:`TABU_SHARE`).
@@ -79,7 +79,7 @@ COVER_SHARE = 0.15
 
 SEARCH_MIN_LEFT = 20.0
 """Tabu search and the cover run only with this many seconds left, unless they are already
-compiled in this process: the compiled search costs about 10 s to compile the first time it runs
+compiled in this process: the compiled search costs about 15 s to compile the first time it runs
 on a machine and about 0.5 s to load from numba's cache in a new process."""
 
 MARGIN = 0.3

@@ -16,8 +16,8 @@ Two outcomes matter:
 
 This settles the perfect packings of Caprara–Toth class 10 (67 hosts filled exactly in one
 resource), where local search and the general models stall one host above the bound. It applies
-to the instances :func:`solvers.tabu.applicable` accepts (one host type, no GPU cards, no
-``<A, B, k>`` rules); the anti-affinity cap limits the patterns.
+to one host type (or identical ones) without GPU cards and without ``<A, B, k>`` rules
+(:func:`applicable`); the anti-affinity cap limits the patterns.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ import numpy as np
 
 from packing.feasibility import TOL
 from packing.model import Instance
+from solvers import tabu
 from solvers.pricing import placement_from_counts
-from solvers.tabu import applicable
 
 MAX_PATTERNS = 60_000
 """Most tight patterns enumerated (fewer containers per pattern are enumerated first)."""
@@ -141,6 +141,11 @@ def _enumerate(size, ub, lo, hi, suffix, depth_max, out):  # pragma: no cover - 
     return found, deeper
 
 
+def applicable(instance: Instance) -> bool:
+    """Whether the cover covers the instance: :func:`solvers.tabu.applicable` and no rules."""
+    return tabu.applicable(instance) and not len(instance.rule_arrays[0])
+
+
 def warm() -> bool:
     """Whether the compiled enumeration is loaded in this process (no compiling left)."""
     return bool(_enumerate.signatures)
@@ -149,6 +154,8 @@ def warm() -> bool:
 def tight_patterns(instance: Instance, hosts: int, *, max_patterns: int = MAX_PATTERNS,
                    time_limit: float = 10.0) -> tuple[np.ndarray, bool]:
     """The tight patterns for a packing on ``hosts`` hosts (see the module docstring).
+
+    Capacities and caps are modelled, ``<A, B, k>`` rules are not (see :func:`applicable`).
 
     Returns:
         ``(patterns, complete)``: count vectors of shape ``(P, n_apps)`` and whether they are
@@ -196,7 +203,7 @@ def solve_cover(instance: Instance, hosts: int, *, time_limit: float = 10.0, wor
     """Look for a packing on exactly ``hosts`` hosts made of tight patterns.
 
     Args:
-        instance: the instance (:func:`solvers.tabu.applicable` must hold).
+        instance: the instance (:func:`applicable` must hold; otherwise nothing is found).
         hosts: the number of hosts, usually the best lower bound.
         time_limit: seconds for enumeration and CBC together.
         workers: unused (CBC runs on one thread); kept for the common signature.
@@ -274,4 +281,4 @@ def _partition(pats: np.ndarray, counts: np.ndarray, hosts: int, time_limit: flo
     return "found", np.rint([v.solution_value() for v in x]).astype(np.int64)
 
 
-__all__ = ["CoverResult", "solve_cover", "tight_patterns", "warm"]
+__all__ = ["CoverResult", "applicable", "solve_cover", "tight_patterns", "warm"]

@@ -13,11 +13,12 @@ The best move is made even when it raises the excess (ties are broken at random)
 left a host may not return to it for a few iterations (its *tabu* tenure) unless that gives the
 lowest excess met so far. Zero excess is a feasible packing on ``U`` hosts (it is verified by
 :func:`packing.checker.check`); the search then empties the next host, until the target (a lower
-bound) is met or the time is up. The anti-affinity cap is kept at every step.
+bound) is met or the time is up. Anti-affinity caps and ``<A, B, k>`` rules (exclusions included)
+are kept at every step, with the predicates and rule tables of :mod:`packing.feasibility`.
 
 It suits instances whose cheap bound is tight while first fit is a few hosts above it (Caprara–Toth
 classes 1: CL_1_200_1 goes from 55 to the optimum 50 in 0.2 s). It applies to one host type (or
-identical ones), without GPU cards and without ``<A, B, k>`` rules: :func:`applicable`.
+identical ones) without GPU cards: :func:`applicable`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numba
 import numpy as np
 
 from packing.checker import check
-from packing.feasibility import TOL
+from packing.feasibility import TOL, ClusterState, over_cap, rule_broken
 from packing.model import UNPLACED, Instance, Placement
 
 CHUNK_SECONDS = 0.1
@@ -41,6 +42,9 @@ PATIENCE = 20_000
 TENURE = (5, 10)
 """A container that left a host may not return for ``TENURE[0] + U[0, TENURE[1])`` iterations."""
 
+_over_cap = numba.njit(cache=True)(over_cap)
+_rule_broken = numba.njit(cache=True)(rule_broken)
+
 MAX_CELLS = 40_000_000
 """Largest ``containers x hosts`` the search takes on (its tabu table has that many cells)."""
 
@@ -50,7 +54,7 @@ def applicable(instance: Instance) -> bool:
     inst = instance
     if inst.n_containers == 0 or inst.n_resources == 0 or inst.max_gpus:
         return False
-    if bool(np.any(inst.gpu_cards > 0)) or len(inst.rule_arrays[0]):
+    if bool(np.any(inst.gpu_cards > 0)):
         return False
     first = inst.host_types[0]
     return all(t.capacity == first.capacity and t.cost == first.cost for t in inst.host_types)
@@ -89,27 +93,50 @@ def _excess(load_b, size, m1, m2, p1, p2, limit, inv):  # pragma: no cover - com
 
 
 @numba.njit(cache=True, inline="always")
-def _cap_ok(cnt_b, app, cap, m1, m2, p1, p2):  # pragma: no cover - compiled
-    """Whether the anti-affinity cap holds on a host (counts ``cnt_b``) after ``-m1 -m2 +p1 +p2``."""
+def _delta(c, col, app, m1, m2, p1, p2):  # pragma: no cover - compiled
+    """Change of count column ``c`` on a host when ``m1, m2`` leave and ``p1, p2`` arrive."""
+    d = 0
+    for p in (p1, p2):
+        if p >= 0 and col[app[p]] == c:
+            d += 1
+    for m in (m1, m2):
+        if m >= 0 and col[app[m]] == c:
+            d -= 1
+    return d
+
+
+@numba.njit(cache=True, inline="always")
+def _counts_ok(cnt_b, col, app, cap, rules, m1, m2, p1, p2):  # pragma: no cover - compiled
+    """Whether caps and ``<A, B, k>`` rules hold on a host (counts ``cnt_b``) after the exchange.
+
+    Only arriving containers can break a cap or a rule (fewer containers never do), so the apps
+    of ``p1`` and ``p2`` are checked, with the predicates of :mod:`packing.feasibility`.
+    """
+    in_ptr, in_cols, in_k, out_ptr, out_cols, out_k = rules
     for p in (p1, p2):
         if p < 0:
             continue
         a = app[p]
-        c = cnt_b[a]
-        for q in (p1, p2):
-            if q >= 0 and app[q] == a:
-                c += 1
-        for m in (m1, m2):
-            if m >= 0 and app[m] == a:
-                c -= 1
-        if c > cap[a]:
+        c = col[a]
+        if c < 0:
+            continue
+        after = cnt_b[c] + _delta(c, col, app, m1, m2, p1, p2)
+        if _over_cap(after, cap[a]):
             return False
+        for i in range(in_ptr[a], in_ptr[a + 1]):  # <A, a, k>: a host running A takes <= k of a
+            o = in_cols[i]
+            if _rule_broken(cnt_b[o] + _delta(o, col, app, m1, m2, p1, p2), after, in_k[i]):
+                return False
+        for i in range(out_ptr[a], out_ptr[a + 1]):  # <a, B, k>
+            o = out_cols[i]
+            if _rule_broken(after, cnt_b[o] + _delta(o, col, app, m1, m2, p1, p2), out_k[i]):
+                return False
     return True
 
 
 @numba.njit(cache=True)
 def _relocate(i, dst, bin_of, load, cnt, members, mlen, mpos, size, app,
-              use_cap):  # pragma: no cover - compiled
+              col):  # pragma: no cover - compiled
     """Move container ``i`` to host ``dst`` (member lists, loads and counts follow)."""
     src = bin_of[i]
     j = mpos[i]
@@ -124,14 +151,15 @@ def _relocate(i, dst, bin_of, load, cnt, members, mlen, mpos, size, app,
     for r in range(size.shape[1]):
         load[src, r] -= size[i, r]
         load[dst, r] += size[i, r]
-    if use_cap:
-        cnt[src, app[i]] -= 1
-        cnt[dst, app[i]] += 1
+    c = col[app[i]]
+    if c >= 0:
+        cnt[src, c] -= 1
+        cnt[dst, c] += 1
 
 
 @numba.njit(cache=True)
-def _search(iters, n_bins, bin_of, load, cnt, members, mlen, mpos, size, app, cap, use_cap,
-            limit, inv, exc, tabu, it_box, best_total, rng, tenure_min,
+def _search(iters, n_bins, bin_of, load, cnt, members, mlen, mpos, size, app, cap, col, rules,
+            use_counts, limit, inv, exc, tabu, it_box, best_total, rng, tenure_min,
             tenure_span):  # pragma: no cover - compiled
     """Up to ``iters`` iterations on hosts ``0..n_bins-1``; True when the excess is zero.
 
@@ -169,9 +197,10 @@ def _search(iters, n_bins, bin_of, load, cnt, members, mlen, mpos, size, app, ca
                             j1 = members[b2, y] if y >= 0 else -1
                             for y2 in range(y, mlen[b2] if (y >= 0 and i2 < 0) else y + 1):
                                 j2 = members[b2, y2] if y2 > y else -1
-                                if use_cap and not (
-                                        _cap_ok(cnt[b1], app, cap, i, i2, j1, j2)
-                                        and _cap_ok(cnt[b2], app, cap, j1, j2, i, i2)):
+                                if use_counts and not (
+                                        _counts_ok(cnt[b1], col, app, cap, rules, i, i2, j1, j2)
+                                        and _counts_ok(cnt[b2], col, app, cap, rules, j1, j2, i,
+                                                       i2)):
                                     continue
                                 d = (_excess(load[b1], size, i, i2, j1, j2, limit, inv) - exc[b1]
                                      + _excess(load[b2], size, j1, j2, i, i2, limit, inv)
@@ -196,11 +225,11 @@ def _search(iters, n_bins, bin_of, load, cnt, members, mlen, mpos, size, app, ca
         src = bin_of[mi1]
         for k in (mi1, mi2):
             if k >= 0:
-                _relocate(k, mdst, bin_of, load, cnt, members, mlen, mpos, size, app, use_cap)
+                _relocate(k, mdst, bin_of, load, cnt, members, mlen, mpos, size, app, col)
                 tabu[k, src] = it + tenure_min + int(_rand(rng) * tenure_span)
         for k in (mj1, mj2):
             if k >= 0:
-                _relocate(k, src, bin_of, load, cnt, members, mlen, mpos, size, app, use_cap)
+                _relocate(k, src, bin_of, load, cnt, members, mlen, mpos, size, app, col)
                 tabu[k, mdst] = it + tenure_min + int(_rand(rng) * tenure_span)
         exc[src] = _excess(load[src], size, -1, -1, -1, -1, limit, inv)
         exc[mdst] = _excess(load[mdst], size, -1, -1, -1, -1, limit, inv)
@@ -214,8 +243,8 @@ def _search(iters, n_bins, bin_of, load, cnt, members, mlen, mpos, size, app, ca
 
 
 @numba.njit(cache=True)
-def _drop(b, n_bins, weight, bin_of, load, cnt, members, mlen, mpos, size, app, cap, use_cap,
-          limit, inv, exc, tabu):  # pragma: no cover - compiled
+def _drop(b, n_bins, weight, bin_of, load, cnt, members, mlen, mpos, size, app, cap, col, rules,
+          use_counts, limit, inv, exc, tabu):  # pragma: no cover - compiled
     """Empty host ``b`` onto hosts ``0..n_bins-2`` (least added excess first, heaviest first).
 
     Host ``n_bins - 1`` is renumbered ``b`` first, so the hosts in use stay ``0..n_bins-2``.
@@ -237,7 +266,7 @@ def _drop(b, n_bins, weight, bin_of, load, cnt, members, mlen, mpos, size, app, 
             v = load[b, r]
             load[b, r] = load[last, r]
             load[last, r] = v
-        if use_cap:
+        if use_counts:
             for a in range(cnt.shape[1]):
                 c = cnt[b, a]
                 cnt[b, a] = cnt[last, a]
@@ -251,7 +280,7 @@ def _drop(b, n_bins, weight, bin_of, load, cnt, members, mlen, mpos, size, app, 
         best = 1e300
         dst = -1
         for h in range(last):
-            if use_cap and cnt[h, app[i]] + 1 > cap[app[i]]:
+            if use_counts and not _counts_ok(cnt[h], col, app, cap, rules, -1, -1, i, -1):
                 continue
             d = _excess(load[h], size, -1, -1, i, -1, limit, inv) - _excess(
                 load[h], size, -1, -1, -1, -1, limit, inv)
@@ -260,7 +289,7 @@ def _drop(b, n_bins, weight, bin_of, load, cnt, members, mlen, mpos, size, app, 
                 dst = h
         if dst < 0:
             return False
-        _relocate(i, dst, bin_of, load, cnt, members, mlen, mpos, size, app, use_cap)
+        _relocate(i, dst, bin_of, load, cnt, members, mlen, mpos, size, app, col)
     for h in range(last):
         exc[h] = _excess(load[h], size, -1, -1, -1, -1, limit, inv)
     exc[last] = 0.0
@@ -317,14 +346,17 @@ def tabu_pack(
     app = inst.container_app.astype(np.int64)
     size = np.ascontiguousarray(inst.demand[app], dtype=np.float64)  # (n, d)
     weight = size @ inv  # (n,)
-    cap = np.minimum(inst.cap, inst.counts).astype(np.int64)
-    use_cap = bool((cap < inst.counts).any())
+    cap = np.asarray(inst.cap, dtype=np.int64)
+    st = ClusterState(inst)  # the count columns and rule tables every feasibility test uses
+    col = st.col.astype(np.int64)
+    rules = tuple(np.asarray(t, dtype=np.int64) for t in st.rule_tables)
+    use_counts = bool((col >= 0).any())
     bin_of = np.searchsorted(used, host_of).astype(np.int64)
     load = np.zeros((n_bins, inst.n_resources))
     np.add.at(load, bin_of, size)
-    cnt = np.zeros((n_bins, inst.n_apps) if use_cap else (1, 1), dtype=np.int64)
-    if use_cap:
-        np.add.at(cnt, (bin_of, app), 1)
+    cnt = np.zeros((n_bins, max(int(col.max(initial=-1)) + 1, 1)), dtype=np.int64)
+    counted = col[app] >= 0
+    np.add.at(cnt, (bin_of[counted], col[app][counted]), 1)
     per_bin = np.bincount(bin_of, minlength=n_bins)
     members = np.full((n_bins, n), -1, dtype=np.int64)
     mlen = np.zeros(n_bins, dtype=np.int64)
@@ -344,7 +376,7 @@ def tabu_pack(
         wsum = np.bincount(bin_of, weights=weight, minlength=n_bins)[:n_bins]
         b = int(np.argmin(wsum))  # the lightest host is the easiest to empty
         if not _drop(b, n_bins, weight, bin_of, load, cnt, members, mlen, mpos, size, app, cap,
-                     use_cap, limit, inv, exc, tabu):
+                     col, rules, use_counts, limit, inv, exc, tabu):
             break  # the caps leave no host for one of its containers
         n_bins -= 1
         best_total = np.array([exc[:n_bins].sum()])
@@ -359,7 +391,8 @@ def tabu_pack(
                 step = int(min(step, max_iters - it_box[0]))
             start = int(it_box[0])
             solved = bool(_search(step, n_bins, bin_of, load, cnt, members, mlen, mpos, size,
-                                  app, cap, use_cap, limit, inv, exc, tabu, it_box, best_total,
+                                  app, cap, col, rules, use_counts, limit, inv, exc, tabu,
+                                  it_box, best_total,
                                   rng, TENURE[0], TENURE[1]))
             done = int(it_box[0]) - start
             took = time.perf_counter() - now

@@ -74,6 +74,9 @@ def test_large_model_path_colgen_then_improve(monkeypatch: pytest.MonkeyPatch,
         monkeypatch.setattr(tabu, "applicable", lambda instance: False)
         limit = 8.0
     else:  # no stage 1b (it would solve this at once); stage 3 needs SEARCH_MIN_LEFT seconds
+        from warm import warm_search
+
+        warm_search()
         monkeypatch.setattr(auto, "TABU_SHARE", 0.0)
         monkeypatch.setattr(auto, "COVER_SHARE", 0.0)
         limit = 2 * auto.SEARCH_MIN_LEFT

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from warm import warm_search
 
 from packing.checker import check
 from packing.errors import InputError
@@ -30,6 +31,8 @@ def run(inst: Instance, method: str, **kw: object) -> SolveResult:
     name = "auto" if method == SEARCH else method
     if not available(name):
         pytest.skip(f"method {name} not importable")
+    if method == SEARCH:
+        warm_search()
     kw.setdefault("time_limit", LIMIT)
     keep = auto.SEARCH_MIN_LEFT
     auto.SEARCH_MIN_LEFT = 0.0 if method == SEARCH else keep

@@ -58,7 +58,7 @@ def test_tight_patterns_are_exactly_the_brute_force_ones(data: st.DataObject) ->
 def test_finds_the_perfect_packing() -> None:
     # (6,4), (7,3), (5,5) fill three hosts of 10 exactly; first fit uses 4
     inst = _items([(6.0,), (4.0,), (7.0,), (3.0,), (5.0,), (5.0,)], (10.0,))
-    res = solve_cover(inst, 3, time_limit=10)
+    res = solve_cover(inst, 3, time_limit=60)
     assert res.host_of is not None and not res.infeasible
     assert check(inst, Placement.from_arrays(inst, res.host_of), require_all=True) == []
     assert len(np.unique(res.host_of)) == 3
@@ -69,7 +69,7 @@ def test_proves_that_the_volume_bound_is_too_low() -> None:
     # subset of these items sums to (10, 10)
     sizes = [(6.0, 2.0), (2.0, 6.0), (6.0, 2.0), (2.0, 6.0), (4.0, 4.0)]
     inst = _items(sizes, (10.0, 10.0))
-    res = solve_cover(inst, 2, time_limit=10)
+    res = solve_cover(inst, 2, time_limit=60)
     assert res.infeasible and res.complete and res.host_of is None
     auto = solve(inst, "auto", time_limit=25)
     assert auto.status == "optimal" and auto.objective == 3 and auto.lower_bound == 3
@@ -84,6 +84,6 @@ def test_caps_limit_the_patterns() -> None:
     pats, complete = tight_patterns(inst, 2)
     assert complete
     assert {tuple(p) for p in pats.tolist()} == {(1, 1), (0, 2)}
-    res = solve_cover(inst, 2, time_limit=10)
+    res = solve_cover(inst, 2, time_limit=60)
     assert res.host_of is not None
     assert check(inst, Placement.from_arrays(inst, res.host_of), require_all=True) == []

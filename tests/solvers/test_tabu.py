@@ -35,7 +35,8 @@ def _hosts(host_of: np.ndarray) -> int:
 def test_frees_hosts_down_to_the_optimum() -> None:
     inst = _bins()
     seen: list[int] = []
-    out = tabu_pack(inst, np.arange(8), target=3, time_limit=10, seed=0, on_improve=seen.append)
+    out = tabu_pack(inst, np.arange(8), target=3, time_limit=120, seed=0, max_iters=100_000,
+                    on_improve=seen.append)
     assert out is not None
     assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
     assert _hosts(out) == 3
@@ -46,24 +47,44 @@ def test_never_goes_below_what_the_caps_allow() -> None:
     # c: 4 containers, at most 1 per host -> at least 4 hosts although the volume fits one
     inst = Instance("c", ("cpu", "mem"), (HostType("h", (10.0, 10.0), 6),),
                     (App("a", (1.0, 2.0), 4), App("c", (1.0, 1.0), 4, max_per_host=1)))
-    out = tabu_pack(inst, np.array([0, 1, 2, 3, 4, 5, 0, 1]), target=1, time_limit=10,
+    out = tabu_pack(inst, np.array([0, 1, 2, 3, 4, 5, 0, 1]), target=1, time_limit=120,
                     max_iters=5_000)
     assert out is not None
     assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
     assert _hosts(out) == 4
 
 
-def test_not_applicable_with_rules() -> None:
-    inst = builtin_instance("sigma")  # has <A, B, k> rules
-    assert not applicable(inst)
+def test_keeps_rules_and_exclusions() -> None:
+    inst = builtin_instance("sigma")  # caps, exclusions and <A, B, k> rules; optimum 15
+    assert applicable(inst)
     g = ffd(inst, "hosts")
-    assert tabu_pack(inst, g.host_of, target=1, time_limit=1) is None
+    out = tabu_pack(inst, g.host_of, target=15, time_limit=600, seed=0, max_iters=50_000)
+    assert out is not None and 15 <= _hosts(out) < _hosts(g.host_of)
+    assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
+
+
+def test_rule_forbids_the_volume_packing() -> None:
+    # <a, b, 0> and <b, a, 0> (an exclusion): a and b never share a host although two of each
+    # fit on one by volume -> a+a on one host, b+b on another
+    inst = Instance("x", ("s",), (HostType("h", (10.0,), 4),),
+                    (App("a", (2.0,), 2), App("b", (2.0,), 2)), exclusions=(("a", "b"),))
+    out = tabu_pack(inst, np.arange(4), target=1, time_limit=120, max_iters=2_000)
+    assert out is not None and _hosts(out) == 2
+    assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
+
+
+def test_not_applicable_with_gpu_cards() -> None:
+    inst = Instance("g", ("cpu",), (HostType("h", (10.0,), 4, gpus=2, gpu_capacity=(1.0,)),),
+                    (App("a", (1.0,), 2, gpu_cards=1, gpu_per_card=(0.5,)),),
+                    gpu_resources=("gpu",))
+    assert not applicable(inst)
+    assert tabu_pack(inst, np.arange(2), target=1, time_limit=1) is None
 
 
 def test_same_seed_same_packing() -> None:
     inst = generate_random(20, 150, binding="two", seed=3)
     g = ffd(inst, "hosts")
-    runs = [tabu_pack(inst, g.host_of, target=1, time_limit=60, seed=5, max_iters=300)
+    runs = [tabu_pack(inst, g.host_of, target=1, time_limit=600, seed=5, max_iters=300)
             for _ in range(2)]
     assert runs[0] is not None and runs[1] is not None
     assert np.array_equal(runs[0], runs[1])
@@ -77,7 +98,7 @@ def test_random_instances_stay_feasible_and_above_the_bound(seed: int, binding: 
     inst = generate_random(8, 60, binding=binding, cap_fraction=caps, seed=seed)  # type: ignore[arg-type]
     g = ffd(inst, "hosts")
     lb, _ = cheap_lower_bound(inst, "hosts")
-    out = tabu_pack(inst, g.host_of, target=int(lb), time_limit=60, seed=seed, max_iters=400)
+    out = tabu_pack(inst, g.host_of, target=int(lb), time_limit=600, seed=seed, max_iters=400)
     if out is None:
         return
     assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
