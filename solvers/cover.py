@@ -16,8 +16,9 @@ Two outcomes matter:
 
 This settles the perfect packings of Caprara–Toth class 10 (67 hosts filled exactly in one
 resource), where local search and the general models stall one host above the bound. It applies
-to one host type (or identical ones) without GPU cards and without ``<A, B, k>`` rules
-(:func:`applicable`); the anti-affinity cap limits the patterns.
+to one host type (or identical ones) without GPU cards (:func:`applicable`); anti-affinity caps
+and ``<A, B, k>`` rules limit the patterns (checked as the tabu search checks them, with the
+predicates and rule tables of :mod:`packing.feasibility`).
 """
 
 from __future__ import annotations
@@ -28,13 +29,18 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from packing.feasibility import TOL
+from packing.feasibility import TOL, ClusterState
 from packing.model import Instance
 from solvers import tabu
 from solvers.pricing import placement_from_counts
+from solvers.tabu import counts_ok
 
 MAX_PATTERNS = 60_000
 """Most tight patterns enumerated (fewer containers per pattern are enumerated first)."""
+
+NODES_PER_SECOND = 20_000_000
+"""Candidate apps the enumeration may try per second of its time limit (it tries 50-100 million
+per second on Caprara-Toth; the margin keeps it within its time with rules to check)."""
 
 LEVEL_SHARE = 0.3
 """Share of the time left for each partitioning problem but the last (see :func:`solve_cover`)."""
@@ -62,7 +68,8 @@ class CoverResult:
 
 
 @numba.njit(cache=True)
-def _enumerate(size, ub, lo, hi, suffix, depth_max, out):  # pragma: no cover - compiled
+def _enumerate(size, ub, lo, hi, suffix, depth_max, out, order, col, cap, rules, use_rules,
+               max_nodes):  # pragma: no cover - compiled
     """Tight patterns of at most ``depth_max`` containers, app indices non-decreasing.
 
     Args:
@@ -73,23 +80,39 @@ def _enumerate(size, ub, lo, hi, suffix, depth_max, out):  # pragma: no cover - 
         suffix: ``suffix[a] = sum over apps >= a of size * ub``, shape ``(m + 1, d)``.
         depth_max: most containers per pattern.
         out: buffer for the patterns, shape ``(P, depth_max)``; rows padded with -1.
+        order: the instance's app index of every sorted app, shape ``(m,)``.
+        col: count column of every app of the instance (``ClusterState.col``), shape ``(n,)``.
+        cap: anti-affinity cap of every app of the instance, shape ``(n,)``.
+        rules: ``ClusterState.rule_tables``.
+        use_rules: check the rules (a pattern never holds two apps a rule keeps apart).
+        max_nodes: most candidate apps tried (the search's work, so its time, is bounded).
 
     Returns:
-        ``(patterns found, deeper)``: found is -1 when ``out`` overflowed; ``deeper`` is True
-        when some pattern could take one more container than ``depth_max`` allows.
+        ``(patterns found, deeper)``: found is -1 when ``out`` overflowed or ``max_nodes`` ran
+        out; ``deeper`` is True when some pattern could take one more container than
+        ``depth_max`` allows.
     """
     m, d = size.shape
     pick = np.full(depth_max, -1, dtype=np.int64)
     nxt = np.zeros(depth_max + 1, dtype=np.int64)
     load = np.zeros(d)
     cnt = np.zeros(m, dtype=np.int64)
+    n_col = 1
+    for c in col:
+        n_col = max(n_col, c + 1)
+    cnt_col = np.zeros(n_col, dtype=np.int64)  # the pattern's counts in ClusterState columns
+    ident = np.arange(len(col))  # "container" i is app i for counts_ok
     depth = 0
     found = 0
     deeper = False
+    nodes = 0
     while True:
         a = nxt[depth]
         ok = False
         while a < m:
+            nodes += 1
+            if nodes > max_nodes:
+                return -1, deeper
             low = False
             for r in range(d):
                 if load[r] + suffix[a, r] < lo[r]:
@@ -104,6 +127,8 @@ def _enumerate(size, ub, lo, hi, suffix, depth_max, out):  # pragma: no cover - 
                     if load[r] + size[a, r] > hi[r]:
                         fit = False
                         break
+                if fit and use_rules:
+                    fit = counts_ok(cnt_col, col, ident, cap, rules, -1, -1, order[a], -1)
                 if fit:
                     ok = True
                     break
@@ -118,6 +143,8 @@ def _enumerate(size, ub, lo, hi, suffix, depth_max, out):  # pragma: no cover - 
             for r in range(d):
                 load[r] -= size[b, r]
             cnt[b] -= 1
+            if col[order[b]] >= 0:
+                cnt_col[col[order[b]]] -= 1
             pick[depth] = -1
             nxt[depth] = b + 1
             continue
@@ -125,6 +152,8 @@ def _enumerate(size, ub, lo, hi, suffix, depth_max, out):  # pragma: no cover - 
         for r in range(d):
             load[r] += size[a, r]
         cnt[a] += 1
+        if col[order[a]] >= 0:
+            cnt_col[col[order[a]]] += 1
         tight = True
         for r in range(d):
             if load[r] < lo[r]:
@@ -142,8 +171,8 @@ def _enumerate(size, ub, lo, hi, suffix, depth_max, out):  # pragma: no cover - 
 
 
 def applicable(instance: Instance) -> bool:
-    """Whether the cover covers the instance: :func:`solvers.tabu.applicable` and no rules."""
-    return tabu.applicable(instance) and not len(instance.rule_arrays[0])
+    """Whether the cover applies: one host type (or identical ones), no GPU cards."""
+    return tabu.applicable(instance)
 
 
 def warm() -> bool:
@@ -155,12 +184,14 @@ def tight_patterns(instance: Instance, hosts: int, *, max_patterns: int = MAX_PA
                    time_limit: float = 10.0) -> tuple[np.ndarray, bool]:
     """The tight patterns for a packing on ``hosts`` hosts (see the module docstring).
 
-    Capacities and caps are modelled, ``<A, B, k>`` rules are not (see :func:`applicable`).
+    Capacities, caps and ``<A, B, k>`` rules are modelled (with :mod:`packing.feasibility`'s
+    predicates and rule tables).
 
     Returns:
         ``(patterns, complete)``: count vectors of shape ``(P, n_apps)`` and whether they are
         all the tight patterns (``False`` when ``max_patterns`` or the time cut the enumeration:
-        then the patterns with the fewest containers are returned).
+        then the patterns with the fewest containers are returned). The time limit is kept by
+        bounding the search's work (:data:`NODES_PER_SECOND`).
     """
     inst = instance
     t0 = time.perf_counter()
@@ -176,13 +207,21 @@ def tight_patterns(instance: Instance, hosts: int, *, max_patterns: int = MAX_PA
     size = np.ascontiguousarray(inst.demand[order], dtype=np.float64)
     per = np.where(size > 0, np.floor(hi / np.where(size > 0, size, 1.0)), np.inf).min(axis=1)
     ub = np.minimum(np.minimum(inst.cap, inst.counts)[order], per).astype(np.int64)
+    st = ClusterState(inst)
+    col = st.col.astype(np.int64)
+    rules = tuple(np.asarray(t, dtype=np.int64) for t in st.rule_tables)
+    use_rules = bool(len(inst.rule_arrays[0]))
+    app_cap = np.asarray(inst.cap, dtype=np.int64)
     suffix = np.zeros((len(order) + 1, inst.n_resources))
     suffix[:-1] = np.cumsum((size * ub[:, None])[::-1], axis=0)[::-1]
     best = np.zeros((0, inst.n_apps), dtype=np.int64)
     depth = 1
     while True:
         out = np.full((max_patterns, depth), -1, dtype=np.int64)
-        found, deeper = _enumerate(size, ub, lo, hi, suffix, depth, out)
+        left = max(time_limit - (time.perf_counter() - t0), 0.0)
+        found, deeper = _enumerate(size, ub, lo, hi, suffix, depth, out, order.astype(np.int64),
+                                   col, app_cap, rules, use_rules,
+                                   int(NODES_PER_SECOND * left) + 1000)
         if found < 0:
             return best, False
         counts = np.zeros((found, inst.n_apps), dtype=np.int64)

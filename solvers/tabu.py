@@ -106,7 +106,7 @@ def _delta(c, col, app, m1, m2, p1, p2):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, inline="always")
-def _counts_ok(cnt_b, col, app, cap, rules, m1, m2, p1, p2):  # pragma: no cover - compiled
+def counts_ok(cnt_b, col, app, cap, rules, m1, m2, p1, p2):  # pragma: no cover - compiled
     """Whether caps and ``<A, B, k>`` rules hold on a host (counts ``cnt_b``) after the exchange.
 
     Only arriving containers can break a cap or a rule (fewer containers never do), so the apps
@@ -198,8 +198,8 @@ def _search(iters, n_bins, bin_of, load, cnt, members, mlen, mpos, size, app, ca
                             for y2 in range(y, mlen[b2] if (y >= 0 and i2 < 0) else y + 1):
                                 j2 = members[b2, y2] if y2 > y else -1
                                 if use_counts and not (
-                                        _counts_ok(cnt[b1], col, app, cap, rules, i, i2, j1, j2)
-                                        and _counts_ok(cnt[b2], col, app, cap, rules, j1, j2, i,
+                                        counts_ok(cnt[b1], col, app, cap, rules, i, i2, j1, j2)
+                                        and counts_ok(cnt[b2], col, app, cap, rules, j1, j2, i,
                                                        i2)):
                                     continue
                                 d = (_excess(load[b1], size, i, i2, j1, j2, limit, inv) - exc[b1]
@@ -280,7 +280,7 @@ def _drop(b, n_bins, weight, bin_of, load, cnt, members, mlen, mpos, size, app, 
         best = 1e300
         dst = -1
         for h in range(last):
-            if use_counts and not _counts_ok(cnt[h], col, app, cap, rules, -1, -1, i, -1):
+            if use_counts and not counts_ok(cnt[h], col, app, cap, rules, -1, -1, i, -1):
                 continue
             d = _excess(load[h], size, -1, -1, i, -1, limit, inv) - _excess(
                 load[h], size, -1, -1, -1, -1, limit, inv)

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from packing.checker import check
-from packing.feasibility import fits
-from packing.model import App, HostType, Instance, Placement
+from packing.feasibility import fits, rule_broken
+from packing.model import App, HostType, Instance, Placement, Rule
 from solvers import solve
 from solvers.cover import solve_cover, tight_patterns
 
@@ -22,13 +22,16 @@ def _items(sizes: list[tuple[float, ...]], cap: tuple[float, ...], hosts: int = 
 
 
 def _brute(inst: Instance, hosts: int) -> set[tuple[int, ...]]:
-    """Every count vector whose load is within the capacity and at least C - slack."""
+    """Every count vector within caps, rules and capacity, with load at least C - slack."""
     cap = np.asarray(inst.host_types[0].capacity)
     slack = hosts * cap - inst.counts @ inst.demand
     out = set()
     for n in itertools.product(*(range(int(c) + 1) for c in inst.counts)):
         v = np.array(n)
         load = v @ inst.demand
+        ra, rb, rk = inst.rule_arrays
+        if (v > inst.cap).any() or (len(ra) and rule_broken(v[ra], v[rb], rk).any()):
+            continue
         if v.any() and fits(load, cap).all() and (load >= cap - slack - 1e-9).all():
             out.add(tuple(int(x) for x in v))
     return out
@@ -37,15 +40,22 @@ def _brute(inst: Instance, hosts: int) -> set[tuple[int, ...]]:
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
 def test_tight_patterns_are_exactly_the_brute_force_ones(data: st.DataObject) -> None:
+    """Capacities, caps and one random <A, B, k> rule; compared with every count vector."""
     n_apps = data.draw(st.integers(1, 5))
     dims = data.draw(st.integers(1, 2))
     demand = [tuple(float(data.draw(st.integers(1, 6))) for _ in range(dims))
               for _ in range(n_apps)]
     counts = [data.draw(st.integers(1, 3)) for _ in range(n_apps)]
+    caps = [data.draw(st.none() | st.integers(1, 2)) for _ in range(n_apps)]
+    rules = []
+    if n_apps >= 2 and data.draw(st.booleans()):
+        a, b = data.draw(st.permutations(range(n_apps)))[:2]
+        rules.append(Rule(f"a{a}", f"a{b}", data.draw(st.integers(0, 2))))
     cap = (10.0,) * dims
     inst = Instance("b", tuple(f"r{k}" for k in range(dims)), (HostType("h", cap, 20),),
-                    tuple(App(f"a{k}", d, c) for k, (d, c) in enumerate(zip(demand, counts,
-                                                                             strict=True))))
+                    tuple(App(f"a{k}", d, c, max_per_host=m)
+                          for k, (d, c, m) in enumerate(zip(demand, counts, caps, strict=True))),
+                    rules=tuple(rules))
     volume = int(np.ceil((inst.counts @ inst.demand / 10.0).max() - 1e-9))
     for hosts in (volume, volume + 1):
         pats, complete = tight_patterns(inst, hosts)
