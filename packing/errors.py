@@ -1,7 +1,12 @@
-"""Errors for bad input: every problem names the file, the field and the reason.
+"""vbp's error family: bad input, policy misbehaviour and solver failures share one base class.
 
-The CLI prints one line per :class:`Problem` and exits with status 2; library callers catch
-:class:`InputError` and read :attr:`InputError.problems`.
+* :class:`VbpError` — the base: ``except VbpError`` catches every error vbp raises on purpose.
+* :class:`InputError` — bad input (a file, a field, an option); every :class:`Problem` names the
+  file, the field and the reason. The CLI prints one line per problem and exits with status 2.
+  It is also a ``ValueError``, so callers that caught ``ValueError`` keep working.
+* :class:`PolicyError` — a policy broke the contract (chose a host its mask forbids, returned a
+  non-integer action, cards that do not fit).
+* :class:`SolverError` — a solver could not run (a back-end is missing or failed).
 """
 
 from __future__ import annotations
@@ -29,7 +34,11 @@ class Problem:
         return f"{where}: {self.reason}"
 
 
-class InputError(ValueError):
+class VbpError(Exception):
+    """Base of every error vbp raises on purpose (bad input, a misbehaving policy, a solver failure)."""
+
+
+class InputError(VbpError, ValueError):
     """Raised when an input file or object is malformed or invalid.
 
     Args:
@@ -41,6 +50,17 @@ class InputError(ValueError):
         super().__init__("\n".join(str(p) for p in self.problems) or "invalid input")
 
 
+class PolicyError(VbpError, RuntimeError):
+    """A policy broke the contract: an action outside the mask, or GPU cards that do not fit."""
+
+
+class SolverError(VbpError, RuntimeError):
+    """A solver could not run: a back-end is missing or failed (not: no solution in the time limit)."""
+
+
 def input_error(source: str, field: str, reason: str) -> InputError:
     """Build an :class:`InputError` with a single problem."""
     return InputError([Problem(str(source), field, reason)])
+
+
+__all__ = ["InputError", "PolicyError", "Problem", "SolverError", "VbpError", "input_error"]
