@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from ortools.sat.python import cp_model
 
+from packing.checker import check
 from packing.model import UNPLACED, Instance, Placement
 from solvers.base import (
     EPS,
@@ -68,6 +69,7 @@ from solvers.base import (
 )
 from solvers.greedy import Greedy, ffd
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult, Status
+from solvers.scaling import CPSAT_LIMIT, IntRows, decimal_scale, scale_columns
 
 GPU_EXACT_LIMIT = 20_000
 """Most per-card variables the exact GPU mode may create before falling back to the aggregate."""
@@ -78,16 +80,76 @@ A model that would take longer to build than the time left is not built: first f
 with the cheap bound."""
 
 
-def _int_scale(values: np.ndarray) -> tuple[int, bool]:
-    """Smallest power of ten (up to 1e6) making all ``values`` integers; ``(1e6, False)`` if none."""
-    v = np.asarray(values, dtype=np.float64)
-    v = v[np.isfinite(v)]
-    for k in range(7):
-        s = 10**k
-        sv = v * s
-        if np.all(np.abs(sv - np.round(sv)) <= 1e-9 * np.maximum(1.0, np.abs(sv))):
-            return s, True
-    return 10**6, False
+@dataclass(frozen=True)
+class Scaled:
+    """The integer data of a model (:mod:`solvers.scaling`).
+
+    Attributes:
+        rows: demands per app and capacities per host type, per resource.
+        cards: GPU shares per app and per-card capacities per host type, per GPU resource
+            (``full`` is the load of a card taken whole).
+        cost_scale: the power of ten making every host cost an integer (1 when not exact).
+        exact: every column (and the costs) scaled exactly: the model is the checker's problem
+            (never stricter), so its bounds, optimality and infeasibility proofs hold. Otherwise
+            the model is a stricter approximation: solutions only.
+    """
+
+    rows: IntRows
+    cards: IntRows
+    cost_scale: int
+    exact: bool
+
+
+def scale_instance(instance: Instance) -> Scaled:
+    """Scale demands, capacities, GPU shares and costs to integers (exactly when possible)."""
+    inst = instance
+    rows = scale_columns(inst.demand, inst.type_capacity, inst.counts, limit=CPSAT_LIMIT,
+                         fallback="strict")
+    share = np.where(np.isinf(inst.gpu_demand), 0.0, inst.gpu_demand)
+    per_card = inst.counts * inst.gpu_cards
+    cards = scale_columns(share, inst.card_capacity, per_card, limit=CPSAT_LIMIT,
+                          fallback="strict", n_add=int(per_card.sum()))
+    cs = decimal_scale(inst.type_cost)
+    cost_ok = cs is not None and float(np.abs(inst.type_cost).max(initial=0.0)) * cs * max(
+        1, inst.n_hosts) < CPSAT_LIMIT
+    if not cost_ok:
+        cs = 10**6
+    assert cs is not None
+    return Scaled(rows, cards, int(cs), rows.exact and cards.exact and cost_ok)
+
+
+def _upper_counts_int(instance: Instance, hosts: np.ndarray, sc: Scaled) -> np.ndarray:
+    """Most containers of each app one model host can hold alone, on the integer data, ``(A, m)``."""
+    inst = instance
+    t_of = inst.host_type_of[hosts]
+    n_t = len(inst.host_types)
+    dem, cap = sc.rows.demand, sc.rows.capacity
+    big = np.iinfo(np.int64).max
+    per_type = np.full((inst.n_apps, n_t), big, dtype=np.int64)
+    for r in range(inst.n_resources):
+        d = dem[:, r][:, None]
+        fit = np.where(d > 0, cap[None, :, r] // np.maximum(d, 1), big)
+        per_type = np.minimum(per_type, fit)
+    per_type = np.minimum(per_type, inst.cap[:, None].astype(np.int64))
+    share, card = sc.cards.demand, sc.cards.capacity
+    for a, app in enumerate(inst.apps):
+        for ti, t in enumerate(inst.host_types):
+            if app.gpu_models and t.gpu_model not in app.gpu_models:
+                per_type[a, ti] = 0
+            elif app.gpu_cards:
+                if t.gpus < app.gpu_cards:
+                    per_type[a, ti] = 0
+                elif app.gpu_whole:
+                    per_type[a, ti] = min(per_type[a, ti], t.gpus // app.gpu_cards)
+                else:
+                    s = share[a]
+                    per_card = min([int(card[ti, q]) // int(s[q]) for q in range(len(s))
+                                    if s[q] > 0], default=big)
+                    if per_card < big:
+                        per_type[a, ti] = min(per_type[a, ti],
+                                              (t.gpus * per_card) // app.gpu_cards)
+    per_type = np.minimum(per_type, inst.counts[:, None])
+    return per_type[:, t_of].astype(np.int64)
 
 
 @dataclass
@@ -244,7 +306,11 @@ def build_model(
     m = len(hosts)
     model = cp_model.CpModel()
     cm = CpsatModel(model, kind, hosts, lower_bound=lower_bound)
-    ub = _upper_counts(inst, hosts)  # (A, m)
+    sc = scale_instance(inst)
+    cm.exact_scaling = sc.exact
+    dem, cap = sc.rows.demand, sc.rows.capacity
+    n_r = inst.n_resources
+    ub = _upper_counts_int(inst, hosts, sc)  # (A, m)
     t_of = inst.host_type_of[hosts]
     rank = _item_rank(inst)
     if rank is not None:
@@ -252,16 +318,6 @@ def build_model(
         local = _local_index(hosts, t_of)
         ub[local[None, :] > rank[:, None]] = 0
         cm.item_rank = rank
-
-    # integer scaling
-    n_r = inst.n_resources
-    dem = np.zeros((inst.n_apps, n_r), dtype=np.int64)
-    cap = np.zeros((len(inst.host_types), n_r), dtype=np.int64)
-    for r in range(n_r):
-        s, exact = _int_scale(np.concatenate([inst.demand[:, r], inst.type_capacity[:, r]]))
-        cm.exact_scaling &= exact
-        dem[:, r] = np.ceil(inst.demand[:, r] * s - 1e-6).astype(np.int64)
-        cap[:, r] = np.floor(inst.type_capacity[:, r] * s + 1e-6).astype(np.int64)
 
     for a in range(inst.n_apps):
         for j in range(m):
@@ -320,7 +376,7 @@ def build_model(
             else:
                 model.add(cm.x[b, j] <= k).only_enforce_if(zvar(a, j))
 
-    _gpu_constraints(inst, cm, ub, gpu_exact)
+    _gpu_constraints(inst, cm, ub, gpu_exact, sc)
 
     # symmetry breaking among identical hosts of a type
     load_r = _sym_resource(inst, dem, cap) if rank is None else None
@@ -339,7 +395,7 @@ def build_model(
         model.maximize(sum(cm.x.values()))
     else:
         if kind == "cost":
-            cs, _ = _int_scale(inst.type_cost)
+            cs = sc.cost_scale
             cm.cost_scale = cs
             coef = [round(float(inst.type_cost[t]) * cs) for t in t_of]
         else:
@@ -393,7 +449,13 @@ def _sym_resource(inst: Instance, dem: np.ndarray, cap: np.ndarray) -> int | Non
     return int(np.argmax(rel))
 
 
-def _gpu_constraints(inst: Instance, cm: CpsatModel, ub: np.ndarray, exact: bool | None) -> None:
+def _gpu_constraints(inst: Instance, cm: CpsatModel, ub: np.ndarray, exact: bool | None,
+                     sc: Scaled) -> None:
+    """GPU cards per card (exact mode) or in aggregate (see the module docstring).
+
+    A card taken whole carries its capacity (``full``); the card's row allows the capacity with
+    tolerance (``card``), as the checker does.
+    """
     model = cm.model
     gpu_apps = [a for a in range(inst.n_apps) if inst.apps[a].gpu_cards]
     if not gpu_apps:
@@ -401,16 +463,7 @@ def _gpu_constraints(inst: Instance, cm: CpsatModel, ub: np.ndarray, exact: bool
     m = len(cm.hosts)
     t_of = inst.host_type_of[cm.hosts]
     n_g = len(inst.gpu_resources)
-    share = np.zeros((inst.n_apps, n_g), dtype=np.int64)
-    card = np.zeros((len(inst.host_types), n_g), dtype=np.int64)
-    for q in range(n_g):
-        vals = np.concatenate([np.where(np.isinf(inst.gpu_demand[:, q]), 0, inst.gpu_demand[:, q]),
-                               inst.card_capacity[:, q]])
-        s, ok = _int_scale(vals)
-        cm.exact_scaling &= ok
-        sq = np.where(np.isinf(inst.gpu_demand[:, q]), 0, inst.gpu_demand[:, q])
-        share[:, q] = np.ceil(sq * s - 1e-6).astype(np.int64)
-        card[:, q] = np.floor(inst.card_capacity[:, q] * s + 1e-6).astype(np.int64)
+    share, card, full = sc.cards.demand, sc.cards.capacity, sc.cards.full
     shared = [a for a in gpu_apps if not inst.apps[a].gpu_whole]
     whole = [a for a in gpu_apps if inst.apps[a].gpu_whole]
     size = sum(int(inst.host_gpus[h]) * sum(1 for a in shared if (a, j) in cm.x)
@@ -429,7 +482,7 @@ def _gpu_constraints(inst: Instance, cm: CpsatModel, ub: np.ndarray, exact: bool
             model.add(n_whole <= n_cards)
             for q in range(n_g):
                 used = sum(int(kc[a] * share[a, q]) * cm.x[a, j] for a in sh)
-                model.add(used + int(card[t, q]) * n_whole <= n_cards * int(card[t, q]))
+                model.add(used + int(full[t, q]) * n_whole <= n_cards * int(card[t, q]))
             continue
         for g in range(n_cards):
             cm.w[j, g] = model.new_bool_var(f"w{j}_{g}")
@@ -438,7 +491,7 @@ def _gpu_constraints(inst: Instance, cm: CpsatModel, ub: np.ndarray, exact: bool
                 model.add(cm.n[a, j, g] <= cm.x[a, j])
             for q in range(n_g):
                 load = sum(int(share[a, q]) * cm.n[a, j, g] for a in sh)
-                model.add(load <= int(card[t, q]) * (1 - cm.w[j, g]))
+                model.add(load + int(full[t, q]) * cm.w[j, g] <= int(card[t, q]))
         model.add(sum(cm.w[j, g] for g in range(n_cards)) == n_whole)
         for a in sh:
             model.add(sum(cm.n[a, j, g] for g in range(n_cards)) == int(kc[a]) * cm.x[a, j])
@@ -520,16 +573,18 @@ class _Recorder(cp_model.CpSolverSolutionCallback):
     """Records (time, objective, bound) of every new solution and forwards it as Progress."""
 
     def __init__(self, clock: Clock, scale: float, callback: ProgressCallback | None,
-                 history: list[Progress]) -> None:
+                 history: list[Progress], exact: bool = True) -> None:
         super().__init__()
+        self._exact = exact
         self._clock = clock
         self._scale = scale
         self._callback = callback
         self._history = history
 
     def on_solution_callback(self) -> None:
+        bound = self.best_objective_bound / self._scale if self._exact else None
         notify(self._callback, self._history, self._clock, self.objective_value / self._scale,
-               self.best_objective_bound / self._scale, "cpsat", "solution")
+               bound, "cpsat", "solution")
 
 
 def _cards_from_model(inst: Instance, cm: CpsatModel, solver: cp_model.CpSolver,
@@ -620,7 +675,24 @@ def solve_cpsat(
                        hint=red.project(hint), lower_bound=lower_bound, start=None, below=below)
     if res.placement is None:
         return res
-    return dataclasses.replace(res, placement=red.lift(res.placement), seconds=clock.elapsed)
+    lifted = red.lift(res.placement)
+    assert lifted is not None
+    kind = resolve_objective(instance, objective)
+    if check(instance, lifted, require_all=kind != "deployed"):
+        # the reduced model allowed a load within the float allowance that a dropped resource
+        # does not (solvers.scaling): keep first fit on the original, with the (valid) bound
+        g = ffd(instance, kind)
+        if not (g.complete or kind == "deployed"):
+            return dataclasses.replace(res, status="unknown", objective=None, placement=None,
+                                       hosts=None, seconds=clock.elapsed, proofs={
+                                           "bound": res.proofs.get("bound", "cpsat")})
+        st: Status = "optimal" if _closed(g.objective, res.lower_bound, kind) else "feasible"
+        return dataclasses.replace(res, status=st, objective=g.objective,
+                                   placement=g.placement(instance), hosts=_n_hosts(g.host_of),
+                                   seconds=clock.elapsed,
+                                   proofs={"solution": "ffd",
+                                           "bound": res.proofs.get("bound", "cpsat")})
+    return dataclasses.replace(res, placement=lifted, seconds=clock.elapsed)
 
 
 def _solve_cpsat(
@@ -684,11 +756,14 @@ def _solve_cpsat(
     p.random_seed = int(seed)
     p.log_search_progress = False
     scale = float(cm.cost_scale)
-    rec = _Recorder(clock, scale, callback, history)
+    rec = _Recorder(clock, scale, callback, history, cm.exact_scaling)
     status = solver.solve(cm.model, rec)
 
     if status == cp_model.MODEL_INVALID:  # pragma: no cover - a bug in build_model
         raise RuntimeError(f"CP-SAT model invalid: {cm.model.validate()}")
+    exact = cm.exact_scaling  # otherwise the model is stricter than the checker: no proofs
+    if status == cp_model.INFEASIBLE and not exact:
+        return fallback(lb_name, lb)
     if status == cp_model.INFEASIBLE and below is not None:  # nothing strictly below
         nothing = max(lb, below)
         return fallback("cpsat", min(nothing, greedy.objective) if greedy.complete else nothing)
@@ -697,18 +772,20 @@ def _solve_cpsat(
             raise RuntimeError("CP-SAT proved infeasible an instance first fit solved")
         reason = infeasibility_reason(inst) or (
             "CP-SAT proved that no placement of all containers exists on the available hosts")
-        if not cm.exact_scaling:
-            reason += " (with demands rounded up to 6 decimals)"
         return infeasible_result(inst, kind, "cpsat", clock, "cpsat", history, reason)
-    if kind == "deployed":
+    if not exact:
+        bound = lb
+    elif kind == "deployed":
         bound = float(math.floor(solver.best_objective_bound + 1e-6))
         bound = max(min(bound, lb), greedy.objective)
     elif kind == "hosts":
         bound = max(lb, ceil_bound(solver.best_objective_bound))
     else:
-        bound = max(lb, solver.best_objective_bound / scale)
+        bound = max(lb, solver.best_objective_bound / scale * (1 - 1e-12))
+    improved = bound < lb - EPS if kind == "deployed" else bound > lb + EPS
+    bound_by = "cpsat" if improved else lb_name
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return fallback("cpsat" if bound > lb else lb_name, bound)
+        return fallback(bound_by, bound)
     xs = [(a, int(cm.hosts[j]), int(solver.value(v))) for (a, j), v in cm.x.items()]
     host_of = containers_by_host(inst, xs)
     cards = _cards_from_model(inst, cm, solver, host_of)
@@ -716,15 +793,18 @@ def _solve_cpsat(
     if cards is None or (
         _worse(value, greedy.objective, kind) and (greedy.complete or kind == "deployed")
     ):
-        return fallback("cpsat", bound)
-    if status == cp_model.OPTIMAL:
+        return fallback(bound_by, bound)
+    placement = Placement.from_arrays(inst, host_of, cards)
+    if check(inst, placement, require_all=kind != "deployed"):
+        # only possible within the float allowance of the capacity rule (solvers.scaling)
+        return fallback(bound_by, bound)
+    closed = _closed(value, bound, kind)
+    if closed:
         bound = value
-    st: Status = "optimal" if status == cp_model.OPTIMAL or _closed(value, bound, kind) else (
-        "feasible")
-    proofs = {"solution": "cpsat", "bound": "cpsat" if bound > lb or st == "optimal" else lb_name}
-    return SolveResult(st, value, bound, Placement.from_arrays(inst, host_of, cards),
-                       _n_hosts(host_of), "cpsat", clock.elapsed, kind, proofs, None,
-                       tuple(history))
+    st: Status = "optimal" if closed else "feasible"
+    proofs = {"solution": "cpsat", "bound": bound_by}
+    return SolveResult(st, value, bound, placement, _n_hosts(host_of), "cpsat", clock.elapsed,
+                       kind, proofs, None, tuple(history))
 
 
 def _n_hosts(host_of: np.ndarray) -> int:

@@ -8,7 +8,7 @@ import pytest
 from packing.checker import check
 from packing.model import App, HostType, Instance, Rule
 from solvers import solve
-from solvers.cpsat import _int_scale, build_model, model_hosts, solve_cpsat
+from solvers.cpsat import build_model, model_hosts, scale_instance, solve_cpsat
 from solvers.greedy import ffd
 
 
@@ -38,19 +38,53 @@ def test_hosts_per_type_follow_cost_bound() -> None:
     assert list(hosts) == [0, 10, 11, 12, 13, 14, 15]
 
 
-def test_int_scale() -> None:
-    assert _int_scale(np.array([1.0, 2.5, 0.25])) == (100, True)
-    assert _int_scale(np.array([3.0, 7.0])) == (1, True)
-    assert _int_scale(np.array([1 / 3])) == (10**6, False)
+def test_scaling_reads_the_decimals() -> None:
+    inst = Instance("s", ("cpu", "mem"), (HostType("h", (1.0, 64.0), 3),),
+                    (App("a", (0.5000001, 2.5), 2), App("b", (0.25, 0.75), 1)))
+    sc = scale_instance(inst)
+    assert sc.exact
+    # cpu: 7 decimals; mem: 2 decimals, divided by the gcd 25 (2.5, 0.75, 64 -> 10, 3, 256)
+    assert sc.rows.demand.tolist() == [[5000001, 10], [2500000, 3]]
+    assert sc.rows.full.tolist() == [[10000000, 256]]
+    # the capacity row allows the checker's tolerance (1e-9 of 1.0 is 0.01 units of 1e-7)
+    assert sc.rows.capacity.tolist() == [[10000000, 256]]
 
 
-def test_fractional_demands_are_safe() -> None:
-    # 1/3 is not representable: demands round up, so 3 x 1/3 may not fill a host of 1; the
-    # result must still be feasible, bound <= objective
+def test_inexact_data_gives_no_proof() -> None:
+    # 1e-30 has no decimal reading within the limit: the model is an approximation, so a
+    # result may be feasible but never proven optimal by the model itself
+    inst = Instance("f", ("cpu",), (HostType("h", (1.0,), 5),),
+                    (App("a", (0.3 + 1e-17,), 3), App("b", (1e-30,), 1)))
+    sc = scale_instance(inst)
+    assert not sc.exact
+    res = solve(inst, "cpsat", time_limit=5)
+    assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
+    assert res.proofs["bound"] != "cpsat"
+    assert res.lower_bound <= res.objective  # type: ignore[operator]
+
+
+def test_fractional_demands_are_exact() -> None:
+    # 1/3 is read as 0.3333333333333333 (16 decimals): three fit a host of 1 in the checker
+    # (0.9999999999999999 <= 1), so 6 of them need 2 hosts
     inst = Instance("f", ("cpu",), (HostType("h", (1.0,), 5),), (App("a", (1 / 3,), 6),))
     res = solve(inst, "cpsat", time_limit=5)
     assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
-    assert res.lower_bound <= res.objective  # type: ignore[operator]
+    assert res.status == "optimal" and res.objective == 2
+
+
+def test_tolerance_is_not_stricter_than_the_checker() -> None:
+    # 0.5000000005 + 0.5 = 1.0000000005 <= 1 + 1e-9: the checker accepts one host for both
+    inst = Instance("t", ("cpu",), (HostType("h", (1.0,), 3),),
+                    (App("a", (0.5000000005,), 1), App("b", (0.5,), 1)))
+    for method in ("cpsat", "pulp"):
+        res = solve(inst, method, time_limit=5)
+        assert res.objective == 1, method
+    # memory in MiB: the tolerance is 1e-9 of the capacity (about 0.000262 MiB here)
+    inst = Instance("m", ("mem",), (HostType("h", (262144.0,), 3),),
+                    (App("a", (131072.0002,), 1), App("b", (131072.0,), 1)))
+    for method in ("cpsat", "pulp"):
+        res = solve(inst, method, time_limit=5)
+        assert res.objective == 1, method
 
 
 @pytest.mark.parametrize("exact", [True, False])
