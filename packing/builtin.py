@@ -1,10 +1,10 @@
 """Built-in instances shipped with vbp: ``builtin_instance("sigma")``.
 
 The files live in ``packing/data/`` (package data). ``sigma.json`` is the output of
-:func:`packing.generators.sigma.generate_sigma` with seed 0, written by::
+:func:`vbp.instances.generate_sigma` with seed 0 (the generator with vbp's Best-Fit), written by::
 
-    from packing.generators.sigma import generate_sigma
     from packing.io import save_instance
+    from vbp.instances import generate_sigma
     save_instance(generate_sigma(0), "packing/data/sigma.json")
 
 A test regenerates it and checks the shipped file is identical.

@@ -22,14 +22,14 @@ resource ``(n_resources,)``, ``app`` its app index, ``pending`` containers per a
 
 from __future__ import annotations
 
-import heapq
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from packing.model import UNPLACED, Instance, Placement
+from packing.engine import REJECT, Engine, arrivals
+from packing.model import Instance, Placement
 
 
 class PlacementEnv(gym.Env[dict[str, Any], int]):
@@ -45,8 +45,6 @@ class PlacementEnv(gym.Env[dict[str, Any], int]):
     metadata: dict[str, Any] = {"render_modes": []}
 
     def __init__(self, instance: Instance, *, shuffle: bool = False, reject_penalty: float = 1.0) -> None:
-        from packing.simulator import arrivals
-
         self.instance = instance
         self.shuffle = shuffle
         self.reject_penalty = reject_penalty
@@ -70,7 +68,7 @@ class PlacementEnv(gym.Env[dict[str, Any], int]):
               ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Start a new episode from the snapshot; ``options={"order": array}`` fixes the order."""
         super().reset(seed=seed)
-        from packing.simulator import _initial_state, _Slots, sample_orders
+        from packing.simulator import sample_orders
 
         inst = self.instance
         n = len(self.arrivals_.app)
@@ -83,114 +81,60 @@ class PlacementEnv(gym.Env[dict[str, Any], int]):
             order = sample_orders(inst, 2, seed=s)[1]
         else:
             order = np.arange(n, dtype=np.int64)
+        self.engine_ = Engine(inst, record=False)
+        self.engine_.reset(order)
         self.order_ = order
-        self.state_, self.host_of_, self.cards_ = _initial_state(inst)
-        self.slots_ = _Slots(inst, self.host_of_)
-        self.heap_: list[tuple[float, int, int]] = []
-        self.counter_ = 0
-        self.pos_ = 0
-        self.rejected_ = 0
-        self.pending_ = np.bincount(self.arrivals_.app, minlength=inst.n_apps).astype(np.int64)
-        auto = self._advance()
-        return self._obs(), self._info(auto_rejected=auto)
+        self.rejected_ = len(self.engine_.rejected)
+        return self._obs(), self._info(auto_rejected=self.rejected_)
 
     def step(self, action: int) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Place the current container on host ``action``."""
-        if self.pos_ >= len(self.order_):
+        eng = self.engine_
+        if eng.done:
             raise RuntimeError("step() called after the episode ended; call reset()")
-        inst = self.instance
-        st = self.state_
-        before = int(st.used_hosts().sum())
-        a_idx = int(self.order_[self.pos_])
-        app = int(self.arrivals_.app[a_idx])
-        mask = st.mask(app)
+        before = eng.hosts_used
+        rejected_before = len(eng.rejected)
         h = int(action)
-        invalid = not (0 <= h < inst.n_hosts and mask[h])
-        reward = 0.0
-        if invalid:
-            self.rejected_ += 1
-            reward -= self.reject_penalty
-        else:
-            cards = st.choose_cards(app, h)
-            j = self.slots_.take(app)
-            st.place(app, h, cards)
-            self.host_of_[j] = h
-            self.cards_[j] = cards
-            dur = float(self.arrivals_.duration[a_idx])
-            if np.isfinite(dur):
-                heapq.heappush(self.heap_, (self._now() + dur, self.counter_, j))
-                self.counter_ += 1
-        self.pending_[app] -= 1
-        self.pos_ += 1
-        auto = self._advance()
-        reward -= auto * self.reject_penalty
-        reward -= int(st.used_hosts().sum()) - before
-        terminated = self.pos_ >= len(self.order_)
-        return self._obs(), float(reward), terminated, False, self._info(invalid_action=invalid,
-                                                                           auto_rejected=auto)
+        invalid = not (0 <= h < self.instance.n_hosts and eng.mask()[h])
+        eng.apply(REJECT if invalid else h)
+        auto = len(eng.rejected) - rejected_before - (1 if invalid else 0)
+        self.rejected_ = len(eng.rejected)
+        reward = -(len(eng.rejected) - rejected_before) * self.reject_penalty - (eng.hosts_used - before)
+        return self._obs(), float(reward), eng.done, False, self._info(invalid_action=invalid,
+                                                                       auto_rejected=auto)
 
     # --------------------------------------------------------------------------------------
     def placement(self) -> Placement:
         """Containers alive now, as a :class:`Placement` (check it with :func:`packing.checker.check`)."""
-        inst = self.instance
-        return Placement.from_arrays(inst, self.host_of_, self.cards_ if inst.max_gpus else None)
+        return self.engine_.placement()
 
     @property
     def hosts_used(self) -> int:
         """Hosts in use now."""
-        return int(self.state_.used_hosts().sum())
-
-    def _now(self) -> float:
-        return float(self.arrivals_.time[min(self.pos_, len(self.order_) - 1)]) if len(self.order_) else 0.0
-
-    def _advance(self) -> int:
-        """Process departures up to the current arrival, auto-reject containers that fit nowhere."""
-        auto = 0
-        n = len(self.order_)
-        while self.pos_ < n:
-            now = float(self.arrivals_.time[self.pos_])
-            while self.heap_ and self.heap_[0][0] <= now:
-                _, _, j = heapq.heappop(self.heap_)
-                app = int(self.instance.container_app[j])
-                self.state_.remove(app, int(self.host_of_[j]), self.cards_[j])
-                self.host_of_[j] = UNPLACED
-                self.cards_[j] = ()
-                self.slots_.give(app, j)
-            app = int(self.arrivals_.app[self.order_[self.pos_]])
-            if self.state_.mask(app).any():
-                break
-            auto += 1
-            self.rejected_ += 1
-            self.pending_[app] -= 1
-            self.pos_ += 1
-        return auto
+        return self.engine_.hosts_used
 
     def _obs(self) -> dict[str, Any]:
         inst = self.instance
-        st = self.state_
+        eng = self.engine_
+        st = eng.state
         cap = np.where(st.capacity > 0, st.capacity, 1.0)
-        if self.pos_ < len(self.order_):
-            app = int(self.arrivals_.app[self.order_[self.pos_]])
+        d = eng.decision
+        if d is not None:
+            app = d.app
             demand = inst.demand[app] / self._scale
         else:
             app, demand = 0, np.zeros(inst.n_resources)
-        pending = self.pending_.copy()
-        if self.pos_ < len(self.order_):
-            pending[app] -= 1
         return {
             "load": np.clip(st.used / cap, 0.0, 1.0).astype(np.float32),
             "open": (st.n_on > 0).astype(np.int8),
             "demand": demand.astype(np.float32),
             "app": app,
-            "pending": np.maximum(pending, 0).astype(np.float32).reshape(-1)[: max(1, inst.n_apps)],
+            "pending": np.maximum(eng.pending, 0).astype(np.float32).reshape(-1)[: max(1, inst.n_apps)],
         }
 
     def action_mask(self) -> np.ndarray:
         """Feasible hosts for the current container, shape ``(n_hosts,)`` int8 (all 0 at the end)."""
-        if self.pos_ >= len(self.order_):
-            return np.zeros(self.instance.n_hosts, dtype=np.int8)
-        app = int(self.arrivals_.app[self.order_[self.pos_]])
-        return self.state_.mask(app).astype(np.int8)
+        return self.engine_.mask().astype(np.int8)
 
     def _info(self, **extra: Any) -> dict[str, Any]:
         return {"action_mask": self.action_mask(), "hosts_used": self.hosts_used,

@@ -13,8 +13,9 @@ no special case: the card fits it only when empty, and nothing fits on it afterw
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -57,6 +58,47 @@ def _rule_tables(inst: Instance, col: np.ndarray) -> tuple[np.ndarray, ...]:
     return tuple(out)
 
 
+class _Layout(NamedTuple):
+    """What a :class:`ClusterState` derives from its instance alone (read-only, shared by all states)."""
+
+    col: np.ndarray
+    n_tracked: int
+    rule_tables: tuple[np.ndarray, ...]
+    card_capacity: np.ndarray
+    card_exists: np.ndarray
+    simple: bool
+    """No GPU cards and no GPU-model constraints: the compiled paths cover the instance."""
+
+
+_LAYOUTS: dict[int, tuple[weakref.ref[Instance], _Layout]] = {}
+
+
+def _layout(inst: Instance) -> _Layout:
+    """The instance's :class:`_Layout`, built once per instance (cached by identity)."""
+    hit = _LAYOUTS.get(id(inst))
+    if hit is not None and hit[0]() is inst:
+        return hit[1]
+    ra, rb, _ = inst.rule_arrays
+    tracked = np.zeros(inst.n_apps, dtype=bool)
+    tracked[inst.cap < inst.counts] = True
+    tracked[ra] = True
+    tracked[rb] = True
+    col = np.full(inst.n_apps, -1, dtype=np.int64)
+    col[tracked] = np.arange(int(tracked.sum()))
+    tables = _rule_tables(inst, col)
+    card_capacity = inst.card_capacity[inst.host_type_of]
+    card_exists = np.arange(inst.max_gpus)[None, :] < inst.host_gpus[:, None]
+    for a in (col, card_capacity, card_exists, *tables):
+        a.setflags(write=False)
+    simple = (inst.max_gpus == 0 and not bool(np.any(inst.gpu_cards > 0))
+              and not any(a.gpu_models for a in inst.apps))
+    layout = _Layout(col, int(tracked.sum()), tables, card_capacity, card_exists, simple)
+    if len(_LAYOUTS) >= 64:
+        _LAYOUTS.clear()
+    _LAYOUTS[id(inst)] = (weakref.ref(inst), layout)
+    return layout
+
+
 class ClusterState:
     """Loads and app counts of every host; mutable, owned by one checker run or simulation.
 
@@ -75,24 +117,20 @@ class ClusterState:
         self.instance = instance
         inst = instance
         n_h, n_r = inst.n_hosts, inst.n_resources
+        layout = _layout(inst)
         self.capacity = inst.host_capacity
         self.used = np.zeros((n_h, n_r), dtype=np.float64)
-        n_g = len(inst.gpu_resources)
-        self.card_capacity = inst.card_capacity[inst.host_type_of]  # (n_hosts, n_gpu_res)
-        self.card_used = np.zeros((n_h, inst.max_gpus, n_g), dtype=np.float64)
+        self.card_capacity = layout.card_capacity  # (n_hosts, n_gpu_res)
+        self.card_used = np.zeros((n_h, inst.max_gpus, len(inst.gpu_resources)), dtype=np.float64)
         # a card index beyond a host's card count is never usable
-        self.card_exists = np.arange(inst.max_gpus)[None, :] < inst.host_gpus[:, None]
-        ra, rb, rk = inst.rule_arrays
-        tracked = np.zeros(inst.n_apps, dtype=bool)
-        tracked[inst.cap < inst.counts] = True
-        tracked[ra] = True
-        tracked[rb] = True
-        self.col = np.full(inst.n_apps, -1, dtype=np.int64)
-        self.col[tracked] = np.arange(int(tracked.sum()))
-        self.count = np.zeros((n_h, int(tracked.sum())), dtype=np.int32)
+        self.card_exists = layout.card_exists
+        self.col = layout.col
+        self.count = np.zeros((n_h, layout.n_tracked), dtype=np.int32)
         self.n_on = np.zeros(n_h, dtype=np.int64)
         # rules by the app they constrain, as CSR tables over apps (see rule_tables)
-        self.rule_tables = _rule_tables(inst, self.col)
+        self.rule_tables = layout.rule_tables
+        self.simple = layout.simple
+        """No GPU cards and no GPU-model constraints (the compiled paths cover this state)."""
         # allowed host types per app (GPU models); None when no app restricts them
         self._type_ok: np.ndarray | None = inst.gpu_model_ok
 

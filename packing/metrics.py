@@ -84,6 +84,43 @@ def _cards(instance: Instance, placement: Placement) -> list[tuple[int, ...]] | 
     return out
 
 
+def metric_resources(instance: Instance) -> tuple[str, ...]:
+    """Names of the metric resources: the host resources, then the GPU resources (if any)."""
+    return tuple(instance.resources) + tuple(instance.gpu_resources)
+
+
+def state_loads(state: ClusterState, hosts: np.ndarray | slice | int = slice(None)
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Load and capacity of ``hosts`` over the metric resources (see :func:`metric_resources`).
+
+    Args:
+        state: the cluster state.
+        hosts: which hosts (an index, an index array, a boolean mask or a slice; default all).
+
+    Returns:
+        ``(load, capacity)``, each of shape ``(n_selected, n_metric_resources)`` (or
+        ``(n_metric_resources,)`` for a single host index).
+    """
+    inst = state.instance
+    load, cap = state.used[hosts], state.capacity[hosts]
+    if inst.gpu_resources:
+        g_load = state.card_used[hosts].sum(axis=-2)  # (..., n_gpu_res)
+        g_cap = state.card_capacity[hosts] * np.asarray(inst.host_gpus[hosts])[..., None]
+        load = np.concatenate([load, g_load], axis=-1)
+        cap = np.concatenate([cap, g_cap], axis=-1)
+    return load, cap
+
+
+def sigma_rate(load_sum: np.ndarray, capacity_sum: np.ndarray) -> np.ndarray:
+    """The Sigma allocation rate per resource: allocated / capacity of the used hosts (0 where none).
+
+    Args:
+        load_sum: allocated per metric resource over the used hosts, shape ``(..., n_res)``.
+        capacity_sum: capacity per metric resource of the used hosts, same shape.
+    """
+    return _ratio(np.asarray(load_sum, dtype=np.float64), np.asarray(capacity_sum, dtype=np.float64))
+
+
 def _loads(instance: Instance, placement: Placement) -> tuple[ClusterState, np.ndarray,
                                                              np.ndarray, tuple[str, ...]]:
     """State, per-host load and per-host capacity over all metric resources.
@@ -94,15 +131,8 @@ def _loads(instance: Instance, placement: Placement) -> tuple[ClusterState, np.n
     """
     host_of = placement.host_array(instance)
     st = ClusterState.from_placement(instance, host_of, _cards(instance, placement))
-    load, cap = st.used, st.capacity
-    names = tuple(instance.resources)
-    if instance.gpu_resources:
-        g_load = st.card_used.sum(axis=1)  # (n_hosts, n_gpu_res)
-        g_cap = st.card_capacity * instance.host_gpus[:, None]
-        load = np.concatenate([load, g_load], axis=1)
-        cap = np.concatenate([cap, g_cap], axis=1)
-        names += tuple(instance.gpu_resources)
-    return st, load, cap, names
+    load, cap = state_loads(st)
+    return st, load, cap, metric_resources(instance)
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -152,7 +182,7 @@ def compute_metrics(instance: Instance, placement: Placement,
     deployed = int(((host_of >= 0) & (host_of < instance.n_hosts)).sum())
     used = st.used_hosts()
     alloc = _ratio(load.sum(axis=0), cap.sum(axis=0))
-    sigma = _ratio(load[used].sum(axis=0), cap[used].sum(axis=0))
+    sigma = sigma_rate(load[used].sum(axis=0), cap[used].sum(axis=0))
     labels = cluster_labels(instance, clusters)
     util: dict[str, float] = {}
     frag = []
@@ -192,4 +222,5 @@ def host_utilisation(instance: Instance, placement: Placement) -> np.ndarray:
 
 __all__ = [
     "DEFAULT_CLUSTER", "Metrics", "cluster_labels", "compute_metrics", "host_utilisation",
+    "metric_resources", "sigma_rate", "state_loads",
 ]

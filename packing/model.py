@@ -174,9 +174,11 @@ class Placement:
         hosts: dict[str, tuple[int, ...]] = {}
         gpus: dict[str, tuple[tuple[int, ...], ...]] = {}
         off = instance.offsets
+        flat = host_of.tolist()
+        bounds = off.tolist()
         for i, app in enumerate(instance.apps):
-            lo, hi = int(off[i]), int(off[i + 1])
-            hosts[app.name] = tuple(int(h) for h in host_of[lo:hi])
+            lo, hi = bounds[i], bounds[i + 1]
+            hosts[app.name] = tuple(flat[lo:hi])
             if cards_of is not None and app.gpu_cards > 0:
                 gpus[app.name] = tuple(tuple(int(c) for c in cards_of[j]) for j in range(lo, hi))
         return cls(hosts, gpus)

@@ -1,17 +1,8 @@
-"""The one interface every decision maker implements, and the scoring-policy base class.
+"""Base classes for policies: :class:`BasePolicy` and the scoring-policy base :class:`ScoringPolicy`.
 
-Every policy — the heuristics of :mod:`policies.heuristics`, swarm-tuned scoring policies, RL agents —
-implements the small :class:`Policy` protocol::
-
-    policy.reset(instance, seed)           # once per simulated run
-    host = policy.act(obs, mask)           # once per container: a host index, or WAIT (-1)
-
-``obs`` is an :class:`Observation`: read access to the cluster state (loads, capacities, per-host app
-counts, all held by one :class:`packing.feasibility.ClusterState`), the request being placed and what is
-still pending. ``mask`` is ``ClusterState.mask(app)``, shape ``(n_hosts,)`` bool: the hosts that may take
-the container under capacity, GPU, anti-affinity and rule constraints. A policy must return a host where
-``mask`` is True, or :data:`WAIT` to delay the request until the next departure. The simulator
-(:mod:`packing.simulator`) owns feasibility; policies never re-check it.
+The contract itself — :class:`~packing.policy.Observation`, :data:`~packing.policy.WAIT`, the
+:class:`~packing.policy.Policy` protocol and its optional protocols — lives in :mod:`packing.policy`
+(the bottom layer calls it; this package implements it). It is re-exported here for convenience.
 
 Scoring policies
 ----------------
@@ -21,109 +12,37 @@ With ``open_first=True`` only hosts already running containers compete while one
 opened (the lowest-index one with the best score) only when none does — the bin-packing reading of
 Worst-Fit, dot-product and the other spreading rules.
 
-Batch use (swarm tuning)
-------------------------
+Compiled fast path
+------------------
 A scoring policy whose score is a fixed formula of the host state may also declare a compiled kernel
 (:attr:`ScoringPolicy.kernel`, a code of :mod:`policies.kernels`, with :meth:`ScoringPolicy.kernel_params`).
-The simulator then runs the whole episode in one compiled loop that applies the same feasibility predicates
-(:func:`packing.feasibility.fits`, ``over_cap``, ``rule_broken``, compiled with numba). The intended use for
+It then implements :class:`packing.policy.CompiledEpisode`: the engine runs the whole episode in one
+compiled loop that applies the same feasibility predicates (:mod:`packing.kernels`). The intended use for
 tuning many parameter vectors on the same arrival orders (common random numbers) is::
 
     orders = sample_orders(instance, k=16, seed=0)                 # the same orders for every candidate
     costs = evaluate_batch(lambda w: SwarmPolicy(w), thetas, instance, orders)    # (n_params, n_orders)
-
-:func:`packing.simulator.evaluate_batch` builds one policy per row of ``thetas`` (shape
-``(n_params, n_weights)``) and returns hosts used per (parameter vector, order); a PSO objective is then
-``costs.mean(axis=1)``, shape ``(n_particles,)``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+
+from packing.policy import WAIT, Observation, Policy
+from policies import kernels
 
 if TYPE_CHECKING:
     from packing.feasibility import ClusterState
     from packing.model import Instance
 
-WAIT = -1
-"""Action meaning "do not place now": the request waits for the next departure."""
-
-
-@dataclass(frozen=True)
-class Observation:
-    """What a policy sees for one decision. Treat every array as read-only.
-
-    Attributes:
-        state: the cluster state (``used`` ``(n_hosts, n_resources)``, ``capacity`` same shape,
-            ``count`` ``(n_hosts, n_tracked)`` with ``col`` mapping apps to columns, ``n_on``
-            ``(n_hosts,)``). Policies must not modify it.
-        app: index of the app whose container is being placed.
-        time: time of the decision.
-        step: decision number within the run (0-based).
-        pending: containers per app that are still to arrive after this one, shape ``(n_apps,)``.
-    """
-
-    state: ClusterState
-    app: int
-    time: float
-    step: int
-    pending: np.ndarray
-
-    @property
-    def instance(self) -> Instance:
-        """The instance being simulated."""
-        return self.state.instance
-
-    @property
-    def demand(self) -> np.ndarray:
-        """Demand of the container, shape ``(n_resources,)``."""
-        return self.state.instance.demand[self.app]
-
-    @property
-    def used(self) -> np.ndarray:
-        """Load per host and resource, shape ``(n_hosts, n_resources)``."""
-        return self.state.used
-
-    @property
-    def capacity(self) -> np.ndarray:
-        """Capacity per host and resource, shape ``(n_hosts, n_resources)``."""
-        return self.state.capacity
-
-    @property
-    def is_open(self) -> np.ndarray:
-        """Hosts running at least one container, shape ``(n_hosts,)`` bool."""
-        return self.state.n_on > 0
-
-    def app_count(self, app: int) -> np.ndarray:
-        """Containers of ``app`` on each host, shape ``(n_hosts,)`` (zeros for untracked apps)."""
-        c = int(self.state.col[app])
-        if c < 0:
-            return np.zeros(self.state.instance.n_hosts, dtype=np.int64)
-        return self.state.count[:, c].astype(np.int64)
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """Any decision maker: heuristics, tuned scoring policies, learned agents."""
-
-    name: str
-
-    def reset(self, instance: Instance, seed: int | None = None) -> None:
-        """Prepare for a new run on ``instance`` (draw random state from ``seed``)."""
-        ...
-
-    def act(self, obs: Observation, mask: np.ndarray) -> int:
-        """Host index for the container of ``obs`` (``mask[host]`` must be True), or :data:`WAIT`."""
-        ...
-
 
 class BasePolicy:
     """Convenience base: stores nothing, resets nothing, keeps arrivals in their order.
 
-    Subclasses override :meth:`act`; offline policies (FFD, BFD) override :meth:`arrange`.
+    Subclasses override :meth:`act`; offline policies (FFD, BFD) add ``arrange``
+    (:class:`packing.policy.Arranging`).
     """
 
     name: str = "base"
@@ -136,18 +55,6 @@ class BasePolicy:
     def act(self, obs: Observation, mask: np.ndarray) -> int:
         """Choose a host; see :class:`Policy`."""
         raise NotImplementedError
-
-    def arrange(self, instance: Instance, apps: np.ndarray) -> np.ndarray:
-        """Reorder a batch of arrivals (offline policies); the default keeps the order.
-
-        Args:
-            instance: the instance.
-            apps: app index per arrival, shape ``(n_arrivals,)``.
-
-        Returns:
-            A permutation of ``arange(n_arrivals)``: the order in which arrivals are placed.
-        """
-        return np.arange(len(apps))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
@@ -181,6 +88,18 @@ class ScoringPolicy(BasePolicy):
     def act(self, obs: Observation, mask: np.ndarray) -> int:
         """The feasible host with the highest score, ties to the lowest index; WAIT if none fits."""
         return choose(self.scores(obs, mask), mask, obs.is_open if self.open_first else None)
+
+    # -- packing.policy.CompiledEpisode ---------------------------------------------------
+    def compiled_supports(self, state: ClusterState) -> bool:
+        """True when this policy has a kernel, keeps the default :meth:`act`, and the state is covered."""
+        return (self.kernel is not None and type(self).act is ScoringPolicy.act
+                and not getattr(self, "wait_when_full", False) and kernels.supports(state))
+
+    def compiled_episode(self, state: ClusterState, seq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The whole episode in the compiled kernel (see :class:`packing.policy.CompiledEpisode`)."""
+        assert self.kernel is not None
+        return kernels.episode(state, seq, int(self.kernel), self.kernel_params(state.instance),
+                               bool(self.open_first))
 
 
 def choose(scores: np.ndarray, mask: np.ndarray, is_open: np.ndarray | None = None) -> int:

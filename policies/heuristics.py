@@ -32,29 +32,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from packing.model import Instance
+from packing.policy import WAIT, Observation
 from policies import kernels
-from policies.base import WAIT, Observation, ScoringPolicy, choose
-
-
-def _ratios(obs: Observation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Residual after placing, demand and free-before ratios, each shape ``(n_hosts, n_resources)``."""
-    c = obs.capacity
-    u = obs.used
-    d = obs.demand[None, :]
-    pos = c > 0
-    safe = np.where(pos, c, 1.0)
-    resid = np.where(pos, (c - u - d) / safe, 0.0)
-    dn = np.where(pos, d / safe, 0.0)
-    fb = np.where(pos, (c - u) / safe, 0.0)
-    return resid, dn, fb
-
-
-def _colsum(x: np.ndarray) -> np.ndarray:
-    """Row sums in resource order (the same summation order as the compiled kernels)."""
-    s = np.zeros(x.shape[0], dtype=np.float64)
-    for r in range(x.shape[1]):
-        s = s + x[:, r]
-    return s
+from policies.base import ScoringPolicy, choose
+from policies.scoring import colsum as _colsum
+from policies.scoring import ratios as _ratios
 
 
 class FirstFit(ScoringPolicy):

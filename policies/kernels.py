@@ -1,11 +1,10 @@
-"""Compiled (numba) hot path: feasibility and scores over all hosts for one container, and whole episodes.
+"""Compiled (numba) scoring kernels: whole episodes of a scoring policy in one compiled loop.
 
-The kernels call the *same* predicates as :class:`packing.feasibility.ClusterState.mask` —
-:func:`packing.feasibility.fits`, :func:`~packing.feasibility.over_cap` and
-:func:`~packing.feasibility.rule_broken`, compiled with ``numba.njit`` — so feasibility keeps one
-definition. They cover the common case: no GPU cards and no GPU-model constraints (any number of rules).
-The simulator falls back to the general numpy path (``ClusterState.mask`` + ``ScoringPolicy.scores``)
-otherwise, and for policies without a kernel.
+Feasibility is not decided here: every candidate host goes through :func:`packing.kernels.feasible`,
+the compiled form of the predicates of :mod:`packing.feasibility` (one definition). The kernels cover
+the common case: no GPU cards and no GPU-model constraints (any number of rules), see
+:func:`packing.kernels.supports`. The engine falls back to the general numpy path
+(``ClusterState.mask`` + ``ScoringPolicy.scores``) otherwise, and for policies without a kernel.
 
 Score formulas (higher is better), with ``c`` the host capacity, ``u`` its load, ``d`` the demand and
 every ratio taken per resource (a resource with zero capacity contributes 0):
@@ -29,50 +28,17 @@ app are skipped. The result is exactly the same as scoring every host (tested ag
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numba
 import numpy as np
 
-from packing.feasibility import ClusterState, fits, over_cap, rule_broken
+from packing.feasibility import ClusterState
+from packing.kernels import can_take_any as _can_take_any
+from packing.kernels import feasible as _feasible
+from packing.kernels import rule_tables, supports
 from packing.model import Instance
+from policies.swarm.features import exclusion_partners
 
 FF, BF, BF_BOTTLE, WF, DOT, L2, SWARM = range(7)
-
-_fits = numba.njit(cache=True)(fits)
-_over_cap = numba.njit(cache=True)(over_cap)
-_rule_broken = numba.njit(cache=True)(rule_broken)
-
-
-def supports(state: ClusterState) -> bool:
-    """Whether the compiled path covers this instance (no GPU cards, no GPU-model constraints)."""
-    inst = state.instance
-    return not bool(np.any(inst.gpu_cards > 0)) and not any(a.gpu_models for a in inst.apps)
-
-
-def rule_tables(state: ClusterState) -> tuple[np.ndarray, ...]:
-    """CSR tables of the rules per app: the state's own (see ``ClusterState.rule_tables``)."""
-    return state.rule_tables
-
-
-@numba.njit(cache=True, inline="always")
-def _feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
-              out_ptr, out_cols, out_k):  # pragma: no cover - compiled
-    for r in range(demand.shape[1]):
-        if not _fits(used[h, r] + demand[a, r], capacity[h, r]):
-            return False
-    c = col[a]
-    if c >= 0:
-        after = count[h, c] + 1
-        if _over_cap(after, cap[a]):
-            return False
-        for i in range(in_ptr[a], in_ptr[a + 1]):
-            if _rule_broken(count[h, in_cols[i]], after, in_k[i]):
-                return False
-        for i in range(out_ptr[a], out_ptr[a + 1]):
-            if _rule_broken(after, count[h, out_cols[i]], out_k[i]):
-                return False
-    return True
 
 
 @numba.njit(cache=True, inline="always")
@@ -173,15 +139,6 @@ def _better(open_first, h, s, is_open, best, best_s, best_open):  # pragma: no c
     if s > best_s:
         return True
     return s == best_s and h < best
-
-
-@numba.njit(cache=True, inline="always")
-def _can_take_any(h, dmin, capacity, used):  # pragma: no cover - compiled
-    """False only if no container of any app can fit on ``h`` (some resource lacks even ``dmin``)."""
-    for r in range(dmin.shape[0]):
-        if not _fits(used[h, r] + dmin[r], capacity[h, r]):
-            return False
-    return True
 
 
 @numba.njit(cache=True)
@@ -295,60 +252,8 @@ def run_episode(kind, params, open_first, seq, demand, capacity, used, count, n_
         hosts_used_out[t] = n_used
 
 
-@numba.njit(cache=True)
-def _mask(a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out_ptr, out_cols,
-          out_k):  # pragma: no cover - compiled
-    n_h = capacity.shape[0]
-    out = np.zeros(n_h, dtype=np.bool_)
-    for h in range(n_h):
-        out[h] = _feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
-                           out_ptr, out_cols, out_k)
-    return out
-
-
-@numba.njit(cache=True)
-def _feasible_host(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out_ptr,
-                   out_cols, out_k):  # pragma: no cover - compiled
-    return _feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
-                     out_ptr, out_cols, out_k)
-
-
-def host_checker(state: ClusterState) -> Callable[[int, int], bool]:
-    """A function ``(app, host) -> bool``: can ``host`` take one more container of ``app`` now?
-
-    Equal to ``state.mask(app)[host]`` (compiled when :func:`supports` holds, else through the mask),
-    but costs one host instead of all. It reads ``state`` live, so placements made afterwards count.
-    """
-    if not supports(state):
-        return lambda app, host: bool(state.mask(app)[host])
-    inst = state.instance
-    demand = np.ascontiguousarray(inst.demand)
-    capacity = np.ascontiguousarray(state.capacity)
-    cap = inst.cap.astype(np.int64)
-    tables = rule_tables(state)
-
-    def ok(app: int, host: int) -> bool:
-        return bool(_feasible_host(host, app, demand, capacity, state.used, state.count, state.col, cap,
-                                   *tables))
-
-    return ok
-
-
-def fast_mask(state: ClusterState, app: int) -> np.ndarray:
-    """The compiled feasibility mask for one container of ``app``, shape ``(n_hosts,)`` bool.
-
-    Equal to ``state.mask(app)`` whenever :func:`supports` holds (tested).
-    """
-    inst = state.instance
-    return _mask(app, np.ascontiguousarray(inst.demand), np.ascontiguousarray(state.capacity),
-                 state.used, state.count, state.col, inst.cap.astype(np.int64),
-                 *rule_tables(state))
-
-
 def _partner_tables(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
     """CSR of :func:`policies.swarm.features.exclusion_partners`: ``(ptr (n_apps+1,), idx)``."""
-    from policies.swarm.features import exclusion_partners
-
     parts = exclusion_partners(inst)
     ptr = np.zeros(inst.n_apps + 1, dtype=np.int64)
     ptr[1:] = np.cumsum([len(p) for p in parts])
@@ -391,5 +296,4 @@ def episode(state: ClusterState, seq: np.ndarray, kind: int, params: np.ndarray,
     return host_out, used_out
 
 
-__all__ = ["BF", "BF_BOTTLE", "DOT", "FF", "L2", "SWARM", "WF", "episode",
-           "fast_mask", "host_checker", "rule_tables", "supports"]
+__all__ = ["BF", "BF_BOTTLE", "DOT", "FF", "L2", "SWARM", "WF", "episode", "supports"]

@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/venv.sh
 python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
-ruff check packing policies solvers tests benchmarks examples
+ruff check packing policies solvers vbp tests benchmarks examples
 python -m pytest -q -n 2 "$@"

@@ -137,7 +137,7 @@ def _first_fit_compiled(inst: Instance, kind: Objective, measure: str, apps: np.
     types are rearranged into :func:`type_order`; host indices are mapped back afterwards. GPU
     demand is not covered by the kernel (the numpy path handles it).
     """
-    from policies import kernels
+    from packing import kernels
 
     if inst.max_gpus or any(a.gpu_models for a in inst.apps):
         return None
@@ -148,7 +148,7 @@ def _first_fit_compiled(inst: Instance, kind: Objective, measure: str, apps: np.
     if not kernels.supports(st):
         return None
     seq = np.repeat(apps, inst.counts[apps]).astype(np.int64)
-    hosts, _ = kernels.episode(st, seq, kernels.FF, np.zeros(0), False)
+    hosts = kernels.first_fit(st, seq)
     starts = np.concatenate([[0], np.cumsum(inst.type_count)])
     back = np.concatenate([np.arange(starts[t], starts[t + 1]) for t in types]
                           or [np.zeros(0, np.int64)]).astype(np.int64)

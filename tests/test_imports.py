@@ -9,10 +9,10 @@ import pytest
 
 
 @pytest.mark.parametrize("code", [
-    "import packing, packing.cli",
+    "import packing, vbp.cli",
     "import solvers",
     "import policies.registry, policies.swarm.train",
-    "from packing.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
+    "from vbp.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
 ])
 def test_no_torch(code: str) -> None:
     probe = code + "\nimport sys\nprint('torch' in sys.modules)"

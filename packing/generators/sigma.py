@@ -32,6 +32,8 @@ host ends up nearly full. That is the gap ``vbp compare`` measures.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from packing.model import App, HostType, Instance, Placement, Request
@@ -159,15 +161,12 @@ def generate_sigma_large(n_planted: int = 310, seed: int = 0) -> Instance:
     raise RuntimeError(f"planting failed for n_planted={n_planted}, seed={seed}")
 
 
-def _bf_hosts(inst: Instance) -> int:
-    from packing.simulator import simulate
-    from policies.heuristics import BestFit
-
-    return simulate(inst, BestFit(), check_result=False).hosts_used
-
-
-def generate_sigma(seed: int = 0) -> Instance:
+def generate_sigma(seed: int = 0, *, online_hosts: Callable[[Instance], int]) -> Instance:
     """The Sigma-like instance for ``seed`` (deterministic).
+
+    ``online_hosts(instance)`` must return the hosts Best-Fit uses on the instance's own order (the
+    generator sits below the policies, so the caller passes it; ``vbp.instances.generate_sigma``
+    binds vbp's Best-Fit).
 
     Candidates ``SeedSequence([seed, i])`` for ``i = 0, 1, ...`` are planted and tried; the first whose own
     order makes Best-Fit use exactly :data:`PREFERRED_BF` hosts (as in the article) is returned (else, after
@@ -183,7 +182,7 @@ def generate_sigma(seed: int = 0) -> Instance:
         if cand is None:
             continue
         inst, plant = cand
-        bf = _bf_hosts(inst)
+        bf = online_hosts(inst)
         if bf == PREFERRED_BF:
             return _finish(inst, plant, seed, i, bf)
         if bf >= TARGET_BF and fallback is None:

@@ -40,8 +40,9 @@ from __future__ import annotations
 import numpy as np
 
 from packing.model import Instance
-from policies.base import Observation
-from policies.heuristics import _colsum, _ratios
+from packing.policy import Observation
+from policies.scoring import colsum as _colsum
+from policies.scoring import ratios as _ratios
 
 FEATURES: tuple[str, ...] = (
     "best_fit",

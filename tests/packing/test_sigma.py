@@ -8,10 +8,11 @@ import pytest
 from packing.builtin import BUILTIN_NAMES, builtin_instance
 from packing.checker import check
 from packing.errors import InputError
-from packing.generators.sigma import PLANTED_HOSTS, TARGET_BF, generate_sigma, planted_placement
+from packing.generators.sigma import PLANTED_HOSTS, TARGET_BF, planted_placement
 from packing.model import Instance
 from packing.simulator import simulate
 from policies.heuristics import BestFit, FirstFit
+from vbp.instances import generate_sigma
 
 
 @pytest.fixture(scope="module")

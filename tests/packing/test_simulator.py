@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies import instances
 
+from packing import kernels
 from packing.checker import check
 from packing.errors import InputError
 from packing.feasibility import ClusterState
@@ -24,7 +25,6 @@ from packing.simulator import (
     simulate,
     static_view,
 )
-from policies import kernels
 from policies.base import WAIT, Observation
 from policies.heuristics import BestFit, FirstFit
 from policies.registry import POLICIES, get_policy

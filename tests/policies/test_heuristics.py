@@ -7,6 +7,7 @@ import pytest
 
 from packing.builtin import builtin_instance
 from packing.checker import check
+from packing.errors import PolicyError
 from packing.feasibility import ClusterState
 from packing.model import App, HostType, Instance, Request
 from packing.simulator import arrivals, sample_orders, simulate
@@ -192,7 +193,7 @@ def test_policy_choosing_forbidden_host_is_an_error() -> None:
             return int(np.flatnonzero(~mask)[0]) if (~mask).any() else 99
 
     inst = Instance("b", ("cpu",), (HostType("h", (4.0,), 2),), (App("a", (3.0,), 2),))
-    with pytest.raises(ValueError, match="forbids"):
+    with pytest.raises(PolicyError, match="forbids"):
         simulate(inst, Bad())
 
 

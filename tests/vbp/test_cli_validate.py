@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from packing.cli import main
+from vbp.cli import main
 
 GOOD = {
     "name": "g", "resources": ["cpu"],
@@ -79,6 +79,6 @@ def test_placement_with_violations(tmp_path: Path, capsys) -> None:
 
 def test_console_script_no_traceback(tmp_path: Path) -> None:
     bad = write(tmp_path, "y.yaml", "apps: [\n")
-    r = subprocess.run([sys.executable, "-c", "from packing.cli import main; main()", "validate", bad],
+    r = subprocess.run([sys.executable, "-c", "from vbp.cli import main; main()", "validate", bad],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "malformed YAML" in r.stderr and "Traceback" not in r.stderr

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from packing.cli.common import load_any
 from packing.model import Instance
+from vbp.cli.common import load_any
 
 SHOWN_RESOURCES = 6
 """How many resource names the human output lists before "...". """

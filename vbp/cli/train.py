@@ -46,9 +46,9 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
     """Tune a swarm scoring policy on PATH (an instance, data set, or `sigma`); save it to --out."""
     from tqdm import tqdm
 
-    from packing.cli.common import load_any
     from policies.swarm.optimizer import DESettings, IterationRecord, PSOSettings
     from policies.swarm.train import TrainSettings, train_swarm
+    from vbp.cli.common import load_any
 
     inst = load_any(path)
     settings = TrainSettings(samples=samples, held_out=held_out, seed=seed, backend=backend,  # type: ignore[arg-type]

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from packing.checker import check
-from packing.cli import cli
 from packing.io import load_placement, save_instance
 from packing.model import App, HostType, Instance
+from vbp.cli import cli
 
 pytest.importorskip("solvers")
 pytest.importorskip("packing.metrics")
@@ -60,7 +60,7 @@ def test_compare_table_and_plot(tmp_path: Path) -> None:
 
 
 def test_bad_policy_is_a_clean_error(capsys: pytest.CaptureFixture[str]) -> None:
-    from packing.cli import main
+    from vbp.cli import main
 
     with pytest.raises(SystemExit) as e:
         main(["compare", "--policies", "ff,nope"])
@@ -88,7 +88,7 @@ def test_simulate_file_json_and_out(tmp_path: Path) -> None:
 
 
 def test_simulate_missing_file_exits_2(tmp_path: Path) -> None:
-    from packing.cli import main
+    from vbp.cli import main
 
     with pytest.raises(SystemExit) as e:
         main(["simulate", str(tmp_path / "nope.json")])

@@ -13,7 +13,7 @@ from packing.model import Instance
 
 def load_target(path: str | None) -> Instance:
     """The instance named on the command line: a file or folder, or a built-in name (default sigma)."""
-    from packing.cli.common import load_any
+    from vbp.cli.common import load_any
 
     return load_any(path)
 

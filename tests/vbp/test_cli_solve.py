@@ -8,9 +8,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from packing.checker import check
-from packing.cli import cli
 from packing.io import load_placement, save_instance
 from packing.model import App, HostType, Instance
+from vbp.cli import cli
 
 
 def _file(tmp_path: Path) -> Path:
@@ -56,7 +56,7 @@ def test_infeasible_exits_1(tmp_path: Path) -> None:
 def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
     import pytest
 
-    from packing.cli import main
+    from vbp.cli import main
 
     with pytest.raises(SystemExit) as e:
         main(["solve", str(tmp_path / "nope.json")])

@@ -7,8 +7,8 @@ import sys
 import click
 
 from packing.checker import check
-from packing.cli.common import load_any
 from packing.io import load_placement
+from vbp.cli.common import load_any
 
 
 @click.command()

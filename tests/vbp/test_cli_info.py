@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from packing.cli import main
+from vbp.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -77,7 +77,7 @@ def test_missing_column_exits_2(capsys, tmp_path):
 def test_non_number_exits_2_without_traceback(tmp_path):
     p = tmp_path / "pai_machine_spec.csv"
     p.write_text("a,T4,96,512,2\nb,T4,many,512,2\n")
-    r = subprocess.run([sys.executable, "-c", "from packing.cli import main; main()", "info",
+    r = subprocess.run([sys.executable, "-c", "from vbp.cli import main; main()", "info",
                         str(p)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert r.stderr == (f"error: {p}: line 2, column cap_cpu: expected a number, got 'many'\n")
@@ -92,7 +92,7 @@ def test_bad_option_for_kind_and_unknown_path(capsys, tmp_path):
 
 
 def test_info_imports_neither_solvers_nor_torch():
-    code = ("import sys; from packing.cli import main\n"
+    code = ("import sys; from vbp.cli import main\n"
             "try:\n    main(['info', sys.argv[1], '--json'])\nexcept SystemExit:\n    pass\n"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('torch', 'solvers', 'ortools')]\n"
             "print(bad, file=sys.stderr)")

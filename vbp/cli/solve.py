@@ -7,9 +7,9 @@ import math
 
 import click
 
-from packing.cli.common import load_any
 from packing.errors import InputError, Problem
 from packing.model import Instance
+from vbp.cli.common import load_any
 
 METHOD_NAMES = ("auto", "cpsat", "pulp", "colgen")
 

@@ -40,7 +40,8 @@ def generate() -> None:
 def sigma(seed: int, planted_hosts: int | None, out: str) -> None:
     """An Alibaba-Sigma-like instance: 30 apps, 96c512g hosts, caps and exclusions."""
     _check_out(out)
-    from packing.generators.sigma import generate_sigma, generate_sigma_large
+    from packing.generators.sigma import generate_sigma_large
+    from vbp.instances import generate_sigma
 
     inst = (generate_sigma(seed=seed) if planted_hosts is None
             else generate_sigma_large(planted_hosts, seed=seed))

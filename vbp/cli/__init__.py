@@ -1,6 +1,6 @@
 """The ``vbp`` command line.
 
-Each subcommand lives in its own module under :mod:`packing.cli` and is imported only when it
+Each subcommand lives in its own module under :mod:`vbp.cli` and is imported only when it
 runs, so ``vbp --help`` stays fast and never imports torch or the solvers. Bad input
 (:class:`packing.errors.InputError`) is printed as one line per problem and exits with status 2.
 """
@@ -18,13 +18,13 @@ from packing.errors import InputError
 
 # name -> (module, attribute, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "info": ("packing.cli.info", "info", "Describe an instance file, a .vbp file or a data-set folder."),
-    "validate": ("packing.cli.validate", "validate", "Check an instance file, and a placement against it."),
-    "generate": ("packing.cli.generate", "generate", "Generate a seeded instance (sigma or random)."),
-    "solve": ("packing.cli.solve", "solve", "Solve an instance exactly, with a proven lower bound."),
-    "simulate": ("packing.cli.simulate", "simulate", "Replay arrivals with an online policy."),
-    "compare": ("packing.cli.compare", "compare", "Compare online policies against the optimum."),
-    "train": ("packing.cli.train", "train", "Tune a policy (swarm) in the simulator."),
+    "info": ("vbp.cli.info", "info", "Describe an instance file, a .vbp file or a data-set folder."),
+    "validate": ("vbp.cli.validate", "validate", "Check an instance file, and a placement against it."),
+    "generate": ("vbp.cli.generate", "generate", "Generate a seeded instance (sigma or random)."),
+    "solve": ("vbp.cli.solve", "solve", "Solve an instance exactly, with a proven lower bound."),
+    "simulate": ("vbp.cli.simulate", "simulate", "Replay arrivals with an online policy."),
+    "compare": ("vbp.cli.compare", "compare", "Compare online policies against the optimum."),
+    "train": ("vbp.cli.train", "train", "Tune a policy (swarm) in the simulator."),
 }
 
 

@@ -1,0 +1,122 @@
+"""Layers point one way: every import of every module (function-level ones included) is read here.
+
+    vbp  ->  policies, solvers  ->  packing
+
+``packing`` imports none of the others; ``policies`` and ``solvers`` import ``packing`` only (never
+each other); ``vbp`` may import all. Only ``policies`` may import torch (the learned agents). Within a
+package, modules do not import each other in a circle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("packing", "policies", "solvers", "vbp")
+ALLOWED = {
+    "packing": {"packing"},
+    "policies": {"packing", "policies"},
+    "solvers": {"packing", "solvers"},
+    "vbp": {"packing", "policies", "solvers", "vbp"},
+}
+TORCH_OK = {"policies"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """``(line, module)`` for every import statement anywhere in the file (absolute names)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    pkg = module_name(path).split(".") if path.is_relative_to(REPO) else []
+    if pkg and path.name != "__init__.py":
+        pkg = pkg[:-1]
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg[: len(pkg) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.append((node.lineno, mod))
+            out += [(node.lineno, f"{mod}.{a.name}") for a in node.names]
+    return out
+
+
+def all_modules() -> dict[str, Path]:
+    mods = {}
+    for pkg in PACKAGES:
+        for p in sorted((REPO / pkg).rglob("*.py")):
+            mods[module_name(p)] = p
+    return mods
+
+
+MODULES = all_modules()
+
+
+def test_the_packages_exist() -> None:
+    for pkg in PACKAGES:
+        assert pkg in MODULES, f"{pkg}/__init__.py is missing"
+    assert "packing.engine" in MODULES and "packing.policy" in MODULES and "vbp.cli" in MODULES
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_imports_point_down(name: str) -> None:
+    top = name.split(".")[0]
+    bad = []
+    for line, mod in imports(MODULES[name]):
+        first = mod.split(".")[0]
+        if first in PACKAGES and first not in ALLOWED[top]:
+            bad.append(f"line {line}: {mod}")
+        if first == "torch" and top not in TORCH_OK:
+            bad.append(f"line {line}: torch")
+    assert not bad, f"{name} imports against the layers: {bad}"
+
+
+def test_no_import_cycles_within_a_package() -> None:
+    graph: dict[str, set[str]] = {}
+    for name, path in MODULES.items():
+        deps = set()
+        for _, mod in imports(path):
+            while mod and mod not in MODULES:
+                mod = mod.rpartition(".")[0]
+            # a package's __init__ re-exporting its modules is not a cycle of logic
+            if mod and mod != name and mod.split(".")[0] == name.split(".")[0] \
+                    and not name.startswith(mod + "."):
+                deps.add(mod)
+        graph[name] = deps
+    seen: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> None:
+        seen[n] = 1
+        stack.append(n)
+        for m in sorted(graph[n]):
+            if seen.get(m) == 1:
+                cycle = stack[stack.index(m):] + [m]
+                raise AssertionError(f"import cycle: {' -> '.join(cycle)}")
+            if m not in seen:
+                visit(m)
+        stack.pop()
+        seen[n] = 2
+
+    for n in sorted(graph):
+        if n not in seen:
+            visit(n)
+
+
+def test_the_checker_catches_an_upward_import(tmp_path: Path) -> None:
+    """The test above can fail: an upward import in a function body is found."""
+    f = tmp_path / "m.py"
+    f.write_text("def f():\n    from policies.heuristics import BestFit\n    return BestFit\n")
+    assert (2, "policies.heuristics") in imports(f)

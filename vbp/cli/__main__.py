@@ -1,0 +1,5 @@
+"""``python -m vbp.cli`` runs the ``vbp`` command."""
+
+from vbp.cli import main
+
+main()
