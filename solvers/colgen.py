@@ -14,8 +14,18 @@ greedy finds no improving column. Every iteration yields a valid lower bound eve
 cut short: Farley's ``pi @ count / rho`` with ``rho = max_t best_price[t] / cost[t]`` (Farley
 1990), and the Lagrangian bound ``LP + sum_t hosts[t] * min(0, reduced cost[t])`` (host counts
 capped by what a solution at least as good as the incumbent may use). Once exact pricing proves
-that no column improves, the LP value itself is the bound. Artificial columns (one per app, at a
-large cost) keep the master feasible; they only relax it, so the bounds stay valid.
+that no column improves, the Lagrangian bound of that pricing is within ``RC_EPS`` per host of
+the LP value. Artificial columns (one per app, at a large cost) keep the master feasible; they
+only relax it, so the bounds stay valid.
+
+Bounds on any data: both bounds hold for *any* duals ``pi >= 0, mu <= 0`` as long as the price
+of each host type is a proven upper bound on ``pi @ n`` over every pattern the checker accepts,
+so the float LP only has to be good, not exact. Price bounds come from the DP or the CP-SAT
+pricing on the integer rows of :class:`solvers.pricing.TypeRows`: exactly scaled, or a
+relaxation when the data cannot be scaled exactly (then ``converged`` is never claimed, but the
+Farley bound still holds); the greedy pricing never enters a bound. Bounds are shaved before
+they are rounded up (:func:`_bound`), and infeasibility is claimed only when a valid bound
+exceeds the cost of any placement (every container on a dearest host of its own).
 
 Upper bounds come from the columns, best first: residual rounding (keep ``floor(lam)`` of every
 column, run column generation on what is left, repeat, first fit for the last few containers),
@@ -90,9 +100,10 @@ class ColgenBound:
     """The outcome of column generation.
 
     Attributes:
-        lp_value: value of the last restricted master LP (equal to ``lp_bound`` when converged).
-        lp_bound: a proven lower bound on the LP optimum (Farley/Lagrangian while running; the
-            LP value once converged), hence on the objective.
+        lp_value: value of the last restricted master LP (within ``RC_EPS`` per host of
+            ``lp_bound`` when converged).
+        lp_bound: a proven lower bound on the LP optimum (Farley/Lagrangian), hence on the
+            objective.
         bound: the bound for the objective: ``ceil(lp_bound - 1e-6)`` for host counts; for
             costs the LP bound rounded up to a multiple of the cost unit (:func:`cost_unit`,
             e.g. 1 when all costs are integers), else the LP bound itself.
@@ -101,7 +112,7 @@ class ColgenBound:
         converged: whether exact pricing proved that no column improves the master.
         seconds: wall time.
         lam: the last master solution per column, shape ``(len(columns),)``.
-        infeasible: the converged LP needs artificial columns: no placement exists.
+        infeasible: the bound exceeds the cost of any placement: no placement exists.
     """
 
     lp_value: float
@@ -285,13 +296,17 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
             if added or clock.left(0.0) <= 0.05:
                 break
         if not added:
-            if exact_ok:  # priced exactly at the master's duals: nothing improves
-                converged = True
-                best_lb = max(best_lb, value) if art <= 1e-9 else best_lb
+            # priced exactly at the master's duals: nothing improves. The bound stays the
+            # Lagrangian one of this last pricing (at most RC_EPS per host below the LP value):
+            # it rests on the proven price bounds, not on the float LP's own value
+            converged = exact_ok
             break
         if clock.left(0.0) <= 0.05:
             break
-    infeasible = converged and art > 1e-6
+    # no placement exists when a valid lower bound exceeds what any placement costs (every
+    # container on a host of its own, at the dearest cost); the artificial columns' cost is 10x
+    # that, so an LP that needs them shows it
+    infeasible = best_lb > max(inst.n_containers, 1) * float(cost.max(initial=1.0)) * (1 + 1e-6)
     master.rows, master.ones, master.rng = rows, ones, rng
     res = ColgenBound(value, best_lb, _bound(best_lb, kind, cost), tuple(master.cols), it,
                       converged, clock.elapsed, lam, infeasible)
@@ -319,11 +334,16 @@ def _lower_bound(inst: Instance, pi: np.ndarray, mu: np.ndarray, cost: np.ndarra
 
 
 def _bound(lp: float, kind: Objective, costs: np.ndarray | None = None) -> float:
-    """The objective bound from an LP bound: rounded up to hosts, or to the cost unit."""
+    """The objective bound from an LP bound: rounded up to hosts, or to the cost unit.
+
+    The LP bound is computed in floats (GLOP duals, float price bounds), so it is shaved before
+    rounding: ``ceil(lp - 1e-6)`` hosts (:func:`solvers.base.ceil_bound`), the same in cost units,
+    or ``lp - 1e-7 * max(1, |lp|)`` when the costs have no common unit.
+    """
     if kind == "hosts":
         return ceil_bound(lp)
     g = cost_unit(costs) if costs is not None else None
-    return lp if g is None else ceil_bound(lp / g) * g
+    return lp - 1e-7 * max(1.0, abs(lp)) if g is None else ceil_bound(lp / g) * g
 
 
 def colgen_bound(instance: Instance, *, time_limit: float = 30.0, seed: int = 0,

@@ -37,9 +37,16 @@ cost). Only hosts up to an upper bound exist: per type ``min(count, floor(UB / c
 is first fit's objective (any better solution fits in them). First fit's placement is given as a
 complete hint.
 
-Demands and capacities are scaled to integers exactly when they have at most 6 decimals;
-otherwise demands are rounded up and capacities down (safe, possibly not optimal; ``exact_scaling``
-says which).
+Integer data (:mod:`solvers.scaling`): demands, capacities, GPU shares and host costs are read as
+the decimals they were written as and scaled to integers exactly; a capacity row allows the
+checker's tolerance (``TOL * max(1, |cap|)``) plus an allowance for the checker's float rounding,
+so the model is never stricter than :func:`packing.checker.check` and its bound, its
+optimality and its infeasibility proofs hold. It may be looser by that allowance (about
+``1e-16 * n`` relative), so the placement read from the model is checked before it is kept
+(first fit is kept otherwise, with the model's bound). When no exact scaling fits in
+:data:`solvers.scaling.CPSAT_LIMIT` (``exact_scaling`` is False), demands are rounded up and
+capacities down: the model then only yields solutions, and the result's bound, status and
+infeasibility come from the cheap bounds alone.
 """
 
 from __future__ import annotations

@@ -29,8 +29,9 @@ from typing import Any
 import numba
 import numpy as np
 
-from packing.feasibility import ClusterState, fits, over_cap, rule_broken
+from packing.feasibility import TOL, ClusterState, fits, over_cap, rule_broken
 from packing.model import UNPLACED, HostType, Instance, Placement
+from solvers.scaling import CBC_LIMIT, decimal_reading, scale_columns
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,15 @@ class TypeRows:
             load) and one counting cards that hold a single container.
         capacity: capacity of each row, shape ``(n_rows,)``.
         ub: most containers of each app one host of the type can hold alone, shape
-            ``(n_apps,)``; 0 where the app may not go.
+            ``(n_apps,)``; 0 where the app may not go. Never below what the checker allows.
         cost: cost of one host of the type.
+        int_rows: the rows as integers (:mod:`solvers.scaling`), shape ``(n_apps, n_rows)``.
+        int_capacity: the row capacities as integers, tolerance included, shape ``(n_rows,)``.
+            Exact scaling when ``exact``; otherwise a relaxation (demands rounded down,
+            capacities up), so integer models over these rows never exclude a pattern the
+            checker accepts: bounds from them hold either way.
+        exact: whether the integer rows are the checker's rows exactly (up to the float
+            allowance of :mod:`solvers.scaling`).
     """
 
     type_index: int
@@ -56,14 +64,24 @@ class TypeRows:
     capacity: np.ndarray
     ub: np.ndarray
     cost: float
+    int_rows: np.ndarray | None = None
+    int_capacity: np.ndarray | None = None
+    exact: bool = False
 
 
-def type_rows(instance: Instance, t: int) -> TypeRows:
-    """Describe the patterns of host type ``t`` (see the module docstring for GPU cards)."""
+def type_rows(instance: Instance, t: int, *, limit: int = CBC_LIMIT) -> TypeRows:
+    """Describe the patterns of host type ``t`` (see the module docstring for GPU cards).
+
+    Args:
+        instance: the instance.
+        t: the host type.
+        limit: largest integer row total for exact scaling (:mod:`solvers.scaling`).
+    """
     inst = instance
     ht = inst.host_types[t]
     rows = [inst.demand]
     cap = [inst.type_capacity[t]]
+    slack = [TOL * np.maximum(1.0, np.abs(inst.type_capacity[t]))]  # what fits() allows above
     allowed = inst.cap > 0
     k = inst.gpu_cards.astype(np.float64)
     gpu_apps = k > 0
@@ -71,34 +89,77 @@ def type_rows(instance: Instance, t: int) -> TypeRows:
     for i, app in enumerate(inst.apps):
         if app.gpu_cards and app.gpu_models and ht.gpu_model not in app.gpu_models:
             allowed[i] = False
-    if inst.gpu_resources and ht.gpus > 0:
+    whole = np.array([a.gpu_whole for a in inst.apps], dtype=bool)
+    gpu_rows = bool(inst.gpu_resources) and ht.gpus > 0
+    if gpu_rows:
         card = inst.card_capacity[t]  # (n_gpu_res,)
-        whole = np.array([a.gpu_whole for a in inst.apps], dtype=bool)
         share = np.where(whole[:, None], card[None, :], inst.gpu_demand)
         share = np.where(np.isfinite(share), share, 0.0)  # (n_apps, n_gpu_res)
         allowed &= ~gpu_apps | np.asarray(fits(share, card[None, :])).all(axis=1)
         rows.append(k[:, None] * share)
         cap.append(ht.gpus * card)
-        lonely = gpu_apps & (whole | (share > card[None, :] / 2.0).any(axis=1))
+        slack.append(ht.gpus * TOL * np.maximum(1.0, np.abs(card)))  # every card's tolerance
+        # a card holds one container only when two of them do not fit on it (as fits() says)
+        lonely = gpu_apps & (whole | (~np.asarray(fits(2.0 * share, card[None, :]))).any(axis=1))
         rows.append((k * lonely)[:, None])
         cap.append(np.array([float(ht.gpus)]))
+        slack.append(np.array([0.5]))  # counts of cards: integers
     else:
         allowed &= ~gpu_apps
     r = np.concatenate(rows, axis=1) if len(rows) > 1 else rows[0].copy()
     c = np.concatenate(cap)
-    allowed &= np.asarray(fits(r, c[None, :])).all(axis=1)
+    sl = np.concatenate(slack)
+    n = max(int(inst.n_containers), 1)
+    # what one host may hold by the rows, never below what the checker accepts: the limit is
+    # the capacity with the checker's tolerance and an allowance for float rounding
+    lim = (c + sl) * (1.0 + (n + 8) * 2.0**-52)
+    allowed &= (r <= lim[None, :]).all(axis=1)
     ub = np.minimum(inst.cap, inst.counts).astype(np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        per_row = np.where(r > 0, np.floor(c[None, :] / np.where(r > 0, r, 1.0)) + 1, np.inf)
+        per_row = np.where(r > 0, np.floor(lim[None, :] / np.where(r > 0, r, 1.0)) + 1, np.inf)
     m = np.minimum(ub, per_row.min(axis=1, initial=np.inf)).astype(np.int64)
-    for _ in range(3):  # step down to what fits() accepts (floating point at the boundary)
-        bad = ~np.asarray(fits(m[:, None] * r, c[None, :])).all(axis=1) & (m > 0)
+    for _ in range(3):  # step down to what the limit accepts (floating point at the boundary)
+        bad = ~(m[:, None] * r <= lim[None, :]).all(axis=1) & (m > 0)
         m[bad] -= 1
     ub = np.where(allowed, np.maximum(m, 0), 0)
-    r.setflags(write=False)
-    c.setflags(write=False)
-    ub.setflags(write=False)
-    return TypeRows(t, r, c, ub, float(ht.cost))
+    int_r, int_c, exact = _int_rows(inst, t, ub, gpu_rows, whole, lonely if gpu_rows else None,
+                                    limit)
+    for a in (r, c, ub, int_r, int_c):
+        a.setflags(write=False)
+    return TypeRows(t, r, c, ub, float(ht.cost), int_r, int_c, exact)
+
+
+def _int_rows(inst: Instance, t: int, ub: np.ndarray, gpu_rows: bool, whole: np.ndarray,
+              lonely: np.ndarray | None, limit: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The rows of :func:`type_rows` as integers: exact, or relaxed (see :class:`TypeRows`).
+
+    Scaled column by column from the data (not from the products in the float rows, which
+    need not have short decimals): resources, then per GPU resource ``cards * share`` (a whole
+    card loads its capacity) against ``gpus`` cards of capacity with tolerance, then the
+    lonely-card count.
+    """
+    res = scale_columns(inst.demand, inst.type_capacity[t:t + 1], inst.counts, limit=limit,
+                        fallback="relaxed")
+    cols = [res.demand]
+    caps = [res.capacity[0]]
+    exact = res.exact
+    if gpu_rows:
+        ht = inst.host_types[t]
+        share = np.where(np.isinf(inst.gpu_demand), 0.0, inst.gpu_demand)
+        per_card = inst.counts * inst.gpu_cards
+        cards = scale_columns(share, inst.card_capacity[t:t + 1], per_card,
+                              limit=limit // max(1, ht.gpus), fallback="relaxed",
+                              n_add=int(per_card.sum()))
+        exact &= cards.exact
+        kc = inst.gpu_cards.astype(np.int64)[:, None]
+        load = np.where(whole[:, None], cards.full[0][None, :], cards.demand)
+        cols.append(kc * load)
+        caps.append(ht.gpus * cards.capacity[0])
+        assert lonely is not None
+        cols.append((kc[:, 0] * lonely)[:, None].astype(np.int64))
+        caps.append(np.array([ht.gpus], dtype=np.int64))
+    return (np.concatenate(cols, axis=1).astype(np.int64),
+            np.concatenate(caps).astype(np.int64), bool(exact))
 
 
 def rows_violated(instance: Instance, tr: TypeRows, n: np.ndarray) -> bool:
@@ -202,15 +263,18 @@ def counts_from_placement(instance: Instance, placement: Placement) -> np.ndarra
 def cost_unit(costs: np.ndarray) -> float | None:
     """The largest ``g`` with every cost an integer multiple of ``g`` (``None`` if none is found).
 
-    Costs with at most six decimals qualify: any total cost is then a multiple of ``g``, so a
-    lower bound ``L`` on it rounds up to ``ceil(L / g) * g``.
+    Costs are read as the decimals they were written as (:func:`solvers.scaling.decimal_reading`,
+    at most nine decimals): any total cost is then a multiple of ``g``, so a lower bound ``L`` on
+    it rounds up to ``ceil(L / g) * g``.
     """
-    for k in range(7):
-        scaled = np.asarray(costs, dtype=np.float64) * 10**k
-        ints = np.round(scaled)
-        if (np.abs(scaled - ints) < 1e-9 * np.maximum(1.0, np.abs(scaled))).all() and (ints > 0).all():
-            return float(np.gcd.reduce(ints.astype(np.int64))) / 10**k
-    return None
+    m, k = decimal_reading(np.asarray(costs, dtype=np.float64))
+    if not len(m) or (k < 0).any() or (k > 9).any() or (m <= 0).any():
+        return None
+    big = int(k.max())
+    ints = [int(mi) * 10 ** (big - int(ki)) for mi, ki in zip(m.tolist(), k.tolist(), strict=True)]
+    if max(ints) >= 2**53:
+        return None
+    return float(math.gcd(*ints)) / 10**big
 
 
 # ----------------------------------------------------------------------------------------------
@@ -354,20 +418,6 @@ def price_greedy(instance: Instance, tr: TypeRows, duals: np.ndarray, *,
     return out
 
 
-def _integer_rows(rows: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Scale rows to integers; exact when a power of ten makes them integral, else relaxed."""
-    for p in range(7):
-        s = 10.0**p
-        r, c = rows * s, capacity * s
-        if (np.abs(r - np.round(r)) < 1e-6).all() and (np.abs(c - np.round(c)) < 1e-6).all() \
-                and max(float(np.abs(r).max(initial=0)), float(np.abs(c).max(initial=0))) < 2**40:
-            return np.round(r).astype(np.int64), np.round(c).astype(np.int64), True
-    # relaxed: demands rounded down, capacities up, so every true pattern stays feasible
-    s = 1e6 / max(float(capacity.max(initial=1.0)), 1e-9)
-    return (np.floor(rows * s).astype(np.int64), np.ceil(capacity * s * (1 + 1e-9)).astype(
-        np.int64), False)
-
-
 DP_CELLS = 400_000
 """Largest capacity grid (product over binding rows of ``capacity + 1``) priced by DP."""
 DP_DECISIONS = 40_000_000
@@ -440,9 +490,9 @@ def price_dp(instance: Instance, tr: TypeRows, duals: np.ndarray) -> Priced | No
     ra, rb, _ = instance.rule_arrays
     if len(ra) and (np.isin(ra, use) & np.isin(rb, use)).any():
         return None
-    rows_i, cap_i, exact = _integer_rows(tr.rows[use], tr.capacity)
-    if not exact:
+    if not tr.exact or tr.int_rows is None or tr.int_capacity is None:
         return None
+    rows_i, cap_i = tr.int_rows[use], tr.int_capacity
     bind = np.flatnonzero(tr.ub[use] @ rows_i > cap_i)
     dims = tuple(int(c) + 1 for c in cap_i[bind])
     cells = int(np.prod(dims, dtype=np.float64)) if len(dims) else 1
@@ -527,7 +577,9 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
         return Priced(zero, 0.0, 0.0, True)
     scale = 1e7 / float(vals[use].max())
     coef = np.ceil(vals * scale).astype(np.int64)
-    rows_i, cap_i, _exact = _integer_rows(tr.rows[use], tr.capacity)
+    if tr.int_rows is None or tr.int_capacity is None:  # pragma: no cover - type_rows sets them
+        raise ValueError("TypeRows without integer rows")
+    rows_i, cap_i, _exact = tr.int_rows[use], tr.int_capacity, tr.exact
     m = cp_model.CpModel()
     x = {int(a): m.new_int_var(0, int(tr.ub[a]), f"n{a}") for a in use}
     for j in range(rows_i.shape[1]):

@@ -16,6 +16,15 @@ relaxation of per-card packing: cards are chosen afterwards with
 :func:`packing.checker.check`; if that fails the first-fit-decreasing placement is returned
 instead, and the proven bound is unaffected (the model is a relaxation).
 
+Exact data (:mod:`solvers.scaling`): the rows are the integer rows of
+:func:`solvers.pricing.type_rows` (decimals read exactly, the checker's tolerance in the
+capacities, totals below ``2**53`` so CBC's doubles hold them exactly), so the model is never
+stricter than the checker. CBC still works in floats, so its bound is rounded with care
+(``ceil(bound - 1e-6)`` hosts or cost units; ``floor(bound + 1e-6)`` for ``"deployed"``) and
+every placement is checked. When the data cannot be scaled exactly the float rows are used and
+the model proves nothing: no CBC bound, no "optimal" from CBC, no infeasibility; the result's
+bound is the cheap one. ``proofs["bound"]`` names the cheap bound or ``"cbc"``.
+
 Symmetry breaking: ``y[h] >= y[h + 1]`` within a host type. The cheap lower bound is a
 constraint. Only as many hosts of each type as an optimal solution can use are modelled: at most
 the first-fit-decreasing host count (``"hosts"``), or ``floor(FFD cost / type cost)`` hosts of a
@@ -48,6 +57,7 @@ from solvers.base import (
 from solvers.greedy import ffd
 from solvers.pricing import cost_unit, counts_from_placement, placement_from_counts, type_rows
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult
+from solvers.scaling import CBC_LIMIT
 
 METHOD = "pulp"
 
@@ -62,6 +72,8 @@ class PulpModel:
         y: ``host -> LpVariable`` host used (empty for ``"deployed"``).
         hosts: the global host indices modelled, shape ``(n_model_hosts,)``.
         kind: the objective.
+        exact: whether the rows are the exactly scaled integer rows (see the module
+            docstring); otherwise the model is an approximation and proves nothing.
     """
 
     problem: Any
@@ -69,6 +81,7 @@ class PulpModel:
     y: dict[int, Any]
     hosts: np.ndarray
     kind: Objective
+    exact: bool = True
 
 
 def model_hosts(instance: Instance, kind: Objective, incumbent: float | None) -> np.ndarray:
@@ -118,7 +131,12 @@ def build_model(instance: Instance, *, objective: str | None = None,
     hosts = np.arange(inst.n_hosts) if hosts is None else np.asarray(hosts, dtype=np.int64)
     sense = pulp.LpMaximize if kind == "deployed" else pulp.LpMinimize
     prob = pulp.LpProblem("vbp", sense)
-    rows = [type_rows(inst, t) for t in range(len(inst.host_types))]
+    rows = [type_rows(inst, t, limit=CBC_LIMIT) for t in range(len(inst.host_types))]
+    exact = all(tr.exact for tr in rows)
+    if exact:  # integer rows below 2**53: exact in CBC's doubles
+        mats = [(tr.int_rows, tr.int_capacity) for tr in rows]
+    else:  # the float rows: solutions only (checked), no proofs
+        mats = [(tr.rows, tr.capacity) for tr in rows]
     ra, rb, rk = inst.rule_arrays
     x: dict[tuple[int, int], Any] = {}
     y: dict[int, Any] = {}
@@ -139,11 +157,13 @@ def build_model(instance: Instance, *, objective: str | None = None,
         for a in apps.tolist():
             x[a, h] = prob.add_variable(f"x_{a}_{h}", 0, int(tr.ub[a]), cat="Integer")
         linked = np.zeros(inst.n_apps, dtype=bool)
-        for j in range(tr.rows.shape[1]):
-            w = tr.rows[apps, j]
-            if float(w @ tr.ub[apps]) > tr.capacity[j]:
-                prob += (pulp.lpSum(float(w[i]) * x[int(a), h] for i, a in enumerate(apps)
-                                    if w[i]) <= float(tr.capacity[j]) * on), f"row_{j}_{h}"
+        rows_t, cap_t = mats[t]
+        assert rows_t is not None and cap_t is not None
+        for j in range(rows_t.shape[1]):
+            w = rows_t[apps, j]
+            if w @ tr.ub[apps] > cap_t[j]:  # int64 stays below 2**53 (CBC_LIMIT)
+                prob += (pulp.lpSum(w[i].item() * x[int(a), h] for i, a in enumerate(apps)
+                                    if w[i]) <= cap_t[j].item() * on), f"row_{j}_{h}"
                 linked[apps[w > 0]] = True
         if kind != "deployed":  # a container needs its host open even where no row can bind
             for a in apps[~linked[apps]].tolist():
@@ -172,7 +192,7 @@ def build_model(instance: Instance, *, objective: str | None = None,
         prob += obj
         if lower_bound > 0:
             prob += obj >= float(lower_bound), "cheap_bound"
-    return PulpModel(prob, x, y, hosts, kind)
+    return PulpModel(prob, x, y, hosts, kind, exact)
 
 
 def _read_bound(log: str) -> float | None:
@@ -219,15 +239,16 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
     require_all = kind != "deployed"
     best_p: Placement | None = None
     best_obj: float | None = None
+    best_src = "ffd"
 
     def offer(p: Placement, source: str) -> None:
-        nonlocal best_p, best_obj
+        nonlocal best_p, best_obj, best_src
         if check(inst, p, require_all=require_all):
             return
         v = objective_value(inst, p.host_array(inst), kind)
         better = best_obj is None or (v > best_obj if kind == "deployed" else v < best_obj)
         if better:
-            best_p, best_obj = p, v
+            best_p, best_obj, best_src = p, v, source
             notify(callback, history, clock, v, None, METHOD, f"solution from {source}")
 
     g = ffd(inst, kind)
@@ -242,7 +263,7 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
     if best_obj is not None and (best_obj <= lb + 1e-9 if kind != "deployed"
                                  else best_obj >= lb - 1e-9):
         return _result("optimal", best_p, best_obj, best_obj, kind, clock, proofs, history,
-                       source="ffd")
+                       source=best_src)
     incumbent = best_obj if kind != "deployed" else None
     t_build = clock.elapsed
     try:
@@ -255,7 +276,7 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
         status = "unknown" if best_obj is None else "feasible"
         notify(callback, history, clock, best_obj, lb, METHOD, "model too large for the limit")
         return _result(status, best_p, best_obj, lb, kind, clock, {**proofs,
-                       "note": "model too large for the time limit"}, history, source="ffd")
+                       "note": "model too large for the time limit"}, history, source=best_src)
     t_build = clock.elapsed - t_build
     warm = best_p is not None and _set_hint(model, inst, counts_from_placement(inst, best_p))
     fd, log_path = tempfile.mkstemp(suffix=".log", prefix="vbp_cbc_")
@@ -275,28 +296,32 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
         os.unlink(log_path)
     sol_status = model.problem.sol_status
     proven_opt = status == pulp.LpStatusOptimal and sol_status == pulp.LpSolutionOptimal
-    if status == pulp.LpStatusInfeasible and best_obj is None:
+    if status == pulp.LpStatusInfeasible and best_obj is None and model.exact:
         reason = infeasibility_reason(inst) or "the aggregated model has no solution"
         return SolveResult("infeasible", None, lb, None, None, METHOD, clock.elapsed, kind,
                            {"bound": "cbc"}, reason, tuple(history))
-    mip_obj: float | None = None
     if sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
         counts = np.zeros((inst.n_hosts, inst.n_apps), dtype=np.int64)
         for (a, h), v in model.x.items():
             counts[h, a] = int(round(v.value() or 0))
         try:
             p = placement_from_counts(inst, counts)
-            mip_obj = objective_value(inst, p.host_array(inst), kind)
             offer(p, "cbc")
         except ValueError:
             pass  # cards could not be chosen for the relaxed GPU rows: keep the incumbent
-    cbc_bound = _read_bound(log)
-    if proven_opt and mip_obj is not None:
-        cbc_bound = mip_obj
+    # CBC's bound (floats) is used only on the exactly scaled model, rounded with care: up to
+    # whole hosts or cost units after subtracting 1e-6 (down to whole containers after adding
+    # 1e-6 for "deployed"), as float noise in CBC's LP bound may not push it over an integer
+    cbc_bound = _read_bound(log) if model.exact else None
+    if proven_opt and model.exact:
+        opt = pulp.value(model.problem.objective)
+        cbc_bound = float(opt) if opt is not None else cbc_bound
     bound = lb
     if cbc_bound is not None:
         if kind == "deployed":
-            bound = min(lb, math.floor(cbc_bound + 1e-6))
+            cb = float(math.floor(cbc_bound + 1e-6))
+            if cb < lb:
+                bound, proofs = cb, {"bound": "cbc"}
         else:
             cb = _round_bound(inst, kind, cbc_bound)
             if cb > lb:
@@ -311,7 +336,7 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
         bound = min(bound, best_obj)
     notify(callback, history, clock, best_obj, bound, METHOD, "cbc finished")
     return _result("optimal" if done else "feasible", best_p, best_obj, bound, kind, clock,
-                   proofs, history, source="cbc" if mip_obj == best_obj else "ffd")
+                   proofs, history, source=best_src)
 
 
 def _round_bound(inst: Instance, kind: Objective, value: float) -> float:
@@ -319,7 +344,7 @@ def _round_bound(inst: Instance, kind: Objective, value: float) -> float:
     if kind == "hosts":
         return ceil_bound(value)
     g = cost_unit(inst.type_cost)
-    return ceil_bound(value / g) * g if g is not None else value - 1e-9 * abs(value)
+    return ceil_bound(value / g) * g if g is not None else value - 1e-7 * max(1.0, abs(value))
 
 
 def _result(status: str, p: Placement | None, obj: float | None, bound: float,
