@@ -14,6 +14,14 @@ Two outcomes matter:
 * when the enumeration was complete and CBC proves that no cover exists, no packing on ``U``
   hosts exists either, so ``U + 1`` is a lower bound.
 
+Exact arithmetic: the enumeration runs on the integer data of :mod:`solvers.scaling` (decimals
+read exactly, the checker's tolerance in the capacity, integer-valued floats below ``2**53``, so
+every sum is exact): a host of a packing on ``U`` hosts holds at most ``C`` (the integer capacity
+with tolerance) and so at least ``total - (U - 1) * C``, and the enumeration lists every pattern
+within these limits. The list is reported complete (and so can prove ``U + 1``) only when the
+scaling is exact; otherwise the relaxed integers find covers but prove nothing. Every cover is
+checked by :func:`packing.checker.check` before it is returned.
+
 This settles the perfect packings of Caprara–Toth class 10 (67 hosts filled exactly in one
 resource), where local search and the general models stall one host above the bound. It applies
 to one host type (or identical ones) without GPU cards (:func:`applicable`); anti-affinity caps
@@ -29,10 +37,12 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from packing.feasibility import TOL, ClusterState
+from packing.checker import check
+from packing.feasibility import ClusterState
 from packing.model import Instance
 from solvers import tabu
 from solvers.pricing import placement_from_counts
+from solvers.scaling import CBC_LIMIT, scale_columns
 from solvers.tabu import counts_ok
 
 MAX_PATTERNS = 60_000
@@ -196,15 +206,23 @@ def tight_patterns(instance: Instance, hosts: int, *, max_patterns: int = MAX_PA
     inst = instance
     t0 = time.perf_counter()
     cap = np.asarray(inst.host_types[0].capacity, dtype=np.float64)
-    total = inst.counts @ inst.demand
-    slack = hosts * cap - total
-    tol = TOL * np.maximum(1.0, np.abs(cap))
-    hi = cap + tol
-    lo = np.where(slack >= cap, -np.inf, cap - slack - tol)
-    if (slack < -tol).any():
-        return np.zeros((0, inst.n_apps), dtype=np.int64), True
+    # integer data (solvers.scaling): a host holds a load up to ``hi`` (the capacity with the
+    # checker's tolerance); on ``hosts`` hosts the loads sum to ``total``, so each host holds at
+    # least ``total - (hosts - 1) * hi``. Integer-valued floats below 2**53 add up exactly, so
+    # the enumeration decides exactly; without an exact scaling the list may miss patterns
+    # and is never reported complete.
+    sc = scale_columns(inst.demand, cap[None, :], inst.counts, limit=CBC_LIMIT,
+                       fallback="relaxed")
+    dem = sc.demand.astype(np.float64)
+    hi = sc.capacity[0].astype(np.float64)
+    total = [int(v) for v in (sc.demand * inst.counts[:, None]).sum(axis=0).tolist()]
+    least = np.array([t - (hosts - 1) * int(h) for t, h in zip(total, sc.capacity[0].tolist(),
+                                                               strict=True)], dtype=np.float64)
+    lo = np.where(least <= 0, -np.inf, least)
+    if any(t > hosts * int(h) for t, h in zip(total, sc.capacity[0].tolist(), strict=True)):
+        return np.zeros((0, inst.n_apps), dtype=np.int64), sc.exact
     order = np.argsort(-(inst.demand / np.where(cap > 0, cap, 1.0)).sum(axis=1), kind="stable")
-    size = np.ascontiguousarray(inst.demand[order], dtype=np.float64)
+    size = np.ascontiguousarray(dem[order], dtype=np.float64)
     per = np.where(size > 0, np.floor(hi / np.where(size > 0, size, 1.0)), np.inf).min(axis=1)
     ub = np.minimum(np.minimum(inst.cap, inst.counts)[order], per).astype(np.int64)
     st = ClusterState(inst)
@@ -231,7 +249,7 @@ def tight_patterns(instance: Instance, hosts: int, *, max_patterns: int = MAX_PA
         np.add.at(counts, (rows[keep], order[idx[keep]]), 1)
         best = counts
         if not deeper:
-            return best, True
+            return best, sc.exact
         if time.perf_counter() - t0 > time_limit or depth >= inst.n_containers:
             return best, False
         depth += 1
@@ -283,7 +301,10 @@ def solve_cover(instance: Instance, hosts: int, *, time_limit: float = 10.0, wor
             rows = np.repeat(sub, use, axis=0)  # one row per host
             host_counts = np.zeros((inst.n_hosts, inst.n_apps), dtype=np.int64)
             host_counts[: len(rows)] = rows
-            return result(placement_from_counts(inst, host_counts).host_array(inst), False)
+            placement = placement_from_counts(inst, host_counts)
+            if check(inst, placement, require_all=True):  # a relaxed or boundary pattern
+                return result(None, False)
+            return result(placement.host_array(inst), False)
     return result(None, False)
 
 
