@@ -148,6 +148,7 @@ class _PerInstance:
 _ARRIVALS = _PerInstance()
 _ARRIVAL_FACTS = _PerInstance()
 _SNAPSHOT_OK = _PerInstance()
+_ALL_FREE = _PerInstance()
 
 
 def _arrival_facts(inst: Instance) -> tuple[np.ndarray, bool]:
@@ -193,20 +194,40 @@ def _make_arrivals(inst: Instance) -> Arrivals:
                     _ro(np.arange(n, dtype=np.int64)))
 
 
+def _all_free(inst: Instance) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Free container slots of an instance without a snapshot: ``(slots, first per app, per app)``."""
+    result: tuple[np.ndarray, np.ndarray, np.ndarray] = _ALL_FREE.get(inst, lambda i: (
+        _ro(np.arange(i.n_containers, dtype=np.int64)), _ro(np.ascontiguousarray(i.offsets[:-1])),
+        _ro(np.ascontiguousarray(i.counts, dtype=np.int64))))
+    return result
+
+
 def _snapshot_violations(inst: Instance) -> list[Any]:
     assert inst.initial is not None
     return check(inst, inst.initial)
 
 
+class _NoCards(list):  # type: ignore[type-arg]
+    """Cards per container of an instance without GPU cards: always ``()``, nothing stored."""
+
+    def __getitem__(self, j: Any) -> Any:
+        return ()
+
+    def __setitem__(self, j: Any, value: Any) -> None:
+        pass
+
+
 def initial_state(instance: Instance) -> tuple[ClusterState, np.ndarray, list[tuple[int, ...]]]:
     """The snapshot's state: ``(state, host per container (n_containers,), cards per container)``.
+
+    For instances without GPU cards the cards list stores nothing (every entry reads ``()``).
 
     Raises:
         InputError: the snapshot breaks a constraint (repair it with
             :func:`packing.simulator.repair_snapshot`).
     """
     inst = instance
-    cards: list[tuple[int, ...]] = [()] * inst.n_containers
+    cards: list[tuple[int, ...]] = [()] * inst.n_containers if inst.max_gpus else _NoCards()
     if inst.initial is None:
         return ClusterState(inst), np.full(inst.n_containers, UNPLACED, dtype=np.int64), cards
     viol = _SNAPSHOT_OK.get(inst, _snapshot_violations)
@@ -593,9 +614,12 @@ class Engine:
         seq = arr.app[order]
         start_n = self._n_used
         hosts, n_used = policy.compiled_episode(self.state, np.ascontiguousarray(seq))
-        free = np.flatnonzero(self.host_of == UNPLACED)
-        first_free = np.searchsorted(free, inst.offsets[:-1])
-        n_free = np.searchsorted(free, inst.offsets[1:]) - first_free
+        if inst.initial is None:  # every container slot is free
+            free, first_free, n_free = _all_free(inst)
+        else:
+            free = np.flatnonzero(self.host_of == UNPLACED)
+            first_free = np.searchsorted(free, inst.offsets[:-1])
+            n_free = np.searchsorted(free, inst.offsets[1:]) - first_free
         bad = _assign_slots(seq, hosts, order, free, first_free, n_free, self.host_of, self._arrival_of)
         if bad >= 0:
             raise _too_many(inst, int(bad))
