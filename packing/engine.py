@@ -207,7 +207,7 @@ def _snapshot_violations(inst: Instance) -> list[Any]:
     return check(inst, inst.initial)
 
 
-class _NoCards(list):  # type: ignore[type-arg]
+class _NoCards(list):
     """Cards per container of an instance without GPU cards: always ``()``, nothing stored."""
 
     def __getitem__(self, j: Any) -> Any:
@@ -354,7 +354,8 @@ class Engine:
                                   f"of {n} arrivals")
             o = o[perm]
         self.order = o
-        self.state, self.host_of, self.cards_of = initial_state(inst)
+        self.state, self._host_of, self.cards_of = initial_state(inst)
+        self._pending_slots: tuple[Any, ...] | None = None
         self._slots: _Slots | None = None
         self._arrival_of = np.full(inst.n_containers, -1, dtype=np.int64)
         self._alive = 0
@@ -491,7 +492,7 @@ class Engine:
     def _place(self, d: Decision, h: int, cards: tuple[int, ...]) -> None:
         st = self.state
         if self._slots is None:
-            self._slots = _Slots(self.instance, self.host_of)
+            self._slots = _Slots(self.instance, self._host_of)
         was_open = st.n_on[h] > 0
         if was_open:
             load0 = state_loads(st, h)[0].copy()
@@ -505,7 +506,7 @@ class Engine:
             self._open_cap += cap1
             self._n_used += 1
             self.peak_hosts = max(self.peak_hosts, self._n_used)
-        self.host_of[j] = h
+        self._host_of[j] = h
         self.cards_of[j] = cards
         self._arrival_of[j] = d.arrival
         self._alive += 1
@@ -533,7 +534,7 @@ class Engine:
         t, _, j = heapq.heappop(self._heap)
         st = self.state
         app = int(self.instance.container_app[j])
-        h = int(self.host_of[j])
+        h = int(self._host_of[j])
         load0, cap0 = (x.copy() for x in state_loads(st, h))
         st.remove(app, h, self.cards_of[j])
         if st.n_on[h] == 0:
@@ -545,7 +546,7 @@ class Engine:
                 self._open_cap[:] = 0.0
         else:
             self._open_load += state_loads(st, h)[0] - load0
-        self.host_of[j] = UNPLACED
+        self._host_of[j] = UNPLACED
         self.cards_of[j] = ()
         self.departed.append(int(self._arrival_of[j]))
         self._arrival_of[j] = -1
@@ -617,12 +618,15 @@ class Engine:
         if inst.initial is None:  # every container slot is free
             free, first_free, n_free = _all_free(inst)
         else:
-            free = np.flatnonzero(self.host_of == UNPLACED)
+            free = np.flatnonzero(self._host_of == UNPLACED)
             first_free = np.searchsorted(free, inst.offsets[:-1])
             n_free = np.searchsorted(free, inst.offsets[1:]) - first_free
-        bad = _assign_slots(seq, hosts, order, free, first_free, n_free, self.host_of, self._arrival_of)
-        if bad >= 0:
-            raise _too_many(inst, int(bad))
+        if np.any(self._per_app > n_free):  # more arrivals than slots: count the placed ones
+            over = np.bincount(seq[hosts >= 0], minlength=inst.n_apps) > n_free
+            if over.any():
+                raise _too_many(inst, int(np.argmax(over)))
+        # which container slot each placed arrival takes is settled when host_of is first read
+        self._pending_slots = (seq, hosts, order, free, first_free, n_free)
         self.pending[:] = 0
         n = len(seq)
         self._pos = n
@@ -668,6 +672,15 @@ class Engine:
         self._mask = None
 
     # -- results --------------------------------------------------------------------------------
+    @property
+    def host_of(self) -> np.ndarray:
+        """Host per container now, shape ``(n_containers,)`` (-1: not on a host)."""
+        if self._pending_slots is not None:
+            seq, hosts, order, free, first_free, n_free = self._pending_slots
+            self._pending_slots = None
+            _assign_slots(seq, hosts, order, free, first_free, n_free, self._host_of, self._arrival_of)
+        return self._host_of
+
     def placement(self) -> Placement:
         """Containers alive now, as a :class:`Placement` (check it with :func:`packing.checker.check`)."""
         inst = self.instance

@@ -187,8 +187,12 @@ def implements(policy: object, protocol: type) -> bool:
 
 
 def waits_when_full(policy: object) -> bool:
-    """Whether ``policy`` keeps containers that fit nowhere waiting (see :class:`Waiting`)."""
-    return isinstance(policy, Waiting) and bool(policy.wait_when_full)
+    """Whether ``policy`` keeps containers that fit nowhere waiting (see :class:`Waiting`).
+
+    The attribute is declared on the policy's class (the check is cached per class); its value is
+    read from the policy itself.
+    """
+    return implements(policy, Waiting) and bool(policy.wait_when_full)  # type: ignore[attr-defined]
 
 
 __all__ = ["WAIT", "Arranging", "ChoosingCards", "CompiledEpisode", "Observation", "Policy", "Waiting",

@@ -66,12 +66,12 @@ class SimulationResult:
         trajectory: per-decision records (computed on first access).
         arrivals: the arrival slots.
         compiled: whether the compiled kernel ran the episode.
-        host_of: host per container at the end, shape ``(n_containers,)`` (-1: not on a host).
+        engine: the engine that ran the episode (its final state).
         instance: the instance that was simulated.
     """
 
     policy: str
-    host_of: np.ndarray
+    engine: Engine = dataclasses.field(repr=False, compare=False)
     hosts_used: int
     peak_hosts: int
     cost: float
@@ -84,7 +84,11 @@ class SimulationResult:
     compiled: bool
     instance: Instance = dataclasses.field(repr=False, compare=False)
     cards_of: list[tuple[int, ...]] | None = dataclasses.field(default=None, repr=False, compare=False)
-    engine: Engine | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def host_of(self) -> np.ndarray:
+        """Host per container at the end, shape ``(n_containers,)`` (-1: not on a host)."""
+        return _ro(self.engine.host_of)
 
     @functools.cached_property
     def placement(self) -> Placement:
@@ -94,7 +98,6 @@ class SimulationResult:
     @functools.cached_property
     def trajectory(self) -> Trajectory:
         """Per-decision records (see :class:`packing.engine.Trajectory`)."""
-        assert self.engine is not None
         return self.engine.trajectory()
 
     @property
@@ -325,12 +328,12 @@ def _result(eng: Engine, name: str, check_result: bool) -> SimulationResult:
     used_mask = eng.state.n_on > 0
     empty = np.zeros(0, dtype=np.int64)
     res = SimulationResult(
-        name, _ro(eng.host_of), eng.hosts_used, eng.peak_hosts, float(inst.host_cost[used_mask].sum()),
+        name, eng, eng.hosts_used, eng.peak_hosts, float(inst.host_cost[used_mask].sum()),
         _ro(eng.order), _ro(np.array(eng.rejected, dtype=np.int64) if eng.rejected else empty),
         _ro(np.array(sorted(eng.delayed), dtype=np.int64)) if eng.delayed else empty,
         _ro(np.array(sorted(waiting), dtype=np.int64)) if waiting else empty,
         _ro(np.array(sorted(eng.departed), dtype=np.int64)) if eng.departed else empty,
-        eng.arrivals, eng.ran_compiled, inst, eng.cards_of if inst.max_gpus else None, eng)
+        eng.arrivals, eng.ran_compiled, inst, eng.cards_of if inst.max_gpus else None)
     if check_result:
         _check(inst, res.placement, name)
     return res
