@@ -4,14 +4,21 @@ The format is documented in ``docs/file-format.md``. Loading validates everythin
 :class:`packing.errors.InputError` listing every problem (file, field, reason); saving writes to a
 temporary file first and renames it, so an existing file is never left half-written.
 Loading what :func:`save_instance` wrote gives back an equal :class:`Instance`.
+
+Loading checks, once and fully, everything a file can hold: the parse (duplicate keys, nesting
+depth, YAML aliases), every field, the limits below, names (unique after expansion, no control
+characters), the request stream and the structure of the initial placement. The data-set loaders
+(:mod:`packing.loaders`) run the same instance-level checks through :func:`check_instance`.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import os
 import tempfile
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +28,110 @@ from packing.model import UNPLACED, App, HostType, Instance, Placement, Request,
 
 INSTANCE_FORMAT = "vbp-instance/1"
 PLACEMENT_FORMAT = "vbp-placement/1"
+
+MAX_NUMBER = 2**53
+"""Largest magnitude of any number in a file (beyond it floats lose whole numbers)."""
+MAX_CONTAINERS = 10_000_000
+"""Most containers an instance may have (all apps together)."""
+MAX_HOSTS = 1_000_000
+"""Most hosts an instance may have (all host types together)."""
+MAX_RESOURCES = 10_000
+"""Most resources (and GPU resources) an instance may name."""
+MAX_CELLS = 100_000_000
+"""Most entries of the ``hosts x resources`` and ``apps x resources`` arrays."""
+MAX_GPUS = 64
+"""Most GPU cards on one host."""
+MAX_DEPTH = 64
+"""Deepest nesting of lists and objects in a file."""
+MAX_FILE_BYTES = 2**30
+"""Largest instance or placement file read (1 GiB)."""
+
+
+class _ParseError(Exception):
+    """A problem found while parsing (duplicate key, YAML alias), with its location."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(reason)
+        self.where = where
+        self.reason = reason
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for :func:`json.loads`: a key twice in one object is an error."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _ParseError(f"key {k!r}", "appears twice in the same object (the first value "
+                              "would be silently dropped)")
+        out[k] = v
+    return out
+
+
+def _yaml_loader() -> type:
+    """A safe YAML loader that refuses duplicate keys and aliases (``*name``)."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                ev = self.peek_event()
+                raise _ParseError(_mark(ev.start_mark), "YAML aliases (*name) are not supported")
+            return super().compose_node(parent, index)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    dup = key in seen
+                    seen.add(key)
+                except TypeError:
+                    raise _ParseError(_mark(key_node.start_mark),
+                                      "keys must be plain values") from None
+                if dup:
+                    raise _ParseError(_mark(key_node.start_mark),
+                                      f"key {key!r} appears twice in the same object (the first "
+                                      "value would be silently dropped)")
+            return super().construct_mapping(node, deep=deep)
+
+    return StrictLoader
+
+
+def _mark(m: Any) -> str:
+    return f"line {m.line + 1}, column {m.column + 1}" if m is not None else ""
+
+
+def _depth_problem(doc: Any) -> str | None:
+    """``None`` if ``doc`` nests at most :data:`MAX_DEPTH` deep, else the reason (iterative)."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict | list):
+            if d > MAX_DEPTH:
+                return f"lists and objects are nested more than {MAX_DEPTH} deep"
+            children = v.values() if isinstance(v, dict) else v
+            stack.extend((c, d + 1) for c in children if isinstance(c, dict | list))
+    return None
+
+
+CONTROL_CATEGORIES = ("Cc", "Zl", "Zp")
+"""Unicode categories of characters that names may not contain (newlines, escapes, ...)."""
+
+
+def has_control(s: str) -> bool:
+    """Whether ``s`` holds a control character (newline, tab, escape, line separator, ...)."""
+    return any(unicodedata.category(c) in CONTROL_CATEGORIES for c in s)
+
+
+def escape_control(s: str) -> str:
+    r"""``s`` with every control character written as an escape (``\n``, ``\x1b``, ...).
+
+    Used for messages, so a name holding a newline cannot split one error into two lines.
+    """
+    if not has_control(s):
+        return s
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) in CONTROL_CATEGORIES else c
+                   for c in s)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -32,30 +143,50 @@ def read_document(path: str | Path) -> Any:
         InputError: the file is missing, unreadable or malformed (with line and column).
     """
     p = Path(path)
+    src = str(p)
     try:
+        if p.is_file() and p.stat().st_size > MAX_FILE_BYTES:
+            raise InputError([Problem(src, "", f"file is larger than {MAX_FILE_BYTES:,} bytes")])
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError([Problem(str(p), "", "no such file")]) from None
+        raise InputError([Problem(src, "", "no such file")]) from None
     except IsADirectoryError:
-        raise InputError([Problem(str(p), "", "is a folder, expected a file")]) from None
+        raise InputError([Problem(src, "", "is a folder, expected a file")]) from None
     except (OSError, UnicodeDecodeError) as e:
-        raise InputError([Problem(str(p), "", f"cannot read: {e}")]) from None
+        raise InputError([Problem(src, "", f"cannot read: {e}")]) from None
+    if not text.strip():
+        raise InputError([Problem(src, "", "file is empty")])
+    too_deep = f"lists and objects are nested more than {MAX_DEPTH} deep"
     if p.suffix.lower() in (".yaml", ".yml"):
         import yaml
 
         try:
-            return yaml.safe_load(text)
+            doc = yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
+        except _ParseError as e:
+            raise InputError([Problem(src, e.where, e.reason)]) from None
+        except RecursionError:
+            raise InputError([Problem(src, "", too_deep)]) from None
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
-            where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
             reason = getattr(e, "problem", None) or str(e)
-            raise InputError([Problem(str(p), where, f"malformed YAML: {reason}")]) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(
-            [Problem(str(p), f"line {e.lineno}, column {e.colno}", f"malformed JSON: {e.msg}")]
-        ) from None
+            raise InputError([Problem(src, _mark(mark), f"malformed YAML: {reason}")]) from None
+    else:
+        try:
+            doc = json.loads(text, object_pairs_hook=_no_duplicates)
+        except _ParseError as e:
+            raise InputError([Problem(src, e.where, e.reason)]) from None
+        except RecursionError:
+            raise InputError([Problem(src, "", too_deep)]) from None
+        except json.JSONDecodeError as e:
+            raise InputError(
+                [Problem(src, f"line {e.lineno}, column {e.colno}", f"malformed JSON: {e.msg}")]
+            ) from None
+        except ValueError as e:  # e.g. an integer with more than 4300 digits
+            raise InputError([Problem(src, "", f"malformed JSON: {e}")]) from None
+    bad = _depth_problem(doc)
+    if bad is not None:
+        raise InputError([Problem(src, "", bad)])
+    return doc
 
 
 def write_document(path: str | Path, doc: Any) -> None:
@@ -109,16 +240,32 @@ class _Reader:
         if not isinstance(v, str) or not v:
             self.bad(field, f"expected a non-empty string, got {_kind(v)}")
             return None
+        if has_control(v):
+            self.bad(field, f"must not contain control characters (newline, tab, ...), got {v!r}")
+            return None
         return v
 
-    def integer(self, v: Any, field: str, minimum: int = 0) -> int | None:
+    def _too_large(self, v: float, field: str) -> bool:
+        if abs(v) > MAX_NUMBER:
+            self.bad(field, f"is beyond the supported range (magnitude at most 2^53 = "
+                     f"{MAX_NUMBER}), got {_short(v)}")
+            return True
+        return False
+
+    def integer(self, v: Any, field: str, minimum: int = 0, maximum: int | None = None,
+                what: str = "") -> int | None:
         if isinstance(v, bool) or not isinstance(v, int | float) or (
             isinstance(v, float) and not v.is_integer()
         ):
             self.bad(field, f"expected a whole number, got {_kind(v)}")
             return None
+        if self._too_large(v, field):
+            return None
         if v < minimum:
             self.bad(field, f"must be at least {minimum}, got {v:g}")
+            return None
+        if maximum is not None and v > maximum:
+            self.bad(field, f"at most {maximum:,} {what} are supported, got {int(v):,}")
             return None
         return int(v)
 
@@ -126,8 +273,10 @@ class _Reader:
         if isinstance(v, bool) or not isinstance(v, int | float):
             self.bad(field, f"expected a number, got {_kind(v)}")
             return None
-        if not math.isfinite(v):
+        if isinstance(v, float) and not math.isfinite(v):
             self.bad(field, f"must be finite, got {v}")
+            return None
+        if self._too_large(v, field):
             return None
         if v < minimum:
             reason = "must not be negative" if minimum == 0 else f"must be at least {minimum:g}"
@@ -161,13 +310,20 @@ class _Reader:
                          f"unknown field; allowed: {', '.join(sorted(allowed))}")
 
 
+def _short(v: float) -> str:
+    """A number for a message, short even when it has thousands of digits."""
+    if isinstance(v, int) and abs(v) >= 10**16:
+        return f"an integer of {len(str(abs(v)))} digits"
+    return f"{v:g}"
+
+
 def _kind(v: Any) -> str:
     if v is None:
         return "nothing (null)"
     if isinstance(v, bool):
         return f"a boolean ({v})"
     if isinstance(v, int | float):
-        return f"a number ({v:g})"
+        return f"a number ({_short(v)})"
     if isinstance(v, str):
         return f"a string ({v!r})" if len(v) < 40 else "a string"
     if isinstance(v, list):
@@ -220,11 +376,16 @@ def instance_from_dict(doc: Any, source: str = "<instance>") -> Instance:
     rules: list[Rule] = []
     for i, raw in enumerate(r.seq(d.get("rules", []), "rules") or []):
         f = f"rules[{i}]"
-        if isinstance(raw, list) and len(raw) == 3:
+        if isinstance(raw, list):
+            if len(raw) != 3:
+                r.bad(f, f"expected [A, B, k] or {{\"a\": A, \"b\": B, \"k\": k}}, got a list "
+                      f"of {len(raw)} values")
+                continue
             raw = {"a": raw[0], "b": raw[1], "k": raw[2]}
-        o = r.obj(raw, f)
-        if o is None:
+        if not isinstance(raw, Mapping):
+            r.bad(f, f"expected [A, B, k] or {{\"a\": A, \"b\": B, \"k\": k}}, got {_kind(raw)}")
             continue
+        o = raw
         r.unknown_keys(o, f, {"a", "b", "k"})
         a, b = _app_ref(r, o.get("a"), f"{f}.a", seen_apps), _app_ref(r, o.get("b"), f"{f}.b",
                                                                      seen_apps)
@@ -252,19 +413,314 @@ def instance_from_dict(doc: Any, source: str = "<instance>") -> Instance:
     if not isinstance(meta, Mapping):
         r.bad("meta", f"expected an object, got {_kind(meta)}")
         meta = {}
+    else:
+        _plain(r, meta, "meta")
     if r.problems:
         raise InputError(r.problems)
     inst = Instance(name, tuple(resources), tuple(host_types), tuple(apps), tuple(rules),
                     tuple(exclusions), tuple(gpu_res), None, tuple(requests), dict(meta))
+    problems = _limit_problems(inst, source)
+    if problems:
+        raise InputError(problems)
     if d.get("initial") is not None:
         initial = placement_from_dict(d["initial"], inst, source, field="initial")
         inst = inst.replace(initial=initial)
+    check_instance(inst, source)
     return inst
+
+
+def _plain(r: _Reader, v: Any, field: str) -> None:
+    """Free-form data (``meta``): JSON values only, finite numbers (iterative)."""
+    stack: list[tuple[Any, str]] = [(v, field)]
+    while stack:
+        x, f = stack.pop()
+        if isinstance(x, Mapping):
+            for k, y in x.items():
+                if not isinstance(k, str):
+                    r.bad(f, f"keys must be strings, got {_kind(k)}")
+                else:
+                    stack.append((y, f"{f}.{k}"))
+        elif isinstance(x, list):
+            stack.extend((y, f"{f}[{i}]") for i, y in enumerate(x))
+        elif isinstance(x, float) and not math.isfinite(x):
+            r.bad(f, f"must be finite, got {x}")
+        elif x is not None and not isinstance(x, str | int | float | bool):
+            r.bad(f, f"expected a JSON value (string, number, boolean, list, object), got "
+                  f"{_kind(x)}")
+
+
+def _limit_problems(inst: Instance, source: str) -> list[Problem]:
+    """Sizes beyond the documented limits (checked before any per-host or per-container work)."""
+    out: list[Problem] = []
+    n_containers = sum(a.count for a in inst.apps)
+    n_hosts = sum(t.count for t in inst.host_types)
+    if n_containers > MAX_CONTAINERS:
+        out.append(Problem(source, "apps", f"{n_containers:,} containers in all; at most "
+                           f"{MAX_CONTAINERS:,} are supported"))
+    if n_hosts > MAX_HOSTS:
+        out.append(Problem(source, "host_types", f"{n_hosts:,} hosts in all; at most "
+                           f"{MAX_HOSTS:,} are supported"))
+    for what, names in (("resources", inst.resources), ("gpu_resources", inst.gpu_resources)):
+        if len(names) > MAX_RESOURCES:
+            out.append(Problem(source, what, f"{len(names):,} names; at most {MAX_RESOURCES:,} "
+                               "are supported"))
+    for what, n in (("hosts", n_hosts), ("apps", len(inst.apps))):
+        if n * len(inst.resources) > MAX_CELLS:
+            out.append(Problem(source, "resources", f"{n:,} {what} x {len(inst.resources):,} "
+                               f"resources is more than {MAX_CELLS:,} values"))
+    for i, t in enumerate(inst.host_types):
+        if t.gpus > MAX_GPUS:
+            out.append(Problem(source, f"host_types[{i}] ({t.name}).gpus",
+                               f"at most {MAX_GPUS} GPU cards per host are supported, got {t.gpus}"))
+    return out
+
+
+def instance_problems(inst: Instance, source: str) -> list[Problem]:
+    """Everything wrong with an :class:`Instance` however it was built (file, loader, code).
+
+    Checks the limits (first: nothing per host or per container is computed beyond them), names
+    (non-empty strings without control characters, unique; host names unique after expansion),
+    numbers (finite, not negative, at most :data:`MAX_NUMBER`), rules and exclusions (known apps),
+    the request stream (known apps, times not negative, ``end >= time``, never more containers of
+    an app alive at once than its count, counting the snapshot) and the initial placement's
+    structure (host indices in range, card lists of known apps, card indices the host has).
+    Whether the snapshot breaks a constraint is the checker's job (``vbp validate`` runs it).
+
+    Args:
+        inst: the instance.
+        source: the file or folder it came from, for the messages.
+
+    Returns:
+        One :class:`Problem` per thing wrong (empty: fine).
+    """
+    out = _limit_problems(inst, source)
+    if out:
+        return out
+
+    def bad(field: str, reason: str) -> None:
+        out.append(Problem(source, field, reason))
+
+    def name_ok(v: Any, field: str) -> bool:
+        if not isinstance(v, str) or not v:
+            bad(field, f"expected a non-empty string, got {_kind(v)}")
+            return False
+        if has_control(v):
+            bad(field, f"must not contain control characters (newline, tab, ...), got {v!r}")
+            return False
+        return True
+
+    def number_ok(x: float, field: str) -> None:
+        if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x):
+            bad(field, f"expected a finite number, got {_kind(x)}")
+        elif x < 0:
+            bad(field, f"must not be negative, got {x:g}")
+        elif x > MAX_NUMBER:
+            bad(field, f"is beyond the supported range (at most 2^53 = {MAX_NUMBER}), got {x:g}")
+
+    for what, names in (("resources", inst.resources), ("gpu_resources", inst.gpu_resources)):
+        seen: set[str] = set()
+        for i, n in enumerate(names):
+            if name_ok(n, f"{what}[{i}]") and n in seen:
+                bad(f"{what}[{i}]", f"duplicate name {n!r}")
+            seen.add(n)
+    types: set[str] = set()
+    where: dict[str, str] = {}
+    for i, t in enumerate(inst.host_types):
+        f = f"host_types[{i}]"
+        if name_ok(t.name, f"{f}.name"):
+            if t.name in types:
+                bad(f"{f}.name", f"duplicate host type {t.name!r}")
+            types.add(t.name)
+            f = f"{f} ({t.name})"
+        if len(t.capacity) != inst.n_resources:
+            bad(f"{f}.capacity", f"has {len(t.capacity)} values, expected {inst.n_resources}")
+        for j, x in enumerate(t.capacity):
+            number_ok(x, f"{f}.capacity[{j}]")
+        number_ok(t.cost, f"{f}.cost")
+        if t.count < 0:
+            bad(f"{f}.count", f"must not be negative, got {t.count}")
+        if t.gpus < 0:
+            bad(f"{f}.gpus", f"must not be negative, got {t.gpus}")
+        elif t.gpus and len(t.gpu_capacity) != len(inst.gpu_resources):
+            bad(f"{f}.gpu_capacity", f"has {len(t.gpu_capacity)} values, expected "
+                f"{len(inst.gpu_resources)}")
+        for j, x in enumerate(t.gpu_capacity):
+            number_ok(x, f"{f}.gpu_capacity[{j}]")
+        for what, v in (("cluster", t.cluster), ("gpu_model", t.gpu_model)):
+            if v is not None:
+                name_ok(v, f"{f}.{what}")
+        if t.host_names is not None:
+            if len(t.host_names) != t.count:
+                bad(f"{f}.host_names", f"has {len(t.host_names)} names for {t.count} hosts")
+                continue
+            names_t: Sequence[str] = t.host_names
+        else:
+            names_t = [f"{t.name}#{k}" for k in range(t.count)]
+        for k, n in enumerate(names_t):
+            hf = f"{f}.host_names[{k}]" if t.host_names is not None else f"{f} host {n!r}"
+            if not name_ok(n, hf):
+                continue
+            if n in where:
+                bad(hf, f"host name {n!r} is also the name of a host of {where[n]}; host names "
+                    "must be unique (the default names are '<type>#<i>')")
+            else:
+                where[n] = f"host_types[{i}]"
+    apps: dict[str, App] = {}
+    for i, a in enumerate(inst.apps):
+        f = f"apps[{i}]"
+        if name_ok(a.name, f"{f}.name"):
+            if a.name in apps:
+                bad(f"{f}.name", f"duplicate app {a.name!r}")
+            apps[a.name] = a
+            f = f"{f} ({a.name})"
+        if len(a.demand) != inst.n_resources:
+            bad(f"{f}.demand", f"has {len(a.demand)} values, expected {inst.n_resources}")
+        for j, x in enumerate(a.demand):
+            number_ok(x, f"{f}.demand[{j}]")
+        if a.count < 0:
+            bad(f"{f}.count", f"must not be negative, got {a.count}")
+        if a.max_per_host is not None and a.max_per_host < 0:
+            bad(f"{f}.max_per_host", f"must not be negative, got {a.max_per_host}")
+        if a.gpu_cards:
+            if not 0 < a.gpu_cards <= MAX_GPUS:
+                bad(f"{f}.gpu.cards", f"must be 1..{MAX_GPUS}, got {a.gpu_cards}")
+            if not a.gpu_whole and len(a.gpu_per_card) != len(inst.gpu_resources):
+                bad(f"{f}.gpu.per_card", f"has {len(a.gpu_per_card)} values, expected "
+                    f"{len(inst.gpu_resources)}")
+            for j, x in enumerate(a.gpu_per_card):
+                number_ok(x, f"{f}.gpu.per_card[{j}]")
+            for j, m in enumerate(a.gpu_models):
+                name_ok(m, f"{f}.gpu.models[{j}]")
+    for i, rule in enumerate(inst.rules):
+        for what, v in (("a", rule.a), ("b", rule.b)):
+            if v not in apps:
+                bad(f"rules[{i}].{what}", f"unknown app {v!r}")
+        if rule.k < 0:
+            bad(f"rules[{i}].k", f"must not be negative, got {rule.k}")
+    for i, pair in enumerate(inst.exclusions):
+        for j, v in enumerate(pair):
+            if v not in apps:
+                bad(f"exclusions[{i}][{j}]", f"unknown app {v!r}")
+    if out:
+        return out
+    if inst.initial is not None:
+        out += _initial_problems(inst, source)
+    if inst.requests:
+        out += _request_problems(inst, source)
+    return out
+
+
+def check_instance(inst: Instance, source: str) -> Instance:
+    """Raise :class:`InputError` if :func:`instance_problems` finds anything; else return ``inst``."""
+    problems = instance_problems(inst, source)
+    if problems:
+        raise InputError(problems)
+    return inst
+
+
+def _initial_problems(inst: Instance, source: str) -> list[Problem]:
+    out: list[Problem] = []
+    p = inst.initial
+    assert p is not None
+    n_hosts = inst.n_hosts
+    for app, hs in p.hosts.items():
+        if not isinstance(app, str) or has_control(app):
+            out.append(Problem(source, "initial.hosts", f"bad app name {app!r}"))
+            continue
+        for j, h in enumerate(hs):
+            if h != UNPLACED and not 0 <= h < n_hosts:
+                out.append(Problem(source, f"initial.hosts.{app}[{j}]",
+                                   f"host index {h} is out of range (0..{n_hosts - 1})"))
+                break
+    for app, cs in p.gpus.items():
+        listed = p.hosts.get(app)
+        if listed is None:
+            out.append(Problem(source, f"initial.gpus.{app}",
+                               f"GPU cards for app {app!r}, which the snapshot does not list"))
+            continue
+        hs = listed
+        if len(cs) > len(hs):
+            out.append(Problem(source, f"initial.gpus.{app}", f"has {len(cs)} card lists for "
+                               f"the {len(hs)} containers of app {app!r}"))
+            continue
+        for j, c in enumerate(cs):
+            h = hs[j]
+            if not c:
+                continue
+            if h == UNPLACED or not 0 <= h < n_hosts:
+                out.append(Problem(source, f"initial.gpus.{app}[{j}]",
+                                   f"cards {list(c)} for a container that is not on a host"))
+                break
+            n_cards = int(inst.host_gpus[h])
+            if any(not 0 <= x < n_cards for x in c):
+                out.append(Problem(source, f"initial.gpus.{app}[{j}]",
+                                   f"cards {list(c)} on host {inst.host_names[h]!r}, which has "
+                                   f"{n_cards} cards"))
+                break
+    return out
+
+
+def _request_problems(inst: Instance, source: str) -> list[Problem]:
+    """Requests: known apps, times, and never more containers alive at once than the count.
+
+    Containers alive at once are counted in the stream's own order as the engine replays it:
+    requests sorted by time (ties in stream order), departures at a time ``<=`` an arrival's time
+    first, snapshot containers alive from the start.
+    """
+    out: list[Problem] = []
+    idx = inst.app_index
+    placed = [0] * inst.n_apps
+    if inst.initial is not None:
+        for name, hs in inst.initial.hosts.items():
+            if name in idx:
+                k = idx[name]
+                placed[k] = sum(1 for h in hs[: inst.apps[k].count] if h != UNPLACED)
+    events: list[list[tuple[float, int, int, int]]] = [[] for _ in inst.apps]
+    for i, q in enumerate(inst.requests):
+        f = f"requests[{i}]"
+        ok = True
+        if q.app not in idx:
+            out.append(Problem(source, f"{f}.app", f"unknown app {q.app!r}"))
+            ok = False
+        if not isinstance(q.time, int | float) or not math.isfinite(q.time) or q.time < 0:
+            out.append(Problem(source, f"{f}.time", f"must be a finite number, not negative, "
+                               f"got {q.time!r}"))
+            ok = False
+        if q.end is not None and not (math.isfinite(q.end) and q.end >= q.time):
+            out.append(Problem(source, f"{f}.end", f"departure {q.end:g} is before arrival "
+                               f"{q.time:g}"))
+            ok = False
+        if q.count < 1:
+            out.append(Problem(source, f"{f}.count", f"must be at least 1, got {q.count}"))
+            ok = False
+        if not ok:
+            continue
+        ai = idx[q.app]
+        events[ai].append((q.time, 1, i, q.count))
+        if q.end is not None:
+            events[ai].append((q.end, 0, i, -q.count))
+    for a, ev in enumerate(events):
+        if not ev:
+            continue
+        alive, count = placed[a], inst.apps[a].count
+        for t, _, i, delta in heapq.nsmallest(len(ev), ev):
+            alive += delta
+            if alive > count:
+                snap = f" (with {placed[a]} in the snapshot)" if placed[a] else ""
+                out.append(Problem(source, f"requests[{i}].count",
+                                   f"{alive} containers of app {inst.apps[a].name!r} would be "
+                                   f"alive at once at time {t:g}{snap}, more than its count "
+                                   f"{count}"))
+                break
+    return out
 
 
 def _names(r: _Reader, v: Any, field: str, allow_empty: bool) -> list[str]:
     seq = r.seq(v, field)
     if seq is None:
+        return []
+    if len(seq) > MAX_RESOURCES:
+        r.bad(field, f"{len(seq):,} names; at most {MAX_RESOURCES:,} are supported")
         return []
     if not seq and not allow_empty:
         r.bad(field, "must name at least one resource")
@@ -291,17 +747,19 @@ def _host_type(r: _Reader, raw: Any, f: str, resources: Sequence[str], gpu_res: 
         seen.add(name)
         f = f"{f} ({name})"
     cap = r.vector(o.get("capacity"), f"{f}.capacity", resources)
-    count = r.integer(o.get("count"), f"{f}.count")
+    count = r.integer(o.get("count"), f"{f}.count", maximum=MAX_HOSTS, what="hosts")
     cost = r.number(o.get("cost", 1.0), f"{f}.cost")
     cluster = o.get("cluster")
     if cluster is not None:
         cluster = r.string(cluster, f"{f}.cluster")
-    gpus = r.integer(o.get("gpus", 0), f"{f}.gpus")
+    gpus = r.integer(o.get("gpus", 0), f"{f}.gpus", maximum=MAX_GPUS, what="GPU cards per host")
     gcap: tuple[float, ...] | None = ()
     if gpus:
         if not gpu_res:
             r.bad(f"{f}.gpus", "host type has GPU cards but the instance names no gpu_resources")
         gcap = r.vector(o.get("gpu_capacity"), f"{f}.gpu_capacity", gpu_res)
+    elif o.get("gpu_capacity") is not None and gpus == 0:
+        r.bad(f"{f}.gpu_capacity", "is given but the host type has no GPU cards (gpus is 0)")
     model = o.get("gpu_model")
     if model is not None:
         model = r.string(model, f"{f}.gpu_model")
@@ -309,14 +767,19 @@ def _host_type(r: _Reader, raw: Any, f: str, resources: Sequence[str], gpu_res: 
     if o.get("host_names") is not None:
         seq = r.seq(o["host_names"], f"{f}.host_names")
         if seq is not None:
-            names = tuple(str(x) for x in seq)
-            if count is not None and len(names) != count:
-                r.bad(f"{f}.host_names", f"has {len(names)} names for {count} hosts")
-            for x in names:
-                if x in seen_hosts:
-                    r.bad(f"{f}.host_names", f"duplicate host name {x!r}")
+            good = [r.string(x, f"{f}.host_names[{j}]") for j, x in enumerate(seq)]
+            if count is not None and len(seq) != count:
+                r.bad(f"{f}.host_names", f"has {len(seq)} names for {count} hosts")
+            for j, x in enumerate(good):
+                if x is not None and x in seen_hosts:
+                    r.bad(f"{f}.host_names[{j}]", f"duplicate host name {x!r}")
                     break
-                seen_hosts.add(x)
+                if x is not None:
+                    seen_hosts.add(x)
+            if all(x is not None for x in good):
+                names = tuple(x for x in good if x is not None)
+            else:
+                return None
     if None in (name, cap, count, cost, gpus, gcap):
         return None
     return HostType(name, cap, count, cost, cluster, gpus, gcap, model, names)  # type: ignore[arg-type]
@@ -335,7 +798,7 @@ def _app(r: _Reader, raw: Any, f: str, resources: Sequence[str], gpu_res: Sequen
         seen.add(name)
         f = f"{f} ({name})"
     demand = r.vector(o.get("demand"), f"{f}.demand", resources)
-    count = r.integer(o.get("count"), f"{f}.count")
+    count = r.integer(o.get("count"), f"{f}.count", maximum=MAX_CONTAINERS, what="containers")
     mph = o.get("max_per_host")
     if mph is not None:
         mph = r.integer(mph, f"{f}.max_per_host")
@@ -349,7 +812,8 @@ def _app(r: _Reader, raw: Any, f: str, resources: Sequence[str], gpu_res: Sequen
             r.unknown_keys(go, f"{f}.gpu", _GPU)
             if not gpu_res:
                 r.bad(f"{f}.gpu", "app asks for GPU cards but the instance names no gpu_resources")
-            cards = r.integer(go.get("cards", 1), f"{f}.gpu.cards", minimum=1) or 0
+            cards = r.integer(go.get("cards", 1), f"{f}.gpu.cards", minimum=1,
+                              maximum=MAX_GPUS, what="GPU cards") or 0
             whole = go.get("whole", False)
             if not isinstance(whole, bool):
                 r.bad(f"{f}.gpu.whole", f"expected true or false, got {_kind(whole)}")
@@ -357,7 +821,8 @@ def _app(r: _Reader, raw: Any, f: str, resources: Sequence[str], gpu_res: Sequen
             if not whole:
                 per_card = r.vector(go.get("per_card"), f"{f}.gpu.per_card", gpu_res) or ()
             ms = r.seq(go.get("models", []), f"{f}.gpu.models") or []
-            models = tuple(str(m) for m in ms)
+            ok_models = [r.string(m, f"{f}.gpu.models[{j}]") for j, m in enumerate(ms)]
+            models = tuple(m for m in ok_models if m is not None)
     if None in (name, demand, count) or (g is not None and not cards):
         return None
     return App(name, demand, count, mph, cards, per_card, whole, models)  # type: ignore[arg-type]
@@ -376,12 +841,13 @@ def _request(r: _Reader, raw: Any, f: str, apps: set[str]) -> Request | None:
     if o is None:
         return None
     r.unknown_keys(o, f, {"time", "app", "count", "end"})
-    t = r.number(o.get("time", 0.0), f"{f}.time", minimum=-math.inf)
+    t = r.number(o.get("time", 0.0), f"{f}.time")
     app = _app_ref(r, o.get("app"), f"{f}.app", apps)
-    count = r.integer(o.get("count", 1), f"{f}.count", minimum=1)
+    count = r.integer(o.get("count", 1), f"{f}.count", minimum=1, maximum=MAX_CONTAINERS,
+                      what="containers")
     end = o.get("end")
     if end is not None:
-        end = r.number(end, f"{f}.end", minimum=-math.inf)
+        end = r.number(end, f"{f}.end")
         if end is not None and t is not None and end < t:
             r.bad(f"{f}.end", f"departure {end:g} is before arrival {t:g}")
             end = None
@@ -493,7 +959,13 @@ def placement_from_dict(doc: Any, inst: Instance, source: str = "<placement>",
                         field: str = "") -> Placement:
     """Build a placement from a document; hosts may be given by name or by index.
 
-    Unknown app names are kept (the checker reports them); unknown host names are errors.
+    A container is unplaced only when its entry is ``null``; a host index must be one of
+    ``0 .. n_hosts - 1`` (``-1`` is an error, not "unplaced"). GPU card lists must belong to apps
+    the placement lists, one list per container at most, with card indices the container's host
+    has. Unknown app names and wrong container counts are kept: the checker reports them.
+
+    Raises:
+        InputError: with one :class:`Problem` per thing wrong.
     """
     r = _Reader(source)
     pre = f"{field}." if field else ""
@@ -504,12 +976,26 @@ def placement_from_dict(doc: Any, inst: Instance, source: str = "<placement>",
     fmt = d.get("format", PLACEMENT_FORMAT)
     if fmt != PLACEMENT_FORMAT:
         r.bad(f"{pre}format", f"expected {PLACEMENT_FORMAT!r}, got {fmt!r}")
+    if d.get("instance") is not None:
+        r.string(d["instance"], f"{pre}instance")
+    if d.get("meta") is not None:
+        if isinstance(d["meta"], Mapping):
+            _plain(r, d["meta"], f"{pre}meta")
+        else:
+            r.bad(f"{pre}meta", f"expected an object, got {_kind(d['meta'])}")
     idx = inst.host_index
+    n_hosts = inst.n_hosts
     hosts: dict[str, tuple[int, ...]] = {}
     ho = r.obj(d.get("hosts"), f"{pre}hosts") or {}
     for app, seq in ho.items():
-        lst = r.seq(seq, f"{pre}hosts.{app}")
+        if r.string(app, f"{pre}hosts") is None:
+            continue
+        f = f"{pre}hosts.{app}"
+        lst = r.seq(seq, f)
         if lst is None:
+            continue
+        if len(lst) > MAX_CONTAINERS:
+            r.bad(f, f"at most {MAX_CONTAINERS:,} containers are supported, got {len(lst):,}")
             continue
         out = []
         for j, h in enumerate(lst):
@@ -517,31 +1003,59 @@ def placement_from_dict(doc: Any, inst: Instance, source: str = "<placement>",
                 out.append(UNPLACED)
             elif isinstance(h, str):
                 if h not in idx:
-                    r.bad(f"{pre}hosts.{app}[{j}]", f"unknown host {h!r}")
+                    r.bad(f"{f}[{j}]", f"unknown host {h!r}")
                     out.append(UNPLACED)
                 else:
                     out.append(idx[h])
             elif isinstance(h, int) and not isinstance(h, bool):
-                out.append(h)
+                if not 0 <= h < n_hosts:
+                    hint = "; write null for an unplaced container" if h < 0 else ""
+                    span = f"0..{n_hosts - 1}" if n_hosts else "none: the instance has no hosts"
+                    r.bad(f"{f}[{j}]", f"host index {_short(h)} is out of range ({span}){hint}")
+                    out.append(UNPLACED)
+                else:
+                    out.append(h)
             else:
-                r.bad(f"{pre}hosts.{app}[{j}]", f"expected a host name, index or null, got "
-                      f"{_kind(h)}")
+                r.bad(f"{f}[{j}]", f"expected a host name, index or null, got {_kind(h)}")
                 out.append(UNPLACED)
-        hosts[str(app)] = tuple(out)
+        hosts[app] = tuple(out)
     gpus: dict[str, tuple[tuple[int, ...], ...]] = {}
     go = r.obj(d.get("gpus", {}), f"{pre}gpus") or {}
+    host_gpus = inst.host_gpus
     for app, seq in go.items():
-        lst = r.seq(seq, f"{pre}gpus.{app}")
+        if r.string(app, f"{pre}gpus") is None:
+            continue
+        f = f"{pre}gpus.{app}"
+        lst = r.seq(seq, f)
         if lst is None:
+            continue
+        if app not in hosts:
+            r.bad(f, f"GPU cards for app {app!r}, which the placement's hosts do not list")
+            continue
+        hs = hosts[app]
+        if len(lst) > len(hs):
+            r.bad(f, f"has {len(lst)} card lists for the {len(hs)} containers of app {app!r}")
             continue
         cs = []
         for j, c in enumerate(lst):
             if not isinstance(c, list) or not all(isinstance(x, int) and not isinstance(x, bool)
                                                   for x in c):
-                r.bad(f"{pre}gpus.{app}[{j}]", f"expected a list of card indices, got {_kind(c)}")
+                r.bad(f"{f}[{j}]", f"expected a list of card indices, got {_kind(c)}")
                 c = []
+            h = hs[j]
+            if c and h == UNPLACED:
+                r.bad(f"{f}[{j}]", f"cards {c} for container {j}, which is not on a host")
+                c = []
+            elif c:
+                n_cards = int(host_gpus[h])
+                wrong = [x for x in c if not 0 <= x < n_cards]
+                if wrong:
+                    have = f"cards 0..{n_cards - 1}" if n_cards else "no GPU cards"
+                    r.bad(f"{f}[{j}]", f"card {_short(wrong[0])} on host "
+                          f"{inst.host_names[h]!r}, which has {have}")
+                    c = []
             cs.append(tuple(c))
-        gpus[str(app)] = tuple(cs)
+        gpus[app] = tuple(cs)
     if r.problems:
         raise InputError(r.problems)
     return Placement(hosts, gpus)
@@ -558,7 +1072,9 @@ def save_placement(p: Placement, inst: Instance, path: str | Path) -> None:
 
 
 __all__: list[str] = [
-    "INSTANCE_FORMAT", "PLACEMENT_FORMAT", "instance_from_dict", "instance_to_dict",
+    "INSTANCE_FORMAT", "MAX_CONTAINERS", "MAX_DEPTH", "MAX_GPUS", "MAX_HOSTS", "MAX_NUMBER",
+    "MAX_RESOURCES", "PLACEMENT_FORMAT", "check_instance", "escape_control", "has_control",
+    "instance_from_dict", "instance_problems", "instance_to_dict",
     "load_instance", "load_placement", "placement_from_dict", "placement_to_dict",
     "read_document", "save_instance", "save_placement", "write_document",
 ]

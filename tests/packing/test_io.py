@@ -11,6 +11,7 @@ from strategies import instance_and_placement, instances
 
 from packing.errors import InputError
 from packing.io import (
+    instance_problems,
     load_instance,
     load_placement,
     save_instance,
@@ -26,9 +27,22 @@ GOOD = {
 }
 
 
+def valid_requests(inst):
+    """Drop the requests that would make more containers of an app alive at once than its count
+    (the random strategy does not know that rule; loading rejects such streams)."""
+    while True:
+        bad = [p for p in instance_problems(inst, "x") if p.field.startswith("requests[")]
+        if not bad:
+            return inst
+        i = int(bad[0].field[len("requests["):].split("]")[0])
+        inst = inst.replace(requests=inst.requests[:i] + inst.requests[i + 1:])
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(inst=instances(initial=True, requests=True))
 def test_round_trip(tmp_path: Path, inst) -> None:
+    inst = valid_requests(inst)
+    assert instance_problems(inst, "x") == []
     for ext in ("json", "yaml"):
         path = tmp_path / f"i.{ext}"
         save_instance(inst, path)
