@@ -1,23 +1,37 @@
-"""The simulator as a Gymnasium environment, for learned policies (RL agents).
+"""The engine as a pluggable Gymnasium environment, for learned policies (RL agents).
 
-One episode replays the arrivals of an instance (see :mod:`packing.simulator` for arrivals, orders and
-departures). Each step places the current container on the host given by the action; the feasible hosts
-are given as ``info["action_mask"]`` (shape ``(n_hosts,)`` bool, ``np.int8`` for Gymnasium's
-``Discrete.sample(mask=...)``). Feasibility is :meth:`packing.feasibility.ClusterState.mask`, the same
-logic as the checker's.
+One episode replays the arrivals of an instance on the one stepwise engine
+(:class:`packing.engine.Engine`: arrivals, departures, waiting requests; see :mod:`packing.engine`).
+Each env step answers one engine decision. Three parts are chosen by the caller:
 
-* An action outside the mask is not applied: the container is rejected and ``info["invalid_action"]`` is
-  True (so random agents and ``check_env`` never crash).
-* A container that fits nowhere is rejected automatically, without a step; ``info["auto_rejected"]``
-  counts them. Rejections cost ``reject_penalty`` each.
-* Reward: minus the hosts opened by the step (``-(hosts_after - hosts_before)``; a departure that empties
-  a host gives +1) minus the rejection penalties. The episode return is therefore ``-(final hosts) -
-  penalty * rejections`` plus hosts already open in the snapshot.
+* the **observation encoder** (:mod:`packing.env_encoders`): :class:`DictEncoder` (default),
+  :class:`FlatEncoder`, :class:`GraphEncoder`;
+* the **action adapter** (:mod:`packing.env_actions`): :class:`DiscreteHost` (default),
+  :class:`ClusterHost`, :class:`ContinuousCluster`; it gives the action space, the action mask
+  (``info["action_mask"]``, ``int8``) and maps an action to a host (and GPU cards), WAIT or a
+  rejection;
+* the **reward** (:mod:`packing.env_rewards`): :class:`HostsOpened` (default), :class:`Utilisation`,
+  :class:`Deployed`.
 
-Observation (a ``Dict`` space): ``load`` used/capacity per host and resource ``(n_hosts, n_resources)``,
-``open`` hosts in use ``(n_hosts,)``, ``demand`` the container's demand over the largest capacity per
-resource ``(n_resources,)``, ``app`` its app index, ``pending`` containers per app still to arrive
-``(n_apps,)``.
+Semantics
+
+* An action that names no feasible host is not applied: the container is rejected and
+  ``info["invalid_action"]`` is True.
+* A container that fits nowhere is resolved by the engine without a step: rejected
+  (``info["auto_rejected"]`` counts them), or delayed with ``wait_when_full``.
+* WAIT (``DiscreteHost(wait=True)``, ``ContinuousCluster(wait=True)``) delays the request until the
+  next departure, when it is retried.
+* ``reset(options={"order": perm, "arrange": policy})``: a fixed arrival order (a permutation of the
+  arrivals) and/or an offline policy (:class:`packing.policy.Arranging`, e.g. FFD) that reorders the
+  arrivals first, exactly as :func:`packing.simulator.simulate` does. With ``shuffle=True`` and no
+  order, whole requests are shuffled from the env's seeded generator.
+* ``env.engine`` is the engine, ``env.observation()`` the :class:`packing.policy.Observation` of the
+  current decision and ``env.host_mask()`` its host mask, so any :class:`packing.policy.Policy` can act
+  through the env (``env.action_of(policy.act(env.observation(), env.host_mask()))``) and makes the same
+  decisions as in :func:`packing.simulator.simulate` (tested).
+
+``info`` keys: ``action_mask`` (the adapter's), ``hosts_used``, ``rejected`` (so far), ``placed`` (so
+far), ``waiting`` (now), ``auto_rejected`` (by the engine during the step), ``invalid_action``.
 """
 
 from __future__ import annotations
@@ -26,53 +40,71 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
-from packing.engine import REJECT, Engine, arrivals
+from packing.engine import REJECT, REJECTED, Engine
+from packing.env_actions import ActionAdapter, ClusterHost, ContinuousCluster, DiscreteHost, EngineAction
+from packing.env_encoders import DictEncoder, FlatEncoder, GraphEncoder, ObservationEncoder
+from packing.env_layout import EnvLayout
+from packing.env_rewards import Deployed, HostsOpened, Outcome, Reward, Utilisation
 from packing.model import Instance, Placement
+from packing.policy import Arranging, Observation
+from packing.simulator import sample_orders
 
 
-class PlacementEnv(gym.Env[dict[str, Any], int]):
-    """Place the containers of ``instance`` one arrival at a time.
+class PlacementEnv(gym.Env[Any, Any]):
+    """Place the containers of ``instance`` one decision at a time.
 
     Args:
         instance: the instance (snapshot and request stream included).
-        shuffle: draw a new arrival order at every reset (whole requests shuffled, from the env's seeded
-            ``np_random``); otherwise the instance's own order.
-        reject_penalty: cost of one rejected container, in hosts.
+        encoder: the observation encoder (default :class:`DictEncoder`).
+        actions: the action adapter (default :class:`DiscreteHost`).
+        reward: the reward (default ``HostsOpened(reject_penalty)``).
+        shuffle: draw a new arrival order at every reset (whole requests shuffled, from the env's
+            seeded ``np_random``); otherwise the instance's own order.
+        wait_when_full: a container that fits nowhere waits for a departure instead of being rejected.
+        reject_penalty: cost of one rejected container, for the default reward only (a reward passed
+            in carries its own).
+        record: keep the engine's per-decision trajectory (``env.engine.trajectory()``).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
 
-    def __init__(self, instance: Instance, *, shuffle: bool = False, reject_penalty: float = 1.0) -> None:
+    def __init__(self, instance: Instance, *, encoder: ObservationEncoder | None = None,
+                 actions: ActionAdapter | None = None, reward: Reward | None = None,
+                 shuffle: bool = False, wait_when_full: bool = False, reject_penalty: float = 1.0,
+                 record: bool = False) -> None:
         self.instance = instance
         self.shuffle = shuffle
-        self.reject_penalty = reject_penalty
-        self.arrivals_ = arrivals(instance)
-        n_h, n_r, n_a = instance.n_hosts, instance.n_resources, instance.n_apps
-        cmax = instance.host_capacity.max(axis=0) if n_h else np.ones(n_r)
-        self._scale = np.where(cmax > 0, cmax, 1.0)
-        d_hi = float(max(1.0, (instance.demand / self._scale).max(initial=0.0)))
-        p_hi = float(max(1, len(self.arrivals_.app)))
-        self.observation_space = spaces.Dict({
-            "load": spaces.Box(0.0, 1.0 + 1e-6, (n_h, n_r), dtype=np.float32),
-            "open": spaces.MultiBinary(n_h),
-            "demand": spaces.Box(0.0, d_hi, (n_r,), dtype=np.float32),
-            "app": spaces.Discrete(max(1, n_a)),
-            "pending": spaces.Box(0.0, p_hi, (max(1, n_a),), dtype=np.float32),
-        })
-        self.action_space = spaces.Discrete(max(1, n_h))  # type: ignore[assignment]
+        self.wait_when_full = wait_when_full
+        self.encoder: ObservationEncoder = encoder if encoder is not None else DictEncoder()
+        self.actions: ActionAdapter = actions if actions is not None else DiscreteHost()
+        self.reward: Reward = reward if reward is not None else HostsOpened(reject_penalty)
+        self.reject_penalty = float(self.reward.reject_penalty)
+        self.layout = EnvLayout.of(instance)
+        self.engine = Engine(instance, wait_when_full=wait_when_full, record=record)
+        self.arrivals_ = self.engine.arrivals
+        self.observation_space = self.encoder.space(self.layout)
+        self.action_space = self.actions.space(self.layout)
+        self.rejected_ = 0
 
     # --------------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
-              ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Start a new episode from the snapshot; ``options={"order": array}`` fixes the order."""
-        super().reset(seed=seed)
-        from packing.simulator import sample_orders
+              ) -> tuple[Any, dict[str, Any]]:
+        """Start a new episode from the snapshot.
 
+        Args:
+            seed: seeds the env's generator (shuffles, the adapter's inner policy).
+            options: ``"order"``: a permutation of the arrivals, shape ``(n_arrivals,)``;
+                ``"arrange"``: an :class:`packing.policy.Arranging` policy applied to that order.
+
+        Raises:
+            ValueError: ``order`` is not a permutation, or ``arrange`` has no ``arrange`` method.
+        """
+        super().reset(seed=seed)
         inst = self.instance
         n = len(self.arrivals_.app)
-        if options and options.get("order") is not None:
+        options = options or {}
+        if options.get("order") is not None:
             order = np.asarray(options["order"], dtype=np.int64)
             if order.shape != (n,) or not np.array_equal(np.sort(order), np.arange(n)):
                 raise ValueError(f"options['order'] must be a permutation of {n} arrivals")
@@ -81,64 +113,108 @@ class PlacementEnv(gym.Env[dict[str, Any], int]):
             order = sample_orders(inst, 2, seed=s)[1]
         else:
             order = np.arange(n, dtype=np.int64)
-        self.engine_ = Engine(inst, record=False)
-        self.engine_.reset(order)
-        self.order_ = order
-        self.rejected_ = len(self.engine_.rejected)
-        return self._obs(), self._info(auto_rejected=self.rejected_)
+        arrange = options.get("arrange")
+        if arrange is not None and not isinstance(arrange, Arranging):
+            raise ValueError("options['arrange'] must have an arrange(instance, apps) method")
+        self.actions.reset(self.layout, int(self.np_random.integers(2**31)))
+        self.engine.reset(order, arrange=arrange)
+        self.order_ = self.engine.order
+        self.rejected_ = len(self.engine.rejected)
+        self._stats = self.reward.measure(self.layout, self.engine)
+        return self._obs(), self._info(auto_rejected=self.rejected_, invalid_action=False)
 
-    def step(self, action: int) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """Place the current container on host ``action``."""
-        eng = self.engine_
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """Apply ``action`` (through the adapter) to the current decision.
+
+        Raises:
+            RuntimeError: the episode has ended (call :meth:`reset`).
+        """
+        eng = self.engine
         if eng.done:
             raise RuntimeError("step() called after the episode ended; call reset()")
-        before = eng.hosts_used
+        act = self.actions.decode(self.layout, eng, action)
+        return self._apply(act)
+
+    def _apply(self, act: EngineAction) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        eng = self.engine
+        before = self._stats
         rejected_before = len(eng.rejected)
-        h = int(action)
-        invalid = not (0 <= h < self.instance.n_hosts and eng.mask()[h])
-        eng.apply(REJECT if invalid else h)
-        auto = len(eng.rejected) - rejected_before - (1 if invalid else 0)
+        result = eng.apply(REJECT if act.invalid else act.host, act.cards)
+        auto = len(eng.rejected) - rejected_before - (1 if result == REJECTED else 0)
         self.rejected_ = len(eng.rejected)
-        reward = -(len(eng.rejected) - rejected_before) * self.reject_penalty - (eng.hosts_used - before)
-        return self._obs(), float(reward), eng.done, False, self._info(invalid_action=invalid,
-                                                                       auto_rejected=auto)
+        after = self.reward.measure(self.layout, eng)
+        self._stats = after
+        r = self.reward(before, after, Outcome(act.host, result, act.invalid))
+        return self._obs(), float(r), eng.done, False, self._info(invalid_action=act.invalid,
+                                                                  auto_rejected=auto)
+
+    def step_engine(self, host: int, cards: tuple[int, ...] | None = None
+                    ) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """Like :meth:`step`, with an engine action (a host, WAIT or REJECT) instead of the adapter's.
+
+        A host outside the mask is invalid (a rejection), as in :meth:`step`.
+        """
+        eng = self.engine
+        if eng.done:
+            raise RuntimeError("step() called after the episode ended; call reset()")
+        h = int(host)
+        if h >= 0 and not (h < self.instance.n_hosts and eng.mask()[h]):
+            return self._apply(EngineAction(REJECT, None, True))
+        return self._apply(EngineAction(h, cards if h >= 0 else None, False))
 
     # --------------------------------------------------------------------------------------
+    def observation(self) -> Observation:
+        """The :class:`packing.policy.Observation` of the current decision (for policies)."""
+        return self.engine.observation()
+
+    def host_mask(self) -> np.ndarray:
+        """Hosts that can take the current container, shape ``(n_hosts,)`` bool."""
+        return self.engine.mask()
+
+    def action_mask(self) -> np.ndarray:
+        """The adapter's action mask for the current decision (``int8``; all 0 at the end)."""
+        return self.actions.action_mask(self.layout, self.engine)
+
+    def action_of(self, host: int) -> Any:
+        """The adapter's action for an engine choice (a host or WAIT), for policies acting through the env.
+
+        Only :class:`DiscreteHost` (WAIT needs ``wait=True``) and :class:`ClusterHost` (hosts only)
+        can name every host.
+
+        Raises:
+            TypeError: the adapter cannot name hosts (:class:`ContinuousCluster`).
+            ValueError: WAIT without a WAIT action.
+        """
+        if isinstance(self.actions, DiscreteHost | ClusterHost):
+            return self.actions.action_of(self.layout, int(host))
+        raise TypeError(f"{type(self.actions).__name__} actions do not name hosts; use step_engine()")
+
+    def sample_action(self) -> Any:
+        """A uniformly random valid action, drawn from ``action_space.np_random`` (``action_space.seed``)."""
+        return self.actions.sample(self.layout, self.engine, self.action_space.np_random)
+
     def placement(self) -> Placement:
         """Containers alive now, as a :class:`Placement` (check it with :func:`packing.checker.check`)."""
-        return self.engine_.placement()
+        return self.engine.placement()
 
     @property
     def hosts_used(self) -> int:
         """Hosts in use now."""
-        return self.engine_.hosts_used
+        return self.engine.hosts_used
 
-    def _obs(self) -> dict[str, Any]:
-        inst = self.instance
-        eng = self.engine_
-        st = eng.state
-        cap = np.where(st.capacity > 0, st.capacity, 1.0)
-        d = eng.decision
-        if d is not None:
-            app = d.app
-            demand = inst.demand[app] / self._scale
-        else:
-            app, demand = 0, np.zeros(inst.n_resources)
-        return {
-            "load": np.clip(st.used / cap, 0.0, 1.0).astype(np.float32),
-            "open": (st.n_on > 0).astype(np.int8),
-            "demand": demand.astype(np.float32),
-            "app": app,
-            "pending": np.maximum(eng.pending, 0).astype(np.float32).reshape(-1)[: max(1, inst.n_apps)],
-        }
+    @property
+    def engine_(self) -> Engine:
+        """The engine (old name of :attr:`engine`)."""
+        return self.engine
 
-    def action_mask(self) -> np.ndarray:
-        """Feasible hosts for the current container, shape ``(n_hosts,)`` int8 (all 0 at the end)."""
-        return self.engine_.mask().astype(np.int8)
+    def _obs(self) -> Any:
+        return self.encoder.encode(self.layout, self.engine)
 
     def _info(self, **extra: Any) -> dict[str, Any]:
+        s = self._stats
         return {"action_mask": self.action_mask(), "hosts_used": self.hosts_used,
-                "rejected": self.rejected_, **extra}
+                "rejected": self.rejected_, "placed": s.placed, "waiting": s.waiting, **extra}
 
 
-__all__ = ["PlacementEnv"]
+__all__ = ["ClusterHost", "ContinuousCluster", "Deployed", "DictEncoder", "DiscreteHost", "FlatEncoder",
+           "GraphEncoder", "HostsOpened", "PlacementEnv", "Utilisation"]
