@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from packing.errors import InputError, Problem
+from packing.io import MAX_NUMBER, has_control
 from packing.model import HostType
 
 MAX_PROBLEMS = 20
@@ -45,6 +46,8 @@ class CsvReader:
         self.optional = tuple(optional)
         self.problems: list[Problem] = []
         self.present: tuple[str, ...] = self.columns
+        self.n_rows = 0
+        """Data rows read so far (rows with the wrong number of fields included)."""
 
     # --------------------------------------------------------------------------------------------
     def bad(self, line: int, column: str | None, reason: str) -> None:
@@ -59,6 +62,16 @@ class CsvReader:
         """Raise the collected problems, if any."""
         if self.problems:
             raise InputError(self.problems)
+
+    def require_rows(self, what: str) -> None:
+        """After :meth:`rows`: raise ``"file is empty"`` if it held no data row.
+
+        Args:
+            what: what a row describes, e.g. ``"one line per machine"``.
+        """
+        if self.n_rows == 0:
+            kind = "no data rows after the header" if self.header else "file is empty"
+            raise InputError([Problem(self.source, "", f"{kind}: expected {what}")])
 
     def _text(self) -> str:
         try:
@@ -96,6 +109,7 @@ class CsvReader:
         for i, fields in enumerate(reader, start=start):
             if not fields or (len(fields) == 1 and not fields[0].strip()):
                 continue
+            self.n_rows += 1
             if len(fields) != n:
                 self.bad(i, None, f"has {len(fields)} fields, expected {n} "
                          f"({', '.join(names)})")
@@ -117,6 +131,10 @@ class CsvReader:
         if not math.isfinite(v):
             self.bad(line, column, f"must be finite, got {text!r}")
             return None
+        if abs(v) > MAX_NUMBER:
+            self.bad(line, column, f"is beyond the supported range (magnitude at most 2^53 = "
+                     f"{MAX_NUMBER}), got {text[:30]!r}")
+            return None
         if integer and not v.is_integer():
             self.bad(line, column, f"expected a whole number, got {text!r}")
             return None
@@ -136,6 +154,9 @@ class CsvReader:
         s = text.strip()
         if not s:
             self.bad(line, column, "must not be empty")
+            return None
+        if has_control(s):
+            self.bad(line, column, f"must not contain control characters, got {s!r}")
             return None
         return s
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from packing.io import MAX_GPUS, check_instance
 from packing.loaders._csv import CsvReader, fmt_num, group_hosts
 from packing.model import Instance
 
@@ -50,11 +51,13 @@ def load_machine_meta(path: str | Path, name: str | None = None) -> Instance:
         old = latest.get(m)
         if old is None or ts >= old[0]:
             latest[m] = (ts, (cpu, mem))
+    rd.require_rows("one line per machine event: " + ", ".join(V2018_COLUMNS))
     rd.raise_if_bad()
     hosts = [(m, cap, 0, None) for m, (_, cap) in latest.items()]
     types = group_hosts(hosts, lambda cap, g, mo: f"{fmt_num(cap[0])}c-mem{fmt_num(cap[1])}")
-    return Instance(name or "alibaba-v2018-machines", ("cpu", "mem"), types, (),
-                    meta={"source": "alibaba-v2018", "path": Path(path).name})
+    return check_instance(Instance(name or "alibaba-v2018-machines", ("cpu", "mem"), types, (),
+                                   meta={"source": "alibaba-v2018", "path": Path(path).name}),
+                          str(path))
 
 
 def load_pai_machine_spec(path: str | Path, name: str | None = None) -> Instance:
@@ -76,6 +79,10 @@ def load_pai_machine_spec(path: str | Path, name: str | None = None) -> Instance
         cpu = rd.number(line, "cap_cpu", row["cap_cpu"])
         mem = rd.number(line, "cap_mem", row["cap_mem"])
         gpus = rd.integer(line, "cap_gpu", row["cap_gpu"])
+        if gpus is not None and gpus > MAX_GPUS:
+            rd.bad(line, "cap_gpu", f"at most {MAX_GPUS} GPU cards per machine are supported, "
+                   f"got {gpus}")
+            gpus = None
         if m is not None and m in seen:
             rd.bad(line, "machine", f"duplicate machine {m!r}")
             continue
@@ -83,6 +90,7 @@ def load_pai_machine_spec(path: str | Path, name: str | None = None) -> Instance
             continue
         seen.add(m)
         hosts.append((m, (cpu, mem), gpus, gtype))
+    rd.require_rows("one line per machine: " + ", ".join(V2020_COLUMNS))
     rd.raise_if_bad()
 
     def type_name(cap: tuple[float, ...], gpus: int, model: str | None) -> str:
@@ -90,6 +98,7 @@ def load_pai_machine_spec(path: str | Path, name: str | None = None) -> Instance
         return f"{model or 'gpu'}x{gpus}-{base}" if gpus else f"cpu-{base}"
 
     types = group_hosts(hosts, type_name, gpu_capacity=(1000.0,))
-    return Instance(name or "alibaba-gpu-v2020-machines", ("cpu", "mem"), types, (),
-                    gpu_resources=("gpu_milli",),
-                    meta={"source": "alibaba-gpu-v2020", "path": Path(path).name})
+    return check_instance(Instance(name or "alibaba-gpu-v2020-machines", ("cpu", "mem"), types,
+                                   (), gpu_resources=("gpu_milli",),
+                                   meta={"source": "alibaba-gpu-v2020", "path": Path(path).name}),
+                          str(path))

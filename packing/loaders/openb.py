@@ -31,6 +31,7 @@ import dataclasses
 from pathlib import Path
 
 from packing.errors import InputError, Problem
+from packing.io import MAX_GPUS, check_instance
 from packing.loaders._csv import CsvReader, fmt_num, group_hosts
 from packing.model import App, HostType, Instance, Request
 
@@ -104,8 +105,9 @@ def load_openb(path: str | Path, nodes: str = "all", pods: str | None = "default
     if pod_file is not None:
         meta["pods"] = pod_file.name
     default = f"openb-{pods}" if pod_file is not None else node_file.stem
-    return Instance(name or default, RESOURCES, host_types, apps,
-                    gpu_resources=GPU_RESOURCES, requests=requests, meta=meta)
+    return check_instance(Instance(name or default, RESOURCES, host_types, apps,
+                                   gpu_resources=GPU_RESOURCES, requests=requests, meta=meta),
+                          str(p))
 
 
 def read_nodes(path: str | Path) -> tuple[HostType, ...]:
@@ -118,6 +120,9 @@ def read_nodes(path: str | Path) -> tuple[HostType, ...]:
         cpu = rd.number(line, "cpu_milli", row["cpu_milli"])
         mem = rd.number(line, "memory_mib", row["memory_mib"])
         gpu = rd.integer(line, "gpu", row["gpu"])
+        if gpu is not None and gpu > MAX_GPUS:
+            rd.bad(line, "gpu", f"at most {MAX_GPUS} GPU cards per node are supported, got {gpu}")
+            gpu = None
         model = row["model"].strip() or None
         if sn is not None and sn in seen:
             rd.bad(line, "sn", f"duplicate node {sn!r}")
@@ -126,6 +131,7 @@ def read_nodes(path: str | Path) -> tuple[HostType, ...]:
             continue
         seen.add(sn)
         hosts.append((sn, (cpu, mem), gpu, model))
+    rd.require_rows("one line per node: " + ", ".join(NODE_COLUMNS))
     rd.raise_if_bad()
 
     def type_name(cap: tuple[float, ...], gpus: int, model: str | None) -> str:
@@ -148,6 +154,9 @@ def read_pods(path: str | Path) -> tuple[tuple[App, ...], tuple[Request, ...]]:
         cpu = rd.number(line, "cpu_milli", row["cpu_milli"])
         mem = rd.number(line, "memory_mib", row["memory_mib"])
         ng = rd.integer(line, "num_gpu", row["num_gpu"])
+        if ng is not None and ng > MAX_GPUS:
+            rd.bad(line, "num_gpu", f"at most {MAX_GPUS} GPU cards are supported, got {ng}")
+            ng = None
         gm = rd.number(line, "gpu_milli", row["gpu_milli"])
         spec = row["gpu_spec"].strip()
         if ng is not None and gm is not None:
@@ -179,6 +188,7 @@ def read_pods(path: str | Path) -> tuple[tuple[App, ...], tuple[Request, ...]]:
             counts.append(0)
         counts[a] += 1
         reqs.append((t, len(reqs), a, end))
+    rd.require_rows("one line per pod")
     rd.raise_if_bad()
     reqs.sort(key=lambda r: (r[0], r[1]))
     out_apps = tuple(dataclasses.replace(app, count=c) for app, c in zip(apps, counts, strict=True))

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from packing.errors import InputError, Problem
+from packing.io import check_instance
 from packing.loaders._csv import CsvReader, fmt_num, group_hosts
 from packing.model import App, HostType, Instance, Placement, Rule
 
@@ -113,12 +114,12 @@ def load_tianchi(folder: str | Path, view: str = "reduced", name: str | None = N
     apps = tuple(App(a, tuple(demand[i].tolist()), len(per_app[i]))
                  for i, a in enumerate(app_names))
     initial = Placement({a: tuple(per_app[i]) for i, a in enumerate(app_names)})
-    return Instance(
+    return check_instance(Instance(
         name or _default_name(folder), resource_names(view), host_types, apps,
         rules=rules, initial=initial,
         meta={"source": "tianchi-2018", "view": view,
               "files": {k: v.name for k, v in files.items()}},
-    )
+    ), str(folder))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -156,6 +157,7 @@ def _read_apps(path: Path, view: str) -> tuple[list[str], np.ndarray]:
         curves.append(row["cpu_curve"])
         curves.append(row["mem_curve"])
         scalars.append([v for v in vals if v is not None])
+    rd.require_rows("one line per app: " + ", ".join(cols))
     n = len(names)  # rows with problems are left out; their problems are raised below
     try:
         cm = np.array("|".join(curves).split("|"), dtype=np.float64).reshape(n, 2, T)
@@ -205,6 +207,7 @@ def _read_machines(path: Path, view: str) -> tuple[HostType, ...]:
         v = [float(x) for x in vals if x is not None]
         cap = tuple([v[0]] * T + [v[1]] * T + v[2:]) if view == "full" else tuple(v)
         hosts.append((m, cap, 0, None))
+    rd.require_rows("one line per machine: machine_id, cpu, mem, " + ", ".join(SCALARS))
     rd.raise_if_bad()
 
     def type_name(cap: tuple[float, ...], gpus: int, model: str | None) -> str:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packing.errors import InputError, Problem
+from packing.io import MAX_CONTAINERS, MAX_NUMBER, MAX_RESOURCES, check_instance, escape_control
 from packing.loaders._csv import CsvReader
 from packing.model import App, HostType, Instance
 
@@ -84,7 +85,12 @@ def load_vbp(path: str | Path, name: str | None = None) -> Instance:
         try:
             v = float(t)
         except ValueError:
-            problems.append(Problem(src, f"line {line}, {what}", f"expected a number, got {t!r}"))
+            problems.append(Problem(src, f"line {line}, {what}",
+                                    f"expected a number, got {escape_control(t[:30])!r}"))
+            return math.nan
+        if math.isfinite(v) and abs(v) > MAX_NUMBER:
+            problems.append(Problem(src, f"line {line}, {what}", f"is beyond the supported range "
+                                    f"(magnitude at most 2^53 = {MAX_NUMBER}), got {t[:30]!r}"))
             return math.nan
         if not math.isfinite(v) or v < minimum:
             problems.append(Problem(src, f"line {line}, {what}",
@@ -102,16 +108,27 @@ def load_vbp(path: str | Path, name: str | None = None) -> Instance:
         return int(v)
 
     d = whole("d (number of dimensions)", 1)
+    if d > MAX_RESOURCES:
+        raise InputError([Problem(src, f"line {toks[pos - 1][0]}, d (number of dimensions)",
+                                  f"at most {MAX_RESOURCES:,} dimensions are supported, got {d:,}")])
     cap = tuple(take(f"capacity {j + 1}", 0) for j in range(d))
     m = whole("m (number of item types)", 0)
     apps: list[App] = []
+    n_items = 0
     for i in range(m):
         w = tuple(take(f"item {i + 1} weight {j + 1}", 0) for j in range(d))
         b = take(f"item {i + 1} demand", 0)
         if not math.isnan(b) and not b.is_integer():
             problems.append(Problem(src, f"line {toks[pos - 1][0]}, item {i + 1} demand",
                                     f"expected a whole number, got {toks[pos - 1][1]!r}"))
-        apps.append(App(f"item{i}", w, 0 if math.isnan(b) else int(b)))
+        elif not math.isnan(b):
+            n_items += int(b)
+            if n_items > MAX_CONTAINERS:
+                problems.append(Problem(src, f"line {toks[pos - 1][0]}, item {i + 1} demand",
+                                        f"{n_items:,} items in all; at most {MAX_CONTAINERS:,} "
+                                        "are supported"))
+                break
+        apps.append(App(f"item{i}", w, 0 if math.isnan(b) or not b.is_integer() else int(b)))
         if len(problems) >= 20:
             break
     if pos < len(toks) and not problems:
@@ -122,8 +139,8 @@ def load_vbp(path: str | Path, name: str | None = None) -> Instance:
     n_items = sum(a.count for a in apps)
     resources = tuple(f"r{j}" for j in range(d))
     host = HostType("bin", cap, max(n_items, 1))
-    return Instance(name or p.stem, resources, (host,), tuple(apps),
-                    meta={"source": "vpsolver", "path": p.name})
+    return check_instance(Instance(name or p.stem, resources, (host,), tuple(apps),
+                                   meta={"source": "vpsolver", "path": p.name}), src)
 
 
 def read_optimal_values(csv_path: str | Path) -> dict[str, KnownOptimum]:
