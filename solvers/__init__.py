@@ -23,11 +23,16 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from packing.checker import check
+from packing.errors import input_error
 from packing.model import Instance, Placement
 from solvers.base import EPS, objective_value, resolve_objective
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult
+
+if TYPE_CHECKING:
+    from solvers.auto import AutoSettings
 
 METHODS: dict[str, str] = {
     "auto": "solvers.auto:solve_auto",
@@ -85,6 +90,7 @@ def solve(
     objective: str | None = None,
     callback: ProgressCallback | None = None,
     hint: Placement | None = None,
+    settings: AutoSettings | None = None,
 ) -> SolveResult:
     """Solve ``instance`` with ``method`` and verify the result.
 
@@ -99,6 +105,8 @@ def solve(
             type's cost is not 1, else ``"hosts"``.
         callback: receives a :class:`Progress` for every new incumbent or bound.
         hint: a feasible placement to start from (methods may ignore it).
+        settings: the knobs of ``"auto"`` (:class:`solvers.auto.AutoSettings`; ``None``: the
+            defaults). Only ``"auto"`` takes settings.
 
     Returns:
         The result. Its placement passed :func:`packing.checker.check` (with ``require_all``
@@ -106,14 +114,21 @@ def solve(
         is on the right side of the objective.
 
     Raises:
-        ValueError: unknown method or objective.
+        ValueError: unknown method or objective, or ``settings`` for a method other than
+            ``"auto"`` (an :class:`~packing.errors.InputError`).
         ImportError: the method is not available here.
         SolverBug: the method returned an infeasible placement or an invalid bound.
     """
     kind = resolve_objective(instance, objective)
     fn = get_method(method)
+    extra: dict[str, Any] = {}
+    if settings is not None:
+        if method != "auto":
+            raise input_error("<options>", "settings",
+                              f"settings are the knobs of method 'auto', not of {method!r}")
+        extra["settings"] = settings
     res = fn(instance, time_limit=time_limit, workers=workers, seed=seed, objective=kind,
-             callback=callback, hint=hint)
+             callback=callback, hint=hint, **extra)
     verify(instance, res, kind, method)
     return res
 
@@ -148,7 +163,17 @@ def verify(instance: Instance, res: SolveResult, kind: Objective, method: str = 
         raise SolverBug(f"{method}: 'optimal' with bound {res.lower_bound} != objective {value}")
 
 
+def __getattr__(name: str) -> Any:
+    """``solvers.AutoSettings``, imported on first use (``import solvers`` stays cheap)."""
+    if name == "AutoSettings":
+        from solvers.auto import AutoSettings
+
+        return AutoSettings
+    raise AttributeError(f"module 'solvers' has no attribute {name!r}")
+
+
 __all__ = [
+    "AutoSettings",
     "DEFAULT_METHOD",
     "METHODS",
     "Progress",

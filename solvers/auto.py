@@ -8,26 +8,30 @@
    the result is proven optimal at once (``proofs = {"solution": "ffd", "bound": "volume"}``, or
    whichever cheap bound met it). A cheap bound above the hosts proves infeasibility.
 1b. On one host type without GPU cards (:func:`solvers.tabu.applicable`), with at least
-   :data:`SEARCH_MIN_LEFT` seconds to go or the compiled parts already loaded: the exact cover
-   by tight patterns at the cheap bound (:func:`solvers.cover.solve_cover`, without ``<A, B, k>``
-   rules, up to :data:`COVER_SHARE` of the budget); when no cover exists the bound rises by one host and the
-   cover is tried again (this proves Caprara–Toth class 9 optima above the Gilmore–Gomory bound).
-   Then tabu search from first fit towards that bound (:func:`solvers.tabu.tabu_pack`, up to
-   :data:`TABU_SHARE`).
-2. When the aggregated CP-SAT model is small (at most :data:`CPSAT_SMALL` count variables, see
-   :func:`solvers.cpsat.model_size`): a first, short CP-SAT run (:data:`CPSAT_FIRST` of the
-   budget, at most :data:`CPSAT_FIRST_MAX` s); the cheap bound is often tight and CP-SAT then
-   proves it quickly, so column generation is skipped.
+   ``search_min_left`` seconds to go or the compiled parts already loaded: the exact cover by
+   tight patterns at the cheap bound (:func:`solvers.cover.solve_cover`, up to ``cover_share``
+   of the budget); when no cover exists the bound rises by one host and the cover is tried again
+   (this proves Caprara–Toth class 9 optima above the Gilmore–Gomory bound). Then tabu search
+   from first fit towards that bound (:func:`solvers.tabu.tabu_pack`, up to ``tabu_share``).
+2. When the aggregated CP-SAT model is small (at most ``cpsat_small`` count variables, see
+   :func:`solvers.cpsat.model_size`): a first, short CP-SAT run (``cpsat_first`` of the budget,
+   at most ``cpsat_first_max`` s); the cheap bound is often tight and CP-SAT then proves it
+   quickly, so column generation is skipped.
 3. Column generation (:func:`solvers.colgen.solve_colgen`, when importable and the objective is
-   the instance's natural one, hosts or cost) for up to :data:`COLGEN_SHARE` of the remaining
-   budget (:data:`COLGEN_SHARE_LARGE` on large models, where it comes first): its Gilmore–Gomory
-   LP bound is far stronger than CP-SAT's own when several resources bind, and its rounding /
+   the instance's natural one, hosts or cost) for up to ``colgen_share`` of the remaining
+   budget (``colgen_share_large`` on large models, where it comes first): its Gilmore–Gomory LP
+   bound is far stronger than CP-SAT's own when several resources bind, and its rounding /
    restricted-master solution is a good start.
 4. The rest of the budget improves the best solution with the best bound as a constraint: CP-SAT
-   on the whole model (hinted with the best solution) when it has at most :data:`CPSAT_LARGE`
-   count variables, else large-neighbourhood search (:func:`solvers.lns.improve`), which repacks
-   a few hosts at a time with CP-SAT; where tabu search applies (and at least
-   :data:`SEARCH_MIN_LEFT` seconds are left), it gets the first half of that time.
+   on the whole model (hinted with the best solution) when it has at most ``cpsat_large`` count
+   variables, else large-neighbourhood search (:func:`solvers.lns.improve`), which repacks a few
+   hosts at a time with CP-SAT; where tabu search applies (and at least ``search_min_left``
+   seconds are left), it gets the first half of that time.
+
+The knobs named above are the fields of :class:`AutoSettings`, passed as ``settings=`` (the
+defaults: :data:`DEFAULT_SETTINGS`). Every part's bound is valid on any data
+(:mod:`solvers.scaling`); when the reduction dropped a resource, the lifted placement is checked
+on the original instance (first fit is returned otherwise, with the bound).
 
 ``proofs`` names which method found the returned solution and which proved the bound.
 ``"deployed"`` skips column generation and LNS (they do not support it).
@@ -36,9 +40,11 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 
+from packing.checker import check
 from packing.model import Instance, Placement
 from solvers.base import (
     EPS,
@@ -53,37 +59,45 @@ from solvers.greedy import ffd
 from solvers.reduce import reduce_instance
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult
 
-CPSAT_FIRST = 0.3
-"""Share of the budget for the first, short CP-SAT run."""
 
-CPSAT_FIRST_MAX = 5.0
-"""At most this many seconds for the first CP-SAT run."""
+@dataclass(frozen=True)
+class AutoSettings:
+    """The knobs of :func:`solve_auto` (pass one as ``settings=``; the defaults are measured).
 
-COLGEN_SHARE = 0.4
-"""Share of the remaining budget column generation may use before CP-SAT takes over again."""
+    Attributes:
+        cpsat_first: share of the budget for the first, short CP-SAT run.
+        cpsat_first_max: at most this many seconds for the first CP-SAT run.
+        colgen_share: share of the remaining budget column generation may use before CP-SAT
+            takes over again.
+        colgen_share_large: share of the budget column generation may use on large models (it
+            runs first there).
+        cpsat_small: models with at most this many count variables get the first, short CP-SAT
+            run.
+        cpsat_large: models with more count variables are improved by LNS instead of one CP-SAT
+            model.
+        tabu_share: share of the budget for the tabu search from first fit (stage 1b).
+        cover_share: share of the budget for the exact cover by tight patterns (stage 1b).
+        search_min_left: tabu search and the cover run only with this many seconds left, unless
+            they are already compiled in this process: the compiled search costs about 15 s to
+            compile the first time it runs on a machine and about 0.5 s to load from numba's
+            cache in a new process.
+        margin: seconds kept back at the end for lifting and checking the result.
+    """
 
-COLGEN_SHARE_LARGE = 0.6
-"""Share of the budget column generation may use on large models (it runs first there)."""
+    cpsat_first: float = 0.3
+    cpsat_first_max: float = 5.0
+    colgen_share: float = 0.4
+    colgen_share_large: float = 0.6
+    cpsat_small: int = 30_000
+    cpsat_large: int = 60_000
+    tabu_share: float = 0.15
+    cover_share: float = 0.15
+    search_min_left: float = 20.0
+    margin: float = 0.3
 
-CPSAT_SMALL = 30_000
-"""Models with at most this many count variables get the first, short CP-SAT run."""
 
-CPSAT_LARGE = 60_000
-"""Models with more count variables are improved by LNS instead of one CP-SAT model."""
-
-TABU_SHARE = 0.15
-"""Share of the budget for the tabu search from first fit (stage 1b)."""
-
-COVER_SHARE = 0.15
-"""Share of the budget for the exact cover by tight patterns (stage 1b)."""
-
-SEARCH_MIN_LEFT = 20.0
-"""Tabu search and the cover run only with this many seconds left, unless they are already
-compiled in this process: the compiled search costs about 15 s to compile the first time it runs
-on a machine and about 0.5 s to load from numba's cache in a new process."""
-
-MARGIN = 0.3
-"""Seconds kept back at the end for lifting and checking the result."""
+DEFAULT_SETTINGS = AutoSettings()
+"""The settings :func:`solve_auto` uses when none are given."""
 
 
 def solve_auto(
@@ -95,6 +109,7 @@ def solve_auto(
     objective: str | None = None,
     callback: ProgressCallback | None = None,
     hint: Placement | None = None,
+    settings: AutoSettings | None = None,
 ) -> SolveResult:
     """Solve with the best combination of methods (see the module docstring).
 
@@ -106,22 +121,42 @@ def solve_auto(
         objective: ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None`` (auto).
         callback: receives :class:`Progress` events from every stage.
         hint: a placement to start from.
+        settings: the knobs (:class:`AutoSettings`; ``None``: :data:`DEFAULT_SETTINGS`).
 
     Returns:
         The result, with ``method == "auto"`` and ``proofs`` naming the parts.
     """
+    cfg = DEFAULT_SETTINGS if settings is None else settings
     clock = Clock(time_limit)
     kind = resolve_objective(instance, objective)
     natural = kind == resolve_objective(instance, None)
     red = reduce_instance(instance)
-    res = _solve(red.reduced, kind, natural, clock, workers, seed, callback, red.project(hint))
+    res = _solve(red.reduced, kind, natural, clock, workers, seed, callback, red.project(hint),
+                 cfg)
     if red.trivial or res.placement is None:
         return res
-    return dataclasses.replace(res, placement=red.lift(res.placement), seconds=clock.elapsed)
+    lifted = red.lift(res.placement)
+    assert lifted is not None
+    if check(instance, lifted, require_all=kind != "deployed"):
+        # a load within the float allowance of solvers.scaling on a dropped resource: keep
+        # first fit on the original instance, with the (valid) bound
+        g = ffd(instance, kind)
+        if not (g.complete or kind == "deployed"):
+            return dataclasses.replace(res, status="unknown", objective=None, placement=None,
+                                       hosts=None, seconds=clock.elapsed,
+                                       proofs={"bound": res.proofs.get("bound", "auto")})
+        ok = _closed(g.objective, res.lower_bound, kind)
+        return dataclasses.replace(res, status="optimal" if ok else "feasible",
+                                   objective=g.objective, placement=g.placement(instance),
+                                   hosts=_n_hosts(g.host_of), seconds=clock.elapsed,
+                                   proofs={"solution": "ffd",
+                                           "bound": res.proofs.get("bound", "auto")})
+    return dataclasses.replace(res, placement=lifted, seconds=clock.elapsed)
 
 
 def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers: int, seed: int,
-           callback: ProgressCallback | None, hint: Placement | None) -> SolveResult:
+           callback: ProgressCallback | None, hint: Placement | None,
+           cfg: AutoSettings) -> SolveResult:
     """:func:`solve_auto` on the (reduced) instance; ``natural``: the objective is the default."""
     from solvers.cpsat import model_size, solve_cpsat
 
@@ -189,7 +224,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                            tuple(history))
 
     def left() -> float:
-        return clock.time_limit - clock.elapsed - MARGIN
+        return clock.time_limit - clock.elapsed - cfg.margin
 
     def cpsat(budget: float) -> SolveResult:
         # only solutions better than the best so far are of use: ``below`` cuts the rest, and
@@ -204,18 +239,18 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
     if kind != "deployed" and greedy.complete:
         from solvers.tabu import applicable
 
-        if applicable(inst) and (left() >= SEARCH_MIN_LEFT or _search_warm()):
-            r = _search_to_bound(inst, kind, clock, lb, seed, workers, hint_pl, relay)
+        if applicable(inst) and (left() >= cfg.search_min_left or _search_warm()):
+            r = _search_to_bound(inst, kind, clock, lb, seed, workers, hint_pl, relay, cfg)
             if r is not None:
                 take(r)
                 if closed() or (best is None and _closed(greedy.objective, lb, kind)):
                     return finish()
     # stage 1: on small models a short CP-SAT run settles the easy cases (tight cheap bound)
-    if size <= CPSAT_SMALL or not use_colgen:
+    if size <= cfg.cpsat_small or not use_colgen:
         budget = left()
         if use_colgen:
-            budget = min(max(CPSAT_FIRST * time_limit, min(0.6 * time_limit, 2.0)),
-                         CPSAT_FIRST_MAX, budget)
+            budget = min(max(cfg.cpsat_first * time_limit, min(0.6 * time_limit, 2.0)),
+                         cfg.cpsat_first_max, budget)
         r = cpsat(max(0.05, budget))
         if r.status == "infeasible":
             return infeasible(r)
@@ -227,7 +262,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
     if use_colgen and left() > 0.2:
         from solvers.colgen import solve_colgen
 
-        share = COLGEN_SHARE if size <= CPSAT_SMALL else COLGEN_SHARE_LARGE
+        share = cfg.colgen_share if size <= cfg.cpsat_small else cfg.colgen_share_large
         cg = solve_colgen(inst, time_limit=share * left(), workers=workers, seed=seed,
                           objective=kind, callback=relay, hint=hint_pl)
         if cg.status == "infeasible":
@@ -236,7 +271,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         if closed():
             return finish()
     # stage 3: the rest of the budget improves the best solution against the best bound
-    if left() > 0.2 and (size <= CPSAT_LARGE or kind == "deployed"):
+    if left() > 0.2 and (size <= cfg.cpsat_large or kind == "deployed"):
         r = cpsat(left())
         if r.status == "infeasible":
             return infeasible(r)
@@ -248,7 +283,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         from solvers.tabu import applicable
 
         if (applicable(inst) and best is not None and best.placement is not None
-                and (left() >= SEARCH_MIN_LEFT or _search_warm(cover=False))):
+                and (left() >= cfg.search_min_left or _search_warm(cover=False))):
             r = _tabu(inst, kind, clock, 0.5 * left(), lb, seed, best.placement, relay)
             if r is not None:
                 take(r)
@@ -322,8 +357,8 @@ def _tabu(inst: Instance, kind: Objective, clock: Clock, budget: float, lb: floa
 
 
 def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, seed: int,
-                     workers: int, start: Placement | None, relay: ProgressCallback
-                     ) -> SolveResult | None:
+                     workers: int, start: Placement | None, relay: ProgressCallback,
+                     cfg: AutoSettings = DEFAULT_SETTINGS) -> SolveResult | None:
     """Stage 1b: the exact cover at the bound, then tabu search from ``start`` towards it.
 
     The cover runs first because it is quick either way on the instances it suits (it finds the
@@ -339,14 +374,14 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
 
     if start is None:
         return None
-    budget = TABU_SHARE * clock.time_limit
+    budget = cfg.tabu_share * clock.time_limit
     best = None
     unit = inst.host_types[0].cost if kind == "cost" else 1.0
     target = _hosts_for(inst, kind, lb)
     start_hosts = _n_hosts(start.host_array(inst))
     bound = lb
     t0 = clock.elapsed
-    end = t0 + COVER_SHARE * clock.time_limit
+    end = t0 + cfg.cover_share * clock.time_limit
     while True:
         have = best.hosts if best is not None and best.hosts is not None else start_hosts
         if have <= target:

@@ -126,7 +126,7 @@ def decimal_reading(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if 0 < len(rest) <= _SLOW_READS:  # e.g. 0.30000000000000004: 17 digits, m above 2**53
         for i in rest.tolist():
             dec = Decimal(repr(float(v[i])))
-            exp = int(dec.as_tuple().exponent)  # type: ignore[arg-type]
+            exp = int(dec.as_tuple().exponent)
             kk = max(0, -exp)
             mm = int(dec.scaleb(kk))
             if kk <= MAX_DECIMALS and abs(mm) < 2**62:

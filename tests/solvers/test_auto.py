@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from packing.checker import check
 from packing.model import App, HostType, Instance
-from solvers import solve
+from solvers import AutoSettings, solve
 
 
 def test_ffd_meets_volume_bound() -> None:
@@ -50,7 +52,6 @@ def test_large_model_path_colgen_then_improve(monkeypatch: pytest.MonkeyPatch,
     # then tabu search (where it applies) or LNS must repack to the optimum 3 (5+5, 4+3+3, 4+3+3)
     import numpy as np
 
-    import solvers.auto as auto
     import solvers.colgen as colgen
     import solvers.tabu as tabu
     from packing.model import Placement
@@ -68,20 +69,18 @@ def test_large_model_path_colgen_then_improve(monkeypatch: pytest.MonkeyPatch,
                            {"solution": "rounding", "bound": "colgen"})
 
     monkeypatch.setattr(colgen, "solve_colgen", stub)
-    monkeypatch.setattr(auto, "CPSAT_SMALL", 0)
-    monkeypatch.setattr(auto, "CPSAT_LARGE", 0)
+    settings = AutoSettings(cpsat_small=0, cpsat_large=0)
     if improver == "lns":
         monkeypatch.setattr(tabu, "applicable", lambda instance: False)
         limit = 8.0
-    else:  # no stage 1b (it would solve this at once); stage 3 needs SEARCH_MIN_LEFT seconds
+    else:  # no stage 1b (it would solve this at once); stage 3 needs search_min_left seconds
         from warm import warm_search
 
         warm_search()
-        monkeypatch.setattr(auto, "TABU_SHARE", 0.0)
-        monkeypatch.setattr(auto, "COVER_SHARE", 0.0)
-        limit = 2 * auto.SEARCH_MIN_LEFT
-    res = solve(inst, "auto", time_limit=limit)
-    assert calls and calls[0] <= limit * auto.COLGEN_SHARE_LARGE
+        settings = dataclasses.replace(settings, tabu_share=0.0, cover_share=0.0)
+        limit = 2 * settings.search_min_left
+    res = solve(inst, "auto", time_limit=limit, settings=settings)
+    assert calls and calls[0] <= limit * settings.colgen_share_large
     assert res.status == "optimal" and res.objective == 3
     assert res.proofs["solution"] == improver
     assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
@@ -97,3 +96,36 @@ def test_presolved_instance_is_lifted_back() -> None:
     assert res.status == "optimal" and res.objective == 3
     assert res.placement is not None and set(res.placement.hosts) == {"a", "b", "c"}
     assert check(inst, res.placement, require_all=True) == []
+
+
+def test_settings_are_values() -> None:
+    s = AutoSettings()
+    assert s.cpsat_small == 30_000 and s.search_min_left == 20.0 and s.margin == 0.3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.margin = 1.0  # type: ignore[misc]
+    inst = Instance("v", ("cpu",), (HostType("h", (10.0,), 10),), (App("a", (5.0,), 6),))
+    with pytest.raises(ValueError, match="settings"):
+        solve(inst, "cpsat", time_limit=5, settings=s)
+
+
+def test_settings_choose_the_stages(monkeypatch: pytest.MonkeyPatch) -> None:
+    # with cpsat_small = 0 the first CP-SAT run is skipped and column generation comes first
+    import solvers.colgen as colgen
+
+    sizes = [5.0, 5.0, 4.0, 4.0, 3.0, 3.0, 3.0, 3.0]
+    inst = Instance("bp", ("s",), (HostType("b", (10.0,), 8),),
+                    tuple(App(f"i{k}", (s,), 1) for k, s in enumerate(sizes)))
+    seen: list[str] = []
+    real = colgen.solve_colgen
+
+    def spy(instance: Instance, **kw: object):  # type: ignore[no-untyped-def]
+        seen.append("colgen")
+        return real(instance, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(colgen, "solve_colgen", spy)
+    no_search = AutoSettings(tabu_share=0.0, cover_share=0.0)  # stage 1b would settle it
+    res = solve(inst, "auto", time_limit=5, settings=no_search)
+    assert seen == [] and res.status == "optimal"  # the default: CP-SAT settles it first
+    res = solve(inst, "auto", time_limit=5,
+                settings=dataclasses.replace(no_search, cpsat_small=0))
+    assert seen == ["colgen"] and res.status == "optimal"

@@ -15,7 +15,7 @@ from warm import warm_search
 from packing.checker import check
 from packing.errors import InputError
 from packing.model import App, HostType, Instance, Rule
-from solvers import METHODS, available, solve
+from solvers import METHODS, AutoSettings, available, solve
 from solvers.greedy import ffd
 from solvers.result import SolveResult
 
@@ -26,24 +26,19 @@ LIMIT = 10.0
 
 
 def run(inst: Instance, method: str, **kw: object) -> SolveResult:
-    import solvers.auto as auto
-
     name = "auto" if method == SEARCH else method
     if not available(name):
         pytest.skip(f"method {name} not importable")
     if method == SEARCH:
         warm_search()
+        kw["settings"] = AutoSettings(search_min_left=0.0)
     kw.setdefault("time_limit", LIMIT)
-    keep = auto.SEARCH_MIN_LEFT
-    auto.SEARCH_MIN_LEFT = 0.0 if method == SEARCH else keep
     try:
         return solve(inst, name, **kw)  # type: ignore[arg-type]
     except InputError as e:
         if "objective" in str(e):
             pytest.skip(f"{method}: {e}")
         raise
-    finally:
-        auto.SEARCH_MIN_LEFT = keep
 
 
 def assert_valid(inst: Instance, res: SolveResult, *, require_all: bool = True) -> None:
