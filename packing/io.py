@@ -33,7 +33,7 @@ MAX_NUMBER = 2**53
 """Largest magnitude of any number in a file (beyond it floats lose whole numbers)."""
 MAX_CONTAINERS = 10_000_000
 """Most containers an instance may have (all apps together)."""
-MAX_HOSTS = 1_000_000
+MAX_HOSTS = 10_000_000
 """Most hosts an instance may have (all host types together)."""
 MAX_RESOURCES = 10_000
 """Most resources (and GPU resources) an instance may name."""
@@ -190,7 +190,11 @@ def read_document(path: str | Path) -> Any:
 
 
 def write_document(path: str | Path, doc: Any) -> None:
-    """Write ``doc`` as JSON or YAML (by extension) atomically: temp file, then rename."""
+    """Write ``doc`` as JSON or YAML (by extension) atomically: temp file, then rename.
+
+    Raises:
+        InputError: the file cannot be written (naming it and the reason).
+    """
     p = Path(path)
     if p.suffix.lower() in (".yaml", ".yml"):
         import yaml
@@ -198,15 +202,23 @@ def write_document(path: str | Path, doc: Any) -> None:
         text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
     else:
         text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    except OSError as e:
+        raise InputError([Problem(str(p), "", f"cannot write: {e.strerror or e}")]) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a saved file gets the usual mode
         os.replace(tmp, p)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError([Problem(str(p), "", f"cannot write: {e.strerror or e}")]) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -1,20 +1,36 @@
-"""The ``vbp`` command line.
+r"""The ``vbp`` command line.
 
 Each subcommand lives in its own module under :mod:`vbp.cli` and is imported only when it
-runs, so ``vbp --help`` stays fast and never imports torch or the solvers. Bad input
-(:class:`packing.errors.InputError`) is printed as one line per problem and exits with status 2.
+runs, so ``vbp --help`` stays fast and never imports torch or the solvers.
+
+Exit statuses (:func:`main` is the last line of defence; ``vbp`` never shows a traceback unless
+``--debug`` is given):
+
+* 0: done;
+* 1: no result (e.g. ``vbp solve`` found no placement), a policy or solver failure
+  (:class:`~packing.errors.PolicyError`, :class:`~packing.errors.SolverError`: one line), or an
+  unexpected error, which is a bug in vbp: one line naming the exception type and message
+  (``vbp --debug ...`` prints the traceback);
+* 2: bad input (:class:`packing.errors.InputError`, one ``error: file: field: reason`` line per
+  problem) or a bad command line (click's usage errors);
+* 130: interrupted (Ctrl-C).
+
+Control characters in messages are escaped (``\n``, ``\x1b``), so a name cannot forge lines.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
-from typing import Any
+import traceback
+from typing import NoReturn
 
 import click
 
-from packing.errors import InputError
+from packing.errors import InputError, VbpError
+from packing.io import escape_control
 
 # name -> (module, attribute, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -53,20 +69,70 @@ class LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
 
+_STATE: dict[str, bool] = {"debug": False}
+"""Whether ``--debug`` was given (set by the group callback, read by :func:`main`)."""
+
+INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT, as shells report it)."""
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="vbp", prog_name="vbp")
-def cli() -> None:
+@click.option("--debug", is_flag=True,
+              help="Print the full traceback of an unexpected error (a bug in vbp).")
+def cli(debug: bool) -> None:
     """vbp: place containers on as few hosts as possible, and know how far from optimal you are."""
+    _STATE["debug"] = debug
 
 
-def main(argv: list[str] | None = None) -> Any:
-    """Entry point of the ``vbp`` console script."""
+def _error(text: str) -> None:
+    """Print one ``error:`` line on stderr, control characters escaped."""
+    click.echo(f"error: {escape_control(text)}", err=True)
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Entry point of the ``vbp`` console script; always ends with :class:`SystemExit`.
+
+    Args:
+        argv: the arguments (default: ``sys.argv[1:]``).
+    """
+    _STATE["debug"] = bool(os.environ.get("VBP_DEBUG"))
+    args = sys.argv[1:] if argv is None else list(argv)
     try:
-        return cli.main(args=argv, prog_name="vbp", standalone_mode=True)
+        rv = cli.main(args=args, prog_name="vbp", standalone_mode=False)
     except InputError as e:
         for p in e.problems:
-            click.echo(f"error: {p}", err=True)
+            _error(str(p))
         sys.exit(2)
+    except click.ClickException as e:
+        object.__setattr__(e, "message", escape_control(e.message))  # no forged lines
+        e.show()
+        sys.exit(e.exit_code)
+    except (click.Abort, KeyboardInterrupt):
+        _error("interrupted")
+        sys.exit(INTERRUPTED)
+    except VbpError as e:  # a policy or solver failure: not bad input, not a bug
+        for line in str(e).splitlines() or [type(e).__name__]:
+            _error(line)
+        sys.exit(1)
+    except BrokenPipeError:  # the reader went away (``vbp ... | head``)
+        sys.stderr.close()
+        sys.exit(1)
+    except MemoryError:
+        _error("out of memory")
+        sys.exit(1)
+    except Exception as e:  # the last line of defence: a bug, in one line
+        if _STATE["debug"]:
+            traceback.print_exc()
+        msg = str(e).strip().splitlines()
+        first = msg[0] if msg else ""
+        if len(first) > 300:
+            first = first[:300] + "..."
+        _error(f"internal error (a bug in vbp, please report it): {type(e).__name__}"
+               + (f": {first}" if first else "")
+               + ("" if _STATE["debug"] else "; run 'vbp --debug ...' for the traceback"))
+        sys.exit(1)
+    sys.exit(rv if isinstance(rv, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,11 +1,109 @@
-"""Helpers shared by the CLI commands: loading any instance path or built-in name."""
+"""Helpers shared by the CLI commands: loading any instance, and checking options before any work.
+
+Every option a command takes is checked before the command does anything expensive: numbers with
+:class:`FiniteFloat` (no ``nan``, no ``inf``) and :data:`SEED`, output paths with
+:func:`check_output` (suffix, folder exists and is writable). A bad option is an
+:class:`~packing.errors.InputError` (or a click usage error), exit status 2.
+"""
 
 from __future__ import annotations
 
+import math
+import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import click
+
+from packing.errors import InputError, Problem
 from packing.model import Instance
+
+MAX_SEED = 2**32 - 1
+"""Largest seed (NumPy's legacy global generator takes seeds below 2^32)."""
+
+SEED = click.IntRange(0, MAX_SEED)
+"""The type of every ``--seed`` option: a whole number in ``0 .. 2^32 - 1``."""
+
+MAX_ORDERS = 100_000
+"""Most arrival orders one command replays."""
+
+INSTANCE_SUFFIXES = (".json", ".yaml", ".yml")
+"""Suffixes of instance and placement files."""
+
+PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg", ".eps", ".ps", ".tif", ".tiff", ".webp")
+"""Suffixes matplotlib writes."""
+
+
+class FiniteFloat(click.ParamType):
+    """A finite number (``nan`` and ``inf`` are refused), optionally bounded.
+
+    Args:
+        min: smallest value allowed (``None``: no bound).
+        max: largest value allowed (``None``: no bound).
+        min_open: whether ``min`` itself is excluded.
+    """
+
+    name = "float"
+
+    def __init__(self, min: float | None = None, max: float | None = None,  # noqa: A002
+                 min_open: bool = False) -> None:
+        self.min, self.max, self.min_open = min, max, min_open
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        """Parse and check ``value``; a bad one is a usage error naming the option."""
+        if isinstance(value, float) and math.isfinite(value):
+            v = value
+        else:
+            try:
+                v = float(value)
+            except (TypeError, ValueError):
+                self.fail(f"expected a number, got {value!r}", param, ctx)
+        if not math.isfinite(v):
+            self.fail(f"must be a finite number, got {value!r}", param, ctx)
+        low = self.min is not None and (v <= self.min if self.min_open else v < self.min)
+        if low:
+            self.fail(f"must be {'greater than' if self.min_open else 'at least'} {self.min:g}, "
+                      f"got {value!r}", param, ctx)
+        if self.max is not None and v > self.max:
+            self.fail(f"must be at most {self.max:g}, got {value!r}", param, ctx)
+        return v
+
+
+def check_output(path: str | None, option: str, suffixes: Sequence[str] = INSTANCE_SUFFIXES) -> None:
+    """Check an output path before any work: its suffix, and that it can be written.
+
+    The file need not exist; its folder (or the nearest existing parent, since saving creates
+    missing folders) must be a writable folder, and an existing target must be a writable file.
+
+    Args:
+        path: the path given on the command line (``None``: nothing to check).
+        option: the option's name, e.g. ``"--out"``.
+        suffixes: the suffixes allowed (lower case, with the dot).
+
+    Raises:
+        InputError: naming the path, the option and the reason.
+    """
+    if path is None:
+        return
+    p = Path(path)
+
+    def bad(reason: str) -> InputError:
+        return InputError([Problem(str(path), option, reason)])
+
+    if p.suffix.lower() not in suffixes:
+        raise bad(f"expected a file name ending in {', '.join(suffixes)}")
+    if p.is_dir():
+        raise bad("is a folder, expected a file name")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise bad("cannot be written (permission denied)")
+    parent = p.parent if str(p.parent) else Path(".")
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise bad(f"cannot be written: {str(parent)!r} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise bad(f"cannot be written: no permission to write in folder {str(parent)!r}")
 
 
 def load_any(path: str | Path | None, **options: Any) -> Instance:

@@ -6,8 +6,9 @@ import sys
 
 import click
 
-from packing.io import save_instance
+from packing.io import MAX_CONTAINERS, MAX_RESOURCES, save_instance
 from packing.model import Instance
+from vbp.cli.common import SEED, check_output
 
 
 def _write(inst: Instance, out: str) -> None:
@@ -20,9 +21,8 @@ def _write(inst: Instance, out: str) -> None:
 
 
 def _check_out(out: str) -> None:
-    if not out.lower().endswith((".json", ".yaml", ".yml")):
-        click.echo(f"error: {out}: --out: expected a .json, .yaml or .yml file name", err=True)
-        sys.exit(2)
+    """Check ``--out`` (suffix, writable folder) before generating anything."""
+    check_output(out, "--out")
 
 
 @click.group()
@@ -31,8 +31,8 @@ def generate() -> None:
 
 
 @generate.command()
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
-@click.option("--planted-hosts", type=click.IntRange(min=2), default=None,
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
+@click.option("--planted-hosts", type=click.IntRange(min=2, max=MAX_CONTAINERS // 16), default=None,
               help="Build the Sigma-like instance at scale instead: this many exactly filled hosts "
                    "(about 16 containers each; 310 gives about 5,000 containers).")
 @click.option("--out", required=True, type=click.Path(dir_okay=False),
@@ -49,11 +49,14 @@ def sigma(seed: int, planted_hosts: int | None, out: str) -> None:
 
 
 @generate.command()
-@click.option("--apps", "n_apps", type=click.IntRange(min=1), default=10, show_default=True,
+@click.option("--apps", "n_apps", type=click.IntRange(min=1, max=MAX_CONTAINERS), default=10,
+              show_default=True,
               help="Number of apps.")
-@click.option("--containers", "n_containers", type=click.IntRange(min=1), default=100,
+@click.option("--containers", "n_containers", type=click.IntRange(min=1, max=MAX_CONTAINERS),
+              default=100,
               show_default=True, help="Number of containers (at least the number of apps).")
-@click.option("--resources", "n_resources", type=click.IntRange(min=1), default=2,
+@click.option("--resources", "n_resources", type=click.IntRange(min=1, max=MAX_RESOURCES),
+              default=2,
               show_default=True, help="Number of resources.")
 @click.option("--binding", type=click.Choice(["cpu", "two", "none"]), default="cpu",
               show_default=True, help="Which resources bind: CPU, CPU and memory, or none.")
@@ -65,11 +68,11 @@ def sigma(seed: int, planted_hosts: int | None, out: str) -> None:
               help="Fraction of apps with an anti-affinity cap.")
 @click.option("--tightness", type=click.FloatRange(0, 1, min_open=True), default=1.0,
               show_default=True, help="Hosts of a known packing / hosts offered per type.")
-@click.option("--host-types", "n_host_types", type=click.IntRange(min=1), default=1,
+@click.option("--host-types", "n_host_types", type=click.IntRange(min=1, max=64), default=1,
               show_default=True, help="Number of host types (capacities halve).")
 @click.option("--planted/--no-planted", default=False, show_default=True,
               help="Plant a known optimum (recorded in meta.planted_optimum).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False),
               help="Output file (.json, .yaml or .yml).")
 def random(n_apps: int, n_containers: int, n_resources: int, binding: str, rule_density: float,

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+from collections.abc import Iterator
 
 import click
 
 from packing.errors import InputError, Problem
 from packing.model import Instance
+from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, check_output
 
 
 def load_target(path: str | None) -> Instance:
@@ -30,6 +33,18 @@ def prepare(inst: Instance, repair: bool) -> Instance:
     return inst
 
 
+@contextlib.contextmanager
+def naming_file(inst: Instance, path: str | None) -> Iterator[None]:
+    """Errors the engine raises name the instance; rewrite them to name the file instead."""
+    try:
+        yield
+    except InputError as e:
+        if path is None:
+            raise
+        raise InputError([Problem(path, p.field, p.reason) if p.source == inst.name else p
+                          for p in e.problems]) from None
+
+
 def _num(x: float) -> float | None:
     return None if not math.isfinite(x) else round(x, 6)
 
@@ -39,9 +54,9 @@ def _num(x: float) -> float | None:
 @click.option("--policy", "policy_name", default="bf", show_default=True,
               help="Policy name (ff, bf, bf-bottleneck, wf, ffd, bfd, dot, l2, k8s-least, k8s-most, "
                    "k8s-balanced, k8s-rtcr, greedy, random, alignment) or a policy file.")
-@click.option("--orders", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--orders", type=click.IntRange(min=1, max=MAX_ORDERS), default=1, show_default=True,
               help="Arrival orders: the instance's own order, then seeded shuffles.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the orders and the policy.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the orders and the policy.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the placement of the first order's run (JSON or YAML by extension).")
@@ -59,11 +74,13 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     from packing.simulator import evaluate, sample_orders
     from policies.registry import get_policy
 
-    if out is not None and not out.lower().endswith((".json", ".yaml", ".yml")):
-        raise InputError([Problem("<options>", "--out", "expected a .json, .yaml or .yml file name")])
-    inst = prepare(load_target(path), repair_snapshot)
+    check_output(out, "--out")
+    check_output(plot, "--plot", PLOT_SUFFIXES)
     policy = get_policy(policy_name)
-    samples = evaluate(policy, inst, sample_orders(inst, orders, seed), seed=seed)
+    loaded = load_target(path)
+    with naming_file(loaded, path):
+        inst = prepare(loaded, repair_snapshot)
+        samples = evaluate(policy, inst, sample_orders(inst, orders, seed), seed=seed)
     runs = []
     for i, r in enumerate(samples.results):
         m = compute_metrics(inst, r.placement)

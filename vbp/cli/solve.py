@@ -4,18 +4,40 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+from typing import Any
 
 import click
 
 from packing.errors import InputError, Problem
 from packing.model import Instance
-from vbp.cli.common import load_any
+from vbp.cli.common import SEED, FiniteFloat, check_output, load_any
 
 METHOD_NAMES = ("auto", "cpsat", "pulp", "colgen")
 
 
 def _load(path: str) -> Instance:
     return load_any(path)
+
+
+def _interrupted(inst: Instance, best: dict[str, Any], as_json: bool) -> None:
+    """Ctrl-C during the solve: print the best objective and bound reported so far, exit 130.
+
+    The solvers return no placement when interrupted, so none is printed or written.
+    """
+    if as_json:
+        click.echo(json.dumps({"instance": inst.name, "status": "interrupted",
+                               "objective": best["objective"], "lower_bound": best["bound"],
+                               "seconds": round(best["seconds"], 3), "placement": None}))
+    else:
+        click.echo(f"instance   {inst.name} ({inst.n_apps} apps, {inst.n_containers} containers, "
+                   f"{inst.n_hosts} hosts)")
+        click.echo("status     interrupted")
+        click.echo(f"objective  {_fmt(best['objective'])} (best found before the interruption)")
+        click.echo(f"bound      {_fmt(best['bound'])}")
+    click.echo("error: interrupted; the best objective and bound found so far are shown, no "
+               "placement was written", err=True)
+    sys.exit(130)
 
 
 def _fmt(x: float | None) -> str:
@@ -30,11 +52,11 @@ def _fmt(x: float | None) -> str:
 @click.argument("path", metavar="FILE")
 @click.option("--method", type=click.Choice(METHOD_NAMES), default="auto", show_default=True,
               help="Solver method.")
-@click.option("--time-limit", type=click.FloatRange(min=0.0, min_open=True), default=60.0,
+@click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=60.0,
               show_default=True, help="Wall-time budget in seconds.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Worker threads.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
 @click.option("--objective", type=click.Choice(["hosts", "cost", "deployed"]), default=None,
               help="What to optimise [default: cost if any host type is priced, else hosts].")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
@@ -47,24 +69,39 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
 
     The instance is solved offline (all containers at once, ignoring an initial snapshot and
     request times). Prints status, objective, proven bound, gap, time and method; progress goes
-    to stderr. Exit status: 0 with a placement, 1 when infeasible or nothing was found.
+    to stderr. Exit status: 0 with a placement, 1 when infeasible or nothing was found, 2 on bad
+    input, 130 when interrupted (Ctrl-C: the best objective and bound found so far are printed).
     """
     from solvers import available
     from solvers import solve as run
     from solvers.result import Progress
 
-    inst = _load(path)
+    check_output(out, "--out")
     if not available(method):
         raise InputError([Problem("<options>", "--method",
                                   f"method {method!r} is not available in this installation")])
+    inst = _load(path)
+    maximise = objective == "deployed"
+    best: dict[str, Any] = {"objective": None, "bound": None, "seconds": 0.0}
 
     def progress(p: Progress) -> None:
+        better = max if maximise else min
+        if p.objective is not None and math.isfinite(p.objective):
+            o = best["objective"]
+            best["objective"] = p.objective if o is None else better(o, p.objective)
+        if p.bound is not None and math.isfinite(p.bound):
+            b = best["bound"]
+            best["bound"] = p.bound if b is None else (min if maximise else max)(b, p.bound)
+        best["seconds"] = p.seconds
         if not quiet:
             click.echo(f"[{p.seconds:7.2f}s] {p.method:<7} objective {_fmt(p.objective):>8}  "
                        f"bound {_fmt(p.bound):>8}  {p.message}", err=True)
 
-    res = run(inst, method, time_limit=time_limit, workers=workers, seed=seed,
-              objective=objective, callback=progress)
+    try:
+        res = run(inst, method, time_limit=time_limit, workers=workers, seed=seed,
+                  objective=objective, callback=progress)
+    except KeyboardInterrupt:
+        _interrupted(inst, best, as_json)
     if out is not None and res.placement is not None:
         from packing.io import save_placement
 

@@ -1,4 +1,11 @@
-"""``vbp validate``: check an instance file, and optionally a placement against it."""
+"""``vbp validate``: check an instance file, and optionally a placement against it.
+
+Loading already checks every field, the limits, the names, the request stream and the structure
+of the initial placement (see :mod:`packing.io`). On top of that ``validate`` runs the checker
+on the initial placement (the snapshot must keep every constraint: capacity, caps, rules, GPU
+cards, and list every container of the apps it names), explains an instance that cannot be
+placed, and checks ``--placement``.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,7 @@ import sys
 import click
 
 from packing.checker import check
-from packing.io import load_placement
+from packing.io import escape_control, load_placement
 from vbp.cli.common import load_any
 
 
@@ -23,15 +30,21 @@ def validate(path: str, placement_path: str | None, require_all: bool) -> None:
     problems: list[str] = []
     from packing.explain import explain_infeasibility
 
+    if inst.initial is not None:
+        problems += [f"{path}: initial: {v}" for v in check(inst, inst.initial)]
     problems += [f"{path}: infeasible: {r}" for r in explain_infeasibility(inst)]
     if placement_path is not None:
         pl = load_placement(placement_path, inst)
         problems += [f"{placement_path}: {v}" for v in check(inst, pl, require_all=require_all)]
     if problems:
         for line in problems:
-            click.echo(f"error: {line}", err=True)
+            click.echo(f"error: {escape_control(line)}", err=True)
         sys.exit(2)
     msg = f"{path}: valid ({inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts)"
+    if inst.initial is not None:
+        msg += f"; initial placement ({inst.initial.n_placed} containers) feasible"
+    if inst.requests:
+        msg += f"; {len(inst.requests)} requests"
     if placement_path is not None:
         msg += f"; {placement_path}: feasible"
-    click.echo(msg)
+    click.echo(escape_control(msg))
