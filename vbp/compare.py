@@ -6,12 +6,16 @@ the only place that combines them (the CLI in :mod:`vbp.cli` only parses options
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packing.model import Instance
+
+if TYPE_CHECKING:
+    from packing.evaluation import Executor, RunRecord
 
 
 @dataclass(frozen=True)
@@ -40,22 +44,41 @@ def _num(x: float | None) -> float | None:
 
 
 def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit: float, seed: int,
-                quiet: bool = True, snapshots: int = 0, keep: float = 0.9
-                ) -> tuple[Any, list[Row], Any]:
+                quiet: bool = True, snapshots: int = 0, keep: float = 0.9,
+                executor: Executor | None = None, keep_placement: str | None = None
+                ) -> tuple[Any, list[Row], dict[str, list[RunRecord]]]:
     """Solve ``inst`` and evaluate every policy on the same ``orders``.
 
-    With ``snapshots > 0`` (and a snapshot in ``inst``) every policy instead replays the same
-    ``snapshots`` resampled snapshots (:func:`packing.simulator.resample_snapshot` with ``keep``).
+    Every run is a :class:`packing.evaluation.RunTask` run by ``executor`` (default: serial, in this
+    process); the table's numbers come from the :class:`packing.evaluation.RunRecord`, i.e. from
+    :mod:`packing.metrics`. With ``snapshots > 0`` (and a snapshot in ``inst``) every policy instead
+    replays the same ``snapshots`` resampled snapshots (:func:`packing.simulator.resample_snapshot`
+    with ``keep``).
+
+    Args:
+        inst: the instance.
+        policy_names: policy specs (registry names or policy files), one table row each.
+        orders: arrival orders per policy (the own order first, then seeded shuffles).
+        time_limit: solver budget in seconds.
+        seed: seed of the orders, policies and solver.
+        quiet: no progress on stderr.
+        snapshots: replay this many resampled snapshots instead of orders.
+        keep: with ``snapshots``: probability that a snapshot container stays.
+        executor: where the runs go (left open; default: a serial executor).
+        keep_placement: keep the final placement of this policy's first run (for a plot).
 
     Returns:
-        ``(solve_result, rows, samples_by_policy)``.
+        ``(solve_result, rows, records_by_policy)``; records are keyed by the policy spec as given.
     """
     from tqdm import tqdm
 
-    from packing.metrics import compute_metrics
-    from packing.simulator import evaluate, evaluate_snapshots, sample_orders
-    from policies.registry import get_policy
+    from packing.evaluation import Scenario, SerialExecutor
+    from packing.simulator import sample_orders
+    from policies.runner import order_tasks, resolve_policy, run_task, snapshot_tasks
     from solvers import solve
+
+    for name in policy_names:
+        resolve_policy(name)  # a bad policy file fails before the solve
 
     def progress(p: Any) -> None:
         print(f"  [{p.seconds:7.2f}s] {p.method:<7} objective {p.objective}  bound {p.bound}  "
@@ -67,28 +90,39 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
     by_cost = res.objective_kind == "cost"
     resample = snapshots > 0 and inst.initial is not None
     runs = snapshots if resample else orders
-    ords = [] if resample else sample_orders(inst, orders, seed)
+    own = executor is None
+    ex = executor if executor is not None else SerialExecutor()
+    try:
+        ref = ex.share(Scenario(inst, () if resample else tuple(sample_orders(inst, orders, seed))),
+                       "compare")
+        tasks = (snapshot_tasks(ref, policy_names, snapshots, keep, seed) if resample
+                 else order_tasks(ref, policy_names, orders, seed))
+        if keep_placement in policy_names:
+            k = policy_names.index(keep_placement) * runs
+            tasks[k] = dataclasses.replace(tasks[k], options=dataclasses.replace(
+                tasks[k].options, placement=True))
+        with tqdm(total=len(tasks), desc=f"simulating ({ex.name})", unit="run", file=sys.stderr,
+                  disable=quiet, leave=False) as bar:
+            recs = ex.map(run_task, tasks, bar.update)
+    finally:
+        if own:
+            ex.close()
     rows: list[Row] = []
-    samples: dict[str, Any] = {}
-    with tqdm(total=len(policy_names) * runs, desc="simulating", unit="run", file=sys.stderr,
-              disable=quiet, leave=False) as bar:
-        for name in policy_names:
-            if resample:
-                s = evaluate_snapshots(get_policy(name), inst, snapshots, keep=keep, seed=seed,
-                                       progress=bar.update)
-            else:
-                s = evaluate(get_policy(name), inst, ords, seed=seed, progress=bar.update)
-            samples[name] = s
-            alloc = [compute_metrics(inst, r.placement).sigma_allocation_bottleneck for r in s.results]
-            cost = sum(r.cost for r in s.results) / runs
-            value = cost if by_cost else s.mean
-            gap = None
-            if res.objective is not None and res.objective > 0 and res.objective_kind != "deployed":
-                gap = (value - res.objective) / res.objective
-            rows.append(Row(s.policy, s.mean, s.min, s.max, cost, float(sum(alloc) / len(alloc)),
-                            float(s.rejected.mean()), gap))
-    return res, rows, samples
-
+    records: dict[str, list[RunRecord]] = {}
+    for k, name in enumerate(policy_names):
+        rs = recs[k * runs:(k + 1) * runs]
+        records[name] = rs
+        hosts = [r.hosts_used for r in rs]
+        mean = sum(hosts) / runs
+        cost = sum(r.cost for r in rs) / runs
+        value = cost if by_cost else mean
+        gap = None
+        if res.objective is not None and res.objective > 0 and res.objective_kind != "deployed":
+            gap = (value - res.objective) / res.objective
+        rows.append(Row(rs[0].policy, mean, min(hosts), max(hosts), cost,
+                        float(sum(r.allocation for r in rs) / runs),
+                        float(sum(r.rejected for r in rs) / runs), gap))
+    return res, rows, records
 
 
 __all__ = ["Row", "run_compare"]

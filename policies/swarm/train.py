@@ -10,12 +10,16 @@ containers no host could take, and ``allocation`` the Sigma allocation rate of t
 resource (allocated / capacity of the used hosts), which only breaks ties between equal objectives
 (``tie_break < 1``). A candidate's cost is the mean over the S orders.
 
-Evaluation backends, all giving the same numbers for the same seed (a run is deterministic given its
-weights and order):
+Every run is a :class:`~packing.evaluation.RunTask` (weight vector, order index, seed) and its numbers
+come from the :class:`~packing.evaluation.RunRecord`, i.e. from :mod:`packing.metrics` — the same
+numbers ``vbp compare`` shows. The tasks run on an executor of :mod:`packing.evaluation`, chosen by
+``TrainSettings.backend``; all give the same numbers for the same seed (a run is deterministic given
+its weights, order and seed):
 
-* ``"local"``: in this process, all candidates of an iteration in one batch;
-* ``"process"``: a pool of local worker processes (``workers``), candidates split in chunks;
-* ``"ray"``: Ray tasks (``ray.init`` costs ~5 s; install ``vbp[ray]``).
+* ``"local"``: :class:`~packing.evaluation.SerialExecutor`, in this process;
+* ``"process"``: :class:`~packing.evaluation.ProcessExecutor`, ``workers`` local processes;
+* ``"ray"``: :class:`~packing.evaluation.RayExecutor`, a local Ray with ``workers`` CPUs (``ray.init``
+  costs a few seconds; install ``vbp[ray]``), or the cluster at ``address`` / ``RAY_ADDRESS``.
 
 The final report uses a separate set of held-out orders, never the training orders.
 """
@@ -24,15 +28,27 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from packing.evaluation import (
+    Executor,
+    ProcessExecutor,
+    RayExecutor,
+    RunOptions,
+    RunRecord,
+    RunTask,
+    Scenario,
+    SerialExecutor,
+    run,
+)
 from packing.model import Instance
-from packing.simulator import run_seed, sample_orders, simulate
+from packing.simulator import run_seed, sample_orders
+from policies.runner import order_tasks, run_task
 from policies.swarm.features import FEATURES, N_FEATURES
 from policies.swarm.optimizer import (
     PSO,
@@ -58,7 +74,9 @@ class TrainSettings:
         penalty: cost of one rejected container (in objective units).
         tie_break: weight of ``1 - allocation`` in the cost (below 1: only breaks ties).
         backend: ``"local"``, ``"process"`` or ``"ray"``.
-        workers: processes (or Ray tasks) for the parallel backends.
+        workers: processes (process) or CPUs of a local Ray (ray).
+        address: Ray cluster address for ``backend="ray"`` (default: ``RAY_ADDRESS``, else a local
+            Ray).
         optimizer: ``"pso"`` or ``"de"``.
         init: start the search from this named policy's weights (``"bf"``, ``"ff"`` or ``None``).
     """
@@ -70,6 +88,7 @@ class TrainSettings:
     tie_break: float = 0.5
     backend: Backend = "local"
     workers: int = 2
+    address: str | None = None
     optimizer: Literal["pso", "de"] = "pso"
     init: str | None = "bf"
 
@@ -128,105 +147,98 @@ class TrainResult:
 
 # ------------------------------------------------------------------------------------------------
 # evaluation
+def record_cost(record: RunRecord, priced: bool, penalty: float, tie_break: float) -> float:
+    """Cost of one run from its record (see the module docstring).
+
+    The objective is the record's hosts used (or host cost when ``priced``); the allocation is the
+    record's Sigma allocation rate of the bottleneck resource, computed by :mod:`packing.metrics`.
+    """
+    obj = record.cost if priced else float(record.hosts_used)
+    return obj + penalty * record.rejected + tie_break * (1.0 - record.allocation)
+
+
+def is_priced(instance: Instance) -> bool:
+    """Whether host types have different costs (then the objective is the cost, not the hosts)."""
+    return bool(np.any(instance.type_cost != 1.0))
+
+
 def run_cost(instance: Instance, policy: Any, order: np.ndarray, seed: int, penalty: float,
              tie_break: float) -> tuple[float, int, float, int]:
     """Cost of one run, and its hosts, allocation and rejections (see the module docstring)."""
-    r = simulate(instance, policy, order, seed=seed, check_result=False)
-    priced = bool(np.any(instance.type_cost != 1.0))
-    obj = r.cost if priced else float(r.hosts_used)
-    alloc = float(r.trajectory.allocation[-1].max()) if len(r.trajectory.allocation) else 0.0
-    return obj + penalty * r.n_rejected + tie_break * (1.0 - alloc), r.hosts_used, alloc, r.n_rejected
+    r = run(instance, policy, order, seed=seed, options=RunOptions(check=False))
+    return (record_cost(r, is_priced(instance), penalty, tie_break), r.hosts_used, r.allocation,
+            r.rejected)
 
 
-def _costs(instance: Instance, thetas: np.ndarray, orders: Sequence[np.ndarray], seed: int,
-           penalty: float, tie_break: float) -> np.ndarray:
-    """Mean cost over the orders for each weight vector; ``(n, F) -> (n,)``."""
-    out = np.empty(len(thetas))
-    for p, theta in enumerate(thetas):
-        pol = SwarmPolicy(theta)
-        out[p] = np.mean([run_cost(instance, pol, o, run_seed(seed, i), penalty, tie_break)[0]
-                          for i, o in enumerate(orders)])
-    return out
+def weight_spec(theta: np.ndarray) -> tuple[float, ...]:
+    """The policy spec of a weight vector (plain floats: exact through pickling)."""
+    return tuple(float(x) for x in np.asarray(theta, dtype=np.float64).ravel())
 
 
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(instance: Instance, orders: list[np.ndarray], seed: int, penalty: float,
-                 tie_break: float) -> None:
-    _WORKER.update(instance=instance, orders=orders, seed=seed, penalty=penalty, tie_break=tie_break)
-
-
-def _worker_costs(thetas: np.ndarray) -> np.ndarray:
-    w = _WORKER
-    return _costs(w["instance"], thetas, w["orders"], w["seed"], w["penalty"], w["tie_break"])
+def executor_for(settings: TrainSettings) -> Executor:
+    """The executor of ``settings.backend``: local -> serial, process -> processes, ray -> Ray."""
+    if settings.backend == "local":
+        return SerialExecutor()
+    if settings.backend == "process":
+        return ProcessExecutor(settings.workers)
+    if settings.backend == "ray":
+        return RayExecutor(settings.address, settings.workers)
+    raise ValueError(f"unknown backend {settings.backend!r}; use local, process or ray")
 
 
 class Evaluator:
-    """Scores weight vectors on fixed orders with one of the backends.
+    """Scores weight vectors on fixed orders: one :class:`~packing.evaluation.RunTask` per (vector, order).
 
-    Use as a context manager so worker pools are shut down.
+    The tasks run on an executor (:mod:`packing.evaluation`): the one given, or one made from
+    ``settings.backend`` (closed on exit). The instance and the orders are shipped once per worker.
+    Use as a context manager.
 
     Args:
         instance: the instance.
         orders: the training orders.
-        settings: backend, workers, penalty and tie-break.
+        settings: backend, workers, seed, penalty and tie-break.
+        executor: run on this executor (left open on exit) instead of one made from the settings.
     """
 
     def __init__(self, instance: Instance, orders: Sequence[np.ndarray],
-                 settings: TrainSettings) -> None:
+                 settings: TrainSettings, executor: Executor | None = None) -> None:
         self.instance = instance
         self.orders = [np.asarray(o) for o in orders]
         self.settings = settings
-        self._pool: ProcessPoolExecutor | None = None
-        self._ray: Any = None
-        self._started_ray = False
+        self.priced = is_priced(instance)
+        self._given = executor
+        self.executor: Executor | None = executor
+        self.ref: str | None = None
 
     def __enter__(self) -> Evaluator:
-        s = self.settings
-        args = (self.instance, self.orders, s.seed, s.penalty, s.tie_break)
-        if s.backend == "process":
-            self._pool = ProcessPoolExecutor(max_workers=s.workers, initializer=_init_worker,
-                                             initargs=args)
-        elif s.backend == "ray":
-            try:
-                import ray
-            except ImportError as e:  # pragma: no cover - depends on the extra
-                raise RuntimeError("backend 'ray' needs Ray: pip install 'vbp[ray]'") from e
-            self._started_ray = not ray.is_initialized()
-            if self._started_ray:
-                ray.init(num_cpus=s.workers, include_dashboard=False, log_to_driver=False)
-
-            @ray.remote
-            def task(ref: Any, thetas: np.ndarray) -> np.ndarray:
-                inst, orders, seed, penalty, tie_break = ref
-                return _costs(inst, thetas, orders, seed, penalty, tie_break)
-
-            self._ray = (ray, task, ray.put(args))
-        elif s.backend != "local":
-            raise ValueError(f"unknown backend {s.backend!r}; use local, process or ray")
+        if self.executor is None:
+            self.executor = executor_for(self.settings)
+        self.ref = self.executor.share(Scenario(self.instance, tuple(self.orders), "train"), "train")
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
-        if self._ray is not None:
-            if self._started_ray:  # leave a Ray the caller started running
-                self._ray[0].shutdown()
-            self._ray = None
+        if self._given is None and self.executor is not None:
+            self.executor.close()
+            self.executor = None
+
+    def tasks(self, thetas: np.ndarray) -> list[RunTask]:
+        """The tasks of one batch: every vector on every training order (vector-major)."""
+        assert self.ref is not None, "use the Evaluator as a context manager"
+        opts = RunOptions(check=False)
+        seed = self.settings.seed
+        return [RunTask(weight_spec(th), self.ref, i, run_seed(seed, i), opts)
+                for th in thetas for i in range(len(self.orders))]
 
     def __call__(self, thetas: np.ndarray) -> np.ndarray:
         """Mean cost per weight vector; ``thetas`` shape ``(n, F)`` -> ``(n,)``."""
         thetas = project(np.atleast_2d(thetas))
+        if self.executor is None:
+            with self:
+                return self(thetas)
         s = self.settings
-        if s.backend == "local" or (self._pool is None and self._ray is None):
-            return _costs(self.instance, thetas, self.orders, s.seed, s.penalty, s.tie_break)
-        chunks = np.array_split(thetas, min(len(thetas), max(1, s.workers)))
-        if self._pool is not None:
-            return np.concatenate(list(self._pool.map(_worker_costs, chunks)))
-        ray, task, ref = self._ray
-        return np.concatenate(ray.get([task.remote(ref, c) for c in chunks]))
+        recs = self.executor.map(run_task, self.tasks(thetas))
+        cost = np.array([record_cost(r, self.priced, s.penalty, s.tie_break) for r in recs])
+        return cost.reshape(len(thetas), len(self.orders)).mean(axis=1)
 
 
 def training_orders(instance: Instance, settings: TrainSettings) -> tuple[list[np.ndarray],
@@ -240,18 +252,30 @@ def training_orders(instance: Instance, settings: TrainSettings) -> tuple[list[n
     return [np.asarray(o) for o in train], [np.asarray(o) for o in held]
 
 
+def _report(name: str, recs: Sequence[RunRecord]) -> HeldOutReport:
+    return HeldOutReport(name, np.array([r.hosts_used for r in recs]),
+                         np.array([r.allocation for r in recs]), np.array([r.rejected for r in recs]))
+
+
 def held_out_report(instance: Instance, policy: Any, orders: Sequence[np.ndarray], seed: int,
                     name: str | None = None) -> HeldOutReport:
-    """Run ``policy`` on every held-out order (checking every placement)."""
-    hosts, alloc, rej = [], [], []
-    for i, o in enumerate(orders):
-        r = simulate(instance, policy, o, seed=run_seed(seed, i), check_result=True)
-        hosts.append(r.hosts_used)
-        alloc.append(float(r.trajectory.allocation[-1].max()) if len(r.trajectory.allocation)
-                     else 0.0)
-        rej.append(r.n_rejected)
-    return HeldOutReport(name or str(getattr(policy, "name", "?")), np.array(hosts),
-                         np.array(alloc), np.array(rej))
+    """Run ``policy`` on every held-out order in this process (checking every placement)."""
+    recs = [run(instance, policy, o, seed=run_seed(seed, i)) for i, o in enumerate(orders)]
+    return _report(name or str(getattr(policy, "name", "?")), recs)
+
+
+def held_out_reports(executor: Executor, instance: Instance, policies: Sequence[tuple[str, Any]],
+                     orders: Sequence[np.ndarray], seed: int) -> list[HeldOutReport]:
+    """:func:`held_out_report` for several ``(name, policy spec)`` pairs, as tasks on ``executor``."""
+    ref = executor.share(Scenario(instance, tuple(np.asarray(o) for o in orders), "held-out"),
+                         "held-out")
+    return _held_out(executor, ref, policies, len(orders), seed)
+
+
+def _held_out(executor: Executor, ref: str, policies: Sequence[tuple[str, Any]], n: int,
+              seed: int) -> list[HeldOutReport]:
+    recs = executor.map(run_task, order_tasks(ref, [spec for _, spec in policies], n, seed))
+    return [_report(name, recs[k * n:(k + 1) * n]) for k, (name, _) in enumerate(policies)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -264,6 +288,7 @@ def train_swarm(
     resume: bool = False,
     callback: Callable[[IterationRecord], bool | None] | None = None,
     baselines: Sequence[str] = ("bf", "ff"),
+    executor: Executor | None = None,
 ) -> TrainResult:
     """Tune the weights of a :class:`SwarmPolicy` on ``instance``.
 
@@ -276,12 +301,12 @@ def train_swarm(
         resume: continue from ``checkpoint`` if it exists.
         callback: called after every iteration; returning ``False`` stops early.
         baselines: registry names of policies also evaluated on the held-out orders.
+        executor: run every evaluation on this executor (left open) instead of one made from
+            ``settings.backend``.
 
     Returns:
         The :class:`TrainResult`; its policy's placements on held-out orders passed the checker.
     """
-    from policies.registry import get_policy
-
     s = settings or TrainSettings()
     train, held = training_orders(instance, s)
     opt: Optimizer
@@ -295,22 +320,24 @@ def train_swarm(
         opt_settings = ps.to_dict()
     init = INIT_WEIGHTS[s.init] if s.init else None
     bounds = (np.full(N_FEATURES, -1.0), np.full(N_FEATURES, 1.0))
-    t0 = time.perf_counter()
-    with Evaluator(instance, train, s) as ev:
-        res = opt.minimize(ev, N_FEATURES, bounds, init=init, callback=callback)
-    seconds = time.perf_counter() - t0
-    weights = project(res.best_position)
-    provenance = {
-        "instance": instance.name, "optimizer": s.optimizer, "optimizer_settings": opt_settings,
-        "train_settings": asdict(s), "training_cost": res.best_cost,
-        "initial_cost": res.history[0].best_cost if res.history else None,
-        "iterations": len(res.history), "evaluations": res.evaluations,
-        "seconds": round(seconds, 3), "features": list(FEATURES),
-    }
-    policy = SwarmPolicy(weights, name="swarm", provenance=provenance)
-    reports = [held_out_report(instance, policy, held, s.seed)]
-    for b in baselines:
-        reports.append(held_out_report(instance, get_policy(b), held, s.seed, name=b))
+    with nullcontext(executor) if executor is not None else executor_for(s) as ex:
+        held_ref = ex.share(Scenario(instance, tuple(held), "held-out"), "held-out")  # before any map
+        t0 = time.perf_counter()
+        with Evaluator(instance, train, s, ex) as ev:
+            res = opt.minimize(ev, N_FEATURES, bounds, init=init, callback=callback)
+        seconds = time.perf_counter() - t0
+        weights = project(res.best_position)
+        provenance = {
+            "instance": instance.name, "optimizer": s.optimizer, "optimizer_settings": opt_settings,
+            "train_settings": asdict(s), "training_cost": res.best_cost,
+            "initial_cost": res.history[0].best_cost if res.history else None,
+            "iterations": len(res.history), "evaluations": res.evaluations,
+            "seconds": round(seconds, 3), "features": list(FEATURES),
+        }
+        policy = SwarmPolicy(weights, name="swarm", provenance=provenance)
+        specs: list[tuple[str, Any]] = [("swarm", {"weights": weight_spec(weights), "name": "swarm"})]
+        specs += [(b, b) for b in baselines]
+        reports = _held_out(ex, held_ref, specs, len(held), s.seed)
     return TrainResult(policy, res.history,
                        res.history[0].best_cost if res.history else float("nan"),
                        res.best_cost, seconds, tuple(reports))

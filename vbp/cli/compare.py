@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from packing.model import Instance
 from vbp.cli.simulate import load_target, prepare
 from vbp.compare import Row, _num, run_compare
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def executor_options(fn: F) -> F:
+    """Add ``--executor``, ``--workers`` and ``--ray-address`` to a command (compare, sweep)."""
+    fn = click.option("--ray-address", default=None, metavar="ADDRESS",
+                      help="With --executor ray: the cluster to connect to [default: $RAY_ADDRESS, "
+                           "else a local Ray].")(fn)
+    fn = click.option("--workers", type=click.IntRange(min=1), default=None,
+                      help="Processes (process) or CPUs of a local Ray (ray) [default: all cores].")(fn)
+    fn = click.option("--executor", "executor_kind", type=click.Choice(["serial", "process", "ray"]),
+                      default="serial", show_default=True,
+                      help="Where the runs go: this process, local processes, or Ray. The numbers "
+                           "are the same on every executor.")(fn)
+    return fn
 
 
 @click.command()
@@ -35,38 +52,46 @@ from vbp.compare import Row, _num, run_compare
 @click.option("--keep-departures", is_flag=True,
               help="Replay departures too (default: every container arrives and stays, as the solver "
                    "assumes).")
+@executor_options
 def compare(path: str | None, policy_list: str | None, orders: int, time_limit: float, seed: int,
             as_json: bool, plot: str | None, quiet: bool, repair_snapshot: bool,
-            snapshots: int, keep: float, keep_departures: bool) -> None:
+            snapshots: int, keep: float, keep_departures: bool, executor_kind: str,
+            workers: int | None, ray_address: str | None) -> None:
     """Compare online policies with the optimum on FILE (default: the built-in `sigma` instance).
 
     FILE is an instance file, a .vbp file, a data-set folder or a built-in name. Every policy replays the
     same orders (common random numbers); the same seed gives the same table. Hosts are counted at the end
     of each run; the optimum is the offline solve of all containers at once, so departures in the request
-    stream are dropped unless --keep-departures is given.
+    stream are dropped unless --keep-departures is given. --executor process or ray spreads the runs
+    over processes or a Ray cluster; the table is the same.
     """
+    from packing.evaluation import make_executor
     from packing.simulator import static_view
     from policies.registry import DEFAULT_COMPARE, parse_policy_list
 
     names = parse_policy_list(policy_list) if policy_list else list(DEFAULT_COMPARE)
+    executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
     inst = prepare(load_target(path), repair_snapshot)
     if not keep_departures:
         inst = static_view(inst)
-    res, rows, samples = run_compare(inst, names, orders, time_limit, seed, quiet=quiet or as_json,
-                                     snapshots=snapshots, keep=keep)
+    pick = "bf" if "bf" in names else names[0]
+    with executor:
+        res, rows, records = run_compare(inst, names, orders, time_limit, seed, quiet=quiet or as_json,
+                                         snapshots=snapshots, keep=keep, executor=executor,
+                                         keep_placement=pick if plot is not None else None)
     if plot is not None:
         from packing.metrics import host_utilisation
         from packing.plots import plot_compare
 
-        pick = "bf" if "bf" in samples else names[0]
-        run = samples[pick].results[0]
-        util = host_utilisation(inst, run.placement)[_used(inst, run.placement)]
+        first = records[pick][0]
+        placement = first.placement(inst)
+        util = host_utilisation(inst, placement)[_used(inst, placement)]
         plot_compare(plot, [r.name for r in rows], [r.hosts_mean for r in rows],
                      [r.hosts_min for r in rows], [r.hosts_max for r in rows],
                      optimum=res.hosts if res.objective_kind == "hosts" else None,
                      bound=res.lower_bound if res.objective_kind == "hosts" else None,
                      utilisation=util, resources=inst.resources,
-                     utilisation_title=f"{samples[pick].policy}, own order: per-host utilisation",
+                     utilisation_title=f"{first.policy}, own order: per-host utilisation",
                      title=f"{inst.name}: hosts used over {orders} orders",
                      proven=res.status == "optimal")
     opt = {"status": res.status, "objective": _num(res.objective), "lower_bound": _num(res.lower_bound),
