@@ -17,8 +17,11 @@ the bottleneck.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
-import pickle
+import math
+import os
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,6 +29,8 @@ from typing import Any, Protocol
 from unittest import mock
 
 import numpy as np
+
+from packing.errors import InputError, Problem
 
 Objective = Callable[[np.ndarray], np.ndarray]
 """Maps positions ``(n_candidates, dims)`` to costs ``(n_candidates,)``."""
@@ -145,9 +150,37 @@ def _seeded_global_rng(rng: np.random.Generator) -> Iterator[None]:
         np.random.set_state(saved)
 
 
+CHECKPOINT_FORMAT = "vbp-pso-checkpoint"
+"""The ``format`` field of a checkpoint file."""
+CHECKPOINT_VERSION = 1
+"""The version of the checkpoint layout this code writes and reads."""
+MAX_CHECKPOINT_BYTES = 2**30
+"""Largest checkpoint file read (1 GiB)."""
+
+
+def _enc(x: float) -> float | str:
+    """A float for JSON: finite ones as numbers (exact), others as ``"inf"``, ``"-inf"``, ``"nan"``."""
+    x = float(x)
+    return x if math.isfinite(x) else str(x)
+
+
+def _canonical(payload: dict[str, Any]) -> bytes:
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+
+
 @dataclass
 class PSOCheckpoint:
     """Everything needed to resume a PSO run exactly.
+
+    Saved as a data-only JSON file (never pickle: loading a checkpoint cannot run code)::
+
+        {"format": "vbp-pso-checkpoint", "version": 1, "sha256": "<hex>", "payload": {...}}
+
+    ``sha256`` is the SHA-256 of the payload's canonical JSON (sorted keys, no spaces), so a
+    corrupt or edited file is refused. Floats are stored exactly (JSON numbers in Python's
+    shortest round-trip form; non-finite ones as the strings ``"inf"``, ``"-inf"``, ``"nan"``).
+    Saving writes a temporary file in the same folder, flushes it to disk and renames it over
+    the target, so a process killed while saving leaves the previous checkpoint intact.
 
     Attributes:
         iteration: iterations completed.
@@ -158,6 +191,7 @@ class PSOCheckpoint:
         rng_state: the optimiser generator's bit-generator state.
         history: records so far.
         since_improved: iterations since the best cost last improved.
+        settings: the settings of the run that wrote it (checked on resume).
     """
 
     iteration: int
@@ -170,21 +204,184 @@ class PSOCheckpoint:
     rng_state: dict[str, Any]
     history: list[IterationRecord] = field(default_factory=list)
     since_improved: int = 0
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def to_payload(self) -> dict[str, Any]:
+        """The checkpoint as plain JSON data (the file's ``payload``)."""
+        def mat(a: np.ndarray) -> list[Any]:
+            return [[_enc(x) for x in row] for row in np.asarray(a, dtype=np.float64)]
+
+        def vec(a: Any) -> list[float | str]:
+            return [_enc(x) for x in np.asarray(a, dtype=np.float64).ravel()]
+
+        return {
+            "iteration": int(self.iteration), "position": mat(self.position),
+            "velocity": mat(self.velocity), "pbest_pos": mat(self.pbest_pos),
+            "pbest_cost": vec(self.pbest_cost), "best_pos": vec(self.best_pos),
+            "best_cost": _enc(self.best_cost), "rng_state": _plain_state(self.rng_state),
+            "history": [{"iteration": r.iteration, "best_cost": _enc(r.best_cost),
+                         "mean_cost": _enc(r.mean_cost), "best_position": vec(r.best_position)}
+                        for r in self.history],
+            "since_improved": int(self.since_improved), "settings": dict(self.settings),
+        }
 
     def save(self, path: str | Path) -> None:
-        """Write the checkpoint (pickle; written to a temp file, then renamed)."""
+        """Write the checkpoint atomically (temp file in the same folder, fsync, rename).
+
+        Raises:
+            InputError: the file cannot be written.
+        """
         p = Path(path)
-        tmp = p.with_suffix(p.suffix + ".tmp")
-        tmp.write_bytes(pickle.dumps(self))
-        tmp.replace(p)
+        payload = self.to_payload()
+        doc = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION,
+               "sha256": hashlib.sha256(_canonical(payload)).hexdigest(), "payload": payload}
+        data = json.dumps(doc, allow_nan=False).encode()
+        try:
+            fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+        except OSError as e:
+            raise InputError([Problem(str(p), "", f"cannot write the checkpoint: "
+                                      f"{e.strerror or e}")]) from None
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, p)
+        except BaseException as e:
+            Path(tmp).unlink(missing_ok=True)
+            if isinstance(e, OSError):
+                raise InputError([Problem(str(p), "", f"cannot write the checkpoint: "
+                                          f"{e.strerror or e}")]) from None
+            raise
+        with contextlib.suppress(OSError):  # make the rename itself durable
+            dfd = os.open(p.parent, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
 
     @classmethod
     def load(cls, path: str | Path) -> PSOCheckpoint:
-        """Read a checkpoint written by :meth:`save`."""
-        obj = pickle.loads(Path(path).read_bytes())
-        if not isinstance(obj, cls):
-            raise ValueError(f"{path}: not a PSO checkpoint")
-        return obj
+        """Read and check a checkpoint written by :meth:`save` (data only: nothing is executed).
+
+        Raises:
+            InputError: naming the file (and the field) when it is missing, not a checkpoint, of
+                another version, corrupt (checksum) or malformed.
+        """
+        src = str(path)
+
+        def bad(field: str, reason: str) -> InputError:
+            return InputError([Problem(src, field, reason)])
+
+        p = Path(path)
+        try:
+            if p.stat().st_size > MAX_CHECKPOINT_BYTES:
+                raise bad("", f"file is larger than {MAX_CHECKPOINT_BYTES:,} bytes; not a "
+                          "checkpoint")
+            raw = p.read_bytes()
+        except FileNotFoundError:
+            raise bad("", "no such checkpoint file") from None
+        except IsADirectoryError:
+            raise bad("", "is a folder, expected a checkpoint file") from None
+        except OSError as e:
+            raise bad("", f"cannot read: {e.strerror or e}") from None
+        try:
+            doc = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise bad("", "not a vbp checkpoint (not JSON; checkpoints of older versions were "
+                      "pickles, which are never loaded: start again without --resume)") from None
+        if not isinstance(doc, dict) or doc.get("format") != CHECKPOINT_FORMAT:
+            raise bad("format", f"not a vbp checkpoint (expected format {CHECKPOINT_FORMAT!r})")
+        if doc.get("version") != CHECKPOINT_VERSION:
+            raise bad("version", f"checkpoint version {doc.get('version')!r} is not supported "
+                      f"(this vbp reads version {CHECKPOINT_VERSION})")
+        payload = doc.get("payload")
+        if not isinstance(payload, dict):
+            raise bad("payload", "missing or not an object")
+        try:
+            digest = hashlib.sha256(_canonical(payload)).hexdigest()
+        except (TypeError, ValueError):
+            digest = ""
+        if doc.get("sha256") != digest:
+            raise bad("sha256", "checksum mismatch: the checkpoint is corrupt or was edited")
+        return _from_payload(payload, src)
+
+
+def _plain_state(state: Any) -> Any:
+    """A bit-generator state as plain JSON data (ints stay exact: JSON integers are unbounded)."""
+    if isinstance(state, dict):
+        return {str(k): _plain_state(v) for k, v in state.items()}
+    if isinstance(state, np.ndarray):
+        return [_plain_state(x) for x in state.tolist()]
+    if isinstance(state, np.integer):
+        return int(state)
+    return state
+
+
+def _from_payload(d: dict[str, Any], src: str) -> PSOCheckpoint:
+    """Build a checkpoint from a checked payload, validating every field's type and shape."""
+    def bad(field: str, reason: str) -> InputError:
+        return InputError([Problem(src, field, reason)])
+
+    def num(v: Any, field: str) -> float:
+        if isinstance(v, str) and v in ("inf", "-inf", "nan"):
+            return float(v)
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise bad(field, f"expected a number, got {type(v).__name__}")
+        return float(v)
+
+    def whole(v: Any, field: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise bad(field, "expected a whole number, at least 0")
+        return v
+
+    def arr(v: Any, field: str, ndim: int) -> np.ndarray:
+        if not isinstance(v, list) or (ndim == 2 and not all(isinstance(r, list) for r in v)):
+            raise bad(field, f"expected a {'list of lists' if ndim == 2 else 'list'} of numbers")
+        if ndim == 1:
+            return np.array([num(x, field) for x in v], dtype=np.float64)
+        rows = [[num(x, field) for x in r] for r in v]
+        if len({len(r) for r in rows}) > 1:
+            raise bad(field, "rows of different lengths")
+        return np.array(rows, dtype=np.float64).reshape(len(rows), len(rows[0]) if rows else 0)
+
+    for k in ("iteration", "position", "velocity", "pbest_pos", "pbest_cost", "best_pos",
+              "best_cost", "rng_state", "history", "since_improved"):
+        if k not in d:
+            raise bad(f"payload.{k}", "missing")
+    position = arr(d["position"], "payload.position", 2)
+    raw_settings = d.get("settings")
+    settings: dict[str, Any] = raw_settings if isinstance(raw_settings, dict) else {}
+    n, dims = position.shape if position.ndim == 2 else (0, 0)
+    ck = PSOCheckpoint(
+        whole(d["iteration"], "payload.iteration"), position,
+        arr(d["velocity"], "payload.velocity", 2), arr(d["pbest_pos"], "payload.pbest_pos", 2),
+        arr(d["pbest_cost"], "payload.pbest_cost", 1), arr(d["best_pos"], "payload.best_pos", 1),
+        num(d["best_cost"], "payload.best_cost"), {}, [],
+        whole(d["since_improved"], "payload.since_improved"), settings)
+    for name, a, shape in (("velocity", ck.velocity, (n, dims)), ("pbest_pos", ck.pbest_pos, (n, dims)),
+                           ("pbest_cost", ck.pbest_cost, (n,)), ("best_pos", ck.best_pos, (dims,))):
+        if a.shape != shape:
+            raise bad(f"payload.{name}", f"has shape {a.shape}, expected {shape}")
+    state = d["rng_state"]
+    try:
+        probe = np.random.default_rng(0)
+        probe.bit_generator.state = state
+    except (TypeError, ValueError, KeyError, OverflowError):
+        raise bad("payload.rng_state", "not a valid PCG64 generator state") from None
+    ck.rng_state = state
+    if not isinstance(d["history"], list):
+        raise bad("payload.history", "expected a list")
+    for i, r in enumerate(d["history"]):
+        f = f"payload.history[{i}]"
+        if not isinstance(r, dict):
+            raise bad(f, "expected an object")
+        pos = arr(r.get("best_position"), f"{f}.best_position", 1)
+        ck.history.append(IterationRecord(whole(r.get("iteration"), f"{f}.iteration"),
+                                          num(r.get("best_cost"), f"{f}.best_cost"),
+                                          num(r.get("mean_cost"), f"{f}.mean_cost"),
+                                          tuple(float(x) for x in pos)))
+    return ck
 
 
 class PSO:
@@ -208,6 +405,30 @@ class PSO:
         self.settings = settings or PSOSettings()
         self.checkpoint_path = checkpoint_path
         self.resume = resume
+
+    def _run_settings(self, dims: int) -> dict[str, Any]:
+        """What a resumed run must share with the run that wrote the checkpoint."""
+        s = self.settings
+        return {"n_particles": s.n_particles, "dims": dims, "w": s.w, "c1": s.c1, "c2": s.c2,
+                "seed": s.seed}
+
+    def _check_resumable(self, ck: PSOCheckpoint, dims: int) -> None:
+        """Refuse a checkpoint written by a run with other settings (resuming would not be exact).
+
+        Raises:
+            InputError: naming the checkpoint file and every setting that differs.
+        """
+        src = str(self.checkpoint_path)
+        now = self._run_settings(dims)
+        problems = [Problem(src, f"settings.{k}", f"the checkpoint was written with {k} = "
+                            f"{ck.settings[k]!r}, this run has {v!r}")
+                    for k, v in now.items() if k in ck.settings and ck.settings[k] != v]
+        if ck.position.shape != (self.settings.n_particles, dims):
+            problems.append(Problem(src, "payload.position", f"has shape {ck.position.shape}; "
+                                    f"this run has {self.settings.n_particles} particles in "
+                                    f"{dims} dimensions"))
+        if problems:
+            raise InputError(problems)
 
     def _initial_positions(
         self, rng: np.random.Generator, dims: int, lo: np.ndarray, hi: np.ndarray,
@@ -241,6 +462,7 @@ class PSO:
         ck: PSOCheckpoint | None = None
         if self.resume and self.checkpoint_path is not None and Path(self.checkpoint_path).exists():
             ck = PSOCheckpoint.load(self.checkpoint_path)
+            self._check_resumable(ck, dims)
         init_pos = self._initial_positions(rng, dims, lo, hi, init) if ck is None else ck.position
         options = {"c1": s.c1, "c2": s.c2, "w": s.w}
         with _seeded_global_rng(rng), _quiet_pyswarms():
@@ -288,7 +510,7 @@ class PSO:
                               swarm.pbest_pos.copy(), swarm.pbest_cost.copy(),
                               np.asarray(swarm.best_pos).copy(), float(swarm.best_cost),
                               dict(rng.bit_generator.state), list(history),
-                              since).save(self.checkpoint_path)
+                              since, self._run_settings(dims)).save(self.checkpoint_path)
             if callback is not None and callback(rec) is False:
                 stopped = True
                 break
