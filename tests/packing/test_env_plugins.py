@@ -443,3 +443,49 @@ def test_utilisation_rewards_filling_over_opening() -> None:
     _, r_fill, *_ = env.step(0)
     _, r_new, *_ = env.step(1)
     assert r_open == pytest.approx(0.2) and r_fill == pytest.approx(0.2) and r_new == pytest.approx(-0.1)
+
+
+# ------------------------------------------------------------------------------------------------
+# GPU cards chosen by the caller
+class LastCardsBestFit(BestFit):
+    """Best fit, taking the highest-index fitting GPU cards (the engine takes the fullest, lowest)."""
+
+    name = "bf-last-cards"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
+        self.calls += 1
+        k = int(obs.instance.gpu_cards[obs.app])
+        return tuple(int(c) for c in obs.state.cards_fitting(obs.app, host)[-k:])
+
+
+def test_discrete_host_cards_chooser_equals_simulate_with_choosing_cards() -> None:
+    inst = multi_cluster()
+    res = simulate(inst, LastCardsBestFit(), seed=0)
+    default = simulate(inst, BestFit(), seed=0)
+    assert res.placement != default.placement  # the cards differ
+    pol = LastCardsBestFit()
+    env = PlacementEnv(inst, actions=DiscreteHost(cards=pol))
+    pol.reset(inst, 0)
+    env.reset(seed=0)
+    while not env.engine.done:
+        env.step(pol.act(env.observation(), env.host_mask()))
+    assert env.placement() == res.placement and pol.calls > 0
+
+
+def test_continuous_cluster_takes_cards_from_its_inner_policy() -> None:
+    inst = multi_cluster()
+    placements = []
+    for inner in (LastCardsBestFit(), BestFit()):
+        env = PlacementEnv(inst, actions=ContinuousCluster(inner, wait=False))
+        ad = env.actions
+        _, info = env.reset(seed=0)
+        while not env.engine.done:
+            k = int(np.flatnonzero(info["action_mask"])[-1])
+            _, _, _, _, info = env.step(ad.action_of_bin(env.layout, k))
+        assert check(inst, env.placement()) == []
+        placements.append(env.placement())
+    assert placements[0] != placements[1]
