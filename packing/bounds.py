@@ -311,8 +311,9 @@ def cost_lower_bound(instance: Instance, bounds: LowerBounds | None = None) -> f
     if res.status != 0:  # pragma: no cover - numerical trouble: fall back to the trivial bound
         return 0.0
     cheapest = float(np.sort(inst.host_cost)[: lb.best].sum())
-    # shave the LP optimum by its solver tolerance so that it stays a valid bound
-    return max(0.0, float(res.fun) * (1 - 1e-9) - 1e-9, cheapest)
+    # shave the LP optimum by more than HiGHS' feasibility and optimality tolerances (1e-7) so that
+    # it stays a valid bound after the caller rounds it up
+    return max(0.0, float(res.fun) * (1 - 1e-6) - 1e-6, cheapest)
 
 
 __all__ = ["EXACT_CLIQUE_NODES", "LowerBounds", "cost_lower_bound", "lower_bounds",
