@@ -1,0 +1,157 @@
+"""PSO checkpoints: data only (a crafted pickle runs nothing), checksummed, atomic under a real kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from packing.errors import InputError
+from policies.swarm.optimizer import PSO, PSOCheckpoint, PSOSettings
+
+BOUNDS = (np.full(3, -1.0), np.full(3, 1.0))
+REPO = Path(__file__).resolve().parents[3]
+
+
+def sphere(x: np.ndarray) -> np.ndarray:
+    return ((x - 0.3) ** 2).sum(axis=1)
+
+
+class _Evil:
+    """Unpickling this creates the marker file (what an attacker's payload would do)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (Path.touch, (str(self.marker),))  # type: ignore[return-value]
+
+
+def _settings(iters: int = 10) -> PSOSettings:
+    return PSOSettings(n_particles=6, iters=iters, seed=3, patience=0)
+
+
+def test_crafted_pickle_is_refused_without_running_anything(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    ck = tmp_path / "ck.json"
+    ck.write_bytes(pickle.dumps(_Evil(marker)))
+    with pytest.raises(InputError) as e:
+        PSO(_settings(), checkpoint_path=ck, resume=True).minimize(sphere, 3, BOUNDS)
+    assert not marker.exists()
+    (p,) = e.value.problems
+    assert p.source == str(ck) and "not a vbp checkpoint" in p.reason
+    pickle.loads(ck.read_bytes())  # the payload is real: unpickling it does create the marker
+    assert marker.exists()
+
+
+def test_round_trip_and_resume_is_exact(tmp_path: Path) -> None:
+    ck = tmp_path / "ck.json"
+    full = PSO(_settings()).minimize(sphere, 3, BOUNDS)
+    PSO(_settings(4), checkpoint_path=ck).minimize(sphere, 3, BOUNDS)
+    doc = json.loads(ck.read_text())
+    assert doc["format"] == "vbp-pso-checkpoint" and doc["version"] == 1 and len(doc["sha256"]) == 64
+    loaded = PSOCheckpoint.load(ck)
+    assert loaded.iteration == 4 and loaded.position.shape == (6, 3)
+    rest = PSO(_settings(), checkpoint_path=ck, resume=True).minimize(sphere, 3, BOUNDS)
+    assert rest.best_cost == full.best_cost
+    assert np.array_equal(rest.best_position, full.best_position)
+    assert [r.best_cost for r in rest.history] == [r.best_cost for r in full.history]
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda d: d["payload"]["position"][0].__setitem__(0, 0.123), "sha256"),
+    (lambda d: d.__setitem__("version", 99), "version"),
+    (lambda d: d.__setitem__("format", "other"), "format"),
+])
+def test_corrupt_or_foreign_checkpoints_are_refused(tmp_path: Path, edit, field: str) -> None:
+    ck = tmp_path / "ck.json"
+    PSO(_settings(2), checkpoint_path=ck).minimize(sphere, 3, BOUNDS)
+    d = json.loads(ck.read_text())
+    edit(d)
+    ck.write_text(json.dumps(d))
+    with pytest.raises(InputError) as e:
+        PSOCheckpoint.load(ck)
+    assert e.value.problems[0].source == str(ck) and e.value.problems[0].field == field
+
+
+def test_truncated_checkpoint_and_other_settings_are_refused(tmp_path: Path) -> None:
+    ck = tmp_path / "ck.json"
+    PSO(_settings(2), checkpoint_path=ck).minimize(sphere, 3, BOUNDS)
+    good = ck.read_bytes()
+    ck.write_bytes(good[: len(good) // 2])
+    with pytest.raises(InputError, match="not a vbp checkpoint"):
+        PSOCheckpoint.load(ck)
+    ck.write_bytes(good)
+    other = PSOSettings(n_particles=8, iters=10, seed=3, patience=0)
+    with pytest.raises(InputError) as e:
+        PSO(other, checkpoint_path=ck, resume=True).minimize(sphere, 3, BOUNDS)
+    assert any("n_particles" in p.field for p in e.value.problems)
+
+
+_WRITER = """
+import sys
+import numpy as np
+from policies.swarm.optimizer import PSOCheckpoint
+path = sys.argv[1]
+n = 60_000  # large enough that one save takes a while
+k = 0
+while True:
+    k += 1
+    a = np.full((n, 3), float(k))
+    PSOCheckpoint(k, a, a, a, np.full(n, float(k)), np.zeros(3), float(k),
+                  dict(np.random.default_rng(k).bit_generator.state)).save(path)
+    print(k, flush=True)
+"""
+
+
+def _kill_during_a_save(proc: subprocess.Popen[str], ck: Path, timeout: float = 10.0) -> str:
+    """SIGKILL ``proc`` while it is writing a checkpoint: as soon as a temporary file next to
+    ``ck`` holds data, or ``ck`` itself is shorter than a complete checkpoint (a writer that
+    overwrites in place). Returns what was seen when it was killed."""
+    full = ck.stat().st_size
+    deadline = time.monotonic() + timeout
+    seen = "timeout"
+    while time.monotonic() < deadline:
+        try:
+            if ck.stat().st_size < full * 0.9:
+                seen = "target being rewritten"
+                break
+        except FileNotFoundError:
+            seen = "target missing"
+            break
+        tmp = [q for q in ck.parent.iterdir() if q.name != ck.name]
+        try:
+            if any(q.stat().st_size > 0 for q in tmp):
+                seen = "temporary file being written"
+                break
+        except FileNotFoundError:
+            continue
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    return seen
+
+
+def test_a_process_killed_while_saving_leaves_a_valid_checkpoint(tmp_path: Path) -> None:
+    ck = tmp_path / "ck.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(ck)], stdout=subprocess.PIPE,
+                                env=env, text=True)
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip()  # one complete save exists
+        seen = _kill_during_a_save(proc, ck)
+        assert seen == "temporary file being written"  # killed in the middle of a save
+        loaded = PSOCheckpoint.load(ck)  # the previous checkpoint, intact
+        assert loaded.iteration >= 1
+        assert np.all(loaded.position == float(loaded.iteration))
+        ck.unlink()
+        for q in tmp_path.iterdir():  # the killed writer's temporary file
+            q.unlink()
