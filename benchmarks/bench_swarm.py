@@ -11,6 +11,10 @@ the bottleneck allocation rate, plus the training time. Run::
 
     python benchmarks/bench_swarm.py                 # both instances, default budgets
     python benchmarks/bench_swarm.py --only sigma    # just the small one (about a minute)
+    python benchmarks/bench_swarm.py --backend ray --ray-address ray://head:10001   # on a Ray cluster
+
+Every run goes through the evaluation layer (``packing.evaluation``: run tasks and records, the
+numbers of ``packing.metrics``) on the executor of ``--backend``; the numbers do not depend on it.
 """
 
 from __future__ import annotations
@@ -53,7 +57,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--backend", choices=["local", "process", "ray"], default="process",
                     help="where candidates are evaluated (the same numbers on every backend)")
+    ap.add_argument("--workers", type=int, default=2, help="processes, or CPUs of a local Ray")
+    ap.add_argument("--ray-address", default=None, help="a Ray cluster (default: $RAY_ADDRESS or local)")
     args = ap.parse_args()
+    backend = {"backend": args.backend, "workers": args.workers, "address": args.ray_address}
     if args.only in (None, "sigma"):
         from solvers import solve
 
@@ -62,12 +69,12 @@ def main() -> None:
         cores = float((inst.demand[:, 0] * inst.counts).sum())
         run("sigma", inst, float(opt.objective or 0), cores / (96 * (opt.objective or 1)),
             PSOSettings(n_particles=24, iters=40, seed=args.seed, patience=0),
-            TrainSettings(samples=16, held_out=20, seed=args.seed, backend=args.backend))
+            TrainSettings(samples=16, held_out=20, seed=args.seed, **backend))
     if args.only in (None, "large"):
         inst = generate_sigma_large(310, seed=args.seed)
         run("sigma-large-310", inst, float(inst.meta["planted_optimum"]), 1.0,
             PSOSettings(n_particles=12, iters=15, seed=args.seed, patience=5),
-            TrainSettings(samples=10, held_out=20, seed=args.seed, backend=args.backend))
+            TrainSettings(samples=10, held_out=20, seed=args.seed, **backend))
 
 
 if __name__ == "__main__":

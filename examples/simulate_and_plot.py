@@ -15,21 +15,20 @@ from pathlib import Path
 import numpy as np
 
 from packing.builtin import builtin_instance
-from packing.checker import check
-from packing.metrics import compute_metrics, host_utilisation
+from packing.evaluation import RunOptions, run
+from packing.metrics import host_utilisation
 from packing.plots import plot_compare, plot_trajectory
-from packing.simulator import simulate
-from policies.registry import get_policy
+from policies.runner import resolve_policy
 
 
 def main(policy: str = "bf", out: str = "runs/sigma_example") -> Path:
     inst = builtin_instance("sigma")
-    res = simulate(inst, get_policy(policy))
-    assert not check(inst, res.placement), "the checker refused the placement"
-    m = compute_metrics(inst, res.placement)
-    print(f"{policy}: {res.hosts_used} hosts, allocation rate {100 * m.sigma_allocation_bottleneck:.2f}% "
-          f"(optimum {inst.meta.get('planted_optimum')} hosts), {res.n_rejected} rejected")
-    tr = res.trajectory
+    # one run of the evaluation layer: checked placement, metrics, and (on request) trajectory and placement
+    rec = run(inst, resolve_policy(policy), options=RunOptions(check=True, trajectory=True, placement=True))
+    print(f"{policy}: {rec.hosts_used} hosts, allocation rate {100 * rec.allocation:.2f}% "
+          f"(optimum {inst.meta.get('planted_optimum')} hosts), {rec.rejected} rejected")
+    tr = rec.trajectory
+    assert tr is not None
     opened = np.flatnonzero(np.diff(np.concatenate([[0], tr.hosts_used])) > 0)
     late = [inst.apps[a].name for a in tr.app[opened[opened >= len(tr.app) // 2]]]
     print(f"hosts opened in the second half of the stream, by app: {', '.join(late) or 'none'}")
@@ -37,9 +36,10 @@ def main(policy: str = "bf", out: str = "runs/sigma_example") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     p1 = plot_trajectory(folder / "trajectory.png", tr.time, tr.hosts_used, tr.allocation, inst.resources,
                          title=f"{inst.name}: {policy}, own order")
-    used = np.unique(res.placement.host_array(inst))
-    util = host_utilisation(inst, res.placement)[used[used >= 0]]
-    p2 = plot_compare(folder / "hosts.png", [policy], [res.hosts_used], [res.hosts_used], [res.hosts_used],
+    placement = rec.placement(inst)
+    used = np.unique(placement.host_array(inst))
+    util = host_utilisation(inst, placement)[used[used >= 0]]
+    p2 = plot_compare(folder / "hosts.png", [policy], [rec.hosts_used], [rec.hosts_used], [rec.hosts_used],
                       optimum=float(inst.meta.get("planted_optimum", 0)) or None, utilisation=util,
                       resources=inst.resources, title="hosts used vs optimum")
     print(f"plots: {p1}, {p2}")

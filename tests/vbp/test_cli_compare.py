@@ -111,3 +111,24 @@ def test_compare_over_resampled_snapshots(tmp_path: Path) -> None:
     assert first == again
     assert first["optimum"]["objective"] == 3  # 6 x (3,1) with cap 2 and 6 x (2,2): 3 hosts
     assert all(p["hosts_min"] >= 3 for p in first["policies"])
+
+
+def test_compare_on_processes_gives_the_serial_table() -> None:
+    args = ("compare", "--policies", "ff,random,k8s-rtcr", "--orders", "3", "--json", "--time-limit", "10",
+            "--seed", "3")
+    serial = json.loads(run(*args)[1])
+    code, out, _ = run(*args, "--executor", "process", "--workers", "2")
+    assert code == 0, out
+    assert json.loads(out) == serial
+
+
+def test_compare_executor_options_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    from vbp.cli import main
+
+    for argv, message in [(["--executor", "serial", "--ray-address", "h:1"], "only with --executor ray"),
+                          (["--executor", "threads"], "'threads' is not one of"),
+                          (["--workers", "0"], "0 is not in the range")]:
+        with pytest.raises(SystemExit) as e:
+            main(["compare", "--policies", "ff", *argv])
+        assert e.value.code == 2
+        assert message in capsys.readouterr().err

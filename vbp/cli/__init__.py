@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "simulate": ("vbp.cli.simulate", "simulate", "Replay arrivals with an online policy."),
     "compare": ("vbp.cli.compare", "compare", "Compare online policies against the optimum."),
     "train": ("vbp.cli.train", "train", "Tune a policy (swarm) in the simulator."),
+    "sweep": ("vbp.cli.sweep", "sweep", "Run instances x policies x orders into one table (CSV/Parquet)."),
 }
 
 

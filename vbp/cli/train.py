@@ -30,29 +30,46 @@ def train() -> None:
 @click.option("--optimizer", type=click.Choice(["pso", "de"]), default="pso", show_default=True,
               help="pso (pyswarms GlobalBestPSO) or de (SciPy differential evolution).")
 @click.option("--backend", type=click.Choice(["local", "process", "ray"]), default="local",
-              show_default=True, help="Where candidates are evaluated.")
-@click.option("--workers", default=2, show_default=True, help="Processes for process/ray.")
+              show_default=True,
+              help="Where candidates are evaluated: this process (serial executor), local processes, "
+                   "or Ray. The same seed gives the same policy on every backend.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Processes (process) or CPUs of a local Ray (ray).")
+@click.option("--ray-address", default=None, metavar="ADDRESS",
+              help="With --backend ray: the cluster to connect to [default: $RAY_ADDRESS, else a "
+                   "local Ray].")
 @click.option("--init", "init", type=click.Choice(["bf", "ff", "none"]), default="bf",
               show_default=True, help="Start the swarm around this policy's weights.")
 @click.option("--checkpoint", type=click.Path(), default=None,
               help="Checkpoint file, written after every iteration.")
 @click.option("--resume", is_flag=True, help="Continue from --checkpoint if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option("--repair-snapshot", is_flag=True,
+              help="If the initial snapshot breaks constraints, re-place the containers that break them.")
 @click.option("--out", type=click.Path(), required=True, help="Where to save the tuned policy (JSON).")
 def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, seed: int,
           inertia: float, c1: float, c2: float, patience: int, optimizer: str, backend: str,
-          workers: int, init: str, checkpoint: str | None, resume: bool, as_json: bool,
-          out: str) -> None:
+          workers: int, ray_address: str | None, init: str, checkpoint: str | None, resume: bool,
+          as_json: bool, repair_snapshot: bool, out: str) -> None:
     """Tune a swarm scoring policy on PATH (an instance, data set, or `sigma`); save it to --out."""
     from tqdm import tqdm
 
+    from packing.errors import input_error
     from policies.swarm.optimizer import DESettings, IterationRecord, PSOSettings
     from policies.swarm.train import TrainSettings, train_swarm
     from vbp.cli.common import load_any
+    from vbp.cli.simulate import prepare
 
-    inst = load_any(path)
+    if ray_address and backend != "ray":
+        raise input_error("--ray-address", ray_address, "only with --backend ray")
+    if backend == "ray":
+        from packing.evaluation import RayExecutor
+
+        RayExecutor(ray_address, workers)  # fails now, before loading, if Ray is missing
+    inst = prepare(load_any(path), repair_snapshot)
     settings = TrainSettings(samples=samples, held_out=held_out, seed=seed, backend=backend,  # type: ignore[arg-type]
-                             workers=workers, optimizer=optimizer,  # type: ignore[arg-type]
+                             workers=workers, address=ray_address,
+                             optimizer=optimizer,  # type: ignore[arg-type]
                              init=None if init == "none" else init)
     opt = (PSOSettings(n_particles=particles, iters=iters, w=inertia, c1=c1, c2=c2, seed=seed,
                        patience=patience)

@@ -155,3 +155,28 @@ def test_ray_backend_gives_the_same_result(tiny: Instance) -> None:
                                                   backend="ray", workers=2), baselines=())
     assert np.array_equal(local.policy.weights, on_ray.policy.weights)
     assert local.best_cost == on_ray.best_cost
+
+
+def test_the_cost_takes_its_numbers_from_packing_metrics(sigma: Instance) -> None:
+    from packing.metrics import compute_metrics
+    from policies.swarm.train import run_cost
+
+    pol = SwarmPolicy(named_weights(best_fit=1.0))
+    for order in sample_orders(sigma, 3, seed=1):
+        cost, hosts, alloc, rejected = run_cost(sigma, pol, order, 0, penalty=10.0, tie_break=0.5)
+        m = compute_metrics(sigma, simulate(sigma, pol, order).placement)
+        assert (hosts, alloc, rejected) == (m.hosts_used, m.sigma_allocation_bottleneck, 0)
+        assert cost == hosts + 0.5 * (1.0 - alloc)
+
+
+def test_training_on_a_given_executor_leaves_it_open(tiny: Instance) -> None:
+    from packing.evaluation import SerialExecutor
+
+    pso = PSOSettings(n_particles=4, iters=2, seed=1, patience=0)
+    ts = TrainSettings(samples=2, held_out=2, init=None)
+    with SerialExecutor() as ex:
+        a = train_swarm(tiny, pso, ts, baselines=("bf",), executor=ex)
+        b = train_swarm(tiny, pso, ts, baselines=("bf",), executor=ex)
+    assert np.array_equal(a.policy.weights, b.policy.weights)
+    assert [h.policy for h in a.held_out] == ["swarm", "bf"]
+    assert np.array_equal(a.held_out[1].hosts, b.held_out[1].hosts)
