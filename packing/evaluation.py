@@ -230,7 +230,8 @@ def run(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarray | 
 # objects shared with workers
 _SHARED_MAX = 16
 _SHARED: OrderedDict[str, Any] = OrderedDict()
-"""This process's shared objects by reference (oldest dropped beyond ``_SHARED_MAX`` in workers)."""
+"""This process's shared objects by reference. Objects a Ray worker fetched are dropped, oldest first,
+beyond ``_SHARED_MAX`` (they can be fetched again); the others stay until their executor closes."""
 _RAY_REFS: dict[str, Any] = {}
 """Ray object refs this worker may fetch on first use."""
 
@@ -254,15 +255,16 @@ def shared(ref: str) -> Any:
 
 
 def _remember(ref: str, value: Any) -> None:
+    """Cache an object fetched from Ray; drop the oldest fetched ones beyond ``_SHARED_MAX``."""
     _SHARED[ref] = value
-    while len(_SHARED) > _SHARED_MAX:
-        _SHARED.popitem(last=False)
+    fetched = [k for k in _SHARED if k in _RAY_REFS]
+    for k in fetched[:max(0, len(fetched) - _SHARED_MAX)]:
+        del _SHARED[k]
 
 
 def _install(objects: dict[str, Any]) -> None:
-    """Process-pool initializer: receive every shared object once."""
-    for k, v in objects.items():
-        _remember(k, v)
+    """Process-pool initializer: receive every shared object once (kept while the worker lives)."""
+    _SHARED.update(objects)
 
 
 # ------------------------------------------------------------------------------------------------

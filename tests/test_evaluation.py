@@ -233,3 +233,16 @@ def test_ray_executor_gives_the_serial_numbers(scenario: Scenario, tmp_path: Pat
     assert not ray.is_initialized()
     assert [r.numbers() for k in sorted(recs) for r in recs[k]] == want
     assert sum(done) == len(want)
+
+
+def test_every_shared_scenario_reaches_the_workers() -> None:
+    """More scenarios than a Ray worker caches: a process pool keeps all it was given."""
+    from packing.model import App, HostType
+
+    insts = [Instance(f"i{k}", ("cpu",), (HostType("h", (10.0,), 4),), (App("a", (1.0 + k % 9,), 3),))
+             for k in range(20)]
+    with ProcessExecutor(1) as ex:
+        refs = [ex.share(Scenario(i, ()), "i") for i in insts]
+        recs = ex.map(run_task, [RunTask("ff", r) for r in refs])
+    assert [r.instance for r in recs] == [i.name for i in insts]
+    assert [r.hosts_used for r in recs] == [-(-3 // (10 // (1 + k % 9))) for k in range(20)]
