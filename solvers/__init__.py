@@ -2,7 +2,7 @@
 
 Every method is a function with the same keyword signature::
 
-    method(instance, *, time_limit, workers, seed, objective, callback, hint) -> SolveResult
+    method(instance, *, time_limit, workers, seed, objective, callback, hint, stop) -> SolveResult
 
 and is registered by dotted path in :data:`METHODS`; it is imported only when used (like
 networkx's ``flow_func``), so ``import solvers`` stays cheap and a method whose module is missing
@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from packing.checker import check
 from packing.errors import input_error
 from packing.model import Instance, Placement
-from solvers.base import EPS, objective_value, resolve_objective
+from solvers.base import EPS, Stop, StopFlag, objective_value, resolve_objective
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ def solve(
     callback: ProgressCallback | None = None,
     hint: Placement | None = None,
     settings: AutoSettings | None = None,
+    stop: Stop | None = None,
 ) -> SolveResult:
     """Solve ``instance`` with ``method`` and verify the result.
 
@@ -107,6 +109,10 @@ def solve(
         hint: a feasible placement to start from (methods may ignore it).
         settings: the knobs of ``"auto"`` (:class:`solvers.auto.AutoSettings`; ``None``: the
             defaults). Only ``"auto"`` takes settings.
+        stop: a :class:`StopFlag` (or :class:`threading.Event`); once set (from any thread), the
+            method stops as soon as it can (see :class:`StopFlag`) and returns the best placement
+            and the best proven bound found so far, with ``interrupted=True``. ``auto`` then
+            runs none of its remaining parts.
 
     Returns:
         The result. Its placement passed :func:`packing.checker.check` (with ``require_all``
@@ -127,8 +133,12 @@ def solve(
             raise input_error("<options>", "settings",
                               f"settings are the knobs of method 'auto', not of {method!r}")
         extra["settings"] = settings
+    if stop is not None:
+        extra["stop"] = stop
     res = fn(instance, time_limit=time_limit, workers=workers, seed=seed, objective=kind,
              callback=callback, hint=hint, **extra)
+    if stop is not None and stop.is_set() and not res.interrupted:
+        res = dataclasses.replace(res, interrupted=True)
     verify(instance, res, kind, method)
     return res
 
@@ -180,6 +190,8 @@ __all__ = [
     "ProgressCallback",
     "SolveResult",
     "SolverBug",
+    "Stop",
+    "StopFlag",
     "available",
     "available_methods",
     "get_method",

@@ -34,6 +34,11 @@ defaults: :data:`DEFAULT_SETTINGS`). Every part's bound is valid on any data
 on the original instance (first fit is returned otherwise, with the bound).
 
 ``proofs`` names which method found the returned solution and which proved the bound.
+
+A stop request (``stop=``, :class:`solvers.base.StopFlag`) ends the running part as soon as it
+can (CP-SAT within about 50 ms, the other parts at their next check) and skips every part still
+to come: the result is the best solution and the best proven bound so far (never the bound of
+an unfinished proof), ``"optimal"`` only if they meet, with ``interrupted=True``.
 ``"deployed"`` skips column generation and LNS (they do not support it).
 """
 
@@ -49,6 +54,7 @@ from packing.model import Instance, Placement
 from solvers.base import (
     EPS,
     Clock,
+    Stop,
     bound_infeasible,
     cheap_lower_bound,
     infeasible_result,
@@ -110,6 +116,7 @@ def solve_auto(
     callback: ProgressCallback | None = None,
     hint: Placement | None = None,
     settings: AutoSettings | None = None,
+    stop: Stop | None = None,
 ) -> SolveResult:
     """Solve with the best combination of methods (see the module docstring).
 
@@ -122,17 +129,21 @@ def solve_auto(
         callback: receives :class:`Progress` events from every stage.
         hint: a placement to start from.
         settings: the knobs (:class:`AutoSettings`; ``None``: :data:`DEFAULT_SETTINGS`).
+        stop: a stop request (:class:`solvers.base.StopFlag`): once set, the running part
+            stops and no other part runs (see the module docstring).
 
     Returns:
         The result, with ``method == "auto"`` and ``proofs`` naming the parts.
     """
     cfg = DEFAULT_SETTINGS if settings is None else settings
-    clock = Clock(time_limit)
+    clock = Clock(time_limit, stop)
     kind = resolve_objective(instance, objective)
     natural = kind == resolve_objective(instance, None)
     red = reduce_instance(instance)
     res = _solve(red.reduced, kind, natural, clock, workers, seed, callback, red.project(hint),
                  cfg)
+    if clock.stopped:
+        res = dataclasses.replace(res, interrupted=True)
     if red.trivial or res.placement is None:
         return res
     lifted = red.lift(res.placement)
@@ -224,6 +235,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                            tuple(history))
 
     def left() -> float:
+        if clock.stopped:
+            return 0.0
         return clock.time_limit - clock.elapsed - cfg.margin
 
     def cpsat(budget: float) -> SolveResult:
@@ -233,7 +246,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         return solve_cpsat(inst, time_limit=budget, workers=workers, seed=seed, objective=kind,
                            callback=relay, hint=hint_pl,
                            lower_bound=lb if kind != "deployed" else None, start=greedy,
-                           below=below)
+                           below=below, stop=clock.stop)
 
     # stage 1b: tabu search and the exact cover by tight patterns, towards the cheap bound
     if kind != "deployed" and greedy.complete:
@@ -246,7 +259,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                 if closed() or (best is None and _closed(greedy.objective, lb, kind)):
                     return finish()
     # stage 1: on small models a short CP-SAT run settles the easy cases (tight cheap bound)
-    if size <= cfg.cpsat_small or not use_colgen:
+    if (size <= cfg.cpsat_small or not use_colgen) and not clock.stopped:
         budget = left()
         if use_colgen:
             budget = min(max(cfg.cpsat_first * time_limit, min(0.6 * time_limit, 2.0)),
@@ -264,7 +277,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
 
         share = cfg.colgen_share if size <= cfg.cpsat_small else cfg.colgen_share_large
         cg = solve_colgen(inst, time_limit=share * left(), workers=workers, seed=seed,
-                          objective=kind, callback=relay, hint=hint_pl)
+                          objective=kind, callback=relay, hint=hint_pl, stop=clock.stop)
         if cg.status == "infeasible":
             return infeasible(cg)
         take(cg)
@@ -312,7 +325,7 @@ def _improve_lns(inst: Instance, kind: Objective, clock: Clock, budget: float, l
         relay(Progress(clock.elapsed, value, lb, "lns", "repacked a neighbourhood"))
 
     pl = improve(inst, start, kind=kind, time_limit=budget, lower_bound=lb, seed=seed,
-                 workers=workers, on_improve=on_improve)
+                 workers=workers, on_improve=on_improve, stop=clock.stop)
     host_of = pl.host_array(inst)
     value = objective_value(inst, host_of, kind)
     if callable(take):
@@ -347,7 +360,7 @@ def _tabu(inst: Instance, kind: Objective, clock: Clock, budget: float, lb: floa
         relay(Progress(clock.elapsed, hosts * unit, lb, "tabu", "emptied a host"))
 
     host_of = tabu_pack(inst, start.host_array(inst), target=_hosts_for(inst, kind, lb),
-                        time_limit=budget, seed=seed, on_improve=on_improve)
+                        time_limit=budget, seed=seed, on_improve=on_improve, stop=clock.stop)
     if host_of is None:
         return None
     value = objective_value(inst, host_of, kind)
@@ -386,10 +399,10 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
         have = best.hosts if best is not None and best.hosts is not None else start_hosts
         if have <= target:
             break  # the bound (possibly raised by the cover) meets the best solution
-        if clock.elapsed >= end - 0.05:
+        if clock.elapsed >= end - 0.05 or clock.stopped:
             break
         cov = solve_cover(inst, target, time_limit=min(end - clock.elapsed, clock.left()),
-                          workers=workers, seed=seed)
+                          workers=workers, seed=seed, stop=clock.stop)
         if cov.host_of is not None:
             value = objective_value(inst, cov.host_of, kind)
             relay(Progress(clock.elapsed, value, bound, "cover", "exact cover by tight patterns"))
@@ -402,7 +415,7 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
         target += 1  # no packing on ``target`` hosts: the bound rises by one host
         bound = max(bound, target * unit)
         relay(Progress(clock.elapsed, None, bound, "cover", "no exact cover: bound + 1"))
-    if target < start_hosts:
+    if target < start_hosts and not clock.stopped:
         best = _tabu(inst, kind, clock, min(budget, clock.left()), bound, seed, start, relay)
     if bound <= lb:
         return best

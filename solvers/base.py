@@ -7,8 +7,10 @@ ignore ``Instance.initial`` and the request times in ``Instance.requests``.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -33,25 +35,131 @@ def resolve_objective(instance: Instance, objective: str | None) -> Objective:
     return objective  # type: ignore[return-value]
 
 
+class Stop(Protocol):
+    """What ``stop=`` accepts: a :class:`StopFlag` or a :class:`threading.Event`."""
+
+    def is_set(self) -> bool:
+        """Whether the stop was requested."""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the stop is requested or ``timeout`` seconds pass; whether it was."""
+
+
+class StopFlag:
+    """A cooperative stop request, shared by the caller and a running solve (thread-safe).
+
+    Pass it as ``solvers.solve(..., stop=flag)`` and call :meth:`set` from any thread (a timer,
+    a signal handler): every method then stops as soon as it can and returns the best placement
+    and the best *proven* bound found so far, with ``interrupted=True``. CP-SAT is stopped
+    within about :data:`STOP_POLL` seconds; column generation, tabu search, the exact cover and
+    LNS stop at their next check (between iterations or chunks, well under a second); CBC
+    (``pulp``, the cover's set partitioning) cannot be stopped mid-solve, only between solves.
+    A :class:`threading.Event` works the same way.
+
+    Example:
+        >>> flag = StopFlag()
+        >>> threading.Timer(5.0, flag.set).start()          # doctest: +SKIP
+        >>> solve(instance, time_limit=600, stop=flag)       # doctest: +SKIP
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def set(self) -> None:
+        """Request the stop (idempotent)."""
+        self._event.set()
+
+    def is_set(self) -> bool:
+        """Whether the stop was requested."""
+        return self._event.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the stop is requested or ``timeout`` seconds pass; whether it was."""
+        return self._event.wait(timeout)
+
+    def __repr__(self) -> str:
+        return f"StopFlag(set={self.is_set()})"
+
+
+STOP_POLL = 0.05
+"""Seconds between two looks at the stop flag while CP-SAT runs (:func:`run_cpsat`)."""
+
+
 class Clock:
-    """Wall time since creation, and what is left of a time limit.
+    """Wall time since creation, what is left of a time limit, and the stop request.
+
+    A requested stop (:class:`StopFlag`) ends the budget: :meth:`left` then returns its floor,
+    so every loop that runs while time is left ends at its next check.
 
     Args:
         time_limit: the budget in seconds.
+        stop: the stop request (``None``: only the time limit ends the budget).
     """
 
-    def __init__(self, time_limit: float) -> None:
+    def __init__(self, time_limit: float, stop: Stop | None = None) -> None:
         self.start = time.perf_counter()
         self.time_limit = float(time_limit)
+        self.stop = stop
 
     @property
     def elapsed(self) -> float:
         """Seconds since the clock was created."""
         return time.perf_counter() - self.start
 
+    @property
+    def stopped(self) -> bool:
+        """Whether the stop was requested."""
+        return self.stop is not None and self.stop.is_set()
+
     def left(self, floor: float = 0.01) -> float:
-        """Seconds left of the budget (at least ``floor``)."""
+        """Seconds left of the budget (at least ``floor``; exactly ``floor`` once stopped)."""
+        if self.stopped:
+            return floor
         return max(floor, self.time_limit - self.elapsed)
+
+    def sub(self, time_limit: float) -> Clock:
+        """A clock for a part of the work: its own budget, the same stop request."""
+        return Clock(time_limit, self.stop)
+
+
+def run_cpsat(solver: Any, model: Any, callback: Any = None, stop: Stop | None = None) -> Any:
+    """``solver.solve(model, callback)`` that ends early when ``stop`` is set.
+
+    Without ``stop`` this is the plain call (CP-SAT then handles SIGINT itself, OR-Tools'
+    default). With ``stop``, CP-SAT leaves SIGINT to the caller (``catch_sigint_signal`` off: the
+    caller's handler sets the flag), and a watcher thread calls ``solver.stop_search()`` within
+    :data:`STOP_POLL` seconds of the stop; CP-SAT then returns as at a time limit, with its best
+    solution and its proven bound. A stop set before the call gives CP-SAT no time at all.
+
+    Args:
+        solver: a ``cp_model.CpSolver`` with its parameters set.
+        model: the ``cp_model.CpModel``.
+        callback: a solution callback, or ``None``.
+        stop: the stop request, or ``None``.
+
+    Returns:
+        The CP-SAT status.
+    """
+    if stop is None:
+        return solver.solve(model, callback)
+    solver.parameters.catch_sigint_signal = False
+    if stop.is_set():
+        solver.parameters.max_time_in_seconds = 0.0
+        return solver.solve(model, callback)
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(STOP_POLL):
+            if stop.is_set():
+                solver.stop_search()  # a no-op until the search starts: repeated until it ends
+
+    watcher = threading.Thread(target=watch, name="vbp-cpsat-stop", daemon=True)
+    watcher.start()
+    try:
+        return solver.solve(model, callback)
+    finally:
+        done.set()
+        watcher.join()
 
 
 def notify(

@@ -56,12 +56,14 @@ from packing.errors import InputError, Problem
 from packing.model import App, HostType, Instance, Placement
 from solvers.base import (
     Clock,
+    Stop,
     ceil_bound,
     cheap_lower_bound,
     infeasibility_reason,
     notify,
     objective_value,
     resolve_objective,
+    run_cpsat,
 )
 from solvers.greedy import ffd
 from solvers.pricing import (
@@ -208,7 +210,7 @@ def _initial_columns(inst: Instance, rows: list[TypeRows], ones: list[Instance],
     budget = 0.25 * clock.time_limit
     for t, tr in enumerate(rows):
         for a in np.flatnonzero(tr.ub > 0):
-            if clock.elapsed > budget:
+            if clock.elapsed > budget or clock.stopped:
                 return cols
             n = np.zeros(inst.n_apps, dtype=np.int64)
             n[a] = tr.ub[a]
@@ -255,7 +257,7 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
     def improving(t: int, n: np.ndarray, pi: np.ndarray, mu: np.ndarray) -> bool:
         return float(pi @ n) - mu[t] > cost[t] + RC_EPS
 
-    while True:
+    while not clock.stopped:  # a stop ends the loop between iterations; best_lb stays valid
         it += 1
         value, lam, pi_r, mu_r, art = master.solve()
         added = 0
@@ -279,7 +281,8 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
             for t, tr in enumerate(rows):
                 left = clock.left(0.0)
                 pr = price_exact(inst, tr, pi, time_limit=max(0.05, min(left, 10.0)), seed=seed,
-                                 workers=workers, threshold=cost[t] + mu[t] + RC_EPS)
+                                 workers=workers, threshold=cost[t] + mu[t] + RC_EPS,
+                                 stop=clock.stop)
                 best_price[t] = pr.bound
                 exact_ok &= pr.optimal
                 for n in (pr.counts, *pr.others):
@@ -440,7 +443,7 @@ def _residual_rounding(inst: Instance, kind: Objective, res: ColgenBound, clock:
         if left.sum() <= 0.02 * inst.n_containers or clock.left(0.0) < 0.5:
             break
         g = ffd(cur, kind)
-        sub, _ = _generate(cur, kind, Clock(0.5 * clock.left()), seed, workers,
+        sub, _ = _generate(cur, kind, clock.sub(0.5 * clock.left()), seed, workers,
                            g.placement(cur) if g.complete else None, None, [])
         cols, lam = list(sub.columns), sub.lam
     if cur.n_containers:
@@ -455,7 +458,7 @@ def _residual_rounding(inst: Instance, kind: Objective, res: ColgenBound, clock:
 
 def _restricted_ip(inst: Instance, cols: list[Column], lp_bound: float, cost: np.ndarray,
                    limit: np.ndarray, time_limit: float, seed: int, workers: int,
-                   hint: np.ndarray | None) -> np.ndarray | None:
+                   hint: np.ndarray | None, stop: Stop | None = None) -> np.ndarray | None:
     """Integer master over the columns (CP-SAT): how many hosts take each column, ``(P,)``."""
     from ortools.sat.python import cp_model
 
@@ -464,6 +467,8 @@ def _restricted_ip(inst: Instance, cols: list[Column], lp_bound: float, cost: np
     m = cp_model.CpModel()
     lam = [m.new_int_var(0, int(limit[c.type_index]), f"l{p}") for p, c in enumerate(cols)]
     for a in range(inst.n_apps):
+        if stop is not None and stop.is_set():  # building takes seconds on the largest data
+            return None
         terms = [(lam[p], int(c.counts[a])) for p, c in enumerate(cols) if c.counts[a]]
         if not terms:
             return None
@@ -490,7 +495,7 @@ def _restricted_ip(inst: Instance, cols: list[Column], lp_bound: float, cost: np
     solver.parameters.max_time_in_seconds = max(0.05, time_limit)
     solver.parameters.num_search_workers = max(1, workers)
     solver.parameters.random_seed = int(seed)
-    st = solver.solve(m)
+    st = run_cpsat(solver, m, None, stop)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     return np.array([solver.value(v) for v in lam], dtype=np.int64)
@@ -540,7 +545,7 @@ def _try_columns(inst: Instance, cols: list[Column], use: np.ndarray,
 
 def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int = 2, seed: int = 0,
                  objective: str | None = None, callback: ProgressCallback | None = None,
-                 hint: Placement | None = None) -> SolveResult:
+                 hint: Placement | None = None, stop: Stop | None = None) -> SolveResult:
     """Column generation: the Gilmore–Gomory bound and a placement from the generated columns.
 
     Args:
@@ -552,6 +557,10 @@ def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int =
         objective: ``"hosts"``, ``"cost"`` or ``None``; ``"deployed"`` raises.
         callback: receives :class:`~solvers.result.Progress` events.
         hint: a complete placement to start from (default: first-fit decreasing).
+        stop: a stop request (:class:`solvers.base.StopFlag`): once set, the loop ends after
+            the current iteration (pricing CP-SAT is stopped too), the best solution so far is
+            rounded from the columns (a quick pass) and returned with the Farley / Lagrangian
+            bound of the last completed pricing, which is valid at every iteration.
 
     Raises:
         InputError: ``objective="deployed"``.
@@ -560,7 +569,7 @@ def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int =
     kind = resolve_objective(inst, objective)
     if kind == "deployed":
         raise _unsupported(kind)
-    clock = Clock(time_limit)
+    clock = Clock(time_limit, stop)
     history: list[Progress] = []
     best_p: Placement | None = None
     best_obj: float | None = None
@@ -588,7 +597,7 @@ def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int =
     if best_obj is not None and best_obj <= lb + 1e-9:
         return _result("optimal", best_p, best_obj, best_obj, kind, clock, history,
                        {"solution": best_src[0], **proofs})
-    col_clock = Clock(0.6 * clock.left())
+    col_clock = clock.sub(0.6 * clock.left())
     res, master = _generate(inst, kind, col_clock, seed, workers, best_p, callback, history)
     if res.infeasible and best_obj is None:
         reason = infeasibility_reason(inst) or "the LP relaxation over all patterns is infeasible"
@@ -596,11 +605,13 @@ def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int =
                            {"bound": "colgen"}, reason, tuple(history))
     if res.bound > lb + 1e-9:
         lb, proofs = res.bound, {"bound": "colgen"}
-    if best_obj is None or best_obj > lb + 1e-9:
+    # solutions from the columns; after a stop only when there is none yet (on the largest
+    # instances building the rounded placement alone takes seconds)
+    if (best_obj is None or best_obj > lb + 1e-9) and not (clock.stopped and best_obj is not None):
         n_t = len(inst.host_types)
         cost = inst.type_cost.astype(np.float64) if kind == "cost" else np.ones(n_t)
         limit = np.minimum(inst.type_count, max(inst.n_containers, 1))
-        chosen = _residual_rounding(inst, kind, res, Clock(min(clock.left() * 0.3, 20.0)),
+        chosen = _residual_rounding(inst, kind, res, clock.sub(min(clock.left() * 0.3, 20.0)),
                                     seed, workers)
         if chosen is not None:
             try:
@@ -609,7 +620,7 @@ def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int =
                 pass  # more hosts of a type than exist, or cards could not be chosen
         use = None
         if best_obj is None or best_obj > lb + 1e-9:
-            use = _dive(inst, master, Clock(min(clock.left() * 0.2, 10.0)))
+            use = _dive(inst, master, clock.sub(min(clock.left() * 0.2, 10.0)))
         cols = list(master.cols)
         if use is not None:
             _try_columns(inst, cols, use, offer, "diving")
@@ -624,7 +635,7 @@ def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int =
                     if key in index:
                         hint_use[index[key]] += 1
             use = _restricted_ip(inst, cols, res.lp_bound, cost, limit, clock.left() - 0.2,
-                                 seed, workers, hint_use)
+                                 seed, workers, hint_use, stop)
             if use is not None:
                 _try_columns(inst, cols, use, offer, "restricted master")
     if best_obj is None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
@@ -44,6 +45,9 @@ from solvers import tabu
 from solvers.pricing import placement_from_counts
 from solvers.scaling import CBC_LIMIT, scale_columns
 from solvers.tabu import counts_ok
+
+if TYPE_CHECKING:
+    from solvers.base import Stop
 
 MAX_PATTERNS = 60_000
 """Most tight patterns enumerated (fewer containers per pattern are enumerated first)."""
@@ -191,7 +195,8 @@ def warm() -> bool:
 
 
 def tight_patterns(instance: Instance, hosts: int, *, max_patterns: int = MAX_PATTERNS,
-                   time_limit: float = 10.0) -> tuple[np.ndarray, bool]:
+                   time_limit: float = 10.0, stop: Stop | None = None
+                   ) -> tuple[np.ndarray, bool]:
     """The tight patterns for a packing on ``hosts`` hosts (see the module docstring).
 
     Capacities, caps and ``<A, B, k>`` rules are modelled (with :mod:`packing.feasibility`'s
@@ -201,7 +206,9 @@ def tight_patterns(instance: Instance, hosts: int, *, max_patterns: int = MAX_PA
         ``(patterns, complete)``: count vectors of shape ``(P, n_apps)`` and whether they are
         all the tight patterns (``False`` when ``max_patterns`` or the time cut the enumeration:
         then the patterns with the fewest containers are returned). The time limit is kept by
-        bounding the search's work (:data:`NODES_PER_SECOND`).
+        bounding the search's work (:data:`NODES_PER_SECOND`). A ``stop`` request
+        (:class:`solvers.base.StopFlag`) ends the enumeration after the current depth
+        (incomplete).
     """
     inst = instance
     t0 = time.perf_counter()
@@ -250,13 +257,15 @@ def tight_patterns(instance: Instance, hosts: int, *, max_patterns: int = MAX_PA
         best = counts
         if not deeper:
             return best, sc.exact
-        if time.perf_counter() - t0 > time_limit or depth >= inst.n_containers:
+        if time.perf_counter() - t0 > time_limit or depth >= inst.n_containers or (
+                stop is not None and stop.is_set()):
             return best, False
         depth += 1
 
 
 def solve_cover(instance: Instance, hosts: int, *, time_limit: float = 10.0, workers: int = 2,
-                seed: int = 0, max_patterns: int = MAX_PATTERNS) -> CoverResult:
+                seed: int = 0, max_patterns: int = MAX_PATTERNS,
+                stop: Stop | None = None) -> CoverResult:
     """Look for a packing on exactly ``hosts`` hosts made of tight patterns.
 
     Args:
@@ -266,6 +275,10 @@ def solve_cover(instance: Instance, hosts: int, *, time_limit: float = 10.0, wor
         workers: unused (CBC runs on one thread); kept for the common signature.
         seed: CBC random seed.
         max_patterns: most patterns enumerated.
+        stop: a stop request (:class:`solvers.base.StopFlag`), looked at between the
+            enumeration's depths and between the set-partitioning solves (CBC itself cannot be
+            stopped mid-solve: each solve keeps its share of ``time_limit``). A stopped cover
+            proves nothing.
 
     Returns:
         The cover (host per container, hosts in index order) or the proof that none exists.
@@ -275,7 +288,7 @@ def solve_cover(instance: Instance, hosts: int, *, time_limit: float = 10.0, wor
     if not applicable(inst) or hosts < 1 or hosts > inst.n_hosts:
         return CoverResult(hosts, None, False, 0, False, time.perf_counter() - t0)
     pats, complete = tight_patterns(inst, hosts, max_patterns=max_patterns,
-                                    time_limit=0.5 * time_limit)
+                                    time_limit=0.5 * time_limit, stop=stop)
     n_pat = len(pats)
 
     def result(host_of: np.ndarray | None, infeasible: bool) -> CoverResult:
@@ -291,7 +304,7 @@ def solve_cover(instance: Instance, hosts: int, *, time_limit: float = 10.0, wor
     for j, k in enumerate(levels):
         last = j == len(levels) - 1
         left = time_limit - (time.perf_counter() - t0)
-        if left <= 0.05:
+        if left <= 0.05 or (stop is not None and stop.is_set()):
             return result(None, False)
         sub = pats[items <= k]
         st, use = _partition(sub, inst.counts, hosts, left if last else LEVEL_SHARE * left)

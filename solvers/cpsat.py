@@ -63,6 +63,7 @@ from packing.model import UNPLACED, Instance, Placement
 from solvers.base import (
     EPS,
     Clock,
+    Stop,
     assign_cards,
     bound_infeasible,
     ceil_bound,
@@ -73,6 +74,7 @@ from solvers.base import (
     notify,
     objective_value,
     resolve_objective,
+    run_cpsat,
 )
 from solvers.greedy import Greedy, ffd
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult, Status
@@ -644,6 +646,7 @@ def solve_cpsat(
     lower_bound: float | None = None,
     start: Greedy | None = None,
     below: float | None = None,
+    stop: Stop | None = None,
 ) -> SolveResult:
     """Solve with the aggregated CP-SAT model, on the presolved instance.
 
@@ -665,21 +668,24 @@ def solve_cpsat(
         below: seek only solutions with an objective strictly below this value (``hosts`` and
             ``cost``). If none exists, the result keeps first fit's solution (if complete) with
             ``below`` as its proven bound, and the status is not ``"infeasible"``.
+        stop: a stop request (:class:`solvers.base.StopFlag`): once set, CP-SAT stops within
+            about 50 ms and the best solution and proven bound so far are returned.
 
     Returns:
         The result; the placement is not yet checked (:func:`solvers.solve` checks it).
     """
     from solvers.reduce import reduce_instance
 
-    clock = Clock(time_limit)
+    clock = Clock(time_limit, stop)
     red = reduce_instance(instance)
     if red.trivial:
         return _solve_cpsat(instance, time_limit=time_limit, workers=workers, seed=seed,
                             objective=objective, callback=callback, hint=hint,
-                            lower_bound=lower_bound, start=start, below=below)
+                            lower_bound=lower_bound, start=start, below=below, stop=stop)
     res = _solve_cpsat(red.reduced, time_limit=clock.left(), workers=workers, seed=seed,
                        objective=resolve_objective(instance, objective), callback=callback,
-                       hint=red.project(hint), lower_bound=lower_bound, start=None, below=below)
+                       hint=red.project(hint), lower_bound=lower_bound, start=None, below=below,
+                       stop=stop)
     if res.placement is None:
         return res
     lifted = red.lift(res.placement)
@@ -714,9 +720,10 @@ def _solve_cpsat(
     lower_bound: float | None = None,
     start: Greedy | None = None,
     below: float | None = None,
+    stop: Stop | None = None,
 ) -> SolveResult:
     """:func:`solve_cpsat` without the presolve (the same arguments and result)."""
-    clock = Clock(time_limit)
+    clock = Clock(time_limit, stop)
     inst = instance
     kind = resolve_objective(inst, objective)
     history: list[Progress] = []
@@ -750,6 +757,8 @@ def _solve_cpsat(
         return SolveResult("unknown", None, bound, None, None, "cpsat", clock.elapsed, kind,
                            {"bound": status_name}, None, tuple(history))
 
+    if clock.stopped:
+        return fallback(lb_name, lb)
     if model_size(inst, kind, upper) * BUILD_SECONDS_PER_VAR > clock.left(0.0):
         notify(callback, history, clock, greedy.objective if greedy.complete else None, lb,
                "cpsat", "model too large to build within the time limit")
@@ -764,7 +773,7 @@ def _solve_cpsat(
     p.log_search_progress = False
     scale = float(cm.cost_scale)
     rec = _Recorder(clock, scale, callback, history, cm.exact_scaling)
-    status = solver.solve(cm.model, rec)
+    status = run_cpsat(solver, cm.model, rec, stop)
 
     if status == cp_model.MODEL_INVALID:  # pragma: no cover - a bug in build_model
         raise RuntimeError(f"CP-SAT model invalid: {cm.model.validate()}")

@@ -20,7 +20,7 @@ import numpy as np
 
 from packing.checker import check
 from packing.model import UNPLACED, HostType, Instance, Placement
-from solvers.base import EPS, Clock, objective_value
+from solvers.base import EPS, Clock, Stop, objective_value
 from solvers.result import Objective
 
 NEIGHBOURHOOD = 16
@@ -85,6 +85,7 @@ def improve(
     seed: int = 0,
     workers: int = 2,
     on_improve: Callable[[float], None] | None = None,
+    stop: Stop | None = None,
 ) -> Placement:
     """Improve a complete placement by repacking neighbourhoods of hosts (module docstring).
 
@@ -97,6 +98,8 @@ def improve(
         seed: seed of the neighbourhood choice and of CP-SAT.
         workers: CP-SAT workers.
         on_improve: called as ``on_improve(objective)`` after every improvement.
+        stop: a stop request (:class:`solvers.base.StopFlag`): the current neighbourhood's
+            CP-SAT is stopped and no further neighbourhood is tried.
 
     Returns:
         The best placement found (``placement`` itself if none is better).
@@ -106,7 +109,7 @@ def improve(
     inst = instance
     if kind == "deployed" or inst.n_hosts == 0:
         return placement
-    clock = Clock(time_limit)
+    clock = Clock(time_limit, stop)
     rng = np.random.default_rng(seed)
     host_of = placement.host_array(inst)
     cards = [placement.cards_of(inst.apps[int(a)].name, int(j - inst.offsets[a]))
@@ -135,7 +138,7 @@ def improve(
             break
         res = solve_cpsat(sub, time_limit=step, workers=workers,
                           seed=int(rng.integers(2**31 - 1)), objective=kind, hint=start,
-                          below=before)
+                          below=before, stop=stop)
         if res.placement is None or res.objective is None or res.objective >= before - EPS:
             fails += 1
             proven = res.lower_bound >= before - EPS  # nothing better on these hosts

@@ -31,6 +31,7 @@ import numpy as np
 
 from packing.feasibility import TOL, ClusterState, fits, over_cap, rule_broken
 from packing.model import UNPLACED, HostType, Instance, Placement
+from solvers.base import Stop, run_cpsat
 from solvers.scaling import CBC_LIMIT, decimal_reading, scale_columns
 
 
@@ -546,7 +547,7 @@ def price_dp(instance: Instance, tr: TypeRows, duals: np.ndarray) -> Priced | No
 
 def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_limit: float = 10.0,
                 seed: int = 0, workers: int = 1, threshold: float | None = None,
-                keep: int = 8) -> Priced:
+                keep: int = 8, stop: Stop | None = None) -> Priced:
     """The best pattern by CP-SAT: maximise ``duals @ n`` over the patterns of the host type.
 
     Small integral grids without rules go to :func:`price_dp`. Otherwise the knapsack rows are
@@ -563,6 +564,8 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
         workers: CP-SAT search workers.
         threshold: collect up to ``keep`` intermediate patterns worth more than this.
         keep: most patterns collected.
+        stop: a stop request (:class:`solvers.base.StopFlag`): CP-SAT stops when it is set
+            (the bound stays valid).
     """
     from ortools.sat.python import cp_model
 
@@ -613,7 +616,7 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
             if float(duals @ v) > threshold:
                 found.append(v)
 
-    st = solver.solve(m, _Collect())
+    st = run_cpsat(solver, m, _Collect(), stop)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         bound = math.inf if st == cp_model.UNKNOWN else 0.0
         return Priced(zero, 0.0, bound, st == cp_model.INFEASIBLE)

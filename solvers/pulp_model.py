@@ -29,6 +29,11 @@ Symmetry breaking: ``y[h] >= y[h + 1]`` within a host type. The cheap lower boun
 constraint. Only as many hosts of each type as an optimal solution can use are modelled: at most
 the first-fit-decreasing host count (``"hosts"``), or ``floor(FFD cost / type cost)`` hosts of a
 type (``"cost"``).
+
+Stopping (``stop=``, :class:`solvers.base.StopFlag`): looked at before the model is built and
+before CBC starts. CBC runs as a separate process that cannot be stopped mid-solve from here: a
+stop during it takes effect when it returns, at its time limit at the latest. (A Ctrl-C typed in
+a terminal also reaches the CBC process, which then stops on its own with its best solution.)
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from packing.checker import check
 from packing.model import Instance, Placement
 from solvers.base import (
     Clock,
+    Stop,
     ceil_bound,
     cheap_lower_bound,
     infeasibility_reason,
@@ -214,7 +220,7 @@ def _set_hint(model: PulpModel, instance: Instance, counts: np.ndarray) -> bool:
 
 def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2, seed: int = 0,
                objective: str | None = None, callback: ProgressCallback | None = None,
-               hint: Placement | None = None) -> SolveResult:
+               hint: Placement | None = None, stop: Stop | None = None) -> SolveResult:
     """Solve the aggregated model with CBC (see the module docstring).
 
     Args:
@@ -226,6 +232,8 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
             type costs other than 1).
         callback: receives :class:`~solvers.result.Progress` events.
         hint: a placement to start from (default: first-fit decreasing).
+        stop: a stop request (:class:`solvers.base.StopFlag`), looked at before the model is
+            built and before CBC runs (not during CBC: see the module docstring).
 
     Returns:
         The result; its placement passed :func:`packing.checker.check`.
@@ -233,7 +241,7 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
     import pulp
 
     inst = instance
-    clock = Clock(time_limit)
+    clock = Clock(time_limit, stop)
     kind = resolve_objective(inst, objective)
     history: list[Progress] = []
     require_all = kind != "deployed"
@@ -264,6 +272,13 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
                                  else best_obj >= lb - 1e-9):
         return _result("optimal", best_p, best_obj, best_obj, kind, clock, proofs, history,
                        source=best_src)
+    def stopped() -> SolveResult:
+        notify(callback, history, clock, best_obj, lb, METHOD, "stopped")
+        return _result("unknown" if best_obj is None else "feasible", best_p, best_obj, lb, kind,
+                       clock, proofs, history, source=best_src)
+
+    if clock.stopped:
+        return stopped()
     incumbent = best_obj if kind != "deployed" else None
     t_build = clock.elapsed
     try:
@@ -272,6 +287,8 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
                             build_seconds=0.25 * clock.left())
     except ModelTooLarge:
         model = None
+    if clock.stopped:
+        return stopped()
     if model is None:  # return what first fit found, with the cheap bound
         status = "unknown" if best_obj is None else "feasible"
         notify(callback, history, clock, best_obj, lb, METHOD, "model too large for the limit")

@@ -56,6 +56,9 @@ class SolveResult:
             ``{"solution": "ffd", "bound": "colgen"}``.
         reason: for ``"infeasible"``, why (the app and rule involved).
         history: progress events, in time order.
+        interrupted: the solve was stopped early (``stop=`` set, e.g. by Ctrl-C in ``vbp
+            solve``): the placement is the best found so far and the bound the best proven so
+            far; ``status`` is ``"optimal"`` only if that proof was complete.
     """
 
     status: Status
@@ -69,6 +72,7 @@ class SolveResult:
     proofs: dict[str, str] = field(default_factory=dict)
     reason: str | None = None
     history: tuple[Progress, ...] = ()
+    interrupted: bool = False
 
     @property
     def gap(self) -> float | None:
@@ -92,4 +96,5 @@ class SolveResult:
             "method": self.method,
             "proofs": dict(self.proofs),
             "reason": self.reason,
+            "interrupted": self.interrupted,
         }

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
@@ -32,6 +33,9 @@ import numpy as np
 from packing.checker import check
 from packing.feasibility import TOL, ClusterState, over_cap, rule_broken
 from packing.model import UNPLACED, Instance, Placement
+
+if TYPE_CHECKING:
+    from solvers.base import Stop
 
 CHUNK_SECONDS = 0.1
 """About this long between two looks at the clock (the chunk of iterations adapts to it)."""
@@ -312,6 +316,7 @@ def tabu_pack(
     on_improve: Callable[[int], None] | None = None,
     max_iters: int | None = None,
     patience: int = PATIENCE,
+    stop: Stop | None = None,
 ) -> np.ndarray | None:
     """Search for a packing on fewer hosts than ``host_of`` uses, down to ``target`` hosts.
 
@@ -324,6 +329,8 @@ def tabu_pack(
         on_improve: called with the number of hosts after every improvement.
         max_iters: stop after this many iterations in all (``None``: only the clock decides).
         patience: stop after this many iterations without progress on one number of hosts.
+        stop: a stop request (:class:`solvers.base.StopFlag`), looked at between chunks of
+            the compiled search (about ``CHUNK_SECONDS`` each).
 
     Returns:
         Host per container on the fewest hosts found, all fewer than ``host_of`` uses (checked
@@ -385,7 +392,8 @@ def tabu_pack(
         while not solved:
             now = time.perf_counter()
             if now - t0 >= time_limit or since >= patience or (
-                    max_iters is not None and it_box[0] >= max_iters):
+                    max_iters is not None and it_box[0] >= max_iters) or (
+                    stop is not None and stop.is_set()):
                 break
             if max_iters is not None:
                 step = int(min(step, max_iters - it_box[0]))

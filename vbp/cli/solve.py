@@ -1,17 +1,30 @@
-"""``vbp solve``: solve an instance exactly (or as well as the time allows), with a proven bound."""
+"""``vbp solve``: solve an instance exactly (or as well as the time allows), with a proven bound.
+
+Ctrl-C: the first one asks the solver to stop (:class:`solvers.StopFlag`); it returns the best
+placement and the best proven bound found so far, which are printed (and written with ``--out``)
+as usual, and the exit status is 130. A second Ctrl-C aborts at once: the best objective and
+bound reported so far are printed, no placement.
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import signal
 import sys
-from typing import Any
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from packing.errors import InputError, Problem
 from packing.model import Instance
 from vbp.cli.common import SEED, FiniteFloat, check_output, load_any
+
+if TYPE_CHECKING:
+    from solvers import SolveResult, StopFlag
 
 METHOD_NAMES = ("auto", "cpsat", "pulp", "colgen")
 
@@ -20,10 +33,14 @@ def _load(path: str) -> Instance:
     return load_any(path)
 
 
-def _interrupted(inst: Instance, best: dict[str, Any], as_json: bool) -> None:
-    """Ctrl-C during the solve: print the best objective and bound reported so far, exit 130.
+INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT)."""
 
-    The solvers return no placement when interrupted, so none is printed or written.
+
+def _interrupted(inst: Instance, best: dict[str, Any], as_json: bool) -> None:
+    """Hard abort (second Ctrl-C): print the best objective and bound reported so far, exit 130.
+
+    The solve did not return, so there is no placement to print or write.
     """
     if as_json:
         click.echo(json.dumps({"instance": inst.name, "status": "interrupted",
@@ -37,7 +54,72 @@ def _interrupted(inst: Instance, best: dict[str, Any], as_json: bool) -> None:
         click.echo(f"bound      {_fmt(best['bound'])}")
     click.echo("error: interrupted; the best objective and bound found so far are shown, no "
                "placement was written", err=True)
-    sys.exit(130)
+    sys.exit(INTERRUPTED)
+
+
+class _Aborted(KeyboardInterrupt):
+    """A second Ctrl-C while the solver thread still runs."""
+
+
+def _run_stoppable(work: Callable[[StopFlag], SolveResult]) -> tuple[SolveResult, bool]:
+    """Run ``work(stop)`` with Ctrl-C wired to ``stop``; return its result and whether stopped.
+
+    The solve runs in a worker thread while the main thread waits, so the SIGINT handler (which
+    Python runs in the main thread only) runs at once even while a solver is inside native code.
+    The first SIGINT sets the flag; the solver then returns its best so far. A second SIGINT
+    raises :class:`KeyboardInterrupt` here (hard abort). Outside the main thread no handler can
+    be installed and the solve runs directly.
+
+    Raises:
+        _Aborted: a second Ctrl-C (the worker thread is still running).
+        KeyboardInterrupt: raised by the solve itself.
+    """
+    from solvers import StopFlag
+
+    stop = StopFlag()
+    if threading.current_thread() is not threading.main_thread():
+        return work(stop), stop.is_set()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = work(stop)
+        except BaseException as e:  # noqa: BLE001 - re-raised in the main thread
+            box["error"] = e
+
+    def on_sigint(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt  # the second Ctrl-C: abort now
+        stop.set()
+        click.echo("interrupted: stopping the solver; the best placement and bound found so far "
+                   "follow (Ctrl-C again to abort)", err=True)
+
+    worker = threading.Thread(target=target, name="vbp-solve", daemon=True)
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.5)
+    except KeyboardInterrupt:
+        if worker.is_alive():
+            raise _Aborted from None
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if "error" in box:
+        raise box["error"]
+    return box["result"], stop.is_set()
+
+
+def _hard_abort(inst: Instance, best: dict[str, Any], as_json: bool) -> None:
+    """:func:`_interrupted`, then end the process at once (the solver thread is still running)."""
+    try:
+        _interrupted(inst, best, as_json)
+    except SystemExit:
+        pass
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(INTERRUPTED)
 
 
 def _fmt(x: float | None) -> str:
@@ -70,7 +152,9 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
     The instance is solved offline (all containers at once, ignoring an initial snapshot and
     request times). Prints status, objective, proven bound, gap, time and method; progress goes
     to stderr. Exit status: 0 with a placement, 1 when infeasible or nothing was found, 2 on bad
-    input, 130 when interrupted (Ctrl-C: the best objective and bound found so far are printed).
+    input, 130 when interrupted. Ctrl-C stops the solver, which returns the best placement and
+    the best proven bound found so far: they are printed as usual (``interrupted`` in the JSON,
+    ``--out`` still written) with exit status 130; a second Ctrl-C aborts at once.
     """
     from solvers import available
     from solvers import solve as run
@@ -97,9 +181,14 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
             click.echo(f"[{p.seconds:7.2f}s] {p.method:<7} objective {_fmt(p.objective):>8}  "
                        f"bound {_fmt(p.bound):>8}  {p.message}", err=True)
 
+    def work(stop: StopFlag) -> SolveResult:
+        return run(inst, method, time_limit=time_limit, workers=workers, seed=seed,
+                   objective=objective, callback=progress, stop=stop)
+
     try:
-        res = run(inst, method, time_limit=time_limit, workers=workers, seed=seed,
-                  objective=objective, callback=progress)
+        res, stopped = _run_stoppable(work)
+    except _Aborted:
+        _hard_abort(inst, best, as_json)  # the solver thread may be in native code: no waiting
     except KeyboardInterrupt:
         _interrupted(inst, best, as_json)
     if out is not None and res.placement is not None:
@@ -114,7 +203,7 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
         gap = res.gap
         click.echo(f"instance   {inst.name} ({inst.n_apps} apps, {inst.n_containers} containers, "
                    f"{inst.n_hosts} hosts)")
-        click.echo(f"status     {res.status}")
+        click.echo(f"status     {res.status}" + (" (interrupted)" if stopped else ""))
         click.echo(f"objective  {_fmt(res.objective)} ({res.objective_kind})")
         click.echo(f"hosts      {res.hosts if res.hosts is not None else '-'}")
         click.echo(f"bound      {_fmt(res.lower_bound)}")
@@ -126,5 +215,10 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
             click.echo(f"reason     {res.reason}")
         if out is not None and res.placement is not None:
             click.echo(f"placement  {out}")
+    if stopped:
+        click.echo("error: interrupted; the best placement and bound found so far are shown"
+                   + (f", placement written to {out}" if out and res.placement is not None
+                      else ""), err=True)
+        raise SystemExit(INTERRUPTED)
     if res.placement is None:
         raise SystemExit(1)

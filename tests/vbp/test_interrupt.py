@@ -1,0 +1,125 @@
+"""A real Ctrl-C (SIGINT) during ``vbp solve``: the best placement and bound so far, exit 130.
+
+The CLI runs in a subprocess on an instance that takes far longer than the test to solve; SIGINT
+is sent once the solver has reported progress. The first Ctrl-C stops the solver (it does not
+kill the process): the result is printed normally, ``--out`` is written, the status is 130.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from packing.checker import check
+from packing.generators.random import generate_random
+from packing.io import load_placement, save_instance
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+
+def _warm() -> None:
+    """Compile the numba parts once (numba's cache is shared with the subprocess)."""
+    sys.path.insert(0, str(REPO / "tests" / "solvers"))
+    try:
+        from warm import warm_search
+    finally:
+        sys.path.pop(0)
+    warm_search()
+
+
+def _wait_for_progress(proc: subprocess.Popen[str], timeout: float) -> list[str]:
+    """Read stderr lines until the first progress line (``[   0.12s] ffd ...``)."""
+    assert proc.stderr is not None
+    lines: list[str] = []
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        lines.append(line)
+        if line.startswith("[") and "objective" in line:
+            return lines
+    raise AssertionError(f"no progress line within {timeout} s: {lines!r}")
+
+
+@pytest.mark.parametrize("as_json", [True, False], ids=["json", "text"])
+def test_sigint_prints_the_best_so_far_and_exits_130(tmp_path: Path, as_json: bool) -> None:
+    _warm()
+    inst = generate_random(300, 5000, binding="two", seed=1)  # optimum 791 proven after ~40 s
+    path = tmp_path / "big.json"
+    save_instance(inst, path)
+    out = tmp_path / "placement.json"
+    cmd = [sys.executable, "-m", "vbp.cli", "solve", str(path), "--time-limit", "60",
+           "--out", str(out)] + (["--json"] if as_json else [])
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_progress(proc, timeout=60)
+        time.sleep(1.5)  # into the search (tabu search / cover) proper
+        assert proc.poll() is None, "the solve ended before the interrupt"
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=10)
+        took = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, (proc.returncode, stdout, stderr)
+    assert took < 10, took
+    assert "Traceback" not in stderr and "interrupted" in stderr
+    if as_json:
+        doc = json.loads(stdout)
+        assert doc["interrupted"] is True
+        assert doc["status"] in ("feasible", "optimal")
+        assert doc["lower_bound"] is not None and doc["objective"] is not None
+        assert 791 <= doc["lower_bound"] <= doc["objective"]
+    else:
+        assert "(interrupted)" in stdout and "bound      791" in stdout
+        assert f"placement  {out}" in stdout
+    assert out.exists()
+    assert check(inst, load_placement(out, inst), require_all=True) == []
+
+
+STUCK = """
+import time, solvers
+from solvers.result import Progress
+def stuck(inst, method, **kw):
+    kw["callback"](Progress(0.1, 9.0, 7.0, "cpsat", "incumbent"))
+    time.sleep(60)  # a part that does not look at the stop flag
+solvers.solve = stuck
+from vbp.cli import main
+main()
+"""
+
+
+def test_second_sigint_aborts_at_once() -> None:
+    """Ctrl-C twice: no waiting for the solver; the best reported so far, no placement, 130."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", STUCK, "solve", "sigma", "--json"], cwd=REPO,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_progress(proc, timeout=30)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        assert proc.poll() is None  # the first Ctrl-C only asks the solver to stop
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, (stdout, stderr)
+    doc = json.loads(stdout)
+    assert doc["status"] == "interrupted" and doc["objective"] == 9 and doc["lower_bound"] == 7
+    assert doc["placement"] is None and "Traceback" not in stderr
