@@ -75,6 +75,77 @@ def can_take_any(h, dmin, capacity, used):  # pragma: no cover - compiled
     return True
 
 
+@numba.njit(cache=True, inline="always")
+def min_demand(demand):  # pragma: no cover - compiled
+    """The smallest demand of any app per resource, shape ``(n_resources,)``."""
+    n_r = demand.shape[1]
+    dmin = np.empty(n_r)
+    for r in range(n_r):
+        dmin[r] = demand[:, r].min()
+    return dmin
+
+
+@numba.njit(cache=True, inline="always")
+def init_candidates(dmin, capacity, used, n_on, host_type, active, next_empty,
+                    last_empty):  # pragma: no cover - compiled
+    """Candidate hosts of the compiled loops, set up from the state.
+
+    The candidates are the hosts in use that can take ``dmin``, and per host type the lowest- and
+    highest-index unused host (``n_hosts`` / -1 when a type has none). Fills ``active`` (its first
+    ``n_active`` entries), ``next_empty`` and ``last_empty`` (shape ``(n_types,)``) and returns
+    ``(n_active, n_used)``. Loads only grow in these loops, so a host that cannot take ``dmin`` is
+    dropped for good, and unused hosts of a type differ only by index.
+    """
+    n_h = capacity.shape[0]
+    n_active = 0
+    n_used = 0
+    next_empty[:] = n_h
+    last_empty[:] = -1
+    for h in range(n_h):
+        if n_on[h] > 0:
+            n_used += 1
+            if can_take_any(h, dmin, capacity, used):
+                active[n_active] = h
+                n_active += 1
+        else:
+            last_empty[host_type[h]] = h
+            if next_empty[host_type[h]] == n_h:
+                next_empty[host_type[h]] = h
+    return n_active, n_used
+
+
+@numba.njit(cache=True, inline="always")
+def update_candidates(h, was_empty, dmin, capacity, used, n_on, host_type, active, n_active,
+                      next_empty, last_empty):  # pragma: no cover - compiled
+    """Keep the candidates of :func:`init_candidates` after a container was placed on ``h``.
+
+    Call after ``used`` and ``n_on`` were updated; ``was_empty`` says whether ``h`` ran nothing
+    before. Returns the new ``n_active``.
+    """
+    n_h = capacity.shape[0]
+    if was_empty:
+        active[n_active] = h
+        n_active += 1
+        ty = host_type[h]
+        if next_empty[ty] == h:
+            nxt = h + 1
+            while nxt < n_h and (host_type[nxt] != ty or n_on[nxt] > 0):
+                nxt += 1
+            next_empty[ty] = nxt
+        if last_empty[ty] == h:
+            prv = h - 1
+            while prv >= 0 and (host_type[prv] != ty or n_on[prv] > 0):
+                prv -= 1
+            last_empty[ty] = prv
+    if not can_take_any(h, dmin, capacity, used):
+        for i in range(n_active):
+            if active[i] == h:
+                active[i] = active[n_active - 1]
+                n_active -= 1
+                break
+    return n_active
+
+
 @numba.njit(cache=True)
 def _mask(a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out_ptr, out_cols,
           out_k):  # pragma: no cover - compiled
@@ -104,19 +175,11 @@ def _first_fit(seq, demand, capacity, used, count, n_on, col, cap, in_ptr, in_co
     """
     n_h = capacity.shape[0]
     n_r = demand.shape[1]
-    dmin = np.empty(n_r)
-    for r in range(n_r):
-        dmin[r] = demand[:, r].min()
+    dmin = min_demand(demand)
     active = np.empty(n_h, dtype=np.int64)
-    n_active = 0
-    next_empty = np.full(n_types, n_h, dtype=np.int64)
-    for h in range(n_h):
-        if n_on[h] > 0:
-            if can_take_any(h, dmin, capacity, used):
-                active[n_active] = h
-                n_active += 1
-        elif next_empty[host_type[h]] == n_h:
-            next_empty[host_type[h]] = h
+    next_empty = np.empty(n_types, dtype=np.int64)
+    last_empty = np.empty(n_types, dtype=np.int64)
+    n_active, _ = init_candidates(dmin, capacity, used, n_on, host_type, active, next_empty, last_empty)
     for t in range(seq.shape[0]):
         a = seq[t]
         best = n_h
@@ -136,21 +199,10 @@ def _first_fit(seq, demand, capacity, used, count, n_on, col, cap, in_ptr, in_co
             used[h, r] += demand[a, r]
         if col[a] >= 0:
             count[h, col[a]] += 1
-        if n_on[h] == 0:
-            active[n_active] = h
-            n_active += 1
-            ty = host_type[h]
-            nxt = h + 1
-            while nxt < n_h and (host_type[nxt] != ty or n_on[nxt] > 0):
-                nxt += 1
-            next_empty[ty] = nxt
+        was_empty = n_on[h] == 0
         n_on[h] += 1
-        if not can_take_any(h, dmin, capacity, used):
-            for i in range(n_active):
-                if active[i] == h:
-                    active[i] = active[n_active - 1]
-                    n_active -= 1
-                    break
+        n_active = update_candidates(h, was_empty, dmin, capacity, used, n_on, host_type, active,
+                                     n_active, next_empty, last_empty)
 
 
 def host_checker(state: ClusterState) -> Callable[[int, int], bool]:
@@ -212,4 +264,5 @@ def first_fit(state: ClusterState, seq: np.ndarray) -> np.ndarray:
 
 
 __all__ = ["can_take_any", "fast_mask", "feasible", "first_fit", "fits_c", "host_checker",
-           "over_cap_c", "rule_broken_c", "rule_tables", "supports"]
+           "init_candidates", "min_demand", "over_cap_c", "rule_broken_c", "rule_tables", "supports",
+           "update_candidates"]

@@ -32,9 +32,11 @@ import numba
 import numpy as np
 
 from packing.feasibility import ClusterState
-from packing.kernels import can_take_any as _can_take_any
 from packing.kernels import feasible as _feasible
+from packing.kernels import init_candidates as _init_candidates
+from packing.kernels import min_demand as _min_demand
 from packing.kernels import rule_tables, supports
+from packing.kernels import update_candidates as _update_candidates
 from packing.model import Instance
 from policies.swarm.features import exclusion_partners
 
@@ -158,25 +160,13 @@ def run_episode(kind, params, open_first, seq, demand, capacity, used, count, n_
     """
     n_h = capacity.shape[0]
     n_r = demand.shape[1]
-    dmin = np.empty(n_r)
-    for r in range(n_r):
-        dmin[r] = demand[:, r].min()
+    dmin = _min_demand(demand)
     active = np.empty(n_h, dtype=np.int64)
-    n_active = 0
-    next_empty = np.full(n_types, n_h, dtype=np.int64)
-    last_empty = np.full(n_types, -1, dtype=np.int64)
+    next_empty = np.empty(n_types, dtype=np.int64)
+    last_empty = np.empty(n_types, dtype=np.int64)
     use_last = kind == SWARM and params[8] < 0  # empty hosts differ only by index: the last wins
-    n_used = 0
-    for h in range(n_h):
-        if n_on[h] > 0:
-            n_used += 1
-            if _can_take_any(h, dmin, capacity, used):
-                active[n_active] = h
-                n_active += 1
-        else:
-            last_empty[host_type[h]] = h
-            if next_empty[host_type[h]] == n_h:
-                next_empty[host_type[h]] = h
+    n_active, n_used = _init_candidates(dmin, capacity, used, n_on, host_type, active, next_empty,
+                                        last_empty)
     coming = np.zeros(n_r)
     free_open = np.zeros(n_r)
     for t in range(seq.shape[0]):
@@ -227,28 +217,11 @@ def run_episode(kind, params, open_first, seq, demand, capacity, used, count, n_
                 used[h, r] += demand[a, r]
             if col[a] >= 0:
                 count[h, col[a]] += 1
-            if n_on[h] == 0:
-                n_used += 1
-                active[n_active] = h
-                n_active += 1
-                ty = host_type[h]
-                if next_empty[ty] == h:
-                    nxt = h + 1
-                    while nxt < n_h and (host_type[nxt] != ty or n_on[nxt] > 0):
-                        nxt += 1
-                    next_empty[ty] = nxt
-                if last_empty[ty] == h:
-                    prv = h - 1
-                    while prv >= 0 and (host_type[prv] != ty or n_on[prv] > 0):
-                        prv -= 1
-                    last_empty[ty] = prv
+            was_empty = n_on[h] == 0
+            n_used += 1 if was_empty else 0
             n_on[h] += 1
-            if not _can_take_any(h, dmin, capacity, used):
-                for i in range(n_active):
-                    if active[i] == h:
-                        active[i] = active[n_active - 1]
-                        n_active -= 1
-                        break
+            n_active = _update_candidates(h, was_empty, dmin, capacity, used, n_on, host_type, active,
+                                          n_active, next_empty, last_empty)
         hosts_used_out[t] = n_used
 
 
