@@ -49,6 +49,15 @@ class InputError(VbpError, ValueError):
         self.problems: list[Problem] = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems) or "invalid input")
 
+    def __reduce__(self) -> tuple[type[InputError], tuple[list[Problem]], dict[str, object]]:
+        """Pickle by the problems (not by the message), so an error crosses processes intact.
+
+        Without this, pickling (a process pool, Ray) rebuilt the error from its message, and the
+        problems came back as a list of characters. Extra attributes (``__dict__``) travel too.
+        """
+        state = {k: v for k, v in self.__dict__.items() if k != "problems"}
+        return (type(self), (list(self.problems),), state)
+
 
 class PolicyError(VbpError, RuntimeError):
     """A policy broke the contract: an action outside the mask, or GPU cards that do not fit."""

@@ -387,6 +387,12 @@ def _from_payload(d: dict[str, Any], src: str) -> PSOCheckpoint:
 class PSO:
     """Particle swarm optimisation with pyswarms' ``GlobalBestPSO``, seeded and resumable.
 
+    With a checkpoint file, an interruption (``KeyboardInterrupt`` from Ctrl-C, or a killed
+    process) while an iteration is evaluated or while its checkpoint is written leaves the
+    checkpoint of the last complete iteration (saves are atomic); resuming from it gives the same
+    history, best position and best cost as a run that was never interrupted. A checkpoint written
+    when ``patience`` ran out resumes as a finished run (no further iteration).
+
     Args:
         settings: the typed settings.
         checkpoint_path: if given, a checkpoint is written there after every iteration.
@@ -484,9 +490,10 @@ class PSO:
             swarm.pbest_pos, swarm.pbest_cost = ck.pbest_pos.copy(), ck.pbest_cost.copy()
             swarm.best_pos, swarm.best_cost = ck.best_pos.copy(), ck.best_cost
             history, since, start = list(ck.history), ck.since_improved, ck.iteration
-        evaluations = 0
-        stopped = False
-        for it in range(start, s.iters):
+        evaluations = start * s.n_particles  # every iteration scores every particle once
+        # a checkpoint written when patience ran out: the run had ended, resuming adds nothing
+        stopped = bool(ck is not None and s.patience and since >= s.patience)
+        for it in range(start, start if stopped else s.iters):
             costs = np.asarray(objective(swarm.position), dtype=np.float64)
             if costs.shape != (s.n_particles,):
                 raise ValueError(f"objective returned shape {costs.shape}, "

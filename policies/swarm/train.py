@@ -306,6 +306,10 @@ def train_swarm(
 
     Returns:
         The :class:`TrainResult`; its policy's placements on held-out orders passed the checker.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C; the executor is closed, and ``checkpoint`` (if given) holds the
+            last complete iteration, from which ``resume=True`` continues exactly.
     """
     s = settings or TrainSettings()
     train, held = training_orders(instance, s)

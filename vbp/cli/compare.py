@@ -8,9 +8,11 @@ from typing import Any, TypeVar
 
 import click
 
+from packing.errors import InputError, Problem
 from packing.model import Instance
-from vbp.cli.simulate import load_target, prepare
-from vbp.compare import Row, _num, run_compare
+from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, FiniteFloat, check_output
+from vbp.cli.simulate import load_target, naming_file, prepare
+from vbp.compare import UNCOVERED_MODES, Row, _num, cover_requests, run_compare, uncovered_note
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,33 +31,45 @@ def executor_options(fn: F) -> F:
     return fn
 
 
+def uncovered_option(fn: F) -> F:
+    """Add ``--uncovered error|drop|arrive`` to a command (compare, simulate, sweep)."""
+    return click.option(
+        "--uncovered", type=click.Choice(UNCOVERED_MODES), default="error", show_default=True,
+        help="Containers of an app that neither the snapshot holds nor the request stream "
+             "requests: error (refuse the instance, exit 2), drop (leave them out: solve and "
+             "simulate only the covered containers) or arrive (they arrive first, before the "
+             "stream). The report says which.")(fn)
+
+
 @click.command()
 @click.argument("path", metavar="[FILE]", required=False)
 @click.option("--policies", "policy_list", default=None,
               help="Comma-separated policy names [default: every heuristic].")
-@click.option("--orders", type=click.IntRange(min=1), default=8, show_default=True,
+@click.option("--orders", type=click.IntRange(min=1, max=MAX_ORDERS), default=8, show_default=True,
               help="Arrival orders per policy: the instance's own order, then seeded shuffles.")
-@click.option("--time-limit", type=click.FloatRange(min=0.0, min_open=True), default=20.0,
+@click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=20.0,
               show_default=True, help="Solver budget in seconds.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the orders, policies, solver.")
+@click.option("--seed", type=SEED, default=0, show_default=True,
+              help="Seed of the orders, policies, solver.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a plot: hosts per policy with the optimum and bound, and per-host use.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @click.option("--repair-snapshot", is_flag=True,
               help="If the initial snapshot breaks constraints, re-place the containers that break them.")
-@click.option("--snapshots", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--snapshots", type=click.IntRange(min=0, max=MAX_ORDERS), default=0, show_default=True,
               help="Replay this many resampled snapshots instead of shuffled orders (instances "
-                   "with a snapshot only).")
-@click.option("--keep", type=click.FloatRange(0.0, 1.0), default=0.9, show_default=True,
+                   "with a snapshot only; an error otherwise).")
+@click.option("--keep", type=FiniteFloat(0.0, 1.0), default=0.9, show_default=True,
               help="With --snapshots: probability that a snapshot container stays in place.")
 @click.option("--keep-departures", is_flag=True,
               help="Replay departures too (default: every container arrives and stays, as the solver "
                    "assumes).")
+@uncovered_option
 @executor_options
 def compare(path: str | None, policy_list: str | None, orders: int, time_limit: float, seed: int,
             as_json: bool, plot: str | None, quiet: bool, repair_snapshot: bool,
-            snapshots: int, keep: float, keep_departures: bool, executor_kind: str,
+            snapshots: int, keep: float, keep_departures: bool, uncovered: str, executor_kind: str,
             workers: int | None, ray_address: str | None) -> None:
     """Compare online policies with the optimum on FILE (default: the built-in `sigma` instance).
 
@@ -64,21 +78,39 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     of each run; the optimum is the offline solve of all containers at once, so departures in the request
     stream are dropped unless --keep-departures is given. --executor process or ray spreads the runs
     over processes or a Ray cluster; the table is the same.
+
+    Bad input exits with status 2 before any policy runs: every option is checked before FILE is
+    read; a request stream that leaves containers out is refused unless --uncovered says what to
+    do with them; and an instance with no placement of every container (the solver proves it) is
+    refused with the reason `vbp solve` prints (the app and the rule or resource), since there is
+    no optimum to compare with.
     """
     from packing.evaluation import make_executor
     from packing.simulator import static_view
     from policies.registry import DEFAULT_COMPARE, parse_policy_list
 
+    check_output(plot, "--plot", PLOT_SUFFIXES)
     names = parse_policy_list(policy_list) if policy_list else list(DEFAULT_COMPARE)
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
-    inst = prepare(load_target(path), repair_snapshot)
-    if not keep_departures:
-        inst = static_view(inst)
-    pick = "bf" if "bf" in names else names[0]
-    with executor:
-        res, rows, records = run_compare(inst, names, orders, time_limit, seed, quiet=quiet or as_json,
-                                         snapshots=snapshots, keep=keep, executor=executor,
-                                         keep_placement=pick if plot is not None else None)
+    loaded = load_target(path)
+    with naming_file(loaded, path):
+        if snapshots and loaded.initial is None:
+            raise InputError([Problem(loaded.name, "--snapshots", f"the instance has no snapshot "
+                                      f"(no 'initial' placement) to resample; --snapshots "
+                                      f"{snapshots} needs one (or replay orders with --orders)")])
+        inst = prepare(loaded, repair_snapshot)
+        inst, missing = cover_requests(inst, uncovered)
+        if not keep_departures:
+            inst = static_view(inst)
+        pick = "bf" if "bf" in names else names[0]
+        with executor:
+            res, rows, records = run_compare(inst, names, orders, time_limit, seed,
+                                             quiet=quiet or as_json, snapshots=snapshots, keep=keep,
+                                             executor=executor,
+                                             keep_placement=pick if plot is not None else None)
+    note = uncovered_note(uncovered, missing)
+    if note is not None and as_json:
+        click.echo(note, err=True)
     if plot is not None:
         from packing.metrics import host_utilisation
         from packing.plots import plot_compare
@@ -98,11 +130,15 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
            "objective_kind": res.objective_kind, "hosts": res.hosts}
     if as_json:
         click.echo(json.dumps({"instance": inst.name, "orders": orders, "seed": seed, "optimum": opt,
-                               "policies": [r.to_dict() for r in rows]}))
+                               "policies": [r.to_dict() for r in rows],
+                               "uncovered": {"mode": uncovered,
+                                             "containers": sum(u.missing for u in missing)}}))
         return
     what_runs = (f"{snapshots} resampled snapshot(s) (keep {keep:g})"
-                 if snapshots and inst.initial is not None else f"{orders} order(s) (own order first)")
+                 if snapshots else f"{orders} order(s) (own order first)")
     _table(inst, res, rows, what_runs, seed)
+    if note is not None:
+        click.echo(note)
     if plot is not None:
         click.echo(f"plot written to {plot}")
 

@@ -12,6 +12,7 @@ import click
 from packing.errors import InputError, Problem
 from packing.model import Instance
 from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, check_output
+from vbp.compare import UNCOVERED_MODES, cover_requests, uncovered_note
 
 
 def load_target(path: str | None) -> Instance:
@@ -64,11 +65,17 @@ def _num(x: float) -> float | None:
               help="Plot hosts in use and allocation over the first order's run.")
 @click.option("--repair-snapshot", is_flag=True,
               help="If the initial snapshot breaks constraints, re-place the containers that break them.")
+@click.option("--uncovered", type=click.Choice(UNCOVERED_MODES), default="error", show_default=True,
+              help="Containers of an app that neither the snapshot holds nor the request stream "
+                   "requests: error (refuse the instance, exit 2), drop (leave them out) or arrive "
+                   "(they arrive first, before the stream). The report says which.")
 def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool, out: str | None,
-             plot: str | None, repair_snapshot: bool) -> None:
+             plot: str | None, repair_snapshot: bool, uncovered: str) -> None:
     """Replay FILE's arrivals (a file, a data-set folder, or `sigma`) with one policy.
 
     Departures in the request stream are replayed; hosts are counted at the end and at the peak.
+    A request stream that never requests some containers of an app (counting the snapshot's) is
+    refused (exit 2) unless --uncovered drop or arrive says what to do with them.
     """
     from packing.metrics import compute_metrics
     from packing.simulator import evaluate, sample_orders
@@ -79,8 +86,9 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     policy = get_policy(policy_name)
     loaded = load_target(path)
     with naming_file(loaded, path):
-        inst = prepare(loaded, repair_snapshot)
+        inst, missing = cover_requests(prepare(loaded, repair_snapshot), uncovered)
         samples = evaluate(policy, inst, sample_orders(inst, orders, seed), seed=seed)
+    note = uncovered_note(uncovered, missing)
     runs = []
     for i, r in enumerate(samples.results):
         m = compute_metrics(inst, r.placement)
@@ -101,7 +109,11 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     if as_json:
         click.echo(json.dumps({"instance": inst.name, "policy": samples.policy, "orders": orders,
                                "seed": seed, "hosts_mean": samples.mean, "hosts_min": samples.min,
-                               "hosts_max": samples.max, "runs": runs}))
+                               "hosts_max": samples.max, "runs": runs,
+                               "uncovered": {"mode": uncovered,
+                                             "containers": sum(u.missing for u in missing)}}))
+        if note is not None:
+            click.echo(note, err=True)
         return
     click.echo(f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
                f"policy {samples.policy}, {orders} order(s), seed {seed}")
@@ -117,6 +129,8 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     if first.n_rejected:
         by_app = ", ".join(f"{a} x{n}" for a, n in first.rejected_by_app(inst).items())
         click.echo(f"rejected in the first order: {by_app}")
+    if note is not None:
+        click.echo(note)
     if out is not None:
         click.echo(f"placement written to {out}")
     if plot is not None:

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from pathlib import Path
 
 import click
 
-from vbp.cli.compare import executor_options
+from vbp.cli.common import MAX_ORDERS, SEED
+from vbp.cli.compare import executor_options, uncovered_option
 
 
 @click.command()
 @click.argument("paths", metavar="INSTANCES...", nargs=-1, required=True)
 @click.option("--policies", "policy_list", default=None,
               help="Comma-separated policy names or policy files [default: every heuristic].")
-@click.option("--orders", type=click.IntRange(min=1), default=8, show_default=True,
+@click.option("--orders", type=click.IntRange(min=1, max=MAX_ORDERS), default=8, show_default=True,
               help="Arrival orders per instance and policy: the own order, then seeded shuffles.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the orders and policies.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the orders and policies.")
 @click.option("--out", type=click.Path(), required=True,
               help="The table: .csv, or .parquet (needs pyarrow).")
 @click.option("--repair-snapshot", is_flag=True,
@@ -25,16 +27,21 @@ from vbp.cli.compare import executor_options
 @click.option("--keep-departures", is_flag=True,
               help="Replay departures too (default: every container arrives and stays, as in compare).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar on stderr.")
+@uncovered_option
 @executor_options
 def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: int, out: str,
-          repair_snapshot: bool, keep_departures: bool, quiet: bool, executor_kind: str,
-          workers: int | None, ray_address: str | None) -> None:
+          repair_snapshot: bool, keep_departures: bool, quiet: bool, uncovered: str,
+          executor_kind: str, workers: int | None, ray_address: str | None) -> None:
     """Run every policy on every instance over the same orders; write one row per run to --out.
 
     INSTANCES are instance files, .vbp files, data-set folders or built-in names (`sigma`). Columns:
     instance, policy, order (0 = the instance's own order), seed, hosts_used, peak_hosts, cost,
     rejected, delayed, deployed, allocation (Sigma allocation rate of the bottleneck resource),
     seconds, executor. The same seed gives the same numbers on every executor.
+
+    Bad input exits with status 2 before any run starts, naming the file: an instance whose
+    request stream leaves containers out is refused unless --uncovered drop or arrive is given
+    (then a note per instance says how many containers were dropped or made to arrive first).
     """
     from tqdm import tqdm
 
@@ -42,7 +49,8 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: in
     from packing.simulator import static_view
     from policies.registry import DEFAULT_COMPARE, parse_policy_list
     from policies.runner import resolve_policy
-    from vbp.cli.simulate import load_target, prepare
+    from vbp.cli.simulate import load_target, naming_file, prepare
+    from vbp.compare import cover_requests, uncovered_note
     from vbp.sweep import labels, output_format, run_sweep, write_table
 
     # every option is checked before any instance is loaded or any run starts
@@ -52,14 +60,25 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: in
     for n in names:
         resolve_policy(n)  # policy files are read now
     insts = []
+    notes = []
+    naming = contextlib.ExitStack()  # engine errors name the file, not the instance
     for p in paths:
-        inst = prepare(load_target(p), repair_snapshot)
+        loaded = load_target(p)
+        naming.enter_context(naming_file(loaded, p))
+        with naming_file(loaded, p):
+            inst, missing = cover_requests(prepare(loaded, repair_snapshot), uncovered)
+        note = uncovered_note(uncovered, missing)
+        if note is not None:
+            notes.append(f"note: {p}: {note.removeprefix('note: ')}")
         insts.append(inst if keep_departures else static_view(inst))
     pairs = list(zip(labels([i.name for i in insts], list(paths)), insts, strict=True))
     t0 = time.perf_counter()
-    with executor, tqdm(total=len(pairs) * len(names) * orders, desc=f"sweep ({executor.name})",
-                        unit="run", file=sys.stderr, disable=quiet) as bar:
+    with naming, executor, tqdm(total=len(pairs) * len(names) * orders,
+                                desc=f"sweep ({executor.name})", unit="run", file=sys.stderr,
+                                disable=quiet) as bar:
         rows = run_sweep(pairs, names, orders, seed, executor, bar.update)
     write_table(rows, out, fmt)
+    for note in notes:
+        click.echo(note)
     click.echo(f"{len(rows)} runs ({len(pairs)} instance(s) x {len(names)} policies x {orders} orders) "
                f"on {executor.name} in {time.perf_counter() - t0:.1f} s; wrote {Path(out)}")

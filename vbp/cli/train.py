@@ -2,11 +2,71 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import shlex
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
+from click.core import ParameterSource
+
+from packing.errors import input_error
+from vbp.cli.common import MAX_ORDERS, SEED, FiniteFloat, check_output
+
+INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT)."""
+
+
+def checkpoint_same_file(checkpoint: str, out: str) -> bool:
+    """Whether ``--checkpoint`` and ``--out`` name the same file (one would overwrite the other)."""
+    return os.path.abspath(checkpoint) == os.path.abspath(out)
+
+
+def resume_command() -> str:
+    """The command line that resumes this run: the options given, with ``--resume`` added."""
+    ctx = click.get_current_context()
+    words = ["vbp", "train", "swarm"]
+    for param in ctx.command.params:
+        name = param.name
+        if name is None or ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT):
+            continue
+        value = ctx.params.get(name)
+        if isinstance(param, click.Argument):
+            words.append(str(value))
+        elif isinstance(param, click.Option):
+            flag = max(param.opts, key=len)
+            if param.is_flag:
+                if value:
+                    words.append(flag)
+            elif value is not None:
+                words += [flag, str(value)]
+    if "--resume" not in words:
+        words.append("--resume")
+    return shlex.join(words)
+
+
+def _interrupted(checkpoint: str | None, iterations: int) -> NoReturn:
+    """Ctrl-C during training: say in one line what was kept and how to resume; exit 130."""
+    from packing.io import escape_control
+    from policies.swarm.optimizer import PSOCheckpoint
+
+    if checkpoint is None:
+        text = (f"interrupted after {iterations} iteration(s); nothing was saved (train with "
+                "--checkpoint FILE to be able to resume)")
+    else:
+        try:
+            kept: int | None = PSOCheckpoint.load(checkpoint).iteration
+        except Exception:  # noqa: BLE001 - no (valid) checkpoint yet: say so, do not fail again
+            kept = None
+        text = (f"interrupted before the first iteration finished; no checkpoint was written to "
+                f"{checkpoint}" if kept is None else
+                f"interrupted; {checkpoint} holds {kept} complete iteration(s); resume with: "
+                f"{resume_command()}")
+    click.echo(f"error: {escape_control(text)}", err=True)
+    raise SystemExit(INTERRUPTED)
 
 
 @click.group()
@@ -16,16 +76,22 @@ def train() -> None:
 
 @train.command("swarm")
 @click.argument("path", required=False, default="sigma")
-@click.option("--particles", default=16, show_default=True, help="Swarm size.")
-@click.option("--iters", default=30, show_default=True, help="Maximum PSO iterations.")
-@click.option("--samples", default=8, show_default=True,
+@click.option("--particles", type=click.IntRange(min=1), default=16, show_default=True,
+              help="Swarm size.")
+@click.option("--iters", type=click.IntRange(min=1), default=30, show_default=True,
+              help="Maximum PSO iterations.")
+@click.option("--samples", type=click.IntRange(min=1, max=MAX_ORDERS), default=8, show_default=True,
               help="Training orders per iteration (the same for every particle).")
-@click.option("--held-out", default=20, show_default=True, help="Held-out orders for the report.")
-@click.option("--seed", default=0, show_default=True, help="Seed of orders and optimiser.")
-@click.option("--w", "inertia", default=0.7, show_default=True, help="PSO inertia weight w.")
-@click.option("--c1", default=1.5, show_default=True, help="PSO self-learning coefficient c1.")
-@click.option("--c2", default=1.5, show_default=True, help="PSO social-learning coefficient c2.")
-@click.option("--patience", default=10, show_default=True,
+@click.option("--held-out", type=click.IntRange(min=1, max=MAX_ORDERS), default=20,
+              show_default=True, help="Held-out orders for the report.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of orders and optimiser.")
+@click.option("--w", "inertia", type=FiniteFloat(), default=0.7, show_default=True,
+              help="PSO inertia weight w.")
+@click.option("--c1", type=FiniteFloat(), default=1.5, show_default=True,
+              help="PSO self-learning coefficient c1.")
+@click.option("--c2", type=FiniteFloat(), default=1.5, show_default=True,
+              help="PSO social-learning coefficient c2.")
+@click.option("--patience", type=click.IntRange(min=0), default=10, show_default=True,
               help="Stop after this many iterations without improvement (0: never).")
 @click.option("--optimizer", type=click.Choice(["pso", "de"]), default="pso", show_default=True,
               help="pso (pyswarms GlobalBestPSO) or de (SciPy differential evolution).")
@@ -40,33 +106,51 @@ def train() -> None:
                    "local Ray].")
 @click.option("--init", "init", type=click.Choice(["bf", "ff", "none"]), default="bf",
               show_default=True, help="Start the swarm around this policy's weights.")
-@click.option("--checkpoint", type=click.Path(), default=None,
-              help="Checkpoint file, written after every iteration.")
+@click.option("--checkpoint", type=click.Path(dir_okay=False), default=None,
+              help="Checkpoint file (.json), written after every iteration (pso only).")
 @click.option("--resume", is_flag=True, help="Continue from --checkpoint if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option("--repair-snapshot", is_flag=True,
               help="If the initial snapshot breaks constraints, re-place the containers that break them.")
-@click.option("--out", type=click.Path(), required=True, help="Where to save the tuned policy (JSON).")
+@click.option("--out", type=click.Path(dir_okay=False), required=True,
+              help="Where to save the tuned policy (.json).")
 def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, seed: int,
           inertia: float, c1: float, c2: float, patience: int, optimizer: str, backend: str,
           workers: int, ray_address: str | None, init: str, checkpoint: str | None, resume: bool,
           as_json: bool, repair_snapshot: bool, out: str) -> None:
-    """Tune a swarm scoring policy on PATH (an instance, data set, or `sigma`); save it to --out."""
+    """Tune a swarm scoring policy on PATH (an instance, data set, or `sigma`); save it to --out.
+
+    Every option is checked before PATH is read (bad input: exit status 2). Ctrl-C stops the
+    training: with --checkpoint the file holds the last complete iteration, a line on stderr gives
+    the command that resumes it (the same options and --resume; the resumed run ends with the
+    same weights as an uninterrupted one), and the exit status is 130.
+    """
     from tqdm import tqdm
 
-    from packing.errors import input_error
-    from policies.swarm.optimizer import DESettings, IterationRecord, PSOSettings
+    from policies.swarm.optimizer import DESettings, IterationRecord, PSOCheckpoint, PSOSettings
     from policies.swarm.train import TrainSettings, train_swarm
     from vbp.cli.common import load_any
-    from vbp.cli.simulate import prepare
+    from vbp.cli.simulate import naming_file, prepare
 
+    check_output(out, "--out", (".json",))
+    if resume and checkpoint is not None and Path(checkpoint).exists():
+        PSOCheckpoint.load(checkpoint)  # not a checkpoint (a pickle, corrupt): said first, nothing run
+    check_output(checkpoint, "--checkpoint", (".json",))
+    if checkpoint is not None and checkpoint_same_file(checkpoint, out):
+        raise input_error("--checkpoint", checkpoint, "is the same file as --out")
+    if resume and checkpoint is None:
+        raise input_error("--resume", "", "needs --checkpoint FILE (the checkpoint to continue from)")
+    if checkpoint is not None and optimizer != "pso":
+        raise input_error("--checkpoint", checkpoint, "only with --optimizer pso (differential "
+                          "evolution does not checkpoint)")
     if ray_address and backend != "ray":
         raise input_error("--ray-address", ray_address, "only with --backend ray")
-    if backend == "ray":
-        from packing.evaluation import RayExecutor
-
-        RayExecutor(ray_address, workers)  # fails now, before loading, if Ray is missing
-    inst = prepare(load_any(path), repair_snapshot)
+    if backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise input_error("--backend", "ray", "Ray is not installed: pip install 'vbp[ray]' (or use "
+                          "--backend process)")
+    loaded = load_any(path)
+    with naming_file(loaded, path):
+        inst = prepare(loaded, repair_snapshot)
     settings = TrainSettings(samples=samples, held_out=held_out, seed=seed, backend=backend,  # type: ignore[arg-type]
                              workers=workers, address=ray_address,
                              optimizer=optimizer,  # type: ignore[arg-type]
@@ -77,13 +161,20 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
     bar = tqdm(total=iters, desc=f"{optimizer} on {inst.name}", unit="iter", file=sys.stderr,
                disable=None)
 
+    done = [0]  # iterations completed (resumed ones included)
+
     def progress(rec: IterationRecord) -> None:
+        done[0] = rec.iteration + 1
         bar.update(1)
         bar.set_postfix(best=f"{rec.best_cost:.3f}")
 
     try:
-        res = train_swarm(inst, opt, settings, checkpoint=checkpoint, resume=resume,
-                          callback=progress)
+        with naming_file(loaded, path):
+            res = train_swarm(inst, opt, settings, checkpoint=checkpoint, resume=resume,
+                              callback=progress)
+    except KeyboardInterrupt:
+        bar.close()
+        _interrupted(checkpoint, done[0])
     finally:
         bar.close()
     res.policy.save(out)

@@ -6,6 +6,7 @@ import json
 import os
 import pickle
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -155,3 +156,60 @@ def test_a_process_killed_while_saving_leaves_a_valid_checkpoint(tmp_path: Path)
         ck.unlink()
         for q in tmp_path.iterdir():  # the killed writer's temporary file
             q.unlink()
+
+
+def test_keyboard_interrupt_keeps_the_last_complete_iteration_and_resume_is_exact(
+        tmp_path: Path) -> None:
+    ck = tmp_path / "ck.json"
+    full = PSO(_settings()).minimize(sphere, 3, BOUNDS)
+    calls = [0]
+
+    def interrupted_at_the_sixth_call(x: np.ndarray) -> np.ndarray:
+        calls[0] += 1
+        if calls[0] == 6:  # Ctrl-C while iteration 5 (0-based) is evaluated
+            raise KeyboardInterrupt
+        return sphere(x)
+
+    with pytest.raises(KeyboardInterrupt):
+        PSO(_settings(), checkpoint_path=ck).minimize(interrupted_at_the_sixth_call, 3, BOUNDS)
+    assert PSOCheckpoint.load(ck).iteration == 5
+    assert [q.name for q in tmp_path.iterdir()] == ["ck.json"]  # no temporary file left
+    rest = PSO(_settings(), checkpoint_path=ck, resume=True).minimize(sphere, 3, BOUNDS)
+    assert rest.best_cost == full.best_cost
+    assert np.array_equal(rest.best_position, full.best_position)
+    assert rest.history == full.history and rest.evaluations == full.evaluations
+
+
+def test_keyboard_interrupt_while_saving_keeps_the_previous_checkpoint(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ck = tmp_path / "ck.json"
+    real = os.fsync
+    saves = [0]
+
+    def fsync(fd: int) -> None:
+        real(fd)
+        if stat.S_ISDIR(os.fstat(fd).st_mode):  # the folder, after the rename
+            return
+        saves[0] += 1
+        if saves[0] == 4:  # Ctrl-C in the middle of the fourth save
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(KeyboardInterrupt):
+        PSO(_settings(), checkpoint_path=ck).minimize(sphere, 3, BOUNDS)
+    assert PSOCheckpoint.load(ck).iteration == 3
+    assert [q.name for q in tmp_path.iterdir()] == ["ck.json"]
+
+
+def test_resuming_a_run_that_ran_out_of_patience_adds_nothing(tmp_path: Path) -> None:
+    ck = tmp_path / "ck.json"
+    flat = PSOSettings(n_particles=4, iters=50, seed=1, patience=2)
+
+    def constant(x: np.ndarray) -> np.ndarray:
+        return np.ones(len(x))
+
+    first = PSO(flat, checkpoint_path=ck).minimize(constant, 3, BOUNDS)
+    assert first.stopped_early and len(first.history) == 3
+    again = PSO(flat, checkpoint_path=ck, resume=True).minimize(constant, 3, BOUNDS)
+    assert again.history == first.history and again.evaluations == first.evaluations
+    assert PSOCheckpoint.load(ck).iteration == 3
