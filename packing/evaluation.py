@@ -47,7 +47,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 from packing.engine import Trajectory
-from packing.errors import InputError, Problem, input_error
+from packing.errors import input_error
 from packing.metrics import compute_metrics
 from packing.model import Instance, Placement
 from packing.policy import Policy
@@ -271,14 +271,10 @@ def _install(objects: dict[str, Any]) -> None:
 # running chunks in workers; errors travel back as values
 @dataclass(frozen=True)
 class _Failure:
-    kind: str  # "input" or "other"
-    problems: tuple[tuple[str, str, str], ...]
     error: BaseException | None
     text: str
 
     def raise_(self) -> None:
-        if self.kind == "input":
-            raise InputError([Problem(*p) for p in self.problems])
         if self.error is not None:
             raise self.error from RuntimeError(f"in a worker:\n{self.text}")
         raise RuntimeError(f"a task failed in a worker:\n{self.text}")
@@ -286,8 +282,6 @@ class _Failure:
 
 def _failure(e: BaseException) -> _Failure:
     text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-    if isinstance(e, InputError):
-        return _Failure("input", tuple((p.source, p.field, p.reason) for p in e.problems), None, text)
     try:  # keep the exception itself if it survives pickling
         import pickle
 
@@ -295,7 +289,7 @@ def _failure(e: BaseException) -> _Failure:
         err: BaseException | None = e
     except Exception:  # noqa: BLE001 - any pickling problem: send the text only
         err = None
-    return _Failure("other", (), err, text)
+    return _Failure(err, text)
 
 
 def _run_chunk(fn: Callable[[Any], Any], chunk: list[Any]) -> list[Any] | _Failure:
