@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from packing.errors import input_error
+from policies import gpu as g
 from policies import heuristics as h
 from policies.base import BasePolicy, Policy
 
@@ -31,6 +32,12 @@ POLICIES: dict[str, type[BasePolicy]] = {
     "greedy": h.Greedy,
     "random": h.RandomFit,
     "alignment": h.Alignment,
+    "gpu-random": g.GpuRandom,
+    "gpu-dotprod": g.GpuDotProduct,
+    "gpu-clustering": g.GpuClustering,
+    "gpu-packing": g.GpuPacking,
+    "gpu-bestfit": g.GpuBestFit,
+    "fgd": g.FGD,
 }
 """Stable policy names and their classes."""
 

@@ -1,0 +1,262 @@
+"""GPU fragmentation of a node and of a cluster, as defined by the FGD paper.
+
+Q. Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation
+Gradient Descent", USENIX ATC '23 (Sec. 3-4). The definitions below were read from the authors'
+public simulator, github.com/hkust-adsl/kubernetes-scheduler-simulator @ 8f3d641 (Apache-2.0):
+``pkg/utils/frag.go`` (``GetNodePodFrag``, ``NodeGpuShareFragAmount``, ``GetTypicalPods``),
+``pkg/type/resource.go`` (``PodResource``, ``NodeResource.Sub``) and ``pkg/simulator/analysis.go``
+(``ClusterGpuFragReport``). The code here is written from those definitions, not copied.
+
+Definitions
+-----------
+A **task shape** is what a task asks for: its demand on the *fit resources* (the simulator uses
+CPU only: its ``PodResource`` has no memory), ``k`` GPU cards, a per-card GPU share ``g`` (a whole
+card when the task takes its cards whole) and the card models it accepts. A CPU-only shape has
+``k = 0``.
+
+The **fragmentation of a node with respect to one shape** (``F_n(m)`` in the paper) is the part of
+the node's idle GPU capacity that a task of this shape cannot use. With ``free_c`` the free GPU
+share of card ``c`` and ``idle = sum_c free_c``:
+
+* the shape asks for no GPU (CPU-only task): ``idle`` — no idle GPU can serve it (the simulator's
+  ``XL``/``XR`` cases);
+* the node's GPU model is not accepted by the shape: ``idle`` (``NoAccess``);
+* the node cannot host the task — its free fit resources are below the demand (``Q4``), or fewer
+  than ``k`` cards have ``free_c >= g`` (``Q1``/``Q2``): ``idle``;
+* otherwise the task fits (``Q3``): ``sum of free_c over the cards with free_c < g`` — the partial
+  cards too small for it.
+
+A whole-card shape needs ``free_c >=`` the card's capacity (an empty card), so partially used cards
+are fragments for it.
+
+The **expected fragmentation of a node** is the popularity-weighted mean over the workload's shapes,
+``F_n = sum_m p_m F_n(m)``, and the **cluster fragmentation** is ``sum_n F_n``. The **fragmentation
+rate** is cluster fragmentation / cluster idle GPU. All amounts are in the unit of the first GPU
+resource (``gpu_milli`` in openb: 1000 per card).
+
+**Shape distribution** (``GetTypicalPods`` with the paper's experiment settings: CPU-only pods
+included, popularity threshold 95%, step 1, no GPU weighting): tasks of the pod list are grouped by
+shape and counted; shapes are ranked by count, most popular first (ties: the larger shape first,
+compared by demand, per-card share, cards, models); the most popular shapes are kept until they
+cover at least ``threshold`` of the tasks, and their counts are normalised to sum to 1.
+
+The FGD policy itself (:mod:`policies.gpu`) places each task on the node and cards that minimise
+the increase of ``F_n``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from packing.feasibility import ClusterState, fits
+from packing.model import Instance
+
+DEFAULT_THRESHOLD = 0.95
+"""Popularity threshold of the shape distribution (the paper's experiments: 95%)."""
+
+
+@dataclass(frozen=True)
+class ShapeDistribution:
+    """The workload's task shapes and their popularity (see the module docstring).
+
+    Attributes:
+        fit_resources: indices of the host resources a task must fit on, shape ``(n_fit,)``.
+        demand: demand of each shape on the fit resources, shape ``(n_shapes, n_fit)``.
+        gpu_cards: GPU cards per task, shape ``(n_shapes,)`` int64 (0: CPU-only shape).
+        gpu_share: per-card GPU share (first GPU resource), shape ``(n_shapes,)``; ``inf`` for a
+            shape that takes its cards whole, 0 for a CPU-only shape.
+        type_ok: whether each host type's card model is accepted, shape ``(n_shapes, n_types)`` bool.
+        weight: popularity of each shape, shape ``(n_shapes,)``, summing to 1.
+        apps: the apps of each shape (indices into ``instance.apps``).
+    """
+
+    fit_resources: np.ndarray
+    demand: np.ndarray
+    gpu_cards: np.ndarray
+    gpu_share: np.ndarray
+    type_ok: np.ndarray
+    weight: np.ndarray
+    apps: tuple[tuple[int, ...], ...]
+
+    @property
+    def n_shapes(self) -> int:
+        """Number of shapes kept."""
+        return len(self.weight)
+
+
+def resource_indices(instance: Instance, names: Sequence[str] | None) -> np.ndarray:
+    """Indices of the named host resources (``None``: all of them), shape ``(n,)`` int64.
+
+    Raises:
+        ValueError: a name that is not a resource of the instance.
+    """
+    if names is None:
+        return np.arange(instance.n_resources, dtype=np.int64)
+    idx = []
+    for n in names:
+        if n not in instance.resources:
+            raise ValueError(f"unknown resource {n!r}; the instance has {', '.join(instance.resources)}")
+        idx.append(instance.resources.index(n))
+    return np.array(idx, dtype=np.int64)
+
+
+def shape_distribution(instance: Instance, counts: np.ndarray | None = None, *,
+                       threshold: float = DEFAULT_THRESHOLD,
+                       fit_resources: Sequence[str] | None = None) -> ShapeDistribution:
+    """The shape distribution of a workload (see the module docstring).
+
+    Args:
+        instance: the instance (apps give the shapes).
+        counts: tasks per app, shape ``(n_apps,)`` (default: ``instance.counts``, the pod list).
+        threshold: keep the most popular shapes until they cover this share of the tasks, in (0, 1].
+        fit_resources: names of the resources a task must fit on (default: all); the FGD simulator
+            uses ``("cpu_milli",)``.
+
+    Raises:
+        ValueError: a bad threshold, counts of the wrong shape, or no task at all.
+    """
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+    inst = instance
+    c = np.asarray(inst.counts if counts is None else counts, dtype=np.float64)
+    if c.shape != (inst.n_apps,):
+        raise ValueError(f"counts must have shape ({inst.n_apps},), got {c.shape}")
+    fit = resource_indices(inst, fit_resources)
+    gdem = inst.gpu_demand[:, 0] if inst.gpu_resources else np.zeros(inst.n_apps)
+    model_ok = inst.gpu_model_ok
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for a, app in enumerate(inst.apps):
+        if c[a] <= 0:
+            continue
+        per_card = float(gdem[a]) if app.gpu_cards else 0.0
+        key = (tuple(float(x) for x in inst.demand[a, fit]), per_card, int(app.gpu_cards),
+               tuple(app.gpu_models) if app.gpu_cards else ())
+        groups.setdefault(key, []).append(a)
+    if not groups:
+        raise ValueError("no task to build a shape distribution from")
+    total = float(c.sum())
+    items = [(float(c[members].sum()), key, members) for key, members in groups.items()]
+    # most popular first; ties: the larger shape first (the simulator's reverse sort)
+    items.sort(key=lambda t: (t[0], t[1]), reverse=True)
+    kept: list[tuple[float, tuple[object, ...], list[int]]] = []
+    cum = 0.0
+    for it in items:
+        kept.append(it)
+        cum += it[0]
+        if cum >= threshold * total - 1e-9 * total:
+            break
+    n_types = len(inst.host_types)
+    demand = np.array([k[0] for _, k, _ in kept], dtype=np.float64).reshape(len(kept), len(fit))
+    share = np.array([k[1] for _, k, _ in kept], dtype=np.float64)
+    cards = np.array([k[2] for _, k, _ in kept], dtype=np.int64)
+    type_ok = np.ones((len(kept), n_types), dtype=bool)
+    if model_ok is not None:
+        for i, (_, _, members) in enumerate(kept):
+            type_ok[i] = model_ok[members[0]]
+    weight = np.array([n for n, _, _ in kept], dtype=np.float64)
+    weight /= weight.sum()
+    apps = tuple(tuple(m) for _, _, m in kept)
+    for arr in (fit, demand, share, cards, type_ok, weight):
+        arr.setflags(write=False)
+    return ShapeDistribution(fit, demand, cards, share, type_ok, weight, apps)
+
+
+def shape_fragmentation(free: np.ndarray, card_free: np.ndarray, card_cap: np.ndarray,
+                        host_type: np.ndarray, dist: ShapeDistribution) -> np.ndarray:
+    """Fragmentation of each node state with respect to each shape, ``F_n(m)``.
+
+    Args:
+        free: free capacity on the fit resources, shape ``(m, n_fit)``.
+        card_free: free GPU share per card (0 for cards the node does not have), shape ``(m, G)``.
+        card_cap: per-card GPU capacity of each node, shape ``(m,)``.
+        host_type: host type index of each node, shape ``(m,)``.
+        dist: the shape distribution.
+
+    Returns:
+        Shape ``(m, n_shapes)``: the idle GPU of the node that a task of the shape cannot use.
+    """
+    card_free = np.asarray(card_free, dtype=np.float64)
+    m = card_free.shape[0]
+    idle = card_free.sum(axis=1)  # (m,)
+    if dist.n_shapes == 0 or m == 0:
+        return np.zeros((m, dist.n_shapes))
+    share = dist.gpu_share
+    need = np.where(np.isinf(share)[None, :], np.asarray(card_cap, np.float64)[:, None],
+                    share[None, :])  # (m, S)
+    card_ok = fits(need[:, :, None], card_free[:, None, :]) & (card_free[:, None, :] > 0)  # (m, S, G)
+    n_ok = card_ok.sum(axis=2)  # (m, S)
+    small = np.where(card_ok, 0.0, card_free[:, None, :]).sum(axis=2)  # (m, S)
+    res_ok = fits(dist.demand[None, :, :], np.asarray(free, np.float64)[:, None, :]).all(axis=2)
+    access = dist.type_ok[:, np.asarray(host_type, dtype=np.int64)].T  # (m, S)
+    satisfied = (dist.gpu_cards[None, :] > 0) & access & res_ok & (n_ok >= dist.gpu_cards[None, :])
+    return np.where(satisfied, small, idle[:, None])
+
+
+def fragmentation(free: np.ndarray, card_free: np.ndarray, card_cap: np.ndarray,
+                  host_type: np.ndarray, dist: ShapeDistribution) -> np.ndarray:
+    """Expected fragmentation ``F_n = sum_m p_m F_n(m)`` of each node state, shape ``(m,)``.
+
+    Arguments as in :func:`shape_fragmentation`.
+    """
+    return shape_fragmentation(free, card_free, card_cap, host_type, dist) @ dist.weight
+
+
+def node_arrays(state: ClusterState, fit: np.ndarray,
+                hosts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The arrays :func:`fragmentation` takes, read from a cluster state.
+
+    Args:
+        state: the cluster state.
+        fit: indices of the fit resources, shape ``(n_fit,)``.
+        hosts: host indices, shape ``(m,)`` (default: every host).
+
+    Returns:
+        ``(free, card_free, card_cap, host_type)`` of shapes ``(m, n_fit)``, ``(m, G)``, ``(m,)``,
+        ``(m,)``; ``card_free`` is 0 on cards a host does not have and without GPU resources.
+    """
+    inst = state.instance
+    h = np.arange(inst.n_hosts) if hosts is None else np.asarray(hosts, dtype=np.int64)
+    free = state.capacity[h][:, fit] - state.used[h][:, fit]
+    if inst.gpu_resources and inst.max_gpus:
+        cap = state.card_capacity[h, 0]
+        card_free = np.where(state.card_exists[h], cap[:, None] - state.card_used[h, :, 0], 0.0)
+    else:
+        cap = np.zeros(len(h))
+        card_free = np.zeros((len(h), max(inst.max_gpus, 1)))
+    return free, card_free, cap, inst.host_type_of[h]
+
+
+def node_fragmentation(state: ClusterState, dist: ShapeDistribution,
+                       hosts: np.ndarray | None = None) -> np.ndarray:
+    """Expected fragmentation ``F_n`` of each host of a cluster state, shape ``(m,)``.
+
+    Args:
+        state: the cluster state.
+        dist: the shape distribution.
+        hosts: host indices (default: every host).
+    """
+    return fragmentation(*node_arrays(state, dist.fit_resources, hosts), dist)
+
+
+def idle_gpu(state: ClusterState) -> np.ndarray:
+    """Idle GPU share (first GPU resource) of each host, shape ``(n_hosts,)``."""
+    return node_arrays(state, np.zeros(0, dtype=np.int64))[1].sum(axis=1)
+
+
+def cluster_fragmentation(state: ClusterState, dist: ShapeDistribution) -> float:
+    """Cluster fragmentation: the sum of :func:`node_fragmentation` over all hosts."""
+    return float(node_fragmentation(state, dist).sum())
+
+
+def fragmentation_rate(state: ClusterState, dist: ShapeDistribution) -> float:
+    """Cluster fragmentation / cluster idle GPU (0 when no GPU is idle)."""
+    idle = float(idle_gpu(state).sum())
+    return cluster_fragmentation(state, dist) / idle if idle > 0 else 0.0
+
+
+__all__ = ["DEFAULT_THRESHOLD", "ShapeDistribution", "cluster_fragmentation", "fragmentation",
+           "fragmentation_rate", "idle_gpu", "node_arrays", "node_fragmentation", "resource_indices",
+           "shape_distribution", "shape_fragmentation"]

@@ -1,0 +1,487 @@
+"""GPU-sharing scheduling policies of the FGD paper: Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD.
+
+Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation Gradient
+Descent", USENIX ATC '23. Each policy is written from the authors' public simulator
+(github.com/hkust-adsl/kubernetes-scheduler-simulator @ 8f3d641, ``pkg/simulator/plugin/*_score.go``,
+``open_gpu_share.go``, ``pkg/type/resource.go``; Apache-2.0), with its experiment settings
+(``experiments/run_scripts/expected_run_scripts_0511.sh``): one score plugin, integer node scores
+0..100 as the plugin computes them (Go's ``int64`` truncation included, since it creates the ties),
+and ties broken by a **seeded random node order fixed for the run** (:data:`TIES`: the simulator's
+``selectHost`` is patched to pick the lowest node name among equal scores, and its
+``syncClusterResourceList`` prefixes every node name with a seeded random permutation index, so
+"lowest name" is a random node priority drawn once per run). Feasibility is the engine's mask
+(CPU, memory, cards, card model); the scores never re-check it.
+
+Notation per node: ``cpu`` = free amount of the first resource (CPU), ``gpu`` = total free GPU share
+over its cards (first GPU resource), ``free_c`` = free share of card ``c``; the task asks ``r_cpu``,
+``k`` cards and a per-card share ``g`` (a whole card = the card capacity), ``r_gpu = k g``.
+``MAX_CPU`` and ``MAX_GPU`` are the largest node's CPU and total GPU capacity (the simulator's
+constants 128,000 and 8,000 are exactly openb's largest node).
+
+* ``gpu-random`` (RandomScore, ``-gpusel random``): a uniformly random feasible node; a GPU-sharing
+  task goes to a uniformly random card that fits; seeded, owns its Generator.
+* ``gpu-dotprod`` (DotProductScore, ``-dimext merge -norm max -gpusel best``):
+  ``int(100 (1 - (cpu/MAX_CPU * r_cpu/MAX_CPU + gpu/MAX_GPU * r_gpu/MAX_GPU) / 2))`` — the node whose
+  free vector is least aligned with the task (Tetris' dot product, inverted to favour packing).
+* ``gpu-clustering`` (GpuClusteringScore): tasks are labelled share-GPU, ``k``-GPU or no-GPU; with
+  ``base = 25 (MAX_GPU - gpu) // MAX_GPU``: ``75 + base`` on a node whose only labels are the task's,
+  ``50 + base`` on a node that has the task's label among others, ``25 + base`` on a node with no
+  GPU task, ``base`` otherwise; 0 for a CPU-only task. The labels per node are those of the tasks
+  this policy placed in the episode (exact without departures and initial snapshot, the paper's
+  protocol; a node that empties forgets its labels).
+* ``gpu-packing`` (GpuPackingScore), from high to low: the task fits on partially used cards only:
+  ``max(100 - sum_c (free_c * 100 // CARD) // 10, 50)`` over the cards it would use (best fit); it
+  needs ``f`` empty cards on a used node: ``max(50 - f, 33)``; the node is idle:
+  ``max(33 - n_free, n_free)``; 0 for a CPU-only task.
+* ``gpu-bestfit`` (BestFitScore):
+  ``int(100 (1 - ((cpu - r_cpu)/MAX_CPU * 0.5 + (gpu - r_gpu)/MAX_GPU * 0.5)))``.
+* ``fgd`` (FGDScore, ``-gpusel FGD``): for each feasible node and, for a GPU-sharing task, each card
+  that fits, ``int(100 sigmoid((F_n - F_n') / CARD))`` where ``F_n`` and ``F_n'`` are the node's
+  expected fragmentation (:mod:`packing.fragmentation`) before and after placing the task; the node
+  gets its best card's score (ties: the lowest card index). Multi-card tasks are placed on the
+  best-fitting cards (whole ones: the first empty cards), as the simulator's ``NodeResource.Sub``.
+
+Card choice (:class:`packing.policy.ChoosingCards`): FGD and Random as above; the others use the
+simulator's default ``best``: a GPU-sharing task on the fitting card with the least free share
+(lowest index on ties), whole-card tasks on the first empty cards by index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from packing.feasibility import fits
+from packing.fragmentation import ShapeDistribution, fragmentation, shape_distribution
+from packing.model import Instance
+from packing.policy import WAIT, Observation
+from policies.base import BasePolicy
+
+TIES = ("perm", "name", "index", "random")
+"""Tie-breaks between hosts of equal score: a seeded random host order fixed for the run (the
+simulator's: it renames the nodes ``"%04d-" % perm[i] + name`` once per run, then picks the lowest
+name), the host names, the host indices, or a fresh random choice at every decision."""
+
+
+def _name_rank(instance: Instance) -> np.ndarray:
+    """Rank of each host's name in sorted order, shape ``(n_hosts,)`` int64 (the tie-break key)."""
+    names = instance.host_names
+    order = sorted(range(len(names)), key=lambda i: names[i])
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[np.array(order, dtype=np.int64)] = np.arange(len(names))
+    return rank
+
+
+def pick(scores: np.ndarray, mask: np.ndarray, rank: np.ndarray) -> int:
+    """The masked host with the highest score, ties to the lowest ``rank``; WAIT if the mask is empty.
+
+    Args:
+        scores: score per host, shape ``(n_hosts,)``.
+        mask: feasible hosts, shape ``(n_hosts,)`` bool.
+        rank: tie-break key per host (lower wins), shape ``(n_hosts,)``.
+    """
+    hosts = np.flatnonzero(mask)
+    if len(hosts) == 0:
+        return WAIT
+    s = scores[hosts]
+    best = hosts[s == s.max()]
+    return int(best[np.argmin(rank[best])])
+
+
+class GpuPolicy(BasePolicy):
+    """Base of the GPU-sharing policies: node arrays, the task's GPU request, and card choice.
+
+    Subclasses implement :meth:`scores` (integer node scores, higher is better); :meth:`act` takes
+    the best feasible node; ties are broken as :data:`TIES` describes.
+
+    Args:
+        tie: ``"perm"`` (default, the simulator's), ``"name"``, ``"index"`` or ``"random"``.
+    """
+
+    name = "gpu-base"
+
+    def __init__(self, *, tie: str = "perm") -> None:
+        if tie not in TIES:
+            raise ValueError(f"tie must be one of {', '.join(TIES)}, got {tie!r}")
+        self.tie = tie
+        self._inst: Instance | None = None
+
+    def reset(self, instance: Instance, seed: int | None = None) -> None:
+        """Derive the per-instance constants (tie-break ranks, MAX_CPU, MAX_GPU, card capacity)."""
+        inst = instance
+        self._inst = inst
+        n = inst.n_hosts
+        if self.tie == "perm":
+            self._rank = np.random.default_rng(seed).permutation(n).astype(np.int64)
+        elif self.tie == "name":
+            self._rank = _name_rank(inst)
+        else:
+            self._rank = np.arange(n, dtype=np.int64)
+        self._tie_rng = np.random.default_rng(seed) if self.tie == "random" else None
+        g = max(inst.max_gpus, 1)
+        if inst.gpu_resources and inst.max_gpus:
+            self._cap = inst.card_capacity[inst.host_type_of, 0].astype(np.float64)  # (n,)
+            self._exists = np.arange(inst.max_gpus)[None, :] < inst.host_gpus[:, None]
+        else:
+            self._cap = np.zeros(n)
+            self._exists = np.zeros((n, g), dtype=bool)
+        self._card = float(self._cap.max()) if n and self._cap.max() > 0 else 1.0
+        self.max_cpu = float(inst.host_capacity[:, 0].max()) if n and inst.n_resources else 1.0
+        self.max_gpu = float((self._cap * inst.host_gpus).max()) if n else 0.0
+        if self.max_cpu <= 0:
+            self.max_cpu = 1.0
+        if self.max_gpu <= 0:
+            self.max_gpu = 1.0
+
+    # -- node and task arrays ----------------------------------------------------------------
+    def _instance(self, obs: Observation) -> Instance:
+        if self._inst is not obs.instance:
+            self.reset(obs.instance)
+        assert self._inst is not None
+        return self._inst
+
+    def card_free(self, obs: Observation) -> np.ndarray:
+        """Free share of the first GPU resource per host and card, shape ``(n_hosts, G)`` (0: no card)."""
+        st = obs.state
+        if not self._exists.any():
+            return np.zeros(self._exists.shape)
+        return np.where(self._exists, self._cap[:, None] - st.card_used[:, :, 0], 0.0)
+
+    def request(self, obs: Observation) -> tuple[int, float, bool]:
+        """``(k, g, whole)``: cards, nominal per-card share (whole card = card capacity), whole cards."""
+        inst = self._instance(obs)
+        app = inst.apps[obs.app]
+        k = int(app.gpu_cards)
+        if k == 0:
+            return 0, 0.0, False
+        if app.gpu_whole:
+            return k, self._card, True
+        return k, float(inst.gpu_demand[obs.app, 0]), False
+
+    def fitting(self, free: np.ndarray, g: float, whole: bool, hosts: np.ndarray | None = None) -> np.ndarray:
+        """Cards that can take one share ``g`` (whole: empty cards), shape like ``free`` bool."""
+        cap = self._cap if hosts is None else self._cap[hosts]
+        need = cap[:, None] if whole else g
+        ex = self._exists if hosts is None else self._exists[hosts]
+        return fits(need, free) & ex & (free > 0)
+
+    # -- decisions ---------------------------------------------------------------------------
+    def scores(self, obs: Observation, mask: np.ndarray) -> np.ndarray:
+        """Integer score per host, shape ``(n_hosts,)`` (only masked hosts are read)."""
+        raise NotImplementedError
+
+    def act(self, obs: Observation, mask: np.ndarray) -> int:
+        """The feasible host with the highest score (ties: see the class docstring)."""
+        self._instance(obs)
+        if not mask.any():
+            return WAIT
+        return pick(self.scores(obs, mask), mask, self._tie_key())
+
+    def _tie_key(self) -> np.ndarray:
+        """Tie-break key per host (lower wins): name rank, index, or a fresh random permutation."""
+        if self._tie_rng is not None:
+            return self._tie_rng.permutation(len(self._rank))
+        return self._rank
+
+    def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
+        """The simulator's default card choice (``best``); see the module docstring."""
+        return self.best_fit_cards(obs, host)
+
+    def best_fit_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
+        """Fitting cards by least free share, lowest index on ties (whole cards: first empty ones)."""
+        k, g, whole = self.request(obs)
+        if k == 0:
+            return ()
+        free = self.card_free(obs)[host]
+        ok = self.fitting(free[None, :], g, whole, np.array([host]))[0]
+        idx = np.flatnonzero(ok)
+        if not whole:
+            idx = idx[np.argsort(free[idx], kind="stable")]
+        return tuple(sorted(int(c) for c in idx[:k]))
+
+
+class GpuRandom(GpuPolicy):
+    """A uniformly random feasible node, a random fitting card for GPU-sharing tasks (seeded)."""
+
+    name = "gpu-random"
+
+    def reset(self, instance: Instance, seed: int | None = None) -> None:
+        """Reset the constants and the owned Generators (hosts and cards, both from ``seed``)."""
+        super().reset(instance, seed)
+        hosts, cards = np.random.SeedSequence(seed).spawn(2)
+        self._rng = np.random.default_rng(hosts)
+        self._card_rng = np.random.default_rng(cards)  # card draws never shift the host draws
+
+    def act(self, obs: Observation, mask: np.ndarray) -> int:
+        """A uniformly random host of the mask."""
+        self._instance(obs)
+        hosts = np.flatnonzero(mask)
+        if len(hosts) == 0:
+            return WAIT
+        return int(hosts[self._rng.integers(len(hosts))])
+
+    def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
+        """A random fitting card (GPU-sharing, one card); else the first fitting cards."""
+        k, g, whole = self.request(obs)
+        if k == 0:
+            return ()
+        free = self.card_free(obs)[host]
+        idx = np.flatnonzero(self.fitting(free[None, :], g, whole, np.array([host]))[0])
+        if k == 1 and not whole:
+            return (int(idx[self._card_rng.integers(len(idx))]),)
+        return tuple(int(c) for c in idx[:k])
+
+
+class GpuDotProduct(GpuPolicy):
+    """Least alignment of the node's free (CPU, GPU) with the task's request (merged GPU dimension)."""
+
+    name = "gpu-dotprod"
+
+    def scores(self, obs: Observation, mask: np.ndarray) -> np.ndarray:
+        """``int(100 (1 - (cpu/MAX_CPU * r_cpu/MAX_CPU + gpu/MAX_GPU * r_gpu/MAX_GPU) / 2))``."""
+        k, g, _ = self.request(obs)
+        cpu = obs.capacity[:, 0] - obs.used[:, 0]
+        gpu = self.card_free(obs).sum(axis=1)
+        dot = ((cpu / self.max_cpu) * (obs.demand[0] / self.max_cpu)
+               + (gpu / self.max_gpu) * (k * g / self.max_gpu))
+        return np.trunc(100.0 * (1.0 - dot / 2.0)).astype(np.int64)
+
+
+class GpuBestFit(GpuPolicy):
+    """Least weighted free CPU and GPU left after placing (weights 0.5, 0.5)."""
+
+    name = "gpu-bestfit"
+
+    def scores(self, obs: Observation, mask: np.ndarray) -> np.ndarray:
+        """``int(100 (1 - ((cpu - r_cpu)/MAX_CPU * 0.5 + (gpu - r_gpu)/MAX_GPU * 0.5)))``."""
+        k, g, _ = self.request(obs)
+        cpu = obs.capacity[:, 0] - obs.used[:, 0]
+        gpu = self.card_free(obs).sum(axis=1)
+        s = (cpu - obs.demand[0]) / self.max_cpu * 0.5
+        s = s + (gpu - k * g) / self.max_gpu * 0.5
+        return np.trunc((1.0 - s) * 100.0).astype(np.int64)
+
+
+class GpuPacking(GpuPolicy):
+    """Partially used cards first, then empty cards on used nodes, then idle nodes."""
+
+    name = "gpu-packing"
+
+    def scores(self, obs: Observation, mask: np.ndarray) -> np.ndarray:
+        """The three-tier integer score of the module docstring."""
+        k, g, whole = self.request(obs)
+        n = obs.instance.n_hosts
+        if k == 0:
+            return np.zeros(n, dtype=np.int64)
+        free = self.card_free(obs)
+        full = self._exists & fits(self._cap[:, None], free)
+        n_full = full.sum(axis=1)
+        idle = n_full == obs.instance.host_gpus
+        order = np.argsort(free, axis=1, kind="stable")  # least free first
+        sfree = np.take_along_axis(free, order, axis=1)
+        sok = np.take_along_axis(self.fitting(free, g, whole), order, axis=1)
+        used = sok & (np.cumsum(sok, axis=1) <= k)
+        enough = used.sum(axis=1) >= k
+        f2 = (used & np.take_along_axis(full, order, axis=1)).sum(axis=1)
+        pct = np.where(used, np.floor(sfree * 100.0 / self._card), 0.0).sum(axis=1)
+        case1 = np.maximum(100 - np.floor(pct / 10.0), 50)
+        case2 = np.maximum(50 - f2, 33)
+        case3 = np.maximum(33 - n_full, n_full)
+        out = np.where(idle, case3, np.where(f2 > 0, case2, case1))
+        return np.where(idle | enough, out, 0).astype(np.int64)
+
+
+class GpuClustering(GpuPolicy):
+    """Put tasks of one GPU label (share, k-GPU) together; see the module docstring."""
+
+    name = "gpu-clustering"
+
+    def reset(self, instance: Instance, seed: int | None = None) -> None:
+        """Reset the constants and forget every node's labels."""
+        super().reset(instance, seed)
+        self._aff = np.zeros((instance.n_hosts, max(instance.max_gpus, 1) + 1), dtype=np.int64)
+        self._n_on = np.zeros(instance.n_hosts, dtype=np.int64)
+        self._pending: tuple[int, int] | None = None
+
+    def label(self, obs: Observation) -> int:
+        """-1 for a CPU-only task, 0 for a GPU-sharing one, ``k`` for ``k`` whole cards."""
+        k, _, whole = self.request(obs)
+        if k == 0:
+            return -1
+        return k if whole else 0
+
+    def _sync(self, obs: Observation) -> None:
+        n_on = obs.state.n_on
+        if self._pending is not None:
+            h, lab = self._pending
+            if n_on[h] > self._n_on[h]:
+                self._aff[h, lab] += 1
+            self._pending = None
+        self._aff[n_on == 0] = 0
+        self._n_on = n_on.copy()
+
+    def scores(self, obs: Observation, mask: np.ndarray) -> np.ndarray:
+        """The label-based integer score of the module docstring."""
+        lab = self.label(obs)
+        n = obs.instance.n_hosts
+        if lab < 0:
+            return np.zeros(n, dtype=np.int64)
+        gpu = self.card_free(obs).sum(axis=1)
+        base = np.floor(25.0 * (self.max_gpu - gpu) / self.max_gpu)
+        mine = self._aff[:, lab] > 0
+        n_lab = (self._aff > 0).sum(axis=1)
+        bonus = np.where(mine, np.where(n_lab == 1, 75, 50), np.where(n_lab == 0, 25, 0))
+        return (base + bonus).astype(np.int64)
+
+    def act(self, obs: Observation, mask: np.ndarray) -> int:
+        """Best label score; remembers the label placed (counted once the placement is seen)."""
+        self._instance(obs)
+        self._sync(obs)
+        h = super().act(obs, mask)
+        lab = self.label(obs)
+        if h >= 0 and lab >= 0:
+            self._pending = (h, lab)
+        return h
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+class FGD(GpuPolicy):
+    """Fragmentation Gradient Descent: the node and card that least increase expected fragmentation.
+
+    Args:
+        shapes: the workload's shape distribution (default: built at reset from the instance's app
+            counts with ``threshold`` and ``fit_resources``).
+        threshold: popularity threshold of the default distribution.
+        fit_resources: resources a shape must fit on for the default distribution (default: all;
+            the paper's simulator uses CPU only, ``("cpu_milli",)``).
+        tie: see :class:`GpuPolicy`.
+    """
+
+    name = "fgd"
+
+    def __init__(self, *, shapes: ShapeDistribution | None = None, threshold: float = 0.95,
+                 fit_resources: Sequence[str] | None = None, tie: str = "perm") -> None:
+        super().__init__(tie=tie)
+        self.shapes = shapes
+        self.threshold = threshold
+        self.fit_resources = tuple(fit_resources) if fit_resources is not None else None
+
+    def reset(self, instance: Instance, seed: int | None = None) -> None:
+        """Reset the constants, the shape distribution and the per-node fragmentation cache."""
+        super().reset(instance, seed)
+        self._dist = self.shapes if self.shapes is not None else shape_distribution(
+            instance, threshold=self.threshold, fit_resources=self.fit_resources)
+        fit = self._dist.fit_resources
+        if len(fit) and int(fit.max()) >= instance.n_resources:
+            raise ValueError("the shape distribution's fit resources do not match the instance")
+        if self._dist.type_ok.shape[1] != len(instance.host_types):
+            raise ValueError("the shape distribution's host types do not match the instance")
+        self._frag: np.ndarray | None = None
+        self._snap: np.ndarray | None = None
+        self._chosen: tuple[int, int, tuple[int, ...]] | None = None  # (step, host, cards)
+
+    def _node_state(self, obs: Observation) -> tuple[np.ndarray, np.ndarray]:
+        st = obs.state
+        fit = self._dist.fit_resources
+        return st.capacity[:, fit] - st.used[:, fit], self.card_free(obs)
+
+    def node_frag(self, obs: Observation) -> np.ndarray:
+        """Expected fragmentation of every host now, shape ``(n_hosts,)`` (cached, updated per change)."""
+        free, cards = self._node_state(obs)
+        snap = np.concatenate([free, cards], axis=1)
+        types = obs.instance.host_type_of
+        if self._frag is None or self._snap is None or self._snap.shape != snap.shape:
+            self._frag = self._frag_of(free, cards, self._cap, types)
+        else:
+            ch = np.flatnonzero((snap != self._snap).any(axis=1))
+            if len(ch):
+                self._frag[ch] = self._frag_of(free[ch], cards[ch], self._cap[ch], types[ch])
+        self._snap = snap
+        return self._frag
+
+    def _frag_of(self, free: np.ndarray, cards: np.ndarray, cap: np.ndarray, types: np.ndarray) -> np.ndarray:
+        """:func:`packing.fragmentation.fragmentation` on unique node states only (same values)."""
+        if len(free) <= 8:
+            return fragmentation(free, cards, cap, types, self._dist)
+        key = np.concatenate([types[:, None].astype(np.float64), cap[:, None], free,
+                              -np.sort(-cards, axis=1)], axis=1)
+        uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        f = fragmentation(free[first], cards[first], cap[first], types[first], self._dist)
+        return f[np.asarray(inv).reshape(-1)]
+
+    def candidates(self, obs: Observation, hosts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Node scores of ``hosts`` and their best cards.
+
+        Returns:
+            ``(host, card, score)`` per candidate placement, each shape ``(c,)``: for a GPU-sharing
+            one-card task one candidate per host and distinct fitting card share (the lowest index of
+            equal ones), else one per host with ``card = -1`` (cards by :meth:`multi_cards`).
+        """
+        inst = self._instance(obs)
+        k, g, whole = self.request(obs)
+        before = self.node_frag(obs)
+        free, cards = self._node_state(obs)
+        fit = self._dist.fit_resources
+        free_h = free[hosts] - inst.demand[obs.app, fit][None, :]
+        cards_h = cards[hosts]
+        if k == 1 and not whole:
+            ok = self.fitting(cards_h, g, False, hosts)
+            dup = np.zeros_like(ok)
+            for c in range(1, ok.shape[1]):
+                dup[:, c] = (ok[:, :c] & (cards_h[:, :c] == cards_h[:, c:c + 1])).any(axis=1)
+            rows, cols = np.nonzero(ok & ~dup)
+            after_cards = cards_h[rows].copy()
+            after_cards[np.arange(len(rows)), cols] -= g
+            cand_h, cand_c, free_a = hosts[rows], cols.astype(np.int64), free_h[rows]
+        else:
+            after_cards = cards_h.copy()
+            if k:
+                ok = self.fitting(cards_h, g, whole, hosts)
+                order = np.argsort(cards_h, axis=1, kind="stable") if not whole else np.argsort(
+                    ~ok, axis=1, kind="stable")
+                sok = np.take_along_axis(ok, order, axis=1)
+                use_sorted = sok & (np.cumsum(sok, axis=1) <= k)
+                use = np.zeros_like(ok)
+                np.put_along_axis(use, order, use_sorted, axis=1)
+                after_cards = np.where(use, 0.0, cards_h) if whole else np.where(use, cards_h - g, cards_h)
+            cand_h, cand_c, free_a = hosts, np.full(len(hosts), -1, dtype=np.int64), free_h
+        types = inst.host_type_of[cand_h]
+        after = self._frag_of(free_a, after_cards, self._cap[cand_h], types)
+        score = np.trunc(_sigmoid((before[cand_h] - after) / self._card) * 100.0).astype(np.int64)
+        return cand_h, cand_c, score
+
+    def act(self, obs: Observation, mask: np.ndarray) -> int:
+        """The host (and card) of the highest FGD score; ties: lowest card index, then the host tie-break."""
+        self._instance(obs)
+        hosts = np.flatnonzero(mask)
+        if len(hosts) == 0:
+            return WAIT
+        cand_h, cand_c, score = self.candidates(obs, hosts)
+        best = score.max()
+        top = np.flatnonzero(score == best)
+        i = top[np.lexsort((cand_c[top], self._tie_key()[cand_h[top]]))[0]]
+        h = int(cand_h[i])
+        self._chosen = (obs.step, h, () if cand_c[i] < 0 else (int(cand_c[i]),))
+        return h
+
+    def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
+        """The card the FGD score chose (GPU-sharing), else the first fitting cards (best fit)."""
+        k, _, whole = self.request(obs)
+        if k == 0:
+            return ()
+        if k == 1 and not whole:
+            ch = self._chosen
+            if ch is not None and ch[0] == obs.step and ch[1] == host and ch[2]:
+                return ch[2]
+            cand_h, cand_c, score = self.candidates(obs, np.array([host], dtype=np.int64))
+            top = np.flatnonzero(score == score.max())
+            return (int(cand_c[top].min()),)
+        return self.best_fit_cards(obs, host)
+
+
+__all__ = ["FGD", "GpuBestFit", "GpuClustering", "GpuDotProduct", "GpuPacking", "GpuPolicy", "GpuRandom",
+           "pick"]

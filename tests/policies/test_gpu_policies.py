@@ -1,0 +1,214 @@
+"""The FGD paper's GPU policies (policies.gpu): node and card choice on hand-made cluster states."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from packing.checker import check
+from packing.feasibility import ClusterState
+from packing.fragmentation import node_fragmentation, shape_distribution
+from packing.model import App, HostType, Instance
+from packing.policy import ChoosingCards, Observation
+from packing.simulator import simulate
+from policies.gpu import FGD, GpuBestFit, GpuClustering, GpuDotProduct, GpuPacking, GpuRandom, pick
+from policies.registry import POLICIES, get_policy
+
+OPENB_SMALL = Path(__file__).resolve().parents[1] / "data" / "openb_small"
+GPU_NAMES = ("gpu-random", "gpu-dotprod", "gpu-clustering", "gpu-packing", "gpu-bestfit", "fgd")
+
+
+def cluster(hosts: list[tuple[str, float, int]], apps: list[App]) -> Instance:
+    """Hosts as (name, cpu, cards of 1000 gpu_milli); memory is never binding (1000 per host)."""
+    types = tuple(HostType(f"t{i}", (cpu, 1000.0), 1, gpus=g, gpu_capacity=(1000.0,), gpu_model="T4",
+                           host_names=(name,))
+                  for i, (name, cpu, g) in enumerate(hosts))
+    return Instance("hand", ("cpu", "mem"), types, tuple(apps), gpu_resources=("gpu_milli",))
+
+
+def share(name: str, cpu: float, milli: float, count: int = 1) -> App:
+    return App(name, (cpu, 1.0), count, gpu_cards=1, gpu_per_card=(milli,))
+
+
+def whole(name: str, cpu: float, k: int, count: int = 1) -> App:
+    return App(name, (cpu, 1.0), count, gpu_cards=k, gpu_whole=True)
+
+
+def cpu_only(name: str, cpu: float, count: int = 1) -> App:
+    return App(name, (cpu, 1.0), count)
+
+
+def obs_for(st: ClusterState, app: int) -> Observation:
+    return Observation(st, app, 0.0, 0, np.zeros(st.instance.n_apps, dtype=np.int64))
+
+
+def decide(policy: object, st: ClusterState, app: int, seed: int = 0, reset: bool = True
+           ) -> tuple[int, tuple[int, ...]]:
+    if reset:
+        policy.reset(st.instance, seed)  # type: ignore[attr-defined]
+    o = obs_for(st, app)
+    h = policy.act(o, st.mask(app))  # type: ignore[attr-defined]
+    return h, policy.choose_cards(o, h)  # type: ignore[attr-defined]
+
+
+def test_registered_and_choosing_cards() -> None:
+    for n in GPU_NAMES:
+        assert n in POLICIES
+        assert isinstance(get_policy(n), ChoosingCards)
+    with pytest.raises(ValueError):
+        GpuBestFit(tie="alphabet")
+
+
+def test_pick_ties_to_lowest_rank() -> None:
+    scores = np.array([5, 7, 7, 7])
+    mask = np.array([True, True, False, True])
+    assert pick(scores, mask, np.array([0, 3, 0, 1])) == 3
+    assert pick(scores, np.zeros(4, dtype=bool), np.arange(4)) == -1
+
+
+def test_tie_break_by_name_and_seeded_permutation() -> None:
+    inst = cluster([("b", 8, 2), ("a", 8, 2), ("c", 8, 2)], [cpu_only("x", 1)])
+    st = ClusterState(inst)
+    # a CPU-only task scores 0 everywhere for GpuPacking: the tie decides
+    assert decide(GpuPacking(tie="name"), st, 0)[0] == 1
+    assert decide(GpuPacking(tie="index"), st, 0)[0] == 0
+    hosts = {decide(GpuPacking(), st, 0, seed=s)[0] for s in range(12)}
+    assert len(hosts) > 1  # "perm": a seeded random node priority
+    assert decide(GpuPacking(), st, 0, seed=3) == decide(GpuPacking(), st, 0, seed=3)
+
+
+def test_bestfit_node_and_card() -> None:
+    inst = cluster([("n0", 32, 2), ("n1", 32, 2)], [share("s", 4, 300), share("t", 1, 500)])
+    st = ClusterState(inst)
+    st.place(1, 1, (1,))  # n1 card 1 at 500 used
+    # n0: 0.5 (28/32) + 0.5 (1700/2000) ... the simulator normalises by MAX_CPU = 32, MAX_GPU = 2000
+    pol = GpuBestFit(tie="index")
+    pol.reset(inst)
+    s = pol.scores(obs_for(st, 0), st.mask(0))
+    exp0 = int((1 - ((32 - 4) / 32 * 0.5 + (2000 - 300) / 2000 * 0.5)) * 100)
+    exp1 = int((1 - ((31 - 4) / 32 * 0.5 + (1500 - 300) / 2000 * 0.5)) * 100)
+    assert s.tolist() == [exp0, exp1]
+    h, cards = decide(pol, st, 0)
+    assert h == 1 and cards == (1,)  # the fuller node, the fitting card with least free share
+
+
+def test_dotprod_prefers_least_aligned_node() -> None:
+    inst = cluster([("n0", 32, 2), ("n1", 32, 2)], [share("s", 8, 500), cpu_only("c", 24)])
+    st = ClusterState(inst)
+    st.place(1, 0)  # n0: 8 CPU free, 2000 GPU free; n1: 32 CPU free
+    pol = GpuDotProduct(tie="index")
+    pol.reset(inst)
+    s = pol.scores(obs_for(st, 0), st.mask(0))
+    dot0 = (8 / 32) * (8 / 32) + (2000 / 2000) * (500 / 2000)
+    dot1 = (32 / 32) * (8 / 32) + (2000 / 2000) * (500 / 2000)
+    assert s.tolist() == [int(100 * (1 - dot0 / 2)), int(100 * (1 - dot1 / 2))]
+    assert decide(pol, st, 0)[0] == 0
+
+
+def test_packing_tiers_and_cards() -> None:
+    inst = cluster([("idle8", 64, 8), ("idle2", 64, 2), ("used", 64, 4), ("shared", 64, 2)],
+                   [share("s", 1, 300), whole("w", 1, 1), cpu_only("c", 1)])
+    st = ClusterState(inst)
+    st.place(1, 2, (0,))             # "used": card 0 taken whole, 3 empty cards
+    st.place(0, 3, (1,))             # "shared": card 1 at 700 free
+    pol = GpuPacking(tie="index")
+    pol.reset(inst)
+    s = pol.scores(obs_for(st, 0), st.mask(0)).tolist()
+    # idle nodes: max(33 - free, free); used node needs 1 empty card: 49; shared card: 100 - 70 // 10
+    assert s == [25, 31, 49, 93]
+    assert decide(pol, st, 0) == (3, (1,))
+    sw = pol.scores(obs_for(st, 1), st.mask(1)).tolist()
+    assert sw[:3] == [25, 31, 49]
+    assert decide(pol, st, 1) == (2, (1,))  # first empty card on the used node
+    assert pol.scores(obs_for(st, 2), st.mask(2)).tolist() == [0, 0, 0, 0]
+
+
+def test_clustering_follows_labels_of_its_own_placements() -> None:
+    inst = cluster([("a", 64, 4), ("b", 64, 4), ("c", 64, 4)],
+                   [share("s", 1, 300, 3), whole("w", 1, 1, 3)])
+    pol = GpuClustering(tie="index")
+    res = simulate(inst, pol, seed=0)
+    assert not check(inst, res.placement)
+    hosts = res.host_of
+    # the three share tasks go together, the whole-card tasks to another node
+    assert len(set(hosts[:3].tolist())) == 1
+    assert len(set(hosts[3:].tolist())) == 1 and hosts[3] != hosts[0]
+    st = ClusterState(inst)
+    st.place(0, 0, (0,))
+    pol.reset(inst)
+    pol._aff[0, 0] = 1  # host a runs a share task
+    s = pol.scores(obs_for(st, 0), st.mask(0)).tolist()
+    # 25 (8000... here MAX_GPU 4000) * (4000 - free) // 4000 + 75 / 25 / 25
+    assert s == [75 + (25 * 300) // 4000, 25, 25]
+
+
+def test_random_is_seeded_and_feasible() -> None:
+    inst = cluster([("a", 8, 2), ("b", 8, 2), ("c", 8, 2)], [share("s", 1, 300)])
+    st = ClusterState(inst)
+    st.place(0, 0, (0,))
+    runs = [decide(GpuRandom(), st, 0, seed=7) for _ in range(2)]
+    assert runs[0] == runs[1]
+    many = {decide(GpuRandom(), st, 0, seed=s) for s in range(30)}
+    assert {h for h, _ in many} == {0, 1, 2}
+    assert all(len(c) == 1 for _, c in many)
+
+
+def test_fgd_card_keeps_a_usable_remainder() -> None:
+    # tasks of 500: putting one on the 600 card leaves 100 that no task can use; the empty card not
+    inst = cluster([("n", 32, 2)], [share("t", 1, 500, 4), share("x", 1, 400)])
+    st = ClusterState(inst)
+    st.place(1, 0, (1,))  # card 1: 600 free
+    d = shape_distribution(inst, np.array([1, 0]))
+    pol = FGD(shapes=d)
+    h, cards = decide(pol, st, 0)
+    assert (h, cards) == (0, (0,))
+    assert decide(GpuBestFit(), st, 0)[1] == (1,)  # best fit takes the tighter card
+
+
+def test_fgd_node_minimises_fragmentation_increase() -> None:
+    # shapes: 1 whole card (weight 1). Node "a" has one empty and one half card; node "b" two empty.
+    # A 500 task on "a"'s half card fills it (-500 fragments); on "b" it breaks an empty card (+500).
+    inst = cluster([("b", 32, 2), ("a", 32, 2)], [whole("w", 1, 1, 3), share("s", 1, 500)])
+    st = ClusterState(inst)
+    st.place(1, 1, (0,))
+    d = shape_distribution(inst, np.array([1, 0]))
+    pol = FGD(shapes=d, tie="index")
+    pol.reset(inst)
+    before = node_fragmentation(st, d)
+    assert before.tolist() == [0.0, 500.0]
+    assert decide(pol, st, 1, reset=False) == (1, (0,))
+    # scores int(100 sigmoid(-increase / 1000)): "b" 37; "a" card 0 62 (-500), card 1 37 (+500)
+    h, c, score = pol.candidates(obs_for(st, 1), np.array([0, 1]))
+    assert list(zip(h.tolist(), c.tolist(), score.tolist(), strict=True)) == [(0, 0, 37), (1, 0, 62),
+                                                                              (1, 1, 37)]
+
+
+def test_fgd_whole_and_cpu_only_tasks() -> None:
+    inst = cluster([("a", 4, 2), ("b", 32, 2)], [share("s", 2, 300, 5), cpu_only("c", 3, 5)])
+    st = ClusterState(inst)
+    d = shape_distribution(inst, np.array([1, 0]), fit_resources=("cpu",))
+    pol = FGD(shapes=d, tie="index")
+    # a CPU task on "a" leaves 1 CPU: no share task fits there any more (+2000 fragments); on "b" not
+    assert decide(pol, st, 1) == (1, ())
+    _, _, score = pol.candidates(obs_for(st, 1), np.array([0, 1]))
+    assert score.tolist() == [11, 50]
+
+
+@pytest.mark.parametrize("name", GPU_NAMES)
+def test_every_policy_on_openb_small(name: str) -> None:
+    from packing.loaders.openb import load_openb
+
+    inst = load_openb(OPENB_SMALL, nodes="gpu")
+    res = simulate(inst, get_policy(name), seed=1)
+    assert not check(inst, res.placement)
+    again = simulate(inst, get_policy(name), seed=1)
+    assert np.array_equal(res.host_of, again.host_of)
+
+
+@pytest.mark.parametrize("name", GPU_NAMES)
+def test_instances_without_gpus(name: str) -> None:
+    inst = Instance("cpu", ("cpu",), (HostType("h", (4.0,), 3),), (App("a", (1.0,), 7),))
+    res = simulate(inst, get_policy(name), seed=0)
+    assert res.placement.n_placed == 7 and not check(inst, res.placement)
