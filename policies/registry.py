@@ -45,7 +45,26 @@ DEFAULT_COMPARE = ("ff", "bf", "bf-bottleneck", "wf", "ffd", "bfd", "dot", "l2",
                    "k8s-balanced", "k8s-rtcr", "greedy", "random", "alignment")
 """The policies ``vbp compare`` runs by default (every heuristic)."""
 
+SHIPPED: dict[str, tuple[str, str]] = {
+    "swarm-sigma": ("swarm-sigma.json", "sigma"),
+}
+"""Trained policies shipped with vbp (``policies/data/``): name -> (file, the instance it was trained for).
+
+Each file records the command that trained it (``training.command``); held-out orders never overlap
+the training orders (independent seed streams), so ``vbp compare`` on that instance is a fair test.
+"""
+
 _LOADERS: dict[str, Callable[[Path], Policy]] = {}
+
+
+def shipped_path(name: str) -> Path:
+    """The file of a shipped policy (see :data:`SHIPPED`)."""
+    return Path(__file__).resolve().parent / "data" / SHIPPED[name][0]
+
+
+def default_policies(instance_name: str) -> list[str]:
+    """What ``vbp compare`` runs by default: every heuristic, then the shipped policies trained for it."""
+    return list(DEFAULT_COMPARE) + [n for n, (_, inst) in SHIPPED.items() if inst == instance_name]
 
 
 def register_loader(suffix: str, fn: Callable[[Path], Policy]) -> None:
@@ -77,6 +96,8 @@ def get_policy(name: str, **params: Any) -> Policy:
             return POLICIES[name](**params)
         except TypeError as e:
             raise input_error("policy", name, f"bad parameters {sorted(params)}: {e}") from None
+    if name in SHIPPED:
+        return _load_swarm(shipped_path(name))
     p = Path(name)
     suffix = p.suffix.lower()
     if suffix:
@@ -92,7 +113,8 @@ def get_policy(name: str, **params: Any) -> Policy:
 def parse_policy_list(text: str) -> list[str]:
     """Split ``"ff,bf, wf"`` into names; checks each (raises InputError listing the unknown ones)."""
     names = [n.strip() for n in text.split(",") if n.strip()]
-    problems = [n for n in names if n not in POLICIES and Path(n).suffix.lower() not in _LOADERS]
+    problems = [n for n in names if n not in POLICIES and n not in SHIPPED
+                and Path(n).suffix.lower() not in _LOADERS]
     if problems:
         raise input_error("--policies", ",".join(problems),
                           f"unknown policy; known: {', '.join(POLICIES)}")
@@ -101,4 +123,5 @@ def parse_policy_list(text: str) -> list[str]:
     return names
 
 
-__all__ = ["DEFAULT_COMPARE", "POLICIES", "get_policy", "parse_policy_list", "register_loader"]
+__all__ = ["DEFAULT_COMPARE", "POLICIES", "SHIPPED", "default_policies", "get_policy", "parse_policy_list",
+           "register_loader", "shipped_path"]

@@ -46,3 +46,30 @@ def test_register_loader(tmp_path: Path) -> None:
     assert parse_policy_list(f"ff,{f}") == ["ff", str(f)]
     with pytest.raises(InputError, match="no such policy file"):
         get_policy(str(tmp_path / "missing.polx"))
+
+
+def test_shipped_swarm_policy_is_reproduced_by_its_command_and_beats_best_fit(tmp_path) -> None:
+    import json
+    import shlex
+
+    from packing.builtin import builtin_instance
+    from packing.simulator import evaluate, sample_orders
+    from policies.registry import SHIPPED, default_policies, get_policy, shipped_path
+    from vbp.cli import main
+
+    assert "swarm-sigma" in SHIPPED and "swarm-sigma" in default_policies("sigma")
+    assert "swarm-sigma" not in default_policies("other")
+    doc = json.loads(shipped_path("swarm-sigma").read_text())
+    args = shlex.split(doc["training"]["command"])[1:]
+    out = tmp_path / "again.json"
+    args[args.index("--out") + 1] = str(out)
+    try:
+        main(args)
+    except SystemExit as e:
+        assert e.code in (0, None)
+    assert json.loads(out.read_text())["weights"] == doc["weights"]
+    inst = builtin_instance("sigma")
+    orders = sample_orders(inst, 8, seed=0)  # the main job's orders
+    swarm = evaluate(get_policy("swarm-sigma"), inst, orders)
+    bf = evaluate(get_policy("bf"), inst, orders)
+    assert 15 <= swarm.min and swarm.mean < bf.mean - 2

@@ -44,7 +44,8 @@ def uncovered_option(fn: F) -> F:
 @click.command()
 @click.argument("path", metavar="[FILE]", required=False)
 @click.option("--policies", "policy_list", default=None,
-              help="Comma-separated policy names [default: every heuristic].")
+              help="Comma-separated policy names [default: every heuristic, and the shipped policies "
+                   "trained for the instance (swarm-sigma on sigma)].")
 @click.option("--orders", type=click.IntRange(min=1, max=MAX_ORDERS), default=8, show_default=True,
               help="Arrival orders per policy: the instance's own order, then seeded shuffles.")
 @click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=20.0,
@@ -87,12 +88,14 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     """
     from packing.evaluation import make_executor
     from packing.simulator import static_view
-    from policies.registry import DEFAULT_COMPARE, parse_policy_list
+    from policies.registry import default_policies, parse_policy_list
 
     check_output(plot, "--plot", PLOT_SUFFIXES)
-    names = parse_policy_list(policy_list) if policy_list else list(DEFAULT_COMPARE)
+    names = parse_policy_list(policy_list) if policy_list else None
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
     loaded = load_target(path)
+    if names is None:
+        names = default_policies(loaded.name)
     with naming_file(loaded, path):
         if snapshots and loaded.initial is None:
             raise InputError([Problem(loaded.name, "--snapshots", f"the instance has no snapshot "
