@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "compare": ("vbp.cli.compare", "compare", "Compare online policies against the optimum."),
     "train": ("vbp.cli.train", "train", "Tune a policy (swarm) in the simulator."),
     "sweep": ("vbp.cli.sweep", "sweep", "Run instances x policies x orders into one table (CSV/Parquet)."),
+    "gpu-frag": ("vbp.cli.gpufrag", "gpu_frag", "FGD paper: unallocated GPU as openb demand arrives."),
 }
 
 

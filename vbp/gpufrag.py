@@ -1,0 +1,555 @@
+"""The FGD paper's evaluation protocol on openb: GPU allocation and fragmentation as demand arrives.
+
+Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation Gradient
+Descent", USENIX ATC '23, Sec. 6 and Fig. 7. The protocol is read from the authors' simulator
+(github.com/hkust-adsl/kubernetes-scheduler-simulator @ 8f3d641: ``pkg/simulator/core.go``,
+``simulator.go`` ``SortClusterPods`` / ``TunePodsByNodeTotalResource``, ``analysis.go``
+``ClusterGpuFragReport``, ``experiments/analysis/merge_*_discrete.py``):
+
+1. **Workload** (:func:`build_workload`): the pods of a pod list arrive in a seeded random order and
+   never leave; when their GPU demand is below ``until`` (1.3) x the cluster's GPU capacity, pods
+   drawn uniformly from the list are appended until the next one would pass it (the simulator's
+   test compares the demand plus the drawn pod's *per-card* share, kept here); when above, random
+   pods are removed until it is not. The shape distribution that FGD and the fragmentation measure
+   use is that of the pod list itself, before resampling (as the simulator's ``SetTypicalPods``).
+2. **Replay** (:func:`run_policy`): every arrival goes through :class:`packing.engine.Engine` (the
+   one engine; a pod that fits nowhere is rejected and never retried) and the final placement goes
+   through :func:`packing.checker.check`. After every arrival: arrived GPU demand, allocated GPU,
+   cluster fragmentation (:mod:`packing.fragmentation`) and idle GPU.
+3. **Levels** (:meth:`Run.levels`): as ``merge_alloc_discrete.py``: each record's arrived demand is
+   rounded to a whole percent of capacity (half to even); the value at level ``L`` is the mean over
+   the records at ``L`` (or at ``L-1..L+1`` when there is none). Unallocated GPU % = 100 - allocated %.
+   The paper's figures take the median over seeds (Fig. 7) and the mean at 100% (bar plots).
+
+Published numbers (:data:`PUBLISHED`): the authors' cached results, 6 policies x 17 pod lists x 10
+seeds (``experiments/analysis/expected_results/analysis_allo_discrete.csv`` of the simulator), as
+unallocated GPU %: the median over seeds at 90/95/100/130% arrived, and the mean at 100%. They apply
+only to the paper's cluster (:data:`PAPER_CLUSTER`, the 1,213 GPU nodes of openb).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from packing.checker import check
+from packing.engine import PLACED, Engine
+from packing.errors import PolicyError
+from packing.feasibility import ClusterState
+from packing.fragmentation import ShapeDistribution, node_fragmentation, shape_distribution
+from packing.model import Instance, Request
+from packing.policy import WAIT, ChoosingCards, Policy, implements
+from policies.gpu import FGD
+from policies.registry import get_policy
+
+PAPER_NAMES = {"gpu-random": "01-Random", "gpu-dotprod": "02-DotProd", "gpu-clustering": "03-GpuClustering",
+               "gpu-packing": "04-GpuPacking", "gpu-bestfit": "05-BestFit", "fgd": "06-FGD"}
+"""vbp policy name -> the paper's (simulator's) policy name."""
+
+DEFAULT_POLICIES = tuple(PAPER_NAMES)
+"""The six policies of the paper, in its order."""
+
+LEVELS = (90, 95, 100, 130)
+"""Arrival levels (% of cluster GPU capacity) the tables report."""
+
+FIT_RESOURCES = ("cpu_milli",)
+"""Resources a task shape must fit on in the fragmentation measure (the simulator: CPU only)."""
+
+PUBLISHED: dict[str, dict[str, tuple[float, float, float, float, float]]] = {
+    "cpu050": {
+        "01-Random": (12.59, 11.72, 11.02, 8.84, 10.98),
+        "02-DotProd": (10.0, 6.97, 6.94, 6.71, 6.97),
+        "03-GpuClustering": (10.0, 6.56, 6.52, 6.21, 6.48),
+        "04-GpuPacking": (10.0, 6.51, 6.47, 6.21, 6.54),
+        "05-BestFit": (10.0, 6.45, 6.42, 6.18, 6.44),
+        "06-FGD": (10.0, 5.2, 5.0, 4.8, 5.0),
+    },
+    "cpu100": {
+        "01-Random": (13.91, 13.13, 12.56, 10.83, 12.56),
+        "02-DotProd": (10.0, 8.27, 8.22, 7.98, 8.27),
+        "03-GpuClustering": (10.0, 7.5, 7.46, 7.19, 7.59),
+        "04-GpuPacking": (10.0, 7.48, 7.44, 7.19, 7.51),
+        "05-BestFit": (10.0, 6.75, 6.72, 6.53, 6.74),
+        "06-FGD": (10.0, 5.09, 4.79, 4.66, 4.79),
+    },
+    "cpu200": {
+        "01-Random": (17.67, 17.35, 17.0, 16.3, 16.97),
+        "02-DotProd": (12.33, 12.28, 12.24, 12.0, 12.54),
+        "03-GpuClustering": (10.34, 10.29, 10.25, 9.98, 10.33),
+        "04-GpuPacking": (10.1, 9.93, 9.87, 9.62, 10.02),
+        "05-BestFit": (10.0, 7.91, 7.85, 7.58, 7.85),
+        "06-FGD": (10.0, 5.31, 5.18, 4.92, 5.18),
+    },
+    "cpu250": {
+        "01-Random": (20.57, 20.28, 20.06, 19.69, 20.0),
+        "02-DotProd": (16.32, 16.27, 16.22, 15.96, 16.43),
+        "03-GpuClustering": (12.58, 12.55, 12.48, 12.26, 12.25),
+        "04-GpuPacking": (12.0, 11.97, 11.92, 11.69, 11.95),
+        "05-BestFit": (10.01, 8.77, 8.7, 8.5, 8.79),
+        "06-FGD": (10.02, 6.84, 6.8, 6.59, 6.8),
+    },
+    "default": {
+        "01-Random": (14.97, 14.32, 13.75, 12.62, 13.7),
+        "02-DotProd": (10.02, 9.47, 9.44, 9.2, 9.38),
+        "03-GpuClustering": (10.0, 8.47, 8.42, 8.21, 8.35),
+        "04-GpuPacking": (10.0, 8.23, 8.19, 7.94, 8.22),
+        "05-BestFit": (9.99, 7.14, 7.09, 6.89, 7.14),
+        "06-FGD": (10.0, 5.09, 4.77, 4.6, 4.77),
+    },
+    "gpushare100": {
+        "01-Random": (21.75, 21.3, 21.07, 20.53, 21.1),
+        "02-DotProd": (18.1, 18.01, 17.93, 17.53, 18.02),
+        "03-GpuClustering": (17.85, 17.77, 17.7, 17.3, 17.78),
+        "04-GpuPacking": (17.93, 17.86, 17.78, 17.36, 17.87),
+        "05-BestFit": (15.56, 15.48, 15.4, 15.0, 15.38),
+        "06-FGD": (13.46, 13.41, 13.36, 13.09, 13.36),
+    },
+    "gpushare40": {
+        "01-Random": (16.44, 15.53, 15.04, 13.97, 15.14),
+        "02-DotProd": (10.78, 10.72, 10.66, 10.42, 10.7),
+        "03-GpuClustering": (10.37, 10.22, 10.18, 9.94, 10.24),
+        "04-GpuPacking": (10.35, 10.24, 10.19, 9.93, 10.23),
+        "05-BestFit": (10.01, 8.57, 8.53, 8.27, 8.56),
+        "06-FGD": (10.01, 6.09, 6.05, 5.86, 6.04),
+    },
+    "gpushare60": {
+        "01-Random": (18.15, 17.62, 17.22, 16.35, 17.19),
+        "02-DotProd": (13.25, 13.22, 13.17, 12.83, 13.18),
+        "03-GpuClustering": (13.13, 13.07, 13.03, 12.77, 13.1),
+        "04-GpuPacking": (12.88, 12.82, 12.75, 12.48, 12.85),
+        "05-BestFit": (11.02, 10.97, 10.91, 10.65, 10.94),
+        "06-FGD": (10.0, 8.73, 8.7, 8.59, 8.74),
+    },
+    "gpushare80": {
+        "01-Random": (20.31, 19.84, 19.35, 18.75, 19.38),
+        "02-DotProd": (16.02, 15.96, 15.89, 15.53, 15.86),
+        "03-GpuClustering": (15.59, 15.53, 15.45, 15.08, 15.5),
+        "04-GpuPacking": (15.42, 15.36, 15.28, 14.94, 15.35),
+        "05-BestFit": (13.4, 13.33, 13.27, 12.94, 13.34),
+        "06-FGD": (11.03, 10.98, 10.91, 10.69, 10.92),
+    },
+    "gpuspec10": {
+        "01-Random": (15.1, 14.3, 13.69, 12.49, 13.74),
+        "02-DotProd": (15.16, 10.53, 9.75, 9.56, 9.83),
+        "03-GpuClustering": (14.62, 10.0, 8.06, 7.81, 8.04),
+        "04-GpuPacking": (14.62, 9.99, 7.77, 7.56, 7.76),
+        "05-BestFit": (15.06, 10.44, 6.88, 6.67, 6.9),
+        "06-FGD": (14.18, 9.62, 5.3, 5.06, 5.34),
+    },
+    "gpuspec20": {
+        "01-Random": (16.56, 14.66, 13.91, 12.6, 14.1),
+        "02-DotProd": (20.14, 15.97, 11.68, 10.03, 11.71),
+        "03-GpuClustering": (19.22, 15.1, 10.87, 7.78, 10.89),
+        "04-GpuPacking": (18.97, 14.83, 10.65, 6.95, 10.72),
+        "05-BestFit": (19.97, 15.78, 11.53, 6.74, 11.54),
+        "06-FGD": (13.79, 9.19, 5.31, 5.14, 5.34),
+    },
+    "gpuspec25": {
+        "01-Random": (18.48, 15.63, 14.59, 13.12, 14.58),
+        "02-DotProd": (22.56, 18.53, 14.55, 10.34, 14.56),
+        "03-GpuClustering": (21.47, 17.56, 13.59, 8.0, 13.59),
+        "04-GpuPacking": (21.09, 17.16, 13.22, 6.97, 13.23),
+        "05-BestFit": (22.37, 18.35, 14.3, 6.78, 14.33),
+        "06-FGD": (14.78, 10.18, 6.08, 5.19, 6.09),
+    },
+    "gpuspec33": {
+        "01-Random": (22.6, 19.19, 16.19, 13.57, 16.13),
+        "02-DotProd": (27.38, 23.73, 20.17, 10.89, 20.18),
+        "03-GpuClustering": (26.2, 22.54, 18.96, 7.97, 18.91),
+        "04-GpuPacking": (24.89, 21.28, 17.67, 6.77, 17.78),
+        "05-BestFit": (26.87, 23.18, 19.59, 6.91, 19.6),
+        "06-FGD": (19.34, 15.73, 12.12, 5.44, 12.16),
+    },
+    "multigpu20": {
+        "01-Random": (16.02, 14.07, 13.16, 11.34, 13.08),
+        "02-DotProd": (10.0, 8.21, 8.19, 7.98, 8.15),
+        "03-GpuClustering": (10.0, 6.65, 6.62, 6.41, 6.66),
+        "04-GpuPacking": (10.0, 6.55, 6.49, 6.25, 6.5),
+        "05-BestFit": (10.0, 6.31, 6.27, 6.1, 6.27),
+        "06-FGD": (10.0, 5.06, 4.47, 4.35, 4.47),
+    },
+    "multigpu30": {
+        "01-Random": (19.38, 15.93, 13.43, 10.8, 13.37),
+        "02-DotProd": (9.98, 7.01, 6.98, 6.77, 6.89),
+        "03-GpuClustering": (10.0, 5.55, 5.45, 5.27, 5.45),
+        "04-GpuPacking": (10.0, 5.32, 5.23, 5.04, 5.3),
+        "05-BestFit": (9.98, 5.52, 5.47, 5.36, 5.43),
+        "06-FGD": (9.98, 5.0, 3.61, 3.52, 3.64),
+    },
+    "multigpu40": {
+        "01-Random": (21.43, 17.91, 14.77, 9.98, 14.62),
+        "02-DotProd": (10.02, 5.94, 5.91, 5.78, 5.96),
+        "03-GpuClustering": (10.02, 5.19, 4.53, 4.37, 4.65),
+        "04-GpuPacking": (10.02, 5.03, 4.44, 4.25, 4.41),
+        "05-BestFit": (10.02, 5.1, 4.91, 4.78, 4.9),
+        "06-FGD": (10.03, 5.04, 3.1, 3.0, 3.09),
+    },
+    "multigpu50": {
+        "01-Random": (24.79, 21.78, 18.61, 9.77, 18.72),
+        "02-DotProd": (10.07, 5.45, 5.25, 5.12, 5.27),
+        "03-GpuClustering": (10.13, 5.27, 4.36, 4.22, 4.31),
+        "04-GpuPacking": (10.07, 5.2, 3.93, 3.81, 3.94),
+        "05-BestFit": (10.06, 4.98, 4.42, 4.3, 4.38),
+        "06-FGD": (10.07, 5.07, 2.91, 2.83, 2.91),
+    },
+}
+"""Published unallocated GPU % per pod list (``openb_pod_list_<name>``) and paper policy name:
+``(median at 90, 95, 100, 130 % arrived, mean at 100 %)`` over the 10 seeds 42..51."""
+
+
+def gpu_capacity(instance: Instance) -> float:
+    """Total GPU capacity of the cluster (first GPU resource, e.g. gpu_milli)."""
+    inst = instance
+    if not inst.gpu_resources or not inst.max_gpus:
+        return 0.0
+    return float((inst.card_capacity[inst.host_type_of, 0] * inst.host_gpus).sum())
+
+
+def task_gpu(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """Nominal GPU demand of one task per app: ``(total, per_card)``, each shape ``(n_apps,)``.
+
+    A whole card counts as the largest card capacity (1000 gpu_milli in openb).
+    """
+    inst = instance
+    n = inst.n_apps
+    if not inst.gpu_resources or not inst.max_gpus:
+        return np.zeros(n), np.zeros(n)
+    card = float(inst.card_capacity[:, 0].max())
+    per = np.array([card if a.gpu_whole else (float(inst.gpu_demand[i, 0]) if a.gpu_cards else 0.0)
+                    for i, a in enumerate(inst.apps)])
+    return inst.gpu_cards * per, per
+
+
+def pod_sequence(instance: Instance) -> np.ndarray:
+    """App index of each pod of the pod list in its own order, shape ``(n_pods,)``."""
+    from packing.engine import arrivals
+
+    return np.asarray(arrivals(instance).app, dtype=np.int64).copy()
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One seed's arrivals (see the module docstring, step 1).
+
+    Attributes:
+        instance: the pod list's cluster with one request per arriving pod, in arrival order, none
+            leaving (apps keep their shapes; counts are the arrivals per app).
+        dist: the pod list's shape distribution (before resampling).
+        seed: the seed.
+        n_listed: pods of the pod list that arrive (after removals).
+        n_resampled: pods drawn from the list and appended.
+        capacity: cluster GPU capacity.
+    """
+
+    instance: Instance
+    dist: ShapeDistribution
+    seed: int
+    n_listed: int
+    n_resampled: int
+    capacity: float
+
+
+def build_workload(instance: Instance, seed: int, until: float = 1.3,
+                   dist: ShapeDistribution | None = None) -> Workload:
+    """The arrivals of one seed: the pod list shuffled, then resampled or cut to ``until`` x capacity.
+
+    Args:
+        instance: the cluster and the pod list (e.g. ``load_openb(path, nodes="gpu")``).
+        seed: seed of the owned Generator.
+        until: target GPU demand as a multiple of the cluster's GPU capacity (> 0).
+        dist: the shape distribution (default: the pod list's, fit on :data:`FIT_RESOURCES` when the
+            instance has them).
+
+    Raises:
+        ValueError: no GPU in the cluster, no GPU demand in the pod list, or ``until <= 0``.
+    """
+    if not until > 0:
+        raise ValueError(f"until must be positive, got {until}")
+    inst = instance
+    cap = gpu_capacity(inst)
+    if cap <= 0:
+        raise ValueError(f"{inst.name}: the cluster has no GPU")
+    total_app, per_card = task_gpu(inst)
+    pods = pod_sequence(inst)
+    if total_app[pods].sum() <= 0:
+        raise ValueError(f"{inst.name}: the pod list asks for no GPU")
+    if dist is None:
+        fit = FIT_RESOURCES if all(r in inst.resources for r in FIT_RESOURCES) else None
+        dist = shape_distribution(inst, np.bincount(pods, minlength=inst.n_apps), fit_resources=fit)
+    rng = np.random.default_rng(seed)
+    seq = list(pods[rng.permutation(len(pods))])
+    target = until * cap
+    demand = float(total_app[pods].sum())
+    n_res = 0
+    if demand > target:
+        while demand > target and seq:
+            a = seq.pop(int(rng.integers(len(seq))))
+            demand -= float(total_app[a])
+    elif demand < target:
+        while True:
+            a = int(pods[rng.integers(len(pods))])
+            if demand + float(per_card[a]) > target:
+                break
+            seq.append(a)
+            demand += float(total_app[a])
+            n_res += 1
+    n_listed = len(seq) - n_res
+    arr = np.array(seq, dtype=np.int64)
+    counts = np.bincount(arr, minlength=inst.n_apps)
+    apps = tuple(dataclasses.replace(a, count=int(c)) for a, c in zip(inst.apps, counts, strict=True))
+    requests = tuple(Request(float(i), inst.apps[int(a)].name, 1) for i, a in enumerate(arr))
+    meta = {**inst.meta, "gpufrag": {"seed": seed, "until": until, "listed": n_listed,
+                                     "resampled": n_res}}
+    tuned = inst.replace(apps=apps, requests=requests, initial=None, meta=meta)
+    return Workload(tuned, dist, seed, n_listed, n_res, cap)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One policy on one workload: a record after every arrival (see the module docstring, step 2).
+
+    Attributes:
+        policy: the policy's name.
+        seed: the workload's seed.
+        seconds: wall time of the replay.
+        capacity: cluster GPU capacity.
+        arrived: GPU demand arrived so far, shape ``(n_records,)`` (the first record is the empty
+            cluster, then one per arrival).
+        allocated: GPU allocated, shape ``(n_records,)``.
+        frag: cluster fragmentation, shape ``(n_records,)``.
+        idle: idle GPU, shape ``(n_records,)``.
+        placed: pods placed.
+        rejected: pods that fit nowhere.
+    """
+
+    policy: str
+    seed: int
+    seconds: float
+    capacity: float
+    arrived: np.ndarray
+    allocated: np.ndarray
+    frag: np.ndarray
+    idle: np.ndarray
+    placed: int
+    rejected: int
+
+    def levels(self, what: str = "unallocated", until: int = 130) -> np.ndarray:
+        """A metric per whole arrival level ``0..until`` %, shape ``(until + 1,)`` (NaN: no record).
+
+        Args:
+            what: ``"unallocated"`` (100 - allocated % of capacity), ``"allocated"``, ``"frag"``
+                (fragmented GPU % of capacity) or ``"frag_rate"`` (fragmented % of idle GPU).
+            until: last level.
+        """
+        ratio = np.round(self.arrived / self.capacity * 100.0)
+        if what in ("unallocated", "allocated"):
+            val = np.round(self.allocated / self.capacity * 100.0, 2)
+        elif what == "frag":
+            val = self.frag / self.capacity * 100.0
+        elif what == "frag_rate":
+            val = np.where(self.idle > 0, self.frag / np.maximum(self.idle, 1e-300), 0.0) * 100.0
+        else:
+            raise ValueError(f"unknown metric {what!r}")
+        out = np.full(until + 1, np.nan)
+        order = np.argsort(ratio, kind="stable")
+        r, v = ratio[order], val[order]
+        csum = np.concatenate([[0.0], np.cumsum(v)])
+        for lvl in range(until + 1):
+            lo, hi = np.searchsorted(r, lvl, "left"), np.searchsorted(r, lvl, "right")
+            if hi == lo:
+                lo, hi = np.searchsorted(r, lvl - 1, "left"), np.searchsorted(r, lvl + 1, "right")
+            if hi > lo:
+                out[lvl] = (csum[hi] - csum[lo]) / (hi - lo)
+        return 100.0 - out if what == "unallocated" else out
+
+
+def make_policy(name: str, dist: ShapeDistribution) -> Policy:
+    """A fresh policy by registry name; FGD gets the pod list's shape distribution."""
+    pol = get_policy(name)
+    if isinstance(pol, FGD):
+        pol = FGD(shapes=dist)
+    return pol
+
+
+def run_policy(workload: Workload, policy: Policy, *, check_result: bool = True) -> Run:
+    """Replay ``workload`` with ``policy`` on the engine, recording after every arrival.
+
+    Raises:
+        PolicyError: the policy chose a host outside the mask (or cards that do not fit).
+        RuntimeError: the final placement breaks a constraint (a bug).
+    """
+    inst = workload.instance
+    dist = workload.dist
+    name = str(getattr(policy, "name", type(policy).__name__))
+    t0 = time.perf_counter()
+    policy.reset(inst, workload.seed)
+    eng = Engine(inst, record=False)
+    d = eng.reset()
+    st = eng.state
+    total_app, _ = task_gpu(inst)
+    seq = pod_sequence(inst)
+    n = len(seq)
+    nf = node_fragmentation(st, dist)
+    cap = workload.capacity
+    at: list[int] = []
+    alloc: list[float] = []
+    frag: list[float] = []
+    cards_by = implements(policy, ChoosingCards)
+    while d is not None:
+        obs = eng.observation()
+        mask = eng.mask()
+        h = int(policy.act(obs, mask))
+        if h == WAIT or h < 0 or not mask[h]:
+            raise PolicyError(f"policy {name!r} returned {h} for app {inst.apps[d.app].name!r}; "
+                              "expected a host of the mask")
+        cards = policy.choose_cards(obs, h) if cards_by else None  # type: ignore[attr-defined]
+        arrival = d.arrival
+        if eng.apply(h, cards) == PLACED:
+            nf[h] = node_fragmentation(st, dist, np.array([h]))[0]
+            at.append(arrival)
+            alloc.append(float(st.card_used[:, :, 0].sum()) if inst.max_gpus else 0.0)
+            frag.append(float(nf.sum()))
+        d = eng.decision
+    if check_result:
+        bad = check(inst, eng.placement())
+        if bad:
+            raise RuntimeError(f"{name}: the final placement breaks {len(bad)} constraint(s): {bad[0]}")
+    seconds = time.perf_counter() - t0
+    # forward-fill the records of placements over all arrivals (plus the empty cluster first)
+    f0 = float(node_fragmentation(ClusterState(inst), dist).sum())
+    idx = np.searchsorted(np.array(at, dtype=np.int64), np.arange(n), side="right") - 1
+    a_arr = np.concatenate([[0.0], np.array(alloc)])[idx + 1]
+    f_arr = np.concatenate([[f0], np.array(frag)])[idx + 1]
+    arrived = np.concatenate([[0.0], np.cumsum(total_app[seq])])
+    allocated = np.concatenate([[0.0], a_arr])
+    fr = np.concatenate([[f0], f_arr])
+    return Run(name, workload.seed, seconds, cap, arrived, allocated, fr, cap - allocated,
+               len(at), n - len(at))
+
+
+@dataclass
+class PolicyResult:
+    """All seeds of one policy.
+
+    Attributes:
+        name: vbp policy name.
+        runs: one :class:`Run` per seed.
+        published: the paper's numbers for this pod list, or None.
+    """
+
+    name: str
+    runs: list[Run] = field(default_factory=list)
+    published: tuple[float, float, float, float, float] | None = None
+
+    def curve(self, what: str = "unallocated", until: int = 130, stat: str = "median") -> np.ndarray:
+        """Median (or mean) over seeds of :meth:`Run.levels`, shape ``(until + 1,)``."""
+        m = np.array([r.levels(what, until) for r in self.runs])
+        with warnings.catch_warnings():  # levels without any record stay NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.nanmedian(m, axis=0) if stat == "median" else np.nanmean(m, axis=0)
+
+    def at(self, levels: Sequence[int], until: int, what: str = "unallocated",
+           stat: str = "median") -> dict[str, float | None]:
+        """The curve at some levels (``None`` beyond ``until`` or without a record)."""
+        c = self.curve(what, until, stat)
+        return {str(lv): (None if lv > until or not np.isfinite(c[lv]) else round(float(c[lv]), 2))
+                for lv in levels}
+
+    @property
+    def seconds(self) -> float:
+        """Mean wall time per seed."""
+        return float(np.mean([r.seconds for r in self.runs])) if self.runs else 0.0
+
+
+PAPER_CLUSTER = (1213, 6212)
+"""GPU nodes and GPUs of the paper's cluster (openb_node_list_gpu_node.csv)."""
+
+
+def is_paper_cluster(instance: Instance) -> bool:
+    """Whether the instance's cluster is the paper's (so its published numbers apply)."""
+    return (instance.n_hosts, int(instance.host_gpus.sum())) == PAPER_CLUSTER
+
+
+def pod_list_name(instance: Instance) -> str:
+    """The pod list's short name (``default`` for ``openb_pod_list_default.csv``)."""
+    pods = str(instance.meta.get("pods", instance.name))
+    return Path(pods).stem.removeprefix("openb_pod_list_").removeprefix("openb-")
+
+
+def evaluate(instance: Instance, policies: Sequence[str] = DEFAULT_POLICIES, seeds: Sequence[int] = (42,),
+             until: float = 1.3, progress: Callable[[str, int, Run], None] | None = None
+             ) -> list[PolicyResult]:
+    """Every policy on every seed's workload (the same workloads for every policy).
+
+    Args:
+        instance: the cluster and pod list.
+        policies: registry names.
+        seeds: workload seeds (the paper: 42..51; vbp's Generators, not the simulator's).
+        until: target demand as a multiple of capacity.
+        progress: called after each run with (policy, seed, run).
+    """
+    pub = PUBLISHED.get(pod_list_name(instance), {}) if is_paper_cluster(instance) else {}
+    results = [PolicyResult(p, [], pub.get(PAPER_NAMES.get(p, ""))) for p in policies]
+    if not seeds:
+        raise ValueError("no seed")
+    for s in seeds:
+        wl = build_workload(instance, int(s), until)
+        for res in results:
+            run = run_policy(wl, make_policy(res.name, wl.dist))
+            res.runs.append(run)
+            if progress is not None:
+                progress(res.name, int(s), run)
+    return results
+
+
+def plot_curves(path: str | Path, results: Sequence[PolicyResult], until: int, title: str = "") -> Path:
+    """The paper's Fig. 7: unallocated GPU % against arrived demand % (median over seeds).
+
+    Left: the whole run; right: from 80% arrived on, with the published medians as markers.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    x = np.arange(until + 1)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, res in enumerate(results):
+        y = res.curve("unallocated", until)
+        c = colors[i % len(colors)]
+        for ax in axes:
+            ax.plot(x, y, color=c, label=res.name)
+        if res.published is not None:
+            lv = [v for v in LEVELS if v <= until]
+            axes[1].scatter(lv, [res.published[LEVELS.index(v)] for v in lv], color=c, marker="x")
+    axes[0].set_xlabel("arrived GPU demand (% of capacity)")
+    axes[0].set_ylabel("unallocated GPU (%)")
+    axes[0].legend(fontsize=8)
+    lo = min(80, until)
+    axes[1].set_xlim(lo, until)
+    vals = [res.curve("unallocated", until)[lo:] for res in results]
+    finite = np.concatenate([v[np.isfinite(v)] for v in vals]) if vals else np.zeros(0)
+    if len(finite):
+        axes[1].set_ylim(0, float(finite.max()) * 1.1 + 1)
+    axes[1].set_xlabel("arrived GPU demand (% of capacity)")
+    axes[1].set_title("zoom; x = published median", fontsize=9)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    p = Path(path)
+    fig.savefig(p)
+    plt.close(fig)
+    return p
+
+
+__all__ = ["DEFAULT_POLICIES", "FIT_RESOURCES", "LEVELS", "PAPER_CLUSTER", "PAPER_NAMES", "PUBLISHED",
+           "PolicyResult", "Run", "Workload", "build_workload", "evaluate", "gpu_capacity",
+           "is_paper_cluster", "make_policy", "plot_curves", "pod_list_name", "pod_sequence", "run_policy",
+           "task_gpu"]
