@@ -30,7 +30,7 @@ from packing.env import (
 from packing.env_layout import cluster_utilisation, host_features
 from packing.metrics import compute_metrics
 from packing.model import App, HostType, Instance, Request, Rule
-from packing.policy import WAIT, Arranging, Observation, waits_when_full
+from packing.policy import WAIT, Arranging, ChoosingCards, Observation, waits_when_full
 from packing.simulator import sample_orders, simulate
 from policies.base import BasePolicy
 from policies.heuristics import BestFit
@@ -179,7 +179,8 @@ def all_policies() -> dict[str, Any]:
 def through_env(inst: Instance, policy: Any, order: np.ndarray, seed: int, encoder: Any = None
                 ) -> PlacementEnv:
     wait = waits_when_full(policy)
-    env = PlacementEnv(inst, encoder=encoder, actions=DiscreteHost(wait=wait), wait_when_full=wait)
+    env = PlacementEnv(inst, encoder=encoder, actions=DiscreteHost(
+        wait=wait, cards=policy if isinstance(policy, ChoosingCards) else None), wait_when_full=wait)
     policy.reset(inst, seed)
     arrange = policy if isinstance(policy, Arranging) else None
     _, info = env.reset(seed=seed, options={"order": order, "arrange": arrange})
