@@ -9,6 +9,7 @@ import click
 from packing.io import MAX_CONTAINERS, MAX_RESOURCES, save_instance
 from packing.model import Instance
 from vbp.cli.common import SEED, check_output
+from vbp.multicluster import generate_command as multicluster_command
 
 
 def _write(inst: Instance, out: str) -> None:
@@ -92,3 +93,6 @@ def random(n_apps: int, n_containers: int, n_resources: int, binding: str, rule_
         click.echo(f"error: vbp generate random: {e}", err=True)
         sys.exit(2)
     _write(inst, out)
+
+
+generate.add_command(multicluster_command)  # vbp generate multicluster (vbp/multicluster.py)
