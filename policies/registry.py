@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from packing.errors import input_error
+from policies import cluster_heuristics as mc
 from policies import gpu as g
 from policies import heuristics as h
 from policies.base import BasePolicy, Policy
@@ -38,6 +39,12 @@ POLICIES: dict[str, type[BasePolicy]] = {
     "gpu-packing": g.GpuPacking,
     "gpu-bestfit": g.GpuBestFit,
     "fgd": g.FGD,
+    "node-bf": mc.NodeBestFit,
+    "mc-bf": mc.ClusterBestFit,
+    "mc-greedy": mc.ClusterGreedy,
+    "mc-random": mc.ClusterRandom,
+    "mc-util": mc.ClusterUtilization,
+    "mc-expert": mc.ClusterExpert,
 }
 """Stable policy names and their classes."""
 
