@@ -8,6 +8,10 @@ difference at 100%, the median fragmented GPU % of capacity at 100%, and the wal
 
     python benchmarks/bench_gpufrag.py --seeds 10            # seeds 42..51, as the paper
     python benchmarks/bench_gpufrag.py --pods multigpu50 --seeds 3 --json out.json
+    python benchmarks/bench_gpufrag.py --train-fgd-plus policies/data/fgd-plus.json --train-seeds 0,1,2
+
+With ``--train-fgd-plus FILE`` it tunes FGD+'s weights (:func:`vbp.gpufrag.train_fgd_plus`) on the
+training seeds (disjoint from the reported 42..51) and writes them, with this command, to FILE.
 
 Needs the data in ../shared/data/alibaba-gpu-v2023 (or --data).
 """
@@ -26,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from packing.loaders.openb import load_openb  # noqa: E402
-from vbp.gpufrag import DEFAULT_POLICIES, LEVELS, evaluate  # noqa: E402
+from vbp.gpufrag import DEFAULT_POLICIES, LEVELS, evaluate, evaluate_bound, train_fgd_plus  # noqa: E402
 
 
 def main() -> None:
@@ -37,11 +41,21 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--json", default=None, help="also write every run's levels to this JSON file")
+    ap.add_argument("--train-fgd-plus", default=None, metavar="FILE", help="tune FGD+ and write it to FILE")
+    ap.add_argument("--train-seeds", default="0,1,2")
+    ap.add_argument("--train-until", type=float, default=1.01)
+    ap.add_argument("--particles", type=int, default=8)
+    ap.add_argument("--iters", type=int, default=5)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--checkpoint", default=None)
     args = ap.parse_args()
     if not Path(args.data).is_dir():
         sys.exit(f"no data at {args.data}")
     t0 = time.perf_counter()
     inst = load_openb(args.data, nodes="gpu", pods=args.pods)
+    if args.train_fgd_plus:
+        train(args, inst, t0)
+        return
     seeds = list(range(args.seed, args.seed + args.seeds))
     names = [n.strip() for n in args.policies.split(",") if n.strip()]
 
@@ -49,11 +63,16 @@ def main() -> None:
         print(f"  seed {s} {name:<15} {getattr(run, 'seconds', 0.0):6.1f} s", file=sys.stderr, flush=True)
 
     results = evaluate(inst, names, seeds, 1.3, progress=progress)
+    bound = evaluate_bound(inst, seeds, 1.3)
     print(f"openb {args.pods}: {inst.n_hosts} GPU nodes, {int(inst.host_gpus.sum())} GPUs, seeds "
           f"{seeds[0]}..{seeds[-1]} ({time.perf_counter() - t0:.0f} s in all)")
     print(f"{'policy':<15}" + "".join(f"{'med' + str(lv):>8}" for lv in LEVELS) + f"{'mean100':>8}"
           + f"{'pub100':>8}{'d100':>7}{'frag100':>8}{'s/seed':>8}{'min s':>7}{'max s':>7}")
     dump = []
+    bm = bound.at(LEVELS)
+    print(f"{'offline bound':<15}"
+          + "".join(f"{bm[str(lv)] if bm[str(lv)] is not None else '-':>8}" for lv in LEVELS)
+          + f"{'':>8}{'':>8}{'':>7}{'':>8}{np.mean(bound.seconds):8.1f}")
     for r in results:
         med = r.at(LEVELS, 130)
         mean = r.at(LEVELS, 130, stat="mean")
@@ -70,8 +89,29 @@ def main() -> None:
                      "unallocated_100": [float(run.levels("unallocated")[100]) for run in r.runs],
                      "median": med, "mean": mean})
     if args.json:
-        out = {"pods": args.pods, "seeds": seeds, "policies": dump}
+        out = {"pods": args.pods, "seeds": seeds, "policies": dump, "bound": {"median": bm, "per_seed_100": [
+            float(c[100]) for c in bound.curves]}}
         Path(args.json).write_text(json.dumps(out, indent=1))
+
+
+def train(args: argparse.Namespace, inst: object, t0: float) -> None:
+    """Tune FGD+ (see the module docstring) and write its weights with the command that made them."""
+    from policies.gpu import save_plus_weights
+
+    seeds = [int(s) for s in args.train_seeds.split(",")]
+    if set(seeds) & set(range(42, 52)):
+        sys.exit("training seeds must not overlap the reported seeds 42..51")
+    w, cost, hist = train_fgd_plus(inst, seeds, until=args.train_until, particles=args.particles,  # type: ignore[arg-type]
+                                   iters=args.iters, workers=args.workers, checkpoint=args.checkpoint,
+                                   log=lambda m: print(m, file=sys.stderr, flush=True))
+    cmd = "python benchmarks/bench_gpufrag.py " + " ".join(sys.argv[1:])
+    save_plus_weights(args.train_fgd_plus, w.tolist(), {
+        "command": cmd, "pods": args.pods, "seeds": seeds, "until": args.train_until, "level": 100,
+        "objective": "mean unallocated GPU % at 100% arrived over the training seeds",
+        "particles": args.particles, "iters": args.iters, "cost": round(cost, 4), "history": hist,
+        "seconds": round(time.perf_counter() - t0, 1)})
+    print(f"weights {np.round(w, 4).tolist()} cost {cost:.3f} written to {args.train_fgd_plus} "
+          f"({time.perf_counter() - t0:.0f} s)")
 
 
 if __name__ == "__main__":

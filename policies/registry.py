@@ -45,6 +45,7 @@ POLICIES: dict[str, type[BasePolicy]] = {
     "mc-random": mc.ClusterRandom,
     "mc-util": mc.ClusterUtilization,
     "mc-expert": mc.ClusterExpert,
+    "fgd-plus": g.FGDPlus,
 }
 """Stable policy names and their classes."""
 

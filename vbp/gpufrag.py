@@ -35,6 +35,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from packing.feasibility import ClusterState
 from packing.fragmentation import ShapeDistribution, node_fragmentation, shape_distribution
 from packing.model import Instance, Request
 from packing.policy import WAIT, ChoosingCards, Policy, implements
-from policies.gpu import FGD
+from policies.gpu import FGD, FGDPlus
 from policies.registry import get_policy
 
 PAPER_NAMES = {"gpu-random": "01-Random", "gpu-dotprod": "02-DotProd", "gpu-clustering": "03-GpuClustering",
@@ -370,9 +371,11 @@ class Run:
 
 
 def make_policy(name: str, dist: ShapeDistribution) -> Policy:
-    """A fresh policy by registry name; FGD gets the pod list's shape distribution."""
+    """A fresh policy by registry name; FGD and FGD+ get the pod list's shape distribution."""
     pol = get_policy(name)
-    if isinstance(pol, FGD):
+    if isinstance(pol, FGDPlus):
+        pol = FGDPlus(shapes=dist, weights=pol.weights.tolist())
+    elif isinstance(pol, FGD):
         pol = FGD(shapes=dist)
     return pol
 
@@ -508,10 +511,12 @@ def evaluate(instance: Instance, policies: Sequence[str] = DEFAULT_POLICIES, see
     return results
 
 
-def plot_curves(path: str | Path, results: Sequence[PolicyResult], until: int, title: str = "") -> Path:
+def plot_curves(path: str | Path, results: Sequence[PolicyResult], until: int, title: str = "",
+                bound: BoundResult | None = None) -> Path:
     """The paper's Fig. 7: unallocated GPU % against arrived demand % (median over seeds).
 
-    Left: the whole run; right: from 80% arrived on, with the published medians as markers.
+    Left: the whole run; right: from 80% arrived on, with the published medians as markers. With
+    ``bound``, the offline bound (no scheduler can leave less unallocated) as a dashed black line.
     """
     import matplotlib
 
@@ -529,6 +534,10 @@ def plot_curves(path: str | Path, results: Sequence[PolicyResult], until: int, t
         if res.published is not None:
             lv = [v for v in LEVELS if v <= until]
             axes[1].scatter(lv, [res.published[LEVELS.index(v)] for v in lv], color=c, marker="x")
+    if bound is not None:
+        yb = bound.curve()[: until + 1]
+        for ax in axes:
+            ax.plot(x[: len(yb)], yb, color="black", linestyle="--", label="offline bound")
     axes[0].set_xlabel("arrived GPU demand (% of capacity)")
     axes[0].set_ylabel("unallocated GPU (%)")
     axes[0].legend(fontsize=8)
@@ -549,7 +558,309 @@ def plot_curves(path: str | Path, results: Sequence[PolicyResult], until: int, t
     return p
 
 
-__all__ = ["DEFAULT_POLICIES", "FIT_RESOURCES", "LEVELS", "PAPER_CLUSTER", "PAPER_NAMES", "PUBLISHED",
-           "PolicyResult", "Run", "Workload", "build_workload", "evaluate", "gpu_capacity",
-           "is_paper_cluster", "make_policy", "plot_curves", "pod_list_name", "pod_sequence", "run_policy",
-           "task_gpu"]
+# -- the offline bound ---------------------------------------------------------------------------
+
+BOUND_CLIQUES = (1, 2, 3)
+"""``j`` of the card-count cuts of :class:`GpuBound`: a card holds at most ``j`` GPU-sharing tasks
+whose share exceeds ``1/(j+1)`` of the card."""
+
+
+class GpuBound:
+    """Upper bound on the GPU that any placement of some pods can allocate (offline, cards respected).
+
+    **The relaxation.** Hosts are grouped by host type ``t`` (``N_t`` hosts, each with capacity
+    ``C_t`` on every host resource, ``G_t`` cards of share ``K_t``). Variable ``x[a, t] >= 0`` is the
+    number of pods of app (shape) ``a`` placed on hosts of type ``t``; it exists only when one pod
+    fits on an empty host of the type (resources, ``k_a <= G_t`` cards of enough share, accepted card
+    model). With ``n_a`` pods of the app arrived and ``q[a, t] = k_a K_t`` (a whole-card pod) or
+    ``k_a g_a`` (a GPU-sharing pod) the GPU one pod allocates there, the LP is::
+
+        max  sum_{a,t} q[a,t] x[a,t]
+        s.t. sum_t x[a,t]                          <= n_a                 (arrived pods)
+             sum_a d[a,r] x[a,t]                   <= N_t C_t[r]          (every host resource r)
+             sum_a q[a,t] x[a,t]                   <= N_t G_t K_t         (GPU share)
+             sum_{a whole} k_a x[a,t]
+               + sum_{a sharing, g_a > K_t/(j+1)} k_a x[a,t] / j  <= N_t G_t   (cards, j = 1, 2, 3)
+
+    **Validity.** Take any placement of the arrived pods that the checker accepts, and let ``x[a,t]``
+    count its pods of app ``a`` on type ``t``. Every constraint is the sum over the type's hosts of
+    a constraint every single host satisfies: its resources and its cards' shares are not exceeded;
+    a whole-card pod occupies ``k_a`` cards on which nothing else runs; a card holds at most ``j``
+    sharing pods with share ``> K/(j+1)`` (``j+1`` of them would need more than ``K``), so such a pod
+    uses at least ``1/j`` of a card that no whole-card pod uses. So ``x`` is feasible and its
+    objective is exactly the GPU the placement allocates: the LP optimum is at least the allocated
+    GPU of every placement, the exact offline optimum included. (The placement problem also needs
+    the shares to pack into individual cards and hosts; dropping that only loosens the bound.)
+    Capacities are taken with the checker's tolerance (:data:`packing.feasibility.TOL`).
+
+    **Float safety.** The number returned is not the solver's objective but a *dual certificate*:
+    with ``y >= 0`` the solver's duals of the inequalities and ``z = max(0, q - A^T y)``, weak duality
+    gives ``opt <= b.y + n.z`` for any ``y >= 0``, whatever the solver's tolerances; it is computed in
+    float64 and inflated by ``1e-9`` relative plus ``1e-6`` absolute, then capped by the trivial
+    bounds (the arrived GPU and the capacity, which are valid too). Cost: one HiGHS solve of about
+    ``apps x types`` variables (a few milliseconds at openb's size).
+
+    Args:
+        instance: the cluster and the apps (pod shapes); rules and anti-affinity are ignored (openb has
+            none; ignoring constraints keeps the bound valid).
+    """
+
+    def __init__(self, instance: Instance) -> None:
+        from scipy.sparse import csr_matrix
+
+        from packing.feasibility import TOL
+
+        inst = instance
+        self.instance = inst
+        n_types = len(inst.host_types)
+        cap_r = inst.type_capacity * (1.0 + TOL) + TOL  # (T, R)
+        count = inst.type_count.astype(np.float64)  # (T,)
+        has_gpu = bool(inst.gpu_resources) and inst.max_gpus > 0
+        gpus = np.array([t.gpus for t in inst.host_types], dtype=np.float64)
+        kcap = inst.card_capacity[:, 0].astype(np.float64) if has_gpu else np.zeros(n_types)
+        k = inst.gpu_cards.astype(np.float64)
+        whole = np.array([a.gpu_whole for a in inst.apps], dtype=bool) & (k > 0)
+        share = np.where(k > 0, np.where(whole, 0.0, inst.gpu_demand[:, 0] if has_gpu else 0.0), 0.0)
+        share = np.nan_to_num(share, posinf=0.0)
+        q = np.where(whole[:, None], k[:, None] * kcap[None, :], (k * share)[:, None] * np.ones(n_types))
+        ok = (inst.demand[:, None, :] <= cap_r[None, :, :]).all(axis=2)  # (A, T)
+        ok &= (k[:, None] <= gpus[None, :])
+        ok &= ~((k[:, None] > 0) & (kcap[None, :] <= 0))
+        ok &= ~((~whole & (k > 0))[:, None] & (share[:, None] > kcap[None, :] * (1.0 + TOL) + TOL))
+        if inst.gpu_model_ok is not None:
+            ok &= inst.gpu_model_ok
+        self.var_app, self.var_type = np.nonzero(ok)
+        a_, t_ = self.var_app, self.var_type
+        self.q = q[a_, t_]
+        nv = len(a_)
+        rows: list[np.ndarray] = []
+        rhs: list[float] = []
+        for t in range(n_types):
+            on = t_ == t
+            for r in range(inst.n_resources):
+                rows.append(np.where(on, inst.demand[a_, r], 0.0))
+                rhs.append(float(count[t] * cap_r[t, r]))
+            if gpus[t] > 0 and has_gpu:
+                rows.append(np.where(on, self.q, 0.0))
+                rhs.append(float(count[t] * gpus[t] * (kcap[t] * (1.0 + TOL) + TOL)))
+                for j in BOUND_CLIQUES:
+                    big = ~whole[a_] & (k[a_] > 0) & (share[a_] > kcap[t] * (1.0 + TOL) / (j + 1))
+                    coef = np.where(whole[a_], k[a_], 0.0) + np.where(big, k[a_] / j, 0.0)
+                    rows.append(np.where(on, coef, 0.0))
+                    rhs.append(float(count[t] * gpus[t]))
+        self.apps = np.unique(a_)  # one arrived-pod row per app with a variable (not variable
+        # bounds, whose duals HiGHS reports separately)
+        arr = (a_[None, :] == self.apps[:, None]).astype(np.float64)
+        self.A = np.vstack([np.array(rows).reshape(len(rows), nv), arr])
+        self.b = np.array(rhs, dtype=np.float64)
+        self._sparse = csr_matrix(self.A)
+        self.task_gpu = task_gpu(inst)[0]
+        self.capacity = gpu_capacity(inst)
+
+    def solve(self, counts: np.ndarray) -> float:
+        """The bound on allocated GPU for ``counts[a]`` arrived pods per app, shape ``(n_apps,)``."""
+        from scipy.optimize import linprog
+
+        c = np.asarray(counts, dtype=np.float64)
+        # pods of an app that fits no host type allocate nothing
+        trivial = min(float(self.task_gpu[self.apps] @ c[self.apps]), self.capacity)
+        if len(self.q) == 0 or trivial <= 0:
+            return 0.0
+        u = c[self.var_app]
+        b = np.concatenate([self.b, c[self.apps]])
+        res = linprog(-self.q, A_ub=self._sparse, b_ub=b, bounds=(0, None), method="highs")
+        if res.status != 0 or res.ineqlin is None:
+            return trivial
+        y = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=np.float64), 0.0)
+        z = np.maximum(self.q - self.A.T @ y, 0.0)
+        cert = float(b @ y + u @ z)
+        cert = cert * (1.0 + 1e-9) + 1e-6
+        return min(cert, trivial + 1e-6 * max(1.0, trivial))
+
+    def levels(self, workload: Workload, until: int = 130) -> np.ndarray:
+        """The bound per whole arrival level ``0..until`` %, as unallocated GPU %, shape ``(until + 1,)``.
+
+        Level ``L`` of :meth:`Run.levels` averages the records whose arrived demand rounds to ``L`` (or
+        to ``L-1..L+1``); allocation only grows with the pods arrived, so every one of them is below the
+        bound of the *last* of those records, which is what is returned (as ``100 -`` the bound in % of
+        capacity, rounded like :meth:`Run.levels`, a monotone map; NaN where no record exists). The
+        median (or mean) over seeds of these lower bounds is below every policy's median (mean).
+
+        Only levels where the LP can beat the trivial bound ``min(arrived, capacity)`` are solved: the
+        prefixes whose arrived pods all fit fractionally are downward closed (scale a solution down
+        app by app) and those whose LP reaches the capacity are upward closed (the LP grows with the
+        pods), so two bisections find the levels in between; the others get the trivial bound, which
+        is valid by itself.
+        """
+        seq = pod_sequence(workload.instance)
+        total = task_gpu(workload.instance)[0]
+        arrived = np.concatenate([[0.0], np.cumsum(total[seq])])
+        cap = workload.capacity
+        ratio = np.round(arrived / cap * 100.0)
+        last = np.full(until + 1, -1, dtype=np.int64)  # record index (= pods arrived) per level
+        for lvl in range(until + 1):
+            hi = int(np.searchsorted(ratio, lvl, "right"))
+            lo = int(np.searchsorted(ratio, lvl, "left"))
+            if hi == lo:
+                lo = int(np.searchsorted(ratio, lvl - 1, "left"))
+                hi = int(np.searchsorted(ratio, lvl + 1, "right"))
+            if hi > lo:
+                last[lvl] = hi - 1
+        have = np.flatnonzero(last >= 0)
+        cache: dict[int, float] = {}
+
+        def bound(i: int) -> float:
+            p = int(last[have[i]])
+            if p not in cache:
+                cache[p] = self.solve(np.bincount(seq[:p], minlength=workload.instance.n_apps))
+            return cache[p]
+
+        def trivial(i: int) -> float:
+            return min(float(arrived[last[have[i]]]), cap)
+
+        def all_fit(i: int) -> bool:
+            return bool(arrived[last[have[i]]] < cap and bound(i) >= trivial(i) * (1 - 1e-9))
+
+        def full(i: int) -> bool:
+            return bound(i) >= cap * (1 - 1e-9)
+
+        lo, hi = 0, len(have)  # first index where not all_fit
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (mid + 1, hi) if all_fit(mid) else (lo, mid)
+        first = lo
+        lo, hi = first, len(have)  # first index where full
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if full(mid) else (mid + 1, hi)
+        out = np.full(until + 1, np.nan)
+        for i, lvl in enumerate(have.tolist()):
+            b = bound(i) if first <= i < lo else trivial(i)
+            out[lvl] = 100.0 - np.round(b * (1.0 + 1e-9) / cap * 100.0, 2)
+        return out
+
+
+@dataclass
+class BoundResult:
+    """The offline bound (:class:`GpuBound`) of every seed's workload, as unallocated GPU %.
+
+    Attributes:
+        seeds: the workload seeds.
+        curves: per seed and level ``0..until``, shape ``(n_seeds, until + 1)``.
+        seconds: wall time per seed.
+    """
+
+    seeds: list[int]
+    curves: np.ndarray
+    seconds: list[float]
+
+    def curve(self, stat: str = "median") -> np.ndarray:
+        """Median (or mean) over seeds, shape ``(until + 1,)``: below every policy's median (mean)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.nanmedian(self.curves, axis=0) if stat == "median" else np.nanmean(self.curves, axis=0)
+
+    def at(self, levels: Sequence[int], stat: str = "median") -> dict[str, float | None]:
+        """The curve at some levels (``None`` beyond ``until`` or without a record)."""
+        c = self.curve(stat)
+        return {str(lv): (None if lv >= len(c) or not np.isfinite(c[lv]) else round(float(c[lv]), 2))
+                for lv in levels}
+
+
+def evaluate_bound(instance: Instance, seeds: Sequence[int], until: float = 1.3) -> BoundResult:
+    """:meth:`GpuBound.levels` on every seed's workload (the same workloads as :func:`evaluate`)."""
+    top = int(round(until * 100))
+    curves, secs = [], []
+    for s in seeds:
+        t0 = time.perf_counter()
+        wl = build_workload(instance, int(s), until)
+        curves.append(GpuBound(wl.instance).levels(wl, top))
+        secs.append(time.perf_counter() - t0)
+    return BoundResult([int(s) for s in seeds], np.array(curves).reshape(len(curves), top + 1), secs)
+
+
+
+# -- training FGD+ ------------------------------------------------------------------------------
+
+_TRAIN: list[Workload] = []
+"""The training workloads, set before the worker processes fork (read by :func:`_plus_cost`)."""
+
+
+def _plus_cost(args: tuple[tuple[float, ...], int, int]) -> float:
+    """Unallocated GPU % at ``level`` of FGD+ with ``weights`` on training workload ``i``."""
+    weights, i, level = args
+    wl = _TRAIN[i]
+    run = run_policy(wl, FGDPlus(shapes=wl.dist, weights=list(weights)), check_result=False)
+    return float(run.levels("unallocated", level + 1)[level])
+
+
+def train_fgd_plus(instance: Instance, seeds: Sequence[int], *, until: float = 1.01, level: int = 100,
+                   particles: int = 8, iters: int = 5, bound: float = 2.0, pso_seed: int = 0,
+                   workers: int = 1, checkpoint: str | Path | None = None,
+                   log: Callable[[str], None] | None = None
+                   ) -> tuple[np.ndarray, float, list[dict[str, Any]]]:
+    """Tune FGD+'s weights (:class:`policies.gpu.FGDPlus`) by PSO in this module's protocol.
+
+    The cost of a weight vector is the mean over the training ``seeds`` of the unallocated GPU % at
+    ``level`` (arrivals stop at ``until`` x capacity to keep runs short); every particle sees the same
+    workloads. Particle 0 starts at ``theta = 0`` (exactly FGD), so the result is never worse than FGD
+    on the training seeds. Keep the training seeds disjoint from the reported ones (42..51).
+
+    Args:
+        instance: the cluster and pod list.
+        seeds: training workload seeds.
+        until: arrivals stop here (x capacity); must reach ``level``.
+        level: the arrival level (%) whose unallocated GPU is minimised.
+        particles: swarm size.
+        iters: PSO iterations.
+        bound: weights live in ``[-bound, bound]``.
+        pso_seed: the optimiser's seed.
+        workers: processes (forked) that evaluate runs in parallel.
+        checkpoint: PSO checkpoint file (resumed when it exists).
+        log: called with one line per iteration.
+
+    Returns:
+        ``(weights, cost, history)``: the best weights, shape ``(len(PLUS_FEATURES),)``, their cost,
+        and one record per iteration (best cost, mean cost, best weights).
+    """
+    import multiprocessing
+
+    from policies.gpu import PLUS_FEATURES
+    from policies.swarm.optimizer import PSO, PSOSettings
+
+    if level + 1 > round(until * 100):
+        raise ValueError(f"until={until} stops before level {level} + 1")
+    _TRAIN[:] = [build_workload(instance, int(s), until) for s in seeds]
+    dims = len(PLUS_FEATURES)
+    pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
+
+    def objective(pos: np.ndarray) -> np.ndarray:
+        jobs = [(tuple(float(v) for v in p), i, level) for p in pos for i in range(len(_TRAIN))]
+        costs = pool.map(_plus_cost, jobs) if pool is not None else [_plus_cost(j) for j in jobs]
+        return np.array(costs).reshape(len(pos), len(_TRAIN)).mean(axis=1)
+
+    history: list[dict[str, Any]] = []
+
+    def cb(rec: Any) -> None:
+        history.append({"iteration": rec.iteration, "best_cost": round(rec.best_cost, 4),
+                        "mean_cost": round(rec.mean_cost, 4),
+                        "best": [round(v, 4) for v in rec.best_position]})
+        if log is not None:
+            log(f"iter {rec.iteration}: best {rec.best_cost:.3f} mean {rec.mean_cost:.3f} "
+                f"at {[round(v, 3) for v in rec.best_position]}")
+
+    settings = PSOSettings(n_particles=particles, iters=iters, seed=pso_seed, patience=0, init_scale=0.3)
+    try:
+        res = PSO(settings, checkpoint_path=checkpoint, resume=checkpoint is not None).minimize(
+            objective, dims, (np.full(dims, -bound), np.full(dims, bound)), init=np.zeros(dims), callback=cb)
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+        _TRAIN.clear()
+    return np.asarray(res.best_position, dtype=np.float64), float(res.best_cost), history
+
+__all__ = ["BOUND_CLIQUES", "DEFAULT_POLICIES", "FIT_RESOURCES", "LEVELS", "PAPER_CLUSTER", "PAPER_NAMES",
+           "PUBLISHED", "BoundResult", "GpuBound", "PolicyResult", "Run", "Workload", "build_workload",
+           "evaluate", "evaluate_bound", "gpu_capacity", "is_paper_cluster", "make_policy", "plot_curves",
+           "pod_list_name", "pod_sequence", "run_policy", "task_gpu", "train_fgd_plus"]

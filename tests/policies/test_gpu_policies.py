@@ -13,11 +13,21 @@ from packing.fragmentation import node_fragmentation, shape_distribution
 from packing.model import App, HostType, Instance
 from packing.policy import ChoosingCards, Observation
 from packing.simulator import simulate
-from policies.gpu import FGD, GpuBestFit, GpuClustering, GpuDotProduct, GpuPacking, GpuRandom, pick
+from policies.gpu import (
+    FGD,
+    PLUS_FEATURES,
+    FGDPlus,
+    GpuBestFit,
+    GpuClustering,
+    GpuDotProduct,
+    GpuPacking,
+    GpuRandom,
+    pick,
+)
 from policies.registry import POLICIES, get_policy
 
 OPENB_SMALL = Path(__file__).resolve().parents[1] / "data" / "openb_small"
-GPU_NAMES = ("gpu-random", "gpu-dotprod", "gpu-clustering", "gpu-packing", "gpu-bestfit", "fgd")
+GPU_NAMES = ("gpu-random", "gpu-dotprod", "gpu-clustering", "gpu-packing", "gpu-bestfit", "fgd", "fgd-plus")
 
 
 def cluster(hosts: list[tuple[str, float, int]], apps: list[App]) -> Instance:
@@ -212,3 +222,41 @@ def test_instances_without_gpus(name: str) -> None:
     inst = Instance("cpu", ("cpu",), (HostType("h", (4.0,), 3),), (App("a", (1.0,), 7),))
     res = simulate(inst, get_policy(name), seed=0)
     assert res.placement.n_placed == 7 and not check(inst, res.placement)
+
+
+def test_fgd_plus_with_zero_weights_is_fgd() -> None:
+    from packing.loaders.openb import load_openb
+
+    inst = load_openb(OPENB_SMALL, nodes="gpu")
+    a = simulate(inst, FGD(), seed=3)
+    b = simulate(inst, FGDPlus(weights=[0.0] * len(PLUS_FEATURES)), seed=3)
+    assert np.array_equal(a.host_of, b.host_of)
+    assert a.placement.gpus == b.placement.gpus
+
+
+def test_fgd_plus_features_and_weights(tmp_path: Path) -> None:
+    from policies.gpu import load_plus_weights, save_plus_weights
+
+    inst = cluster([("a", 8.0, 2), ("b", 8.0, 2)], [share("s", 1.0, 300.0), share("t", 1.0, 600.0)])
+    st = ClusterState(inst)
+    st.place(0, 0, (0,))  # host a has card 0 at 300 used: a 600 task there keeps host b idle
+    pol = FGDPlus(weights=[0.0] * len(PLUS_FEATURES))
+    pol.reset(inst, 0)
+    o = obs_for(st, 1)
+    h, c, _, after, _ = pol.moves(o, np.array([0, 1]))
+    phi = pol.features(o, h, c, after)
+    assert phi.shape == (len(h), len(PLUS_FEATURES))
+    row = {(int(x), int(y)): i for i, (x, y) in enumerate(zip(h, c, strict=True))}
+    on_a = phi[row[(0, 0)]]
+    assert on_a[0] == pytest.approx((100 + 1000) / 2000) and on_a[1] == pytest.approx(6 / 8)
+    assert on_a[3] == pytest.approx(0.1) and on_a[4] == 0.0
+    assert phi[row[(1, 0)]][4] == 1.0  # host b is idle: the task opens it
+    # a large weight on "opens" forbids opening host b; a large positive one prefers it
+    assert decide(FGDPlus(weights=[0, 0, 0, 0, -50.0]), st, 1)[0] == 0
+    assert decide(FGDPlus(weights=[0, 0, 0, 0, 50.0]), st, 1)[0] == 1
+    f = tmp_path / "w.json"
+    save_plus_weights(f, [1, 2, 3, 4, 5], {"command": "x"})
+    assert load_plus_weights(f).tolist() == [1, 2, 3, 4, 5]
+    assert load_plus_weights(tmp_path / "absent.json").tolist() == [0.0] * len(PLUS_FEATURES)
+    with pytest.raises(ValueError):
+        FGDPlus(weights=[1.0])

@@ -134,6 +134,15 @@ def test_cli_table_json_and_plot(tmp_path: Path) -> None:
     assert p["unallocated_gpu_pct"]["130"] is None  # beyond --until
     assert p["published"] is None and len(p["per_seed_unallocated_100"]) == 2
     assert plot.stat().st_size > 0
+    b = d["bound"]  # the offline bound: below the policy wherever both exist
+    assert set(b["median"]) == {str(lv) for lv in LEVELS} and b["median"]["130"] is None
+    for lv in ("90", "95", "100"):
+        if b["median"][lv] is not None and p["unallocated_gpu_pct"][lv] is not None:
+            assert b["median"][lv] <= p["unallocated_gpu_pct"][lv]
+    code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd", "--no-bound", "--json")
+    assert code == 0 and json.loads(out)["bound"] is None
+    code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd")
+    assert "offline bound" in out
 
 
 @pytest.mark.parametrize(("args", "words"), [

@@ -58,13 +58,16 @@ def _fmt(x: float | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Plot unallocated GPU against arrived demand (the paper's Fig. 7).")
+@click.option("--bound/--no-bound", default=True, show_default=True,
+              help="Also compute the offline bound (an LP: no scheduler leaves less GPU unallocated).")
 def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: int, until: int,
-             as_json: bool, plot: str | None) -> None:
+             as_json: bool, plot: str | None, bound: bool) -> None:
     """Replay an openb pod list on DATA's GPU nodes with the FGD paper's policies.
 
     Pods arrive in a seeded random order and never leave, resampled from the list until the
     arrived GPU demand reaches --until % of capacity; the table gives the unallocated GPU % at
-    90/95/100/130 % arrived (median and mean over seeds), next to the paper's published medians.
+    90/95/100/130 % arrived (median and mean over seeds), next to the paper's published medians,
+    and the offline bound: the least GPU any placement of the arrived pods could leave unallocated.
     """
     from policies.registry import parse_policy_list
 
@@ -78,7 +81,7 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
     pod_file, pod_name = _pods_option(data, pods)
 
     from packing.loaders.openb import load_openb
-    from vbp.gpufrag import LEVELS, PAPER_NAMES, evaluate, gpu_capacity, plot_curves
+    from vbp.gpufrag import LEVELS, PAPER_NAMES, evaluate, evaluate_bound, gpu_capacity, plot_curves
 
     inst = load_openb(pod_file, nodes="gpu")
     if gpu_capacity(inst) <= 0:
@@ -90,6 +93,12 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
             click.echo(f"  seed {s}: {name} done in {getattr(run, 'seconds', 0.0):.1f} s", err=True)
 
     results = evaluate(inst, names, seed_list, until / 100.0, progress=progress)
+    bres = evaluate_bound(inst, seed_list, until / 100.0) if bound else None
+    bound_row: dict[str, Any] | None = None if bres is None else {
+        "median": bres.at(LEVELS), "mean": bres.at(LEVELS, stat="mean"),
+        "seconds_per_seed": round(float(sum(bres.seconds) / len(bres.seconds)), 3),
+        "definition": "LP relaxation by pod shape x node type (vbp.gpufrag.GpuBound): least unallocated "
+                      "GPU % any placement of the arrived pods can reach"}
     rows: list[dict[str, Any]] = []
     for res in results:
         med = res.at(LEVELS, until)
@@ -112,11 +121,11 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
         })
     if plot is not None:
         plot_curves(plot, results, until, title=f"openb {pod_name}: {inst.n_hosts} GPU nodes, "
-                    f"{len(seed_list)} seed(s), median")
+                    f"{len(seed_list)} seed(s), median", bound=bres)
     if as_json:
         click.echo(json.dumps({"data": data, "pods": pod_name, "nodes": inst.n_hosts,
                                "gpus": int(inst.host_gpus.sum()), "seeds": seed_list, "until": until,
-                               "policies": rows}))
+                               "policies": rows, "bound": bound_row}))
         return
     click.echo(f"openb {pod_name}: {inst.n_hosts} GPU nodes, {int(inst.host_gpus.sum())} GPUs; "
                f"seeds {seed_list[0]}..{seed_list[-1]}; arrivals until {until}% of GPU capacity")
@@ -138,6 +147,13 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
             line += f"{('-' if d is None else f'{d:+.2f}'):>7}"
         line += f"{r['seconds_per_seed']:>8.1f}"
         click.echo(line)
+    if bound_row is not None:
+        bm = bound_row["median"]
+        click.echo("-" * len(head))
+        click.echo(f"{'offline bound':<15}" + "".join(f"{_fmt(bm[str(lv)]):>8}" for lv in LEVELS)
+                   + f"{_fmt(bound_row['mean']['100']):>9}  |" + " " * (8 * len(LEVELS) + 7)
+                   + f"{bound_row['seconds_per_seed']:>8.1f}")
+        click.echo("(offline bound: no placement of the arrived pods leaves less GPU unallocated)")
     if plot is not None:
         click.echo(f"plot written to {plot}")
 
