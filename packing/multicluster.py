@@ -194,13 +194,21 @@ class ClusterFreeEncoder:
 
     def encode(self, layout: EnvLayout, engine: Engine) -> np.ndarray:
         """The vector now, shape ``(N * M + M,)`` float32."""
-        load, cap = cluster_loads(layout, engine.state)
+        d = engine.decision
+        return self.vector(layout, engine.state, None if d is None else d.app)
+
+    def vector(self, layout: EnvLayout, state: ClusterState, app: int | None) -> np.ndarray:
+        """The vector of ``state`` for a task of ``app`` (zeros for ``None``), shape ``(N * M + M,)``.
+
+        The same numbers as :meth:`encode`, from a :class:`ClusterState` (for policies acting on an
+        :class:`packing.policy.Observation` outside the env).
+        """
+        load, cap = cluster_loads(layout, state)
         free = np.divide(cap - load, cap, out=np.zeros_like(load), where=cap > 0)
         m = cap.shape[1]
         task = np.zeros(m, dtype=np.float32)
-        d = engine.decision
-        if d is not None:
-            row = np.asarray(layout.demand_table[d.app])[self._demand_cols(layout)]
+        if app is not None:
+            row = np.asarray(layout.demand_table[app])[self._demand_cols(layout)]
             task[: len(row)] = row
         return np.concatenate([np.clip(free, 0.0, 1.0).ravel().astype(np.float32), task])
 

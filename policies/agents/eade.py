@@ -1,0 +1,356 @@
+"""EADE-DDPG: DDPG with self-attention inputs and a dual (expert + live) replay, on the multi-cluster MDP.
+
+The environment is :func:`packing.multicluster.make_env` (state ``N * M + M`` values, one continuous
+action mapped to a cluster or WAIT, reward ``(Score - 1) * tau`` or ``-50``).
+
+Networks (``E`` = ``embed``, 128 in the paper)
+    :class:`TokenAttention` reshapes the state ``(B, N * M + M)`` into ``N + 1`` tokens of ``M``
+    values (the clusters, then the task), embeds each with one linear layer to ``E`` plus a learned
+    position embedding (so cluster ``n`` stays cluster ``n``: the action names clusters by position),
+    applies one multi-head self-attention layer with a residual connection and layer norm, and
+    flattens to ``(B, (N + 1) * E)``. The actor is ``TokenAttention -> 128 -> 64 -> 1`` (ReLU, tanh
+    out); the critic is ``TokenAttention`` of the state, concatenated with the action, ``-> 128 ->
+    64 -> 1`` (ReLU).
+
+Training (:func:`train`)
+    Adam, lr ``1e-4`` (actor) and ``1e-3`` (critic), batch 256, discount ``gamma``, soft target
+    updates ``theta' <- rho theta + (1 - rho) theta'`` with ``rho = tau_soft``, Gaussian exploration
+    noise ``sigma`` on the action (clipped to ``[-1, 1]``). Dual replay: a *history* buffer pre-filled
+    with expert transitions (:class:`policies.cluster_heuristics.ClusterExpert`'s cluster, as the
+    centre of its action bin) and a *live* buffer of the agent's own transitions; each batch takes a
+    share ``beta`` (0.1) from history and the rest from live. One update per environment step once
+    the live buffer holds a batch.
+
+Reproducibility: :func:`seeded` seeds torch (``torch.manual_seed``) and returns the
+``torch.Generator`` and ``numpy.random.Generator`` every random draw of the run uses (network
+initialisation happens right after, under that seed). Checkpoints are ``torch.save`` of plain
+``state_dict`` tensors and a config of numbers (:meth:`EadeAgent.save`); :meth:`EadeAgent.load` reads
+them with ``torch.load(weights_only=True)`` only.
+
+As a vbp policy (:class:`EadeAgent`: ``reset`` / ``act(obs, mask)``) the agent maps its action to a
+cluster and lets :class:`policies.cluster_heuristics.NodeBestFit` choose node and cards; a cluster
+that cannot take the task, or the WAIT bin, gives WAIT (in a stream without departures the task is
+then never placed, as in the env).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from packing.env_layout import EnvLayout
+from packing.model import Instance, Placement
+from packing.multicluster import ClusterFreeEncoder, make_env
+from policies.base import WAIT, BasePolicy, Observation
+from policies.cluster_heuristics import ClusterExpert, NodeBestFit
+
+NETS = ("actor", "critic", "actor_target", "critic_target")
+"""The networks a checkpoint holds (``state_dict`` each)."""
+
+
+def seeded(seed: int) -> tuple[torch.Generator, np.random.Generator]:
+    """Seed torch's global generator (network init) and return the run's own generators."""
+    torch.manual_seed(seed)
+    return torch.Generator().manual_seed(seed), np.random.default_rng(seed)
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Hyper-parameters (the paper's values by default)."""
+
+    n_clusters: int
+    n_features: int
+    embed: int = 128
+    heads: int = 4
+    hidden: tuple[int, int] = (128, 64)
+    lr_actor: float = 1e-4
+    lr_critic: float = 1e-3
+    batch: int = 256
+    gamma: float = 0.99
+    tau_soft: float = 0.005
+    noise: float = 0.2
+    beta: float = 0.1
+    buffer: int = 100_000
+
+
+class TokenAttention(nn.Module):
+    """State ``(B, (N + 1) * M)`` -> self-attended tokens, flattened to ``(B, (N + 1) * E)``."""
+
+    def __init__(self, n_tokens: int, n_features: int, embed: int, heads: int) -> None:
+        super().__init__()
+        self.n_tokens, self.n_features = n_tokens, n_features
+        self.embed = nn.Linear(n_features, embed)
+        self.position = nn.Parameter(torch.zeros(n_tokens, embed))
+        self.attention = nn.MultiheadAttention(embed, heads, batch_first=True)
+        self.norm = nn.LayerNorm(embed)
+
+    @property
+    def out_features(self) -> int:
+        """``(N + 1) * E``."""
+        return self.n_tokens * self.embed.out_features
+
+    def forward(self, state: torch.Tensor) -> torch.Tensor:
+        """``(B, (N + 1) * M)`` -> ``(B, (N + 1) * E)``."""
+        x = self.embed(state.view(-1, self.n_tokens, self.n_features)) + self.position
+        a, _ = self.attention(x, x, x, need_weights=False)
+        return self.norm(x + a).flatten(1)
+
+
+def _mlp(n_in: int, hidden: Sequence[int], n_out: int) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for h in hidden:
+        layers += [nn.Linear(n_in, h), nn.ReLU()]
+        n_in = h
+    return nn.Sequential(*layers, nn.Linear(n_in, n_out))
+
+
+class Actor(nn.Module):
+    """``mu(s)`` in ``[-1, 1]``, shape ``(B, 1)``."""
+
+    def __init__(self, cfg: Config) -> None:
+        super().__init__()
+        self.tokens = TokenAttention(cfg.n_clusters + 1, cfg.n_features, cfg.embed, cfg.heads)
+        self.head = _mlp(self.tokens.out_features, cfg.hidden, 1)
+
+    def forward(self, state: torch.Tensor) -> torch.Tensor:
+        """``(B, S)`` -> ``(B, 1)``."""
+        return torch.tanh(self.head(self.tokens(state)))
+
+
+class Critic(nn.Module):
+    """``Q(s, a)``, shape ``(B, 1)``."""
+
+    def __init__(self, cfg: Config) -> None:
+        super().__init__()
+        self.tokens = TokenAttention(cfg.n_clusters + 1, cfg.n_features, cfg.embed, cfg.heads)
+        self.head = _mlp(self.tokens.out_features + 1, cfg.hidden, 1)
+
+    def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        """``(B, S), (B, 1)`` -> ``(B, 1)``."""
+        return self.head(torch.cat([self.tokens(state), action], dim=1))
+
+
+class Replay:
+    """A ring buffer of transitions ``(s, a, r, s', done)`` (numpy, float32)."""
+
+    def __init__(self, capacity: int, n_state: int) -> None:
+        self.s = np.zeros((capacity, n_state), dtype=np.float32)
+        self.a = np.zeros((capacity, 1), dtype=np.float32)
+        self.r = np.zeros((capacity, 1), dtype=np.float32)
+        self.s2 = np.zeros((capacity, n_state), dtype=np.float32)
+        self.done = np.zeros((capacity, 1), dtype=np.float32)
+        self.n = 0
+        self.i = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def add(self, s: np.ndarray, a: np.ndarray, r: float, s2: np.ndarray, done: bool) -> None:
+        """Store one transition (overwriting the oldest when full)."""
+        i = self.i
+        self.s[i], self.a[i], self.r[i], self.s2[i], self.done[i] = s, a, r, s2, float(done)
+        self.i = (i + 1) % len(self.s)
+        self.n = min(self.n + 1, len(self.s))
+
+    def index(self, rng: np.random.Generator, k: int) -> np.ndarray:
+        """``k`` random stored indices (with replacement)."""
+        return rng.integers(self.n, size=k)
+
+
+def dual_batch(history: Replay, live: Replay, batch: int, beta: float, rng: np.random.Generator
+               ) -> tuple[torch.Tensor, ...]:
+    """``round(beta * batch)`` transitions from ``history``, the rest from ``live``.
+
+    Returns:
+        ``(s, a, r, s2, done)`` tensors, shapes ``(batch, S)``, ``(batch, 1)`` x 3, ``(batch, S)``.
+    """
+    k_hist = int(round(beta * batch)) if len(history) else 0
+    if not len(live):
+        k_hist = batch
+    parts = [(history, history.index(rng, k_hist)), (live, live.index(rng, batch - k_hist))]
+    cols = []
+    for name in ("s", "a", "r", "s2", "done"):
+        cols.append(torch.from_numpy(np.concatenate([getattr(b, name)[i] for b, i in parts if len(i)])))
+    return tuple(cols)
+
+
+class EadeAgent(BasePolicy):
+    """Actor, critic, their targets and optimisers; also a vbp policy (see the module docstring).
+
+    Args:
+        cfg: the hyper-parameters.
+    """
+
+    name = "eade-ddpg"
+
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        self.actor, self.critic = Actor(cfg), Critic(cfg)
+        self.actor_target, self.critic_target = copy.deepcopy(self.actor), copy.deepcopy(self.critic)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.lr_actor)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.lr_critic)
+        self.encoder = ClusterFreeEncoder()
+        self.inner = NodeBestFit()
+        self._layout: EnvLayout | None = None
+
+    # -- acting --------------------------------------------------------------------------------
+    def action(self, state: np.ndarray) -> np.ndarray:
+        """The deterministic action ``mu(s)``, shape ``(1,)`` float32."""
+        with torch.no_grad():
+            return self.actor(torch.as_tensor(state[None], dtype=torch.float32))[0].numpy()
+
+    def reset(self, instance: Instance, seed: int | None = None) -> None:
+        """Compute the layout (clusters must match the trained ``n_clusters``)."""
+        self._layout = EnvLayout.of(instance)
+        if self._layout.n_clusters != self.cfg.n_clusters:
+            raise ValueError(f"agent trained for {self.cfg.n_clusters} clusters, instance has "
+                             f"{self._layout.n_clusters}")
+        self.inner.reset(instance, seed)
+
+    def act(self, obs: Observation, mask: np.ndarray) -> int:
+        """The actor's cluster, the node by :class:`NodeBestFit`; WAIT for an infeasible cluster or WAIT."""
+        if self._layout is None or self._layout.instance is not obs.instance:
+            self.reset(obs.instance)
+        lay = self._layout
+        assert lay is not None
+        x = float(self.action(self.encoder.vector(lay, obs.state, obs.app))[0])
+        b = lay.n_clusters + 1
+        k = min(int(np.floor((min(1.0, max(-1.0, x)) + 1.0) / 2.0 * b)), b - 1)
+        sub = mask & (lay.cluster_of == k)
+        if k >= lay.n_clusters or not sub.any():
+            return WAIT
+        return self.inner.act(obs, sub)
+
+    def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
+        """:class:`NodeBestFit`'s cards."""
+        return self.inner.choose_cards(obs, host)
+
+    def run_episode(self, instance: Instance) -> Placement:
+        """Replay the instance's stream with this agent (:func:`packing.simulator.simulate`)."""
+        from packing.simulator import simulate
+
+        return simulate(instance, self, seed=0).placement
+
+    # -- learning ------------------------------------------------------------------------------
+    def update(self, batch: tuple[torch.Tensor, ...]) -> tuple[float, float]:
+        """One DDPG update on ``(s, a, r, s', done)``; returns ``(critic loss, actor loss)``."""
+        s, a, r, s2, done = batch
+        # 1. critic: regress Q(s, a) on r + gamma * Q'(s', mu'(s'))
+        with torch.no_grad():
+            target = r + self.cfg.gamma * (1.0 - done) * self.critic_target(s2, self.actor_target(s2))
+        critic_loss = nn.functional.mse_loss(self.critic(s, a), target)
+        self.critic_opt.zero_grad()
+        critic_loss.backward()
+        self.critic_opt.step()
+        # 2. actor: maximise Q(s, mu(s))
+        actor_loss = -self.critic(s, self.actor(s)).mean()
+        self.actor_opt.zero_grad()
+        actor_loss.backward()
+        self.actor_opt.step()
+        # 3. soft target updates
+        with torch.no_grad():
+            for net, tgt in ((self.actor, self.actor_target), (self.critic, self.critic_target)):
+                for p, q in zip(net.parameters(), tgt.parameters(), strict=True):
+                    q.mul_(1.0 - self.cfg.tau_soft).add_(self.cfg.tau_soft * p)
+        return critic_loss.item(), actor_loss.item()
+
+    # -- checkpoints ---------------------------------------------------------------------------
+    def save(self, path: str | Path) -> None:
+        """``torch.save`` of the state dicts and the config (numbers and tuples only)."""
+        nets = {k: getattr(self, k).state_dict() for k in NETS}
+        torch.save({"config": dataclasses.asdict(self.cfg), **nets}, str(path))
+
+    @classmethod
+    def load(cls, path: str | Path) -> EadeAgent:
+        """Read a checkpoint with ``torch.load(weights_only=True)``."""
+        data = torch.load(str(path), weights_only=True)
+        cfg = dict(data["config"])
+        cfg["hidden"] = tuple(cfg["hidden"])
+        agent = cls(Config(**cfg))
+        for k in NETS:
+            getattr(agent, k).load_state_dict(data[k])
+        return agent
+
+
+def expert_transitions(instance: Instance, history: Replay, *, seed: int = 0) -> float:
+    """Fill ``history`` with one expert episode on ``instance``; returns the expert's episode return."""
+    env = make_env(instance, NodeBestFit())
+    expert = ClusterExpert()
+    expert.reset(instance, seed)
+    s, _ = env.reset(seed=seed)
+    total, done = 0.0, False
+    while not done:
+        obs = env.observation()
+        feasible = expert.feasible_clusters(obs, env.host_mask())
+        a = env.actions.action_of_bin(env.layout, expert.pick(obs, feasible))  # type: ignore[attr-defined]
+        s2, r, done, _, _ = env.step(a)
+        history.add(s, a, r, s2, done)
+        s, total = s2, total + r
+    return total
+
+
+def evaluate(agent: EadeAgent, instance: Instance) -> tuple[float, int]:
+    """Deterministic episode in the env: ``(return, tasks placed)``."""
+    env = make_env(instance, NodeBestFit())
+    s, _ = env.reset(seed=0)
+    total, done, info = 0.0, False, {"placed": 0}
+    while not done:
+        s, r, done, _, info = env.step(agent.action(s))
+        total += r
+    return total, int(info["placed"])
+
+
+def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: Config | None = None,
+          log: Callable[[str], None] | None = None, **overrides: Any) -> tuple[EadeAgent, list[float]]:
+    """Train EADE-DDPG on ``streams`` (one episode per stream, cycling).
+
+    Args:
+        streams: instances with the same clusters (their own FIFO order is the episode).
+        episodes: training episodes.
+        seed: seeds every draw (:func:`seeded`).
+        cfg: hyper-parameters (default: the paper's, sized from ``streams[0]``).
+        log: receives one line per episode.
+        **overrides: fields of :class:`Config` to change (e.g. ``embed=32, batch=64``).
+
+    Returns:
+        The agent and the return of every training episode.
+    """
+    gen, rng = seeded(seed)
+    lay = EnvLayout.of(streams[0])
+    if cfg is None:
+        cfg = Config(n_clusters=lay.n_clusters, n_features=int(lay.cluster_capacity.shape[1]), **overrides)
+    agent = EadeAgent(cfg)
+    n_state = (cfg.n_clusters + 1) * cfg.n_features
+    history, live = Replay(cfg.buffer, n_state), Replay(cfg.buffer, n_state)
+    for i, inst in enumerate(streams):
+        expert_transitions(inst, history, seed=seed + i)
+    returns = []
+    for ep in range(episodes):
+        t0 = time.perf_counter()
+        env = make_env(streams[ep % len(streams)], NodeBestFit())
+        s, _ = env.reset(seed=seed + ep)
+        total, done = 0.0, False
+        while not done:
+            noise = cfg.noise * torch.randn(1, generator=gen).numpy()
+            a = np.clip(agent.action(s) + noise, -1.0, 1.0).astype(np.float32)
+            s2, r, done, _, _ = env.step(a)
+            live.add(s, a, r, s2, done)
+            s, total = s2, total + r
+            if len(live) + len(history) >= cfg.batch:
+                agent.update(dual_batch(history, live, cfg.batch, cfg.beta, rng))
+        returns.append(total)
+        if log:
+            log(f"episode {ep}: return {total:.1f} ({time.perf_counter() - t0:.1f} s)")
+    return agent, returns
+
+
+__all__ = ["Actor", "Config", "Critic", "EadeAgent", "Replay", "TokenAttention", "dual_batch", "evaluate",
+           "expert_transitions", "seeded", "train"]
