@@ -10,6 +10,13 @@ seeds), fragmentation ``F`` and load variance (:mod:`packing.metrics`), and seco
     python benchmarks/bench_multicluster.py                       # 10 held-out streams
     python benchmarks/bench_multicluster.py --seeds 3 --tasks 400 --json out.json
     python benchmarks/bench_multicluster.py --agent eade.pt       # add a trained EADE-DDPG row
+    python benchmarks/bench_multicluster.py --train-eade eade.pt --train-streams 20 --episodes 40 \
+        --set gamma=0.5 --set tau_soft=0.02                       # train on seeds 0..19, then report
+
+With ``--train-eade FILE`` it trains EADE-DDPG (:func:`policies.agents.eade.train`, one thread) on the
+streams of seeds ``0 .. train-streams - 1`` (disjoint from the reported seeds), saves the checkpoint
+to FILE and adds its row; ``--set NAME=VALUE`` overrides a hyper-parameter of
+:class:`policies.agents.eade.Config`.
 
 Needs the data in ../shared/data (alibaba-gpu-v2020 and alibaba-gpu-v2023), or ``--data``.
 """
@@ -45,6 +52,27 @@ def _agent_row(inst: Any, path: str) -> dict[str, Any]:
     return metrics_row(inst, "eade-ddpg", placement, time.perf_counter() - t0)
 
 
+def _train(args: argparse.Namespace) -> str:
+    import torch
+
+    from policies.agents.eade import train
+
+    torch.set_num_threads(1)
+    overrides: dict[str, Any] = {}
+    for item in args.set:
+        k, v = item.split("=", 1)
+        overrides[k] = tuple(int(x) for x in v.split(",")) if k == "hidden" else float(v)
+        if k in ("embed", "heads", "batch", "buffer"):
+            overrides[k] = int(v)
+    streams = [generate_multicluster(args.data, args.data, clusters=args.clusters, nodes=args.nodes,
+                                     tasks=args.tasks, seed=s) for s in range(args.train_streams)]
+    t0 = time.perf_counter()
+    agent, _ = train(streams, episodes=args.episodes, seed=0, log=lambda m: print(m, flush=True), **overrides)
+    print(f"trained in {time.perf_counter() - t0:.0f} s ({args.episodes} episodes, {len(streams)} streams)")
+    agent.save(args.train_eade)
+    return str(args.train_eade)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
@@ -55,10 +83,16 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=220)
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--agent", default=None, help="a trained EADE-DDPG checkpoint (policies.agents.eade)")
+    ap.add_argument("--train-eade", default=None, help="train EADE-DDPG first and save it here")
+    ap.add_argument("--train-streams", type=int, default=20)
+    ap.add_argument("--episodes", type=int, default=40)
+    ap.add_argument("--set", action="append", default=[], help="Config override NAME=VALUE")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     names = [n for n in args.policies.split(",") if n]
+    if args.train_eade:
+        args.agent = _train(args)
     rows: dict[str, list[dict[str, Any]]] = {n: [] for n in ["optimum", *names]}
     if args.agent:
         rows["eade-ddpg"] = []
