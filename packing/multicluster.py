@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from packing.engine import DELAYED, PLACED, Engine
+from packing.engine import PLACED, Engine
 from packing.env import PlacementEnv
 from packing.env_actions import ContinuousCluster
 from packing.env_layout import EnvLayout, cluster_utilisation
@@ -159,7 +159,7 @@ class EadeReward:
 
     def __call__(self, before: StepStats, after: StepStats, outcome: Outcome) -> float:
         """``(Score - 1) * tau`` when placed, ``-penalty`` for an invalid action or WAIT."""
-        if outcome.invalid or outcome.result == DELAYED or outcome.result != PLACED:
+        if outcome.invalid or outcome.result != PLACED:  # invalid cluster, or WAIT (DELAYED)
             return eade_reward(self._u, None, tau=self.tau, penalty=self.reject_penalty)
         return eade_reward(self._u, int(self._cluster_of[outcome.action]), tau=self.tau,
                            penalty=self.reject_penalty)
