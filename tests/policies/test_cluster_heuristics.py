@@ -103,3 +103,15 @@ def test_no_policy_beats_the_proven_optimum() -> None:
     assert bound is not None and bound[0] == opt.bound
     for name in ("mc-bf", "mc-greedy", "mc-util", "mc-expert", "bf", "gpu-bestfit"):
         assert policy_row(inst, name)["deployed"] <= opt.deployed
+
+
+def test_optimum_falls_back_to_the_solver_when_cpu_binds() -> None:
+    from vbp.multicluster import card_bound, optimum
+
+    ht = HostType("h", (10.0, 10.0), 1, cluster="c0", gpus=2, gpu_capacity=(1000.0,))
+    inst = Instance("cpu-binds", ("cpu", "mem"), (ht,),
+                    (App("t", (6.0, 1.0), 3, gpu_cards=1, gpu_per_card=(300.0,)),), gpu_resources=("core",))
+    relax = card_bound(inst)
+    assert relax is not None and relax[0] == 3  # the cards alone would take all three
+    opt = optimum(inst, time_limit=10)
+    assert (opt.deployed, opt.bound, opt.proven, opt.method) == (1, 1, True, "solver")
