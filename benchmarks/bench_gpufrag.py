@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -30,7 +31,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from packing.loaders.openb import load_openb  # noqa: E402
-from vbp.gpufrag import DEFAULT_POLICIES, LEVELS, evaluate, evaluate_bound, train_fgd_plus  # noqa: E402
+from vbp.gpufrag import (  # noqa: E402
+    DEFAULT_POLICIES,
+    LEVELS,
+    evaluate,
+    evaluate_bound,
+    grid_fgd_plus,
+    train_fgd_plus,
+)
 
 
 def main() -> None:
@@ -48,6 +56,8 @@ def main() -> None:
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--checkpoint", default=None)
+    ap.add_argument("--grid", default=None, help="instead of PSO, try these weight vectors (';'-separated, "
+                    "each ','-separated) and theta = 0")
     args = ap.parse_args()
     if not Path(args.data).is_dir():
         sys.exit(f"no data at {args.data}")
@@ -101,14 +111,23 @@ def train(args: argparse.Namespace, inst: object, t0: float) -> None:
     seeds = [int(s) for s in args.train_seeds.split(",")]
     if set(seeds) & set(range(42, 52)):
         sys.exit("training seeds must not overlap the reported seeds 42..51")
-    w, cost, hist = train_fgd_plus(inst, seeds, until=args.train_until, particles=args.particles,  # type: ignore[arg-type]
-                                   iters=args.iters, workers=args.workers, checkpoint=args.checkpoint,
-                                   log=lambda m: print(m, file=sys.stderr, flush=True))
-    cmd = "python benchmarks/bench_gpufrag.py " + " ".join(sys.argv[1:])
+    if args.grid:
+        cands = [[float(v) for v in c.split(",")] for c in args.grid.split(";") if c.strip()]
+        w, cost, hist = grid_fgd_plus(inst, seeds, cands, until=args.train_until,  # type: ignore[arg-type]
+                                      workers=args.workers)
+        for row in hist:
+            print(row, file=sys.stderr)
+    else:
+        w, cost, hist = train_fgd_plus(inst, seeds, until=args.train_until,  # type: ignore[arg-type]
+                                       particles=args.particles, iters=args.iters, workers=args.workers,
+                                       checkpoint=args.checkpoint,
+                                       log=lambda m: print(m, file=sys.stderr, flush=True))
+    cmd = "python benchmarks/bench_gpufrag.py " + shlex.join(sys.argv[1:])
     save_plus_weights(args.train_fgd_plus, w.tolist(), {
         "command": cmd, "pods": args.pods, "seeds": seeds, "until": args.train_until, "level": 100,
         "objective": "mean unallocated GPU % at 100% arrived over the training seeds",
-        "particles": args.particles, "iters": args.iters, "cost": round(cost, 4), "history": hist,
+        "search": "grid" if args.grid else "pso", "particles": args.particles, "iters": args.iters,
+        "cost": round(cost, 4), "history": hist,
         "seconds": round(time.perf_counter() - t0, 1)})
     print(f"weights {np.round(w, 4).tolist()} cost {cost:.3f} written to {args.train_fgd_plus} "
           f"({time.perf_counter() - t0:.0f} s)")

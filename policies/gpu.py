@@ -348,6 +348,32 @@ class GpuClustering(GpuPolicy):
         return h
 
 
+_HASH = np.random.default_rng(0x9E3779B9).integers(1, 2**63, size=64, dtype=np.uint64) | np.uint64(1)
+"""Odd multipliers of the row hash of :func:`_unique_rows` (fixed, so results never depend on them)."""
+
+
+def _unique_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, inverse)`` of the distinct rows of ``key``, shape ``(m, d)`` float64.
+
+    As ``np.unique(key, axis=0, return_index=True, return_inverse=True)[1:]`` up to the order of groups.
+    Rows are hashed (their bit patterns times fixed odd multipliers, summed modulo 2^64) and grouped by
+    the 1-D hash, which sorts far faster than ``np.unique(axis=0)``; every row is then compared with its
+    group's first row, and any collision falls back to ``np.unique(axis=0)``, so the result is exact.
+    """
+    bits = np.ascontiguousarray(key, dtype=np.float64).view(np.uint64)
+    d = bits.shape[1]
+    if d > len(_HASH):
+        _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        return first, np.asarray(inv).reshape(-1)
+    h = (bits * _HASH[:d][None, :]).sum(axis=1, dtype=np.uint64)
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    inv = np.asarray(inv).reshape(-1)
+    if not np.array_equal(bits, bits[first][inv]):
+        _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        inv = np.asarray(inv).reshape(-1)
+    return first, inv
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
@@ -412,9 +438,9 @@ class FGD(GpuPolicy):
             return fragmentation(free, cards, cap, types, self._dist)
         key = np.concatenate([types[:, None].astype(np.float64), cap[:, None], free,
                               -np.sort(-cards, axis=1)], axis=1)
-        uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        first, inv = _unique_rows(key)
         f = fragmentation(free[first], cards[first], cap[first], types[first], self._dist)
-        return f[np.asarray(inv).reshape(-1)]
+        return f[inv]
 
     def candidates(self, obs: Observation, hosts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Node scores of ``hosts`` and their best cards.

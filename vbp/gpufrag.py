@@ -860,7 +860,46 @@ def train_fgd_plus(instance: Instance, seeds: Sequence[int], *, until: float = 1
         _TRAIN.clear()
     return np.asarray(res.best_position, dtype=np.float64), float(res.best_cost), history
 
+
+def grid_fgd_plus(instance: Instance, seeds: Sequence[int], candidates: Sequence[Sequence[float]], *,
+                  until: float = 1.01, level: int = 100, workers: int = 1
+                  ) -> tuple[np.ndarray, float, list[dict[str, Any]]]:
+    """Pick FGD+'s weights among ``candidates`` by the cost of :func:`train_fgd_plus` (a short search).
+
+    ``theta = 0`` (exactly FGD) is always among the candidates, so the pick is never worse than FGD on
+    the training ``seeds`` (keep them disjoint from the reported seeds 42..51).
+
+    Returns:
+        ``(weights, cost, table)``: the best weights, their cost, and every candidate's cost.
+    """
+    import multiprocessing
+
+    from policies.gpu import PLUS_FEATURES
+
+    if level + 1 > round(until * 100):
+        raise ValueError(f"until={until} stops before level {level} + 1")
+    cands = [tuple(0.0 for _ in PLUS_FEATURES)] + [tuple(float(v) for v in c) for c in candidates]
+    if any(len(c) != len(PLUS_FEATURES) for c in cands):
+        raise ValueError(f"every candidate needs {len(PLUS_FEATURES)} weights")
+    _TRAIN[:] = [build_workload(instance, int(s), until) for s in seeds]
+    jobs = [(c, i, level) for c in cands for i in range(len(_TRAIN))]
+    try:
+        if workers > 1:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                costs = pool.map(_plus_cost, jobs)
+        else:
+            costs = [_plus_cost(j) for j in jobs]
+    finally:
+        _TRAIN.clear()
+    per = np.array(costs).reshape(len(cands), len(seeds))
+    mean = per.mean(axis=1)
+    best = int(np.argmin(mean))  # ties: the earliest candidate (FGD first)
+    table = [{"weights": list(c), "cost": round(float(m), 4), "per_seed": [round(float(x), 4) for x in row]}
+             for c, m, row in zip(cands, mean, per, strict=True)]
+    return np.array(cands[best]), float(mean[best]), table
+
 __all__ = ["BOUND_CLIQUES", "DEFAULT_POLICIES", "FIT_RESOURCES", "LEVELS", "PAPER_CLUSTER", "PAPER_NAMES",
            "PUBLISHED", "BoundResult", "GpuBound", "PolicyResult", "Run", "Workload", "build_workload",
            "evaluate", "evaluate_bound", "gpu_capacity", "is_paper_cluster", "make_policy", "plot_curves",
-           "pod_list_name", "pod_sequence", "run_policy", "task_gpu", "train_fgd_plus"]
+           "pod_list_name", "pod_sequence", "run_policy", "task_gpu", "train_fgd_plus",
+           "grid_fgd_plus"]
