@@ -162,3 +162,16 @@ def test_evaluate_bound_matches_the_median_of_seeds(small: Instance) -> None:
             assert (v is None) == (pol[k] is None)
             assert v is None or pol[k] is None or v <= pol[k] + 1e-9
     assert br.at([200])["200"] is None
+
+
+def test_grid_search_for_fgd_plus_keeps_fgd_as_a_candidate(small: Instance) -> None:
+    from vbp.gpufrag import grid_fgd_plus
+
+    w, cost, table = grid_fgd_plus(small, [0, 1], [[0, 0, 0, 0, -0.5], [0, 0, 0, 0, 3.0]], until=1.3)
+    assert len(table) == 3 and table[0]["weights"] == [0.0] * 5
+    assert cost == min(t["cost"] for t in table) or np.isnan(cost)
+    assert w.shape == (5,)
+    with pytest.raises(ValueError):
+        grid_fgd_plus(small, [0], [[1.0]], until=1.3)
+    with pytest.raises(ValueError):
+        grid_fgd_plus(small, [0], [], until=1.0)
