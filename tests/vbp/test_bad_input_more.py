@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_bad_input import run  # one in-process CLI runner for both bad-input modules
 
 from packing.errors import InputError, Problem
-from vbp.cli import main
 from vbp.cli.common import MAX_ORDERS, MAX_SEED
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,14 +42,6 @@ INFEASIBLE: dict[str, Any] = {
 }
 
 
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run ``vbp ARGS`` in-process; return (exit status, stdout, stderr), never a traceback."""
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    code = e.value.code
-    return (code if isinstance(code, int) else (0 if code is None else 1)), out, err
 
 
 def write(tmp_path: Path, name: str, content: Any) -> str:
