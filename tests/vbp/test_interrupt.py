@@ -69,14 +69,16 @@ def test_sigint_prints_the_best_so_far_and_exits_130(tmp_path: Path, as_json: bo
         assert proc.poll() is None, "the solve ended before the interrupt"
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=10)
+        # a first-run numba compile (fresh clone, cold cache) cannot be interrupted: allow for it,
+        # while still far below the 60 s the solve would run without the interrupt
+        stdout, stderr = proc.communicate(timeout=45)
         took = time.monotonic() - t0
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     assert proc.returncode == 130, (proc.returncode, stdout, stderr)
-    assert took < 10, took
+    assert took < 40, took
     assert "Traceback" not in stderr and "interrupted" in stderr
     if as_json:
         doc = json.loads(stdout)
