@@ -33,9 +33,10 @@ Record
 
 Fast path
     A policy with a compiled whole-episode kernel (:class:`packing.policy.CompiledEpisode`) runs the
-    whole episode in one call (:meth:`Engine.run_compiled`) when there are no departures, no waiting
-    and :meth:`~packing.policy.CompiledEpisode.compiled_supports` holds. It makes the same decisions
-    (tested decision by decision), and the record is filled with vectorised arithmetic.
+    whole episode in one call (``Engine.reset(order, compiled=policy)``) when there are no
+    departures, no waiting and :meth:`~packing.policy.CompiledEpisode.compiled_supports` holds. It
+    makes the same decisions (tested decision by decision), and the record is filled with vectorised
+    arithmetic.
 """
 
 from __future__ import annotations
@@ -591,23 +592,14 @@ class Engine:
 
     # -- the compiled fast path -----------------------------------------------------------------
     def can_run_compiled(self, policy: Any) -> bool:
-        """Whether :meth:`run_compiled` applies: a fresh episode without departures or waiting."""
+        """Whether the compiled fast path applies: a fresh episode without departures or waiting."""
         return (implements(policy, CompiledEpisode) and not self.wait_when_full
                 and self._slots is None and not self.departed
                 and self._static
                 and bool(policy.compiled_supports(self.state)))
 
-    def run_compiled(self, policy: CompiledEpisode) -> None:
-        """Run the rest of a fresh episode in the policy's compiled kernel (see the module docstring).
-
-        Raises:
-            RuntimeError: :meth:`can_run_compiled` does not hold.
-        """
-        if not self.can_run_compiled(policy):
-            raise RuntimeError("the compiled fast path does not apply to this episode")
-        self._run_compiled(policy)
-
     def _run_compiled(self, policy: CompiledEpisode) -> None:
+        """Run the fresh episode in the policy's compiled kernel (see the module docstring)."""
         self._rewind()
         inst = self.instance
         arr = self.arrivals

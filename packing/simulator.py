@@ -305,17 +305,15 @@ def simulate(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarr
         mask = eng.mask()
         try:
             h = int(policy.act(obs, mask))
-        except PolicyError:
-            raise
         except (TypeError, ValueError) as e:
             raise PolicyError(f"policy {name!r} returned a non-integer action: {e}") from None
-        if h >= 0 and not (h < inst.n_hosts and mask[h]):
-            raise PolicyError(f"policy {name!r} chose host {h} for app {inst.apps[d.app].name!r}, "
-                              "which the mask forbids")
         if h != WAIT and h < 0:
             raise PolicyError(f"policy {name!r} returned {h}: neither a host nor WAIT ({WAIT})")
         cards = policy.choose_cards(obs, h) if cards_by_policy and h >= 0 else None  # type: ignore[attr-defined]
-        d = eng.step(h, cards)
+        try:
+            d = eng.step(h, cards)  # the engine refuses a host outside the mask, or unfit cards
+        except PolicyError as e:
+            raise PolicyError(f"policy {name!r}: {e}") from None
     return _result(eng, name, check_result)
 
 
