@@ -19,6 +19,7 @@ random numbers) and :func:`evaluate_policies` runs it on an executor.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -146,7 +147,7 @@ def order_tasks(scenario: str, policies: Sequence[PolicySpec], n_orders: int, se
 def snapshot_tasks(scenario: str, policies: Sequence[PolicySpec], k: int, keep: float, seed: int,
                    options: RunOptions = DEFAULT_OPTIONS) -> list[RunTask]:
     """Every policy on ``k`` resampled snapshots, as :func:`packing.simulator.evaluate_snapshots`."""
-    opts = RunOptions(options.check, options.trajectory, options.placement, keep)
+    opts = dataclasses.replace(options, keep=keep)
     return [RunTask(p, scenario, None, run_seed(seed, i), opts) for p in policies for i in range(k)]
 
 

@@ -311,6 +311,22 @@ def build_workload(instance: Instance, seed: int, until: float = 1.3,
     return Workload(tuned, dist, seed, n_listed, n_res, cap)
 
 
+def _level_bins(ratio: np.ndarray, until: int) -> list[tuple[int, int]]:
+    """Per level ``0..until``, the slice ``[lo, hi)`` of the sorted ``ratio`` that the level averages.
+
+    ``ratio`` is the records' arrived demand in whole percent. A level takes the records at it, or at
+    ``L-1..L+1`` when there is none (``hi == lo``: no record), as ``merge_alloc_discrete.py``.
+    """
+    out = []
+    for lvl in range(until + 1):
+        lo, hi = int(np.searchsorted(ratio, lvl, "left")), int(np.searchsorted(ratio, lvl, "right"))
+        if hi == lo:
+            lo = int(np.searchsorted(ratio, lvl - 1, "left"))
+            hi = int(np.searchsorted(ratio, lvl + 1, "right"))
+        out.append((lo, hi))
+    return out
+
+
 @dataclass(frozen=True)
 class Run:
     """One policy on one workload: a record after every arrival (see the module docstring, step 2).
@@ -359,12 +375,8 @@ class Run:
             raise ValueError(f"unknown metric {what!r}")
         out = np.full(until + 1, np.nan)
         order = np.argsort(ratio, kind="stable")
-        r, v = ratio[order], val[order]
-        csum = np.concatenate([[0.0], np.cumsum(v)])
-        for lvl in range(until + 1):
-            lo, hi = np.searchsorted(r, lvl, "left"), np.searchsorted(r, lvl, "right")
-            if hi == lo:
-                lo, hi = np.searchsorted(r, lvl - 1, "left"), np.searchsorted(r, lvl + 1, "right")
+        csum = np.concatenate([[0.0], np.cumsum(val[order])])
+        for lvl, (lo, hi) in enumerate(_level_bins(ratio[order], until)):
             if hi > lo:
                 out[lvl] = (csum[hi] - csum[lo]) / (hi - lo)
         return 100.0 - out if what == "unallocated" else out
@@ -698,12 +710,7 @@ class GpuBound:
         cap = workload.capacity
         ratio = np.round(arrived / cap * 100.0)
         last = np.full(until + 1, -1, dtype=np.int64)  # record index (= pods arrived) per level
-        for lvl in range(until + 1):
-            hi = int(np.searchsorted(ratio, lvl, "right"))
-            lo = int(np.searchsorted(ratio, lvl, "left"))
-            if hi == lo:
-                lo = int(np.searchsorted(ratio, lvl - 1, "left"))
-                hi = int(np.searchsorted(ratio, lvl + 1, "right"))
+        for lvl, (lo, hi) in enumerate(_level_bins(ratio, until)):  # ratio is sorted (a cumsum)
             if hi > lo:
                 last[lvl] = hi - 1
         have = np.flatnonzero(last >= 0)
@@ -790,7 +797,8 @@ def _plus_cost(args: tuple[tuple[float, ...], int, int]) -> float:
     """Unallocated GPU % at ``level`` of FGD+ with ``weights`` on training workload ``i``."""
     weights, i, level = args
     wl = _TRAIN[i]
-    run = run_policy(wl, FGDPlus(shapes=wl.dist, weights=list(weights)), check_result=False)
+    run = run_policy(wl, FGDPlus(shapes=wl.dist, weights=list(weights)))  # checked: the check costs
+    # nothing measurable next to the replay (about 7 s per openb run either way)
     return float(run.levels("unallocated", level + 1)[level])
 
 

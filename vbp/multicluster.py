@@ -223,7 +223,7 @@ def _decode(inst: Instance, cards: list[tuple[int, list[int]]]) -> Placement:
 
 
 def _deployed(inst: Instance, p: Placement) -> int:
-    return int((p.host_array(inst) >= 0).sum())
+    return compute_metrics(inst, p).deployed
 
 
 def optimum(inst: Instance, *, time_limit: float = 60.0, hint: Placement | None = None) -> Optimum:
@@ -233,8 +233,15 @@ def optimum(inst: Instance, *, time_limit: float = 60.0, hint: Placement | None 
         inst: the instance.
         time_limit: seconds for the relaxation and, if needed, the solver each.
         hint: a feasible placement (e.g. the best policy's) for the solver and as a fallback.
+
+    Raises:
+        ValueError: ``hint`` breaks a constraint (:func:`packing.checker.check`).
     """
     t0 = time.perf_counter()
+    if hint is not None:  # the only placement here that no check saw yet (the solver's are verified)
+        bad = check(inst, hint)
+        if bad:
+            raise ValueError(f"hint: the placement breaks {len(bad)} constraint(s): {bad[0]}")
     best: Placement | None = hint
     bound: int | None = None
     relax = card_bound(inst, time_limit=time_limit)

@@ -10,7 +10,7 @@ import pytest
 from packing.checker import check
 from packing.feasibility import ClusterState
 from packing.generators.multicluster import generate_multicluster
-from packing.model import App, HostType, Instance
+from packing.model import App, HostType, Instance, Placement
 from packing.multicluster import make_env
 from packing.policy import Observation
 from packing.simulator import simulate
@@ -115,3 +115,14 @@ def test_optimum_falls_back_to_the_solver_when_cpu_binds() -> None:
     assert relax is not None and relax[0] == 3  # the cards alone would take all three
     opt = optimum(inst, time_limit=10)
     assert (opt.deployed, opt.bound, opt.proven, opt.method) == (1, 1, True, "solver")
+
+
+def test_optimum_refuses_an_infeasible_hint() -> None:
+    from vbp.multicluster import optimum
+
+    ht = HostType("h", (10.0, 10.0), 1, cluster="c0", gpus=2, gpu_capacity=(1000.0,))
+    inst = Instance("cpu-binds", ("cpu", "mem"), (ht,),
+                    (App("t", (6.0, 1.0), 3, gpu_cards=1, gpu_per_card=(300.0,)),), gpu_resources=("core",))
+    bad = Placement.from_arrays(inst, np.zeros(3, dtype=np.int64), [(0,), (0,), (1,)])  # 18 CPU on 10
+    with pytest.raises(ValueError, match="hint"):
+        optimum(inst, time_limit=5, hint=bad)
