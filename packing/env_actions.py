@@ -267,7 +267,7 @@ class ContinuousCluster:
         out = np.zeros(self.n_bins(layout), dtype=np.int8)
         mask = engine.mask()
         if len(mask):
-            out[: layout.n_clusters] = np.bincount(layout.cluster_of[mask], minlength=layout.n_clusters) > 0
+            out[: layout.n_clusters] = layout.clusters_with(mask)
         if self.wait and not engine.done:
             out[-1] = 1
         return out

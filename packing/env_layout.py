@@ -34,7 +34,7 @@ import numpy as np
 
 from packing.engine import Engine, arrivals
 from packing.feasibility import ClusterState
-from packing.metrics import cluster_labels, state_loads
+from packing.metrics import cluster_labels, state_loads, utilisation_rate
 from packing.model import Instance
 
 
@@ -98,6 +98,10 @@ class EnvLayout:
     def n_demand_features(self) -> int:
         """``F_d``."""
         return int(self.demand_table.shape[1])
+
+    def clusters_with(self, mask: np.ndarray) -> np.ndarray:
+        """Clusters with a host in ``mask`` (``(n_hosts,)`` bool), shape ``(n_clusters,)`` bool."""
+        return np.bincount(self.cluster_of[mask], minlength=self.n_clusters) > 0
 
     @classmethod
     def of(cls, instance: Instance) -> EnvLayout:
@@ -165,20 +169,24 @@ def demand_features(layout: EnvLayout, engine: Engine) -> np.ndarray:
     return layout.demand_table[d.app].copy()
 
 
+def cluster_loads(layout: EnvLayout, state: ClusterState) -> tuple[np.ndarray, np.ndarray]:
+    """Allocated and total capacity per cluster and metric resource.
+
+    Returns:
+        ``(load, capacity)``, each of shape ``(n_clusters, n_metric)``.
+    """
+    load, _ = state_loads(state)
+    return layout.cluster_matrix @ load, np.asarray(layout.cluster_capacity)
+
+
 def cluster_utilisation(layout: EnvLayout, engine: Engine) -> np.ndarray:
     """EADE-DDPG ``U_n`` per cluster now, shape ``(n_clusters,)``.
 
-    As :func:`packing.metrics.compute_metrics`: ``U_n`` is the mean over metric resources with
-    capacity in cluster ``n`` of allocated / total capacity of the cluster (used or not); 0 for a
-    cluster without capacity.
+    As :func:`packing.metrics.compute_metrics` (both use :func:`packing.metrics.utilisation_rate`):
+    ``U_n`` is the mean over metric resources with capacity in cluster ``n`` of allocated / total
+    capacity of the cluster (used or not); 0 for a cluster without capacity.
     """
-    load, _ = state_loads(engine.state)
-    per = layout.cluster_matrix @ load  # (n_clusters, n_metric)
-    total = layout.cluster_capacity
-    has = total > 0
-    share = np.divide(per, total, out=np.zeros_like(per), where=has)
-    n = has.sum(axis=1)
-    return np.divide(share.sum(axis=1), n, out=np.zeros(len(n)), where=n > 0)
+    return utilisation_rate(*cluster_loads(layout, engine.state))
 
 
-__all__ = ["EnvLayout", "cluster_utilisation", "demand_features", "host_features"]
+__all__ = ["EnvLayout", "cluster_loads", "cluster_utilisation", "demand_features", "host_features"]

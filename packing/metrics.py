@@ -142,6 +142,22 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
+def utilisation_rate(load: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """EADE-DDPG ``U_n`` per row: the mean over resources with capacity of load / capacity.
+
+    Args:
+        load: allocated per cluster and metric resource, shape ``(n_clusters, n_res)``.
+        capacity: total capacity per cluster and metric resource (used hosts or not), same shape.
+
+    Returns:
+        ``U_n``, shape ``(n_clusters,)``; 0 for a row without capacity.
+    """
+    has = capacity > 0
+    share = _ratio(np.asarray(load, dtype=np.float64), np.asarray(capacity, dtype=np.float64))
+    n = has.sum(axis=1)
+    return np.divide(share.sum(axis=1), n, out=np.zeros(len(n)), where=n > 0)
+
+
 def cluster_labels(instance: Instance, clusters: Sequence[Any] | np.ndarray | None = None
                    ) -> np.ndarray:
     """Cluster name of each host, shape ``(n_hosts,)`` (strings).
@@ -184,16 +200,16 @@ def compute_metrics(instance: Instance, placement: Placement,
     alloc = _ratio(load.sum(axis=0), cap.sum(axis=0))
     sigma = sigma_rate(load[used].sum(axis=0), cap[used].sum(axis=0))
     labels = cluster_labels(instance, clusters)
-    util: dict[str, float] = {}
-    frag = []
-    for name in dict.fromkeys(labels.tolist()):
+    groups = list(dict.fromkeys(labels.tolist()))
+    c_load = np.zeros((len(groups), len(names)))
+    c_cap = np.zeros((len(groups), len(names)))
+    for i, name in enumerate(groups):
         sel = labels == name
-        total = cap[sel].sum(axis=0)
-        has = total > 0
-        share = load[sel].sum(axis=0)[has] / total[has]
-        util[str(name)] = float(share.mean()) if has.any() else 0.0
-        frag.append(float((1.0 - share).sum()))
-    u = np.array(list(util.values()), dtype=np.float64)
+        c_load[i], c_cap[i] = load[sel].sum(axis=0), cap[sel].sum(axis=0)
+    u = utilisation_rate(c_load, c_cap)
+    util = {str(name): float(x) for name, x in zip(groups, u, strict=True)}
+    free = 1.0 - _ratio(c_load, c_cap)
+    frag = [float(f[has].sum()) for f, has in zip(free, c_cap > 0, strict=True)]
     return Metrics(
         hosts_used=int(used.sum()),
         total_cost=float(instance.host_cost[used].sum()),
@@ -222,5 +238,5 @@ def host_utilisation(instance: Instance, placement: Placement) -> np.ndarray:
 
 __all__ = [
     "DEFAULT_CLUSTER", "Metrics", "cluster_labels", "compute_metrics", "host_utilisation",
-    "metric_resources", "sigma_rate", "state_loads",
+    "metric_resources", "sigma_rate", "state_loads", "utilisation_rate",
 ]

@@ -39,10 +39,10 @@ from gymnasium import spaces
 from packing.engine import PLACED, Engine
 from packing.env import PlacementEnv
 from packing.env_actions import ContinuousCluster
-from packing.env_layout import EnvLayout, cluster_utilisation
+from packing.env_layout import EnvLayout, cluster_loads, cluster_utilisation
 from packing.env_rewards import Outcome, StepStats, measure
 from packing.feasibility import ClusterState
-from packing.metrics import state_loads
+from packing.metrics import utilisation_rate
 from packing.model import Instance
 from packing.policy import Policy
 
@@ -51,16 +51,6 @@ TAU = 10.0
 
 FAIL_PENALTY = 50.0
 """The paper's failure penalty."""
-
-
-def cluster_loads(layout: EnvLayout, state: ClusterState) -> tuple[np.ndarray, np.ndarray]:
-    """Allocated and total capacity per cluster and metric resource.
-
-    Returns:
-        ``(load, capacity)``, each of shape ``(n_clusters, n_metric)``.
-    """
-    load, _ = state_loads(state)
-    return layout.cluster_matrix @ load, np.asarray(layout.cluster_capacity)
 
 
 def metric_demand(layout: EnvLayout, app: int) -> np.ndarray:
@@ -87,11 +77,11 @@ def metric_demand(layout: EnvLayout, app: int) -> np.ndarray:
 
 
 def utilisation(load: np.ndarray, capacity: np.ndarray) -> np.ndarray:
-    """``U_n``: mean over resources with capacity of load / capacity, shape ``(n_clusters,)``."""
-    has = capacity > 0
-    share = np.divide(load, capacity, out=np.zeros_like(load, dtype=np.float64), where=has)
-    n = has.sum(axis=1)
-    return np.divide(share.sum(axis=1), n, out=np.zeros(len(n)), where=n > 0)
+    """``U_n``: mean over resources with capacity of load / capacity, shape ``(n_clusters,)``.
+
+    :func:`packing.metrics.utilisation_rate`, the formula :func:`packing.metrics.compute_metrics` uses.
+    """
+    return utilisation_rate(load, capacity)
 
 
 def score(u: np.ndarray, c: int) -> float:

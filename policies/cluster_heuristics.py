@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from packing.env_layout import EnvLayout
+from packing.metrics import state_loads
 from packing.multicluster import cluster_loads, metric_demand, scores_after
 from policies.base import WAIT, BasePolicy, Observation, choose
 
@@ -53,8 +54,8 @@ class NodeBestFit(BasePolicy):
         cap = np.where(st.capacity > 0, st.capacity, 1.0)
         left = ((st.capacity - st.used - inst.demand[a]) / cap).sum(axis=1)
         if inst.gpu_resources and inst.max_gpus:
-            g_cap = st.card_capacity * inst.host_gpus[:, None]  # (h, r)
-            g_used = st.card_used.sum(axis=1)
+            m_load, m_cap = state_loads(st)  # GPU columns: card sums per host
+            g_used, g_cap = m_load[:, inst.n_resources:], m_cap[:, inst.n_resources:]
             k = int(inst.gpu_cards[a])
             whole = inst.apps[a].gpu_whole
             load = st.card_capacity if whole else np.broadcast_to(inst.gpu_demand[a], g_cap.shape)
@@ -101,8 +102,7 @@ class ClusterPolicy(BasePolicy):
 
     def feasible_clusters(self, obs: Observation, mask: np.ndarray) -> np.ndarray:
         """Clusters with a host in ``mask``, shape ``(n_clusters,)`` bool."""
-        lay = self.layout(obs)
-        return np.bincount(lay.cluster_of[mask], minlength=lay.n_clusters) > 0
+        return self.layout(obs).clusters_with(mask)
 
     def pick(self, obs: Observation, feasible: np.ndarray) -> int:
         """The cluster index (``feasible`` has at least one True entry)."""
