@@ -125,3 +125,51 @@ def test_second_sigint_aborts_at_once() -> None:
     doc = json.loads(stdout)
     assert doc["status"] == "interrupted" and doc["objective"] == 9 and doc["lower_bound"] == 7
     assert doc["placement"] is None and "Traceback" not in stderr
+
+
+GRABBING = """
+import ctypes, signal, sys, time, solvers
+from solvers.result import Progress
+libc = ctypes.CDLL(None)
+libc.signal.restype = ctypes.c_void_p
+libc.signal.argtypes = [ctypes.c_int, ctypes.c_void_p]
+real = solvers.solve
+def grabbing(inst, method, **kw):
+    # what CBC does during branch and bound: its own SIGINT disposition for a while (here: ignore)
+    saved = libc.signal(signal.SIGINT, 1)  # SIG_IGN
+    kw["callback"](Progress(0.1, 9.0, 7.0, "cpsat", "incumbent"))
+    stop = kw["stop"]
+    stop.wait(10)
+    libc.signal(signal.SIGINT, saved)
+    kw["time_limit"] = 0.5
+    return real(inst, method, **kw)
+solvers.solve = grabbing
+from vbp.cli import main
+main()
+"""
+
+
+def test_sigint_reaches_the_solve_while_a_native_library_holds_the_handler() -> None:
+    """A Ctrl-C that arrives while native code has replaced the SIGINT disposition still stops it.
+
+    Before SIGINT was blocked in every thread and taken with ``sigtimedwait``, a library's own
+    handler (CBC's, during branch and bound) swallowed it and the solve ran to its time limit.
+    """
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", GRABBING, "solve", "sigma", "--json"],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        _wait_for_progress(proc, timeout=30)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+        took = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, (stdout, stderr)
+    assert took < 8, took  # the stand-in waits 10 s for a stop that never comes without the fix
+    doc = json.loads(stdout)
+    assert doc["interrupted"] is True and "Traceback" not in stderr

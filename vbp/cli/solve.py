@@ -64,11 +64,15 @@ class _Aborted(KeyboardInterrupt):
 def _run_stoppable(work: Callable[[StopFlag], SolveResult]) -> tuple[SolveResult, bool]:
     """Run ``work(stop)`` with Ctrl-C wired to ``stop``; return its result and whether stopped.
 
-    The solve runs in a worker thread while the main thread waits, so the SIGINT handler (which
-    Python runs in the main thread only) runs at once even while a solver is inside native code.
-    The first SIGINT sets the flag; the solver then returns its best so far. A second SIGINT
-    raises :class:`KeyboardInterrupt` here (hard abort). Outside the main thread no handler can
-    be installed and the solve runs directly.
+    The solve runs in a worker thread while the main thread waits for SIGINT. On POSIX, SIGINT
+    is blocked in every thread for the duration (the worker and the threads the solvers start
+    inherit the mask) and the main thread takes it with ``sigtimedwait``: native solvers that
+    install a SIGINT handler of their own for a moment (CBC does, during branch and bound)
+    cannot swallow the Ctrl-C, and the main thread sees it even while the worker is inside
+    native code. Elsewhere a Python handler does the same, less robustly. The first SIGINT sets
+    the flag; the solver then returns its best so far. A second SIGINT raises
+    :class:`KeyboardInterrupt` here (hard abort). Outside the main thread no handler can be
+    installed and the solve runs directly.
 
     Raises:
         _Aborted: a second Ctrl-C (the worker thread is still running).
@@ -87,24 +91,34 @@ def _run_stoppable(work: Callable[[StopFlag], SolveResult]) -> tuple[SolveResult
         except BaseException as e:  # noqa: BLE001 - re-raised in the main thread
             box["error"] = e
 
-    def on_sigint(signum: int, frame: object) -> None:
+    def on_sigint(signum: int = signal.SIGINT, frame: object = None) -> None:
         if stop.is_set():
             raise KeyboardInterrupt  # the second Ctrl-C: abort now
         stop.set()
         click.echo("interrupted: stopping the solver; the best placement and bound found so far "
                    "follow (Ctrl-C again to abort)", err=True)
 
+    waitable = hasattr(signal, "pthread_sigmask") and hasattr(signal, "sigtimedwait")
     worker = threading.Thread(target=target, name="vbp-solve", daemon=True)
     previous = signal.signal(signal.SIGINT, on_sigint)
+    if waitable:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         worker.start()
         while worker.is_alive():
-            worker.join(0.5)
+            if not waitable:
+                worker.join(0.5)
+            elif signal.sigtimedwait({signal.SIGINT}, 0.5) is not None:
+                on_sigint()
     except KeyboardInterrupt:
         if worker.is_alive():
             raise _Aborted from None
         raise
     finally:
+        if waitable:
+            while signal.sigtimedwait({signal.SIGINT}, 0) is not None:
+                pass  # a Ctrl-C as the solve ended: its result is complete
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         signal.signal(signal.SIGINT, previous)
     if "error" in box:
         raise box["error"]
