@@ -86,7 +86,14 @@ def _load_swarm(path: Path) -> Policy:
     return SwarmPolicy.load(path)
 
 
+def _load_agent(path: Path) -> Policy:
+    from policies.agents.files import load_agent
+
+    return load_agent(path)
+
+
 register_loader(".json", _load_swarm)  # tuned policies saved by ``vbp train swarm``
+register_loader(".pt", _load_agent)  # learned agents (``policies.agents.files``; needs torch)
 
 
 def get_policy(name: str, **params: Any) -> Policy:

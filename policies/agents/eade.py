@@ -264,20 +264,28 @@ class EadeAgent(BasePolicy):
 
     # -- checkpoints ---------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
-        """``torch.save`` of the state dicts and the config (numbers and tuples only)."""
+        """An agent file (:func:`policies.agents.files.save_agent`, kind ``"eade"``)."""
+        from policies.agents.files import save_agent
+
         nets = {k: getattr(self, k).state_dict() for k in NETS}
-        torch.save({"config": dataclasses.asdict(self.cfg), **nets}, str(path))
+        save_agent("eade", {"config": dataclasses.asdict(self.cfg), **nets}, path)
 
     @classmethod
     def load(cls, path: str | Path) -> EadeAgent:
-        """Read a checkpoint with ``torch.load(weights_only=True)``."""
-        data = torch.load(str(path), weights_only=True)
-        cfg = dict(data["config"])
-        cfg["hidden"] = tuple(cfg["hidden"])
-        agent = cls(Config(**cfg))
-        for k in NETS:
-            getattr(agent, k).load_state_dict(data[k])
-        return agent
+        """Read an agent file (``torch.load(weights_only=True)`` only)."""
+        from policies.agents.files import read_agent_file
+
+        return from_checkpoint(read_agent_file(path))
+
+
+def from_checkpoint(data: dict[str, Any]) -> EadeAgent:
+    """The agent of a loaded ``"eade"`` agent file (:func:`policies.agents.files.load_agent`)."""
+    cfg = dict(data["config"])
+    cfg["hidden"] = tuple(cfg["hidden"])
+    agent = EadeAgent(Config(**cfg))
+    for k in NETS:
+        getattr(agent, k).load_state_dict(data[k])
+    return agent
 
 
 def expert_transitions(instance: Instance, history: Replay, *, seed: int = 0) -> float:
