@@ -27,6 +27,7 @@ FORMAT = 1
 
 KINDS: dict[str, str] = {
     "eade": "policies.agents.eade:from_checkpoint",
+    "gcn-placement": "policies.agents.gcn_placement:from_checkpoint",
 }
 """Agent kind -> ``"module:function"``; the function takes the loaded dict and returns a policy."""
 
