@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from packing.dag.model import Job, Stage, Workload, make_workload
+from packing.dag.model import Job, Stage, Workload, check_acyclic, make_workload
 from packing.errors import InputError, Problem, input_error
 from packing.loaders._csv import CsvReader
 
@@ -167,7 +167,9 @@ def load_dag_csv(path: str | Path, *, duration: Duration = "span", skip_jobs: fr
                     raise input_error(src, f"line {r[0]}, column task_name", f"{r[3]!r}: parent {p} is not a "
                                       f"stage of job {job} (its stages: {sorted(ids)})")
             stages.append(Stage(r[3], r[4], (r[5], r[6]), float(r[7]), tuple(ids[p] for p in r[2])))
-        jobs.append(Job(job, min(r[8] for r in recs), tuple(stages)))
+        jb = Job(job, min(r[8] for r in recs), tuple(stages))
+        check_acyclic(jb, src)
+        jobs.append(jb)
     counts = {"unfinished": len(unfinished), "duplicates": len(dup), "rows": rd.n_rows}
     return jobs, counts
 
