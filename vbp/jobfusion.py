@@ -85,8 +85,10 @@ def member_demand(part: Partition) -> np.ndarray:
 
 def carving_instance(part: Partition, counts: np.ndarray,
                      hosts: list[tuple[str, tuple[float, float], int]], name: str = "carving") -> Instance:
-    """The carving problem: types as apps with ``counts`` (shape ``(Q,)``), host types as bins with
-    cost = capacity in large-host units."""
+    """The carving problem: types as apps with ``counts`` (shape ``(Q,)``), host types as bins.
+
+    A host's cost is its capacity in large-host units (mean over resources).
+    """
     apps = tuple(App(f"type{q}:{part.types[q, 0]:g}c{part.types[q, 1]:g}g", tuple(map(float, part.types[q])),
                      int(counts[q])) for q in range(part.n_types))
     hts = tuple(HostType(n, shape, c, cost=float(_norm(np.array(shape)))) for n, shape, c in hosts)
@@ -115,7 +117,8 @@ class SweepRow:
 
 
 def carve_sweep(workload: Workload, qs: list[int], methods: list[str], *, containers: int = 400,
-                host_shapes: list[str] | None = None, time_limit: float = 5.0, seed: int = 0) -> list[SweepRow]:
+                host_shapes: list[str] | None = None, time_limit: float = 5.0,
+                seed: int = 0) -> list[SweepRow]:
     """Idle share of the carving and its proven bound for each ``q`` and partition method.
 
     Args:
@@ -260,7 +263,8 @@ def carve_cluster(part: Partition, hosts: list[tuple[str, tuple[float, float], i
     for _ in range(surges):
         h = int(rng.choice(on_hosts)) if len(on_hosts) else int(rng.integers(base.n_hosts))
         sg.append(Surge(float(rng.uniform(0, horizon)), h, float(rng.uniform(60, 600))))
-    cluster = Cluster(part.types.copy(), slot_type, best.copy(), offline_cap, tuple(sorted(sg, key=lambda s: s.time)))
+    cluster = Cluster(part.types.copy(), slot_type, best.copy(), offline_cap,
+                      tuple(sorted(sg, key=lambda s: s.time)))
     carved = (part.types * counts[:, None]).sum(axis=0)
     return Carved(cluster, full, pl, float(_norm(on_load.sum(axis=0)) / _norm(cap_total)),
                   float((carved / np.maximum(offline_cap, 1e-12)).mean()))
@@ -311,8 +315,11 @@ class PolicyRow:
 
 
 def sample_jobs(workload: Workload, n: int | None, seed: int, interarrival: float | None) -> Workload:
-    """A seeded sample of ``n`` jobs; with ``interarrival`` their arrivals are re-drawn as a Poisson
-    stream of that mean (seconds), else the trace's arrivals shifted to start at 0."""
+    """A seeded sample of ``n`` jobs (all when ``n`` is None).
+
+    With ``interarrival`` the arrivals are re-drawn as a Poisson stream of that mean (seconds) in a
+    seeded random job order; else the trace's arrivals are kept, shifted to start at 0.
+    """
     rng = np.random.default_rng(seed)
     w = workload
     if n is not None and n < w.n_jobs:
@@ -371,5 +378,6 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
     }
 
 
-__all__ = ["HOST_SHAPES", "Carved", "PolicyRow", "SweepRow", "carve_cluster", "carve_sweep", "carving_instance",
+__all__ = ["HOST_SHAPES", "Carved", "PolicyRow", "SweepRow", "carve_cluster", "carve_sweep",
+           "carving_instance",
            "compare_dag", "container_counts", "dag_bounds", "parse_hosts", "sample_jobs"]

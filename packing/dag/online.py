@@ -2,7 +2,8 @@
 
 ``container_cpuReq_cpuLim.csv`` (``containerID, container_cpuLim, container_cpuReq``, 100 = 1 core) and
 ``container_memReq.csv`` (``containerID, container_memReq``, normalised 0..100) are joined by
-``containerID`` (2 containers of the trace request 0 memory: skipped); memory is converted to GB with :data:`packing.dag.loader.MEM_GB_PER_UNIT`.
+``containerID`` (2 containers of the trace request 0 memory: skipped); memory is converted to GB
+with :data:`packing.dag.loader.MEM_GB_PER_UNIT`.
 """
 
 from __future__ import annotations

@@ -115,7 +115,8 @@ def test_constrained_picks_the_least_distance() -> None:
     p = constrained_clustering(pts, np.array([100.0, 100.0, 1.0]), 2)
     assert p.reached and p.assign[1] == p.assign[2] != p.assign[0]
     assert np.allclose(p.types, [[1, 1], [2, 2]])
-    assert comparable(np.array([1, 2]), np.array([2, 2])) and not comparable(np.array([1, 3]), np.array([3, 1]))
+    assert comparable(np.array([1, 2]), np.array([2, 2]))
+    assert not comparable(np.array([1, 3]), np.array([3, 1]))
 
 
 def test_partition_covers_every_task() -> None:

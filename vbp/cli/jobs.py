@@ -1,0 +1,175 @@
+"""``vbp jobs``: JobFusion on DAG batch jobs (Alibaba v2018 batch_task with DAG task names)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from packing.errors import InputError, Problem
+from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat, check_output
+
+
+def _qs(text: str) -> list[int]:
+    """``"1-8"`` or ``"1,2,4"`` -> sorted distinct ints in 1..64."""
+    out: set[int] = set()
+    try:
+        for part in text.split(","):
+            a, _, b = part.strip().partition("-")
+            lo, hi = int(a), int(b) if b else int(a)
+            out.update(range(lo, hi + 1))
+    except ValueError:
+        raise InputError([Problem("--q", text, "expected numbers and ranges, e.g. 1-8 or 1,2,4")]) from None
+    if not out or min(out) < 1 or max(out) > 64:
+        raise InputError([Problem("--q", text, "every q must be in 1..64")])
+    return sorted(out)
+
+
+def _load(data: str, online: str | None) -> tuple[Any, Any]:
+    from packing.dag.loader import load_dag_folder
+
+    w = load_dag_folder(data)
+    on = None
+    if online is not None:
+        from packing.dag.online import load_online_shapes
+
+        on = load_online_shapes(online)
+    return w, on
+
+
+@click.group("jobs")
+def jobs() -> None:
+    """JobFusion on DAG batch jobs: partition sweep and scheduler comparison against bounds."""
+
+
+@jobs.command("compare")
+@click.argument("data", metavar="DATA")
+@click.option("--policies", "policy_text", default=None,
+              help="Comma-separated DAG policies (default: fifo, sjf, cpf, random, decima-like).")
+@click.option("--jobs", "n_jobs", type=click.IntRange(1, 100_000), default=100, show_default=True,
+              help="Seeded sample of this many jobs.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the sample and overheads.")
+@click.option("--q", "q", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="Container types of JobFusion's partition.")
+@click.option("--hosts", default="32c64g:8,92c288g:8", show_default=True,
+              help="The cluster: <cores>c<GB>g:<count>, comma-separated.")
+@click.option("--interarrival", type=FiniteFloat(0.0), default=10.0, show_default=True,
+              help="Mean seconds between job arrivals (Poisson, seeded); 0: all at once.")
+@click.option("--trace-arrivals", is_flag=True, help="Keep the trace's arrival times instead.")
+@click.option("--online", type=click.Path(file_okay=False), default=None,
+              help="Folder with the online container digests (derived_from_full_container_meta).")
+@click.option("--online-share", type=FiniteFloat(0.0, 0.95), default=0.3, show_default=True,
+              help="Share of the cluster's CPU the online containers hold (with --online).")
+@click.option("--surges", type=click.IntRange(0, 10_000), default=0, show_default=True,
+              help="Seeded online surges that reclaim a host's offline containers for 60-600 s.")
+@click.option("--preempt", is_flag=True, help="Surges kill running offline tasks (else online waits).")
+@click.option("--no-overheads", is_flag=True, help="No scheduling delay, container start or preemption cost.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Plot the JCT distribution of each policy (CDF) with the critical-path bound.")
+def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, hosts: str,
+            interarrival: float, trace_arrivals: bool, online: str | None, online_share: float, surges: int,
+            preempt: bool, no_overheads: bool, as_json: bool, plot: str | None) -> None:
+    """Run DAG scheduling policies on a seeded sample of DATA's jobs, against the bounds.
+
+    DATA is a folder laid out like alibaba-v2018-batch-dag (batch_task*.csv with a header).
+    """
+    from packing.dag.engine import NO_OVERHEADS, Overheads
+    from policies.dag import DAG_POLICIES, DEFAULT_DAG_POLICIES, make_dag_policy
+    from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs
+
+    check_output(plot, "--plot", PLOT_SUFFIXES)
+    names = ([n.strip() for n in policy_text.split(",") if n.strip()] if policy_text
+             else list(DEFAULT_DAG_POLICIES))
+    bad = [n for n in names if n not in DAG_POLICIES]
+    if bad or not names:
+        raise InputError([Problem("--policies", policy_text or "", f"unknown DAG policy {', '.join(bad)!r}; "
+                                  f"known: {', '.join(DAG_POLICIES)}")])
+    host_list = parse_hosts(hosts)
+    w, on = _load(data, online)
+    sample = sample_jobs(w, n_jobs, seed, None if trace_arrivals else interarrival)
+    res = compare_dag(sample, [make_dag_policy(n, seed) for n in names], q=q, hosts=host_list, online=on,
+                      online_share=online_share if on is not None else 0.0, surges=surges, preempt=preempt,
+                      overheads=NO_OVERHEADS if no_overheads else Overheads(), seed=seed)
+    if plot:
+        _plot(res, plot)
+    if as_json:
+        out = {"bounds": res["bounds"], "policies": [
+            {k: v for k, v in p.items() if k != "jct"} for p in res["policies"]],
+            "clusters": res["clusters"], "jobs": res["jobs"], "tasks": res["tasks"]}
+        click.echo(json.dumps(out, indent=2))
+        return
+    b = res["bounds"]
+    cp = b["critical_path_mean_jct"]
+    click.echo(f"{res['jobs']} jobs, {res['tasks']} tasks; bounds: mean JCT >= {cp:.1f} s "
+               f"(critical path + least overheads), makespan >= {b['makespan']:.1f} s")
+    click.echo(f"{'policy':<12} {'types':>5} {'slots':>6} {'mean JCT':>10} {'gap':>7} {'makespan':>10} "
+               f"{'gap':>7} {'util':>6} {'idle':>6} {'ms/dec':>7}")
+    for p in res["policies"]:
+        click.echo(f"{p['name']:<12} {p['n_types']:>5} {p['containers']:>6} {p['mean_jct']:>10.1f} "
+                   f"{p['jct_gap']:>6.1%} {p['makespan']:>10.1f} {p['makespan_gap']:>6.1%} "
+                   f"{p['utilisation']:>6.1%} {p['idle_share']:>6.1%} {p['decision_ms']:>7.3f}")
+
+
+def _plot(res: dict[str, Any], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for p in res["policies"]:
+        x = np.sort(np.asarray(p["jct"]))
+        ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post",
+                label=f"{p['name']} ({p['mean_jct']:.0f} s)")
+    ax.axvline(res["bounds"]["critical_path_mean_jct"], color="k", ls="--", lw=1,
+               label="mean critical-path bound")
+    ax.set_xscale("log")
+    ax.set_xlabel("job completion time (s)")
+    ax.set_ylabel("share of jobs")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+@jobs.command("partition")
+@click.argument("data", metavar="DATA")
+@click.option("--q", "q_text", default="1-8", show_default=True, help="Numbers of types: 1-8 or 1,2,4.")
+@click.option("--methods", default="constrained,single,plain", show_default=True,
+              help="Partition methods: constrained (the paper's), single (one type), plain (Ward).")
+@click.option("--containers", type=click.IntRange(1, 100_000), default=400, show_default=True,
+              help="Containers to carve, split by the types' task shares.")
+@click.option("--time-limit", type=FiniteFloat(0.0, min_open=True), default=5.0, show_default=True,
+              help="Seconds per carving solve.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Solver seed.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def partition_cmd(data: str, q_text: str, methods: str, containers: int, time_limit: float, seed: int,
+                  as_json: bool) -> None:
+    """Idle share of carving the paper's hosts (32c64g, 92c288g) for Q = 1..8, with its proven bound."""
+    from dataclasses import asdict
+
+    from packing.dag.partition import METHODS
+    from vbp.jobfusion import carve_sweep
+
+    qs = _qs(q_text)
+    ms = [m.strip() for m in methods.split(",") if m.strip()]
+    bad = [m for m in ms if m not in METHODS]
+    if bad or not ms:
+        raise InputError([Problem("--methods", methods, f"unknown method(s) {', '.join(bad)}; known: "
+                                  f"{', '.join(METHODS)}")])
+    w, _ = _load(data, None)
+    rows = carve_sweep(w, qs, ms, containers=containers, time_limit=time_limit, seed=seed)
+    if as_json:
+        click.echo(json.dumps({"jobs": w.n_jobs, "rows": [asdict(r) for r in rows]}, indent=2))
+        return
+    click.echo(f"{'method':<12} {'Q':>3} {'types':>5} {'hosts':<24} {'idle':>7} {'bound':>7} {'gap':>6} "
+               f"{'internal':>8} {'status':<9}")
+    for r in rows:
+        hs = ",".join(f"{k}:{v}" for k, v in r.hosts.items())
+        idle = "-" if r.idle_share is None else f"{r.idle_share:.2%}"
+        gap = "-" if r.gap is None else f"{r.gap:.1%}"
+        click.echo(f"{r.method:<12} {r.q:>3} {r.n_types:>5} {hs:<24} {idle:>7} {r.idle_bound:>6.2%} {gap:>6} "
+                   f"{r.internal_idle:>7.1%} {r.status:<9}")
