@@ -36,7 +36,8 @@ Fast path
     whole episode in one call (``Engine.reset(order, compiled=policy)``) when there are no
     departures, no waiting and :meth:`~packing.policy.CompiledEpisode.compiled_supports` holds. It
     makes the same decisions (tested decision by decision), and the record is filled with vectorised
-    arithmetic.
+    arithmetic. On GPU instances the kernel also returns the cards of each arrival (a third array,
+    shape ``(n, G)``, -1 padded), which become the containers' cards.
 """
 
 from __future__ import annotations
@@ -357,6 +358,7 @@ class Engine:
         self.order = o
         self.state, self._host_of, self.cards_of = initial_state(inst)
         self._pending_slots: tuple[Any, ...] | None = None
+        self._step_cards: np.ndarray | None = None
         self._slots: _Slots | None = None
         self._arrival_of = np.full(inst.n_containers, -1, dtype=np.int64)
         self._alive = 0
@@ -606,7 +608,12 @@ class Engine:
         order = self.order
         seq = arr.app[order]
         start_n = self._n_used
-        hosts, n_used = policy.compiled_episode(self.state, np.ascontiguousarray(seq))
+        out = policy.compiled_episode(self.state, np.ascontiguousarray(seq))
+        hosts, n_used = out[0], out[1]
+        # GPU instances: the kernel also returns the cards per arrival, shape (n, G), -1 padded
+        self._step_cards = out[2] if len(out) > 2 else None
+        if inst.max_gpus and self._step_cards is None:
+            raise PolicyError(f"{type(policy).__name__}.compiled_episode returned no GPU cards")
         if inst.initial is None:  # every container slot is free
             free, first_free, n_free = _all_free(inst)
         else:
@@ -646,6 +653,16 @@ class Engine:
         dem = np.where(placed[:, None], inst.demand[seq], 0.0)
         opened = np.diff(n_used, prepend=start_n) > 0
         cap_add = np.where(opened[:, None], self.state.capacity[np.maximum(hosts, 0)], 0.0)
+        if inst.gpu_resources:  # GPU metric columns: the load of the chosen cards, whole hosts' cards
+            hh = np.maximum(hosts, 0)
+            whole = np.array([a.gpu_whole for a in inst.apps], dtype=bool)[seq]
+            per_card = np.where(whole[:, None], self.state.card_capacity[hh],
+                                np.where(np.isfinite(inst.gpu_demand[seq]), inst.gpu_demand[seq], 0.0))
+            n_cards = (self._step_cards >= 0).sum(axis=1) if self._step_cards is not None else 0
+            dem = np.concatenate([dem, np.where(placed[:, None], per_card * np.reshape(n_cards, (-1, 1)),
+                                                0.0)], axis=1)
+            cap_add = np.concatenate([cap_add, np.where(
+                opened[:, None], self.state.card_capacity[hh] * inst.host_gpus[hh][:, None], 0.0)], axis=1)
         alloc = sigma_rate(start_load + np.cumsum(dem, axis=0), start_cap + np.cumsum(cap_add, axis=0))
         return Trajectory(self.arrivals.time, _ro(self.order.copy()), _ro(seq), _ro(hosts),
                           _ro(np.where(placed, PLACED, REJECTED).astype(np.int8)), _ro(n_used), _ro(alloc))
@@ -671,6 +688,12 @@ class Engine:
             seq, hosts, order, free, first_free, n_free = self._pending_slots
             self._pending_slots = None
             _assign_slots(seq, hosts, order, free, first_free, n_free, self._host_of, self._arrival_of)
+            if self._step_cards is not None:  # cards per container from the cards per arrival
+                step_of = np.empty(len(order), dtype=np.int64)
+                step_of[order] = np.arange(len(order))
+                for j in np.flatnonzero(self._arrival_of >= 0):
+                    row = self._step_cards[step_of[self._arrival_of[j]]]
+                    self.cards_of[j] = tuple(int(c) for c in row if c >= 0)
         return self._host_of
 
     def placement(self) -> Placement:

@@ -49,9 +49,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from packing.feasibility import ClusterState, fits
+from packing.kernels import fits_c, gpu_arrays
 from packing.model import Instance
 
 DEFAULT_THRESHOLD = 0.95
@@ -195,13 +197,163 @@ def shape_fragmentation(free: np.ndarray, card_free: np.ndarray, card_cap: np.nd
     return np.where(satisfied, small, idle[:, None])
 
 
+@numba.njit(cache=True, inline="always")
+def node_frag(free, card_free, n_cards, card_cap, htype, s_demand, s_cards, s_share, s_type_ok,
+              s_weight):  # pragma: no cover - compiled
+    """Expected fragmentation of one node state (compiled; the one definition of ``F_n``).
+
+    ``free`` ``(n_fit,)`` and ``card_free`` ``(>= n_cards,)`` are the node's free fit resources and
+    free share per card, ``n_cards`` its card count, ``card_cap`` its per-card capacity, ``htype`` its
+    host type; the ``s_*`` arrays are the :class:`ShapeDistribution` fields (``demand``, ``gpu_cards``,
+    ``gpu_share``, ``type_ok``, ``weight``). Shapes are summed in order: ``sum_m p_m F_n(m)``.
+    """
+    idle = 0.0
+    for c in range(n_cards):
+        idle += card_free[c]
+    total = 0.0
+    for m in range(s_weight.shape[0]):
+        f = idle
+        k = s_cards[m]
+        if k > 0 and s_type_ok[m, htype]:
+            res_ok = True
+            for r in range(free.shape[0]):
+                if not fits_c(s_demand[m, r], free[r]):
+                    res_ok = False
+                    break
+            if res_ok:
+                need = card_cap if np.isinf(s_share[m]) else s_share[m]
+                n_ok = 0
+                small = 0.0
+                for c in range(n_cards):
+                    fc = card_free[c]
+                    if fc > 0 and fits_c(need, fc):
+                        n_ok += 1
+                    else:
+                        small += fc
+                if n_ok >= k:
+                    f = small
+        total += s_weight[m] * f
+    return total
+
+
+@numba.njit(cache=True)
+def _fragmentation(free, card_free, n_cards, card_cap, host_type, s_demand, s_cards, s_share,
+                   s_type_ok, s_weight):  # pragma: no cover - compiled
+    out = np.empty(free.shape[0])
+    for i in range(free.shape[0]):
+        out[i] = node_frag(free[i], card_free[i], n_cards[i], card_cap[i], host_type[i], s_demand,
+                           s_cards, s_share, s_type_ok, s_weight)
+    return out
+
+
+def dist_arrays(dist: ShapeDistribution) -> tuple[np.ndarray, ...]:
+    """``(demand, gpu_cards, gpu_share, type_ok, weight)`` of ``dist`` as writable contiguous copies.
+
+    Copies give the compiled functions one array type, whatever the distribution's flags.
+    """
+    return (np.array(dist.demand, dtype=np.float64, order="C"),
+            np.array(dist.gpu_cards, dtype=np.int64, order="C"),
+            np.array(dist.gpu_share, dtype=np.float64, order="C"),
+            np.array(dist.type_ok, dtype=np.bool_, order="C"),
+            np.array(dist.weight, dtype=np.float64, order="C"))
+
+
+@numba.njit(cache=True)
+def _record(seq, hosts, cards, fit, demand, capacity, used, card_used, card_cap, n_cards, card_load,
+            whole, host_type, s_demand, s_cards, s_share, s_type_ok, s_weight, alloc,
+            frag):  # pragma: no cover - compiled
+    n_h = capacity.shape[0]
+    g_max = max(card_used.shape[1], 1)
+    cf = np.zeros(g_max)
+    free = np.zeros(fit.shape[0])
+    nf = np.zeros(n_h)
+    total_alloc = 0.0
+    for h in range(n_h):
+        for c in range(card_used.shape[1]):
+            cf[c] = card_cap[h, 0] - card_used[h, c, 0] if c < n_cards[h] else 0.0
+            if c < n_cards[h]:
+                total_alloc += card_used[h, c, 0]
+        for i in range(fit.shape[0]):
+            free[i] = capacity[h, fit[i]] - used[h, fit[i]]
+        nf[h] = node_frag(free, cf, n_cards[h], card_cap[h, 0], host_type[h], s_demand, s_cards, s_share,
+                          s_type_ok, s_weight)
+    for t in range(seq.shape[0]):
+        h = hosts[t]
+        a = seq[t]
+        if h >= 0:
+            for r in range(used.shape[1]):
+                used[h, r] += demand[a, r]
+            for j in range(cards.shape[1]):
+                c = cards[t, j]
+                if c < 0:
+                    continue
+                for r in range(card_used.shape[2]):
+                    ld = card_cap[h, r] if whole[a] else card_load[a, r]
+                    card_used[h, c, r] += ld
+                    if r == 0:
+                        total_alloc += ld
+            for c in range(card_used.shape[1]):
+                cf[c] = card_cap[h, 0] - card_used[h, c, 0] if c < n_cards[h] else 0.0
+            for i in range(fit.shape[0]):
+                free[i] = capacity[h, fit[i]] - used[h, fit[i]]
+            nf[h] = node_frag(free, cf, n_cards[h], card_cap[h, 0], host_type[h], s_demand, s_cards,
+                              s_share, s_type_ok, s_weight)
+        alloc[t] = total_alloc
+        acc = 0.0
+        for hh in range(n_h):
+            acc += nf[hh]
+        frag[t] = acc
+
+
+def placement_record(state: ClusterState, seq: np.ndarray, hosts: np.ndarray, cards: np.ndarray,
+                     dist: ShapeDistribution) -> tuple[np.ndarray, np.ndarray]:
+    """Allocated GPU and cluster fragmentation after each arrival of a replayed episode.
+
+    Args:
+        state: the start state (not modified).
+        seq: app per arrival, shape ``(n,)``.
+        hosts: host per arrival (-1: rejected), shape ``(n,)``.
+        cards: cards per arrival, shape ``(n, G')`` (-1 padded).
+        dist: the shape distribution.
+
+    Returns:
+        ``(allocated, frag)``: allocated share of the first GPU resource and cluster fragmentation
+        (:func:`cluster_fragmentation`) after each arrival, both shape ``(n,)``.
+    """
+    n = len(seq)
+    alloc = np.zeros(n)
+    frag = np.zeros(n)
+    inst = state.instance
+    if n == 0 or not inst.gpu_resources or not inst.max_gpus:
+        return alloc, frag
+    st = state.copy()
+    card_used, card_cap, n_cards, _, load, whole, _, host_type = gpu_arrays(st)
+    _record(np.ascontiguousarray(seq, dtype=np.int64),  # type: ignore[call-arg]
+            np.ascontiguousarray(hosts, dtype=np.int64),
+            np.ascontiguousarray(cards, dtype=np.int64), np.array(dist.fit_resources, dtype=np.int64),
+            np.ascontiguousarray(inst.demand), np.ascontiguousarray(st.capacity), st.used, card_used,
+            card_cap, n_cards, load, whole, host_type, *dist_arrays(dist), alloc, frag)
+    return alloc, frag
+
+
 def fragmentation(free: np.ndarray, card_free: np.ndarray, card_cap: np.ndarray,
                   host_type: np.ndarray, dist: ShapeDistribution) -> np.ndarray:
     """Expected fragmentation ``F_n = sum_m p_m F_n(m)`` of each node state, shape ``(m,)``.
 
-    Arguments as in :func:`shape_fragmentation`.
+    Arguments as in :func:`shape_fragmentation` (its values, weighted); computed by the compiled
+    :func:`node_frag`, which the compiled GPU policies call too, so both paths agree to the bit.
+    Cards with zero free share count as absent (they add nothing to either sum).
     """
-    return shape_fragmentation(free, card_free, card_cap, host_type, dist) @ dist.weight
+    card_free = np.ascontiguousarray(card_free, dtype=np.float64)
+    m = card_free.shape[0]
+    if m == 0:
+        return np.zeros(0)
+    free = np.ascontiguousarray(np.asarray(free, dtype=np.float64).reshape(m, -1))
+    n_cards = np.full(m, card_free.shape[1], dtype=np.int64)
+    f = _fragmentation(free, card_free, n_cards,
+                       np.ascontiguousarray(card_cap, dtype=np.float64),
+                       np.ascontiguousarray(host_type, dtype=np.int64), *dist_arrays(dist))
+    return np.asarray(f)
 
 
 def node_arrays(state: ClusterState, fit: np.ndarray,
@@ -257,6 +409,7 @@ def fragmentation_rate(state: ClusterState, dist: ShapeDistribution) -> float:
     return cluster_fragmentation(state, dist) / idle if idle > 0 else 0.0
 
 
-__all__ = ["DEFAULT_THRESHOLD", "ShapeDistribution", "cluster_fragmentation", "fragmentation",
-           "fragmentation_rate", "idle_gpu", "node_arrays", "node_fragmentation", "resource_indices",
-           "shape_distribution", "shape_fragmentation"]
+__all__ = ["DEFAULT_THRESHOLD", "ShapeDistribution", "cluster_fragmentation", "dist_arrays",
+           "fragmentation", "fragmentation_rate", "idle_gpu", "node_arrays", "node_frag",
+           "node_fragmentation", "placement_record", "resource_indices", "shape_distribution",
+           "shape_fragmentation"]

@@ -3,11 +3,15 @@
 The functions here call the *same* predicates as :meth:`packing.feasibility.ClusterState.mask` —
 :func:`packing.feasibility.fits`, :func:`~packing.feasibility.over_cap` and
 :func:`~packing.feasibility.rule_broken`, compiled with ``numba.njit`` — so feasibility keeps one
-definition. They cover the common case: no GPU cards and no GPU-model constraints (any number of
-rules); :func:`supports` tells. Callers fall back to ``ClusterState.mask`` otherwise.
+definition. The episode kernels cover the common case: no GPU cards and no GPU-model constraints
+(any number of rules); :func:`supports` tells. GPU cards and card models are covered by
+:func:`feasible_gpu` (card-level fit: each of a container's ``k`` cards must take its per-card share,
+a whole-card container needs empty cards) with the arrays of :func:`gpu_arrays`; :func:`fast_mask`
+and :func:`host_checker` use it for every instance.
 
 * :func:`feasible` — one (host, app) pair; the building block of every compiled loop (the policies'
   scoring kernels call it too);
+* :func:`feasible_gpu` — the same plus GPU cards and card models (the GPU episode kernels call it);
 * :func:`fast_mask` / :func:`host_checker` — the mask of one app, or a checker for one pair;
 * :func:`first_fit` — the lowest-index feasible host for each container of a sequence (a pure
   feasibility scan: the solvers' first-fit-decreasing uses it on large instances).
@@ -64,6 +68,65 @@ def feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_
             if rule_broken_c(after, count[h, out_cols[i]], out_k[i]):
                 return False
     return True
+
+
+def gpu_arrays(state: ClusterState) -> tuple[np.ndarray, ...]:
+    """The GPU arrays :func:`feasible_gpu` takes, read from ``state`` (live views where mutable).
+
+    Returns:
+        ``(card_used, card_cap, n_cards, k, card_load, whole, type_ok, host_type)``: load per host,
+        card and GPU resource ``(n_hosts, G, n_gpu_res)`` (the state's own array, updated in place by
+        kernels), per-card capacity per host ``(n_hosts, n_gpu_res)``, cards per host ``(n_hosts,)``,
+        cards per container of each app ``(n_apps,)``, per-card load of each app ``(n_apps, n_gpu_res)``
+        (ignored for whole-card apps), whole-card flag per app ``(n_apps,)`` bool, whether each app
+        accepts each host type ``(n_apps, n_types)`` bool, host type per host ``(n_hosts,)``.
+    """
+    inst = state.instance
+    n_g = len(inst.gpu_resources)
+    load = np.where(np.isfinite(inst.gpu_demand), inst.gpu_demand, 0.0).reshape(inst.n_apps, n_g)
+    whole = np.array([a.gpu_whole for a in inst.apps], dtype=np.bool_)
+    ok = inst.gpu_model_ok
+    type_ok = np.ones((inst.n_apps, len(inst.host_types)), dtype=np.bool_) if ok is None else ok
+    return (state.card_used, np.ascontiguousarray(state.card_capacity, dtype=np.float64),
+            np.ascontiguousarray(inst.host_gpus, dtype=np.int64),
+            np.ascontiguousarray(inst.gpu_cards, dtype=np.int64), np.ascontiguousarray(load),
+            whole, np.ascontiguousarray(type_ok, dtype=np.bool_),
+            np.ascontiguousarray(inst.host_type_of, dtype=np.int64))
+
+
+@numba.njit(cache=True, inline="always")
+def card_fits(h, c, a, card_used, card_cap, card_load, whole):  # pragma: no cover - compiled
+    """Whether card ``c`` of host ``h`` can take one card-share of app ``a`` (every GPU resource)."""
+    for r in range(card_used.shape[2]):
+        load = card_cap[h, r] if whole[a] else card_load[a, r]
+        if not fits_c(card_used[h, c, r] + load, card_cap[h, r]):
+            return False
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def feasible_gpu(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out_ptr,
+                 out_cols, out_k, card_used, card_cap, n_cards, k, card_load, whole, type_ok,
+                 host_type):  # pragma: no cover - compiled
+    """:func:`feasible` plus GPU cards and card models: ``ClusterState.mask(a)[h]`` for any instance.
+
+    The first fourteen arguments are :func:`feasible`'s, the last eight :func:`gpu_arrays`'.
+    """
+    if not type_ok[a, host_type[h]]:
+        return False
+    if not feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out_ptr,
+                    out_cols, out_k):
+        return False
+    need = k[a]
+    if need == 0:
+        return True
+    n_ok = 0
+    for c in range(n_cards[h]):
+        if card_fits(h, c, a, card_used, card_cap, card_load, whole):
+            n_ok += 1
+            if n_ok >= need:
+                return True
+    return False
 
 
 @numba.njit(cache=True, inline="always")
@@ -158,6 +221,28 @@ def _mask(a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out
 
 
 @numba.njit(cache=True)
+def _mask_gpu(a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out_ptr, out_cols,
+              out_k, card_used, card_cap, n_cards, k, card_load, whole, type_ok,
+              host_type):  # pragma: no cover - compiled
+    n_h = capacity.shape[0]
+    out = np.zeros(n_h, dtype=np.bool_)
+    for h in range(n_h):
+        out[h] = feasible_gpu(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
+                              out_ptr, out_cols, out_k, card_used, card_cap, n_cards, k, card_load,
+                              whole, type_ok, host_type)
+    return out
+
+
+@numba.njit(cache=True)
+def _feasible_host_gpu(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out_ptr,
+                       out_cols, out_k, card_used, card_cap, n_cards, k, card_load, whole, type_ok,
+                       host_type):  # pragma: no cover - compiled
+    return feasible_gpu(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out_ptr,
+                        out_cols, out_k, card_used, card_cap, n_cards, k, card_load, whole, type_ok,
+                        host_type)
+
+
+@numba.njit(cache=True)
 def _feasible_host(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out_ptr,
                    out_cols, out_k):  # pragma: no cover - compiled
     return feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
@@ -208,16 +293,23 @@ def _first_fit(seq, demand, capacity, used, count, n_on, col, cap, in_ptr, in_co
 def host_checker(state: ClusterState) -> Callable[[int, int], bool]:
     """A function ``(app, host) -> bool``: can ``host`` take one more container of ``app`` now?
 
-    Equal to ``state.mask(app)[host]`` (compiled when :func:`supports` holds, else through the mask),
-    but costs one host instead of all. It reads ``state`` live, so placements made afterwards count.
+    Equal to ``state.mask(app)[host]`` (compiled; GPU cards through :func:`feasible_gpu`), but costs
+    one host instead of all. It reads ``state`` live, so placements made afterwards count.
     """
-    if not supports(state):
-        return lambda app, host: bool(state.mask(app)[host])
     inst = state.instance
     demand = np.ascontiguousarray(inst.demand)
     capacity = np.ascontiguousarray(state.capacity)
     cap = inst.cap.astype(np.int64)
     tables = rule_tables(state)
+    if not supports(state):
+        gpu = gpu_arrays(state)
+
+        def ok_gpu(app: int, host: int) -> bool:
+            return bool(_feasible_host_gpu(host, app, demand,  # type: ignore[call-arg]
+                                           capacity, state.used, state.count, state.col, cap, *tables,
+                                           state.card_used, *gpu[1:]))
+
+        return ok_gpu
 
     def ok(app: int, host: int) -> bool:
         return bool(_feasible_host(host, app, demand, capacity, state.used, state.count, state.col, cap,
@@ -229,9 +321,14 @@ def host_checker(state: ClusterState) -> Callable[[int, int], bool]:
 def fast_mask(state: ClusterState, app: int) -> np.ndarray:
     """The compiled feasibility mask for one container of ``app``, shape ``(n_hosts,)`` bool.
 
-    Equal to ``state.mask(app)`` whenever :func:`supports` holds (tested).
+    Equal to ``state.mask(app)`` (tested; GPU cards and models through :func:`feasible_gpu`).
     """
     inst = state.instance
+    if not supports(state):
+        return _mask_gpu(app, np.ascontiguousarray(inst.demand),  # type: ignore[call-arg]
+                         np.ascontiguousarray(state.capacity),
+                         state.used, state.count, state.col, inst.cap.astype(np.int64),
+                         *rule_tables(state), state.card_used, *gpu_arrays(state)[1:])
     return _mask(app, np.ascontiguousarray(inst.demand), np.ascontiguousarray(state.capacity),
                  state.used, state.count, state.col, inst.cap.astype(np.int64),
                  *rule_tables(state))
@@ -263,6 +360,7 @@ def first_fit(state: ClusterState, seq: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["can_take_any", "fast_mask", "feasible", "first_fit", "fits_c", "host_checker",
+__all__ = ["can_take_any", "card_fits", "fast_mask", "feasible", "feasible_gpu", "first_fit", "fits_c",
+           "gpu_arrays", "host_checker",
            "init_candidates", "min_demand", "over_cap_c", "rule_broken_c", "rule_tables", "supports",
            "update_candidates"]

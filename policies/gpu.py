@@ -55,10 +55,11 @@ from typing import Any
 
 import numpy as np
 
-from packing.feasibility import fits
-from packing.fragmentation import ShapeDistribution, fragmentation, shape_distribution
+from packing.feasibility import ClusterState, fits
+from packing.fragmentation import ShapeDistribution, dist_arrays, fragmentation, shape_distribution
 from packing.model import Instance
 from packing.policy import WAIT, Observation
+from policies import gpu_kernels as gk
 from policies.base import BasePolicy
 
 TIES = ("perm", "name", "index", "random")
@@ -169,6 +170,37 @@ class GpuPolicy(BasePolicy):
         ex = self._exists if hosts is None else self._exists[hosts]
         return fits(need, free) & ex & (free > 0)
 
+    # -- the compiled fast path ---------------------------------------------------------------
+    kernel: int | None = None
+    """Code of the compiled episode kernel (:mod:`policies.gpu_kernels`); None: numpy path only."""
+    last_cards: np.ndarray | None = None
+    """The cards per arrival of the last compiled episode, shape ``(n, G)`` (-1 padded)."""
+
+    def compiled_supports(self, state: ClusterState) -> bool:
+        """Whether the compiled kernel covers ``state``: GPU cards present, a fixed tie-break order."""
+        inst = state.instance
+        return (self.kernel is not None and self.tie != "random" and bool(inst.gpu_resources)
+                and inst.max_gpus > 0)
+
+    def compiled_episode(self, state: ClusterState, seq: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The whole episode compiled (same decisions and cards as :meth:`act` one by one).
+
+        Returns:
+            ``(host, hosts_used, cards)``: shapes ``(n,)``, ``(n,)``, ``(n, G)`` (-1 padded).
+        """
+        if self._inst is not state.instance:
+            self.reset(state.instance)
+        assert self.kernel is not None
+        fit, dist = self._kernel_dist()
+        out = gk.gpu_episode(state, seq, self.kernel, self._rank, self._card, self.max_cpu, self.max_gpu,
+                             fit, dist)
+        self.last_cards = out[2]
+        return out
+
+    def _kernel_dist(self) -> tuple[np.ndarray | None, tuple[np.ndarray, ...] | None]:
+        return None, None
+
     # -- decisions ---------------------------------------------------------------------------
     def scores(self, obs: Observation, mask: np.ndarray) -> np.ndarray:
         """Integer score per host, shape ``(n_hosts,)`` (only masked hosts are read)."""
@@ -240,6 +272,7 @@ class GpuDotProduct(GpuPolicy):
     """Least alignment of the node's free (CPU, GPU) with the task's request (merged GPU dimension)."""
 
     name = "gpu-dotprod"
+    kernel = gk.DOTPROD
 
     def scores(self, obs: Observation, mask: np.ndarray) -> np.ndarray:
         """``int(100 (1 - (cpu/MAX_CPU * r_cpu/MAX_CPU + gpu/MAX_GPU * r_gpu/MAX_GPU) / 2))``."""
@@ -255,6 +288,7 @@ class GpuBestFit(GpuPolicy):
     """Least weighted free CPU and GPU left after placing (weights 0.5, 0.5)."""
 
     name = "gpu-bestfit"
+    kernel = gk.BESTFIT
 
     def scores(self, obs: Observation, mask: np.ndarray) -> np.ndarray:
         """``int(100 (1 - ((cpu - r_cpu)/MAX_CPU * 0.5 + (gpu - r_gpu)/MAX_GPU * 0.5)))``."""
@@ -270,6 +304,7 @@ class GpuPacking(GpuPolicy):
     """Partially used cards first, then empty cards on used nodes, then idle nodes."""
 
     name = "gpu-packing"
+    kernel = gk.PACKING
 
     def scores(self, obs: Observation, mask: np.ndarray) -> np.ndarray:
         """The three-tier integer score of the module docstring."""
@@ -299,6 +334,7 @@ class GpuClustering(GpuPolicy):
     """Put tasks of one GPU label (share, k-GPU) together; see the module docstring."""
 
     name = "gpu-clustering"
+    kernel = gk.CLUSTERING
 
     def reset(self, instance: Instance, seed: int | None = None) -> None:
         """Reset the constants and forget every node's labels."""
@@ -374,10 +410,6 @@ def _unique_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, inv
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
-
-
 class FGD(GpuPolicy):
     """Fragmentation Gradient Descent: the node and card that least increase expected fragmentation.
 
@@ -391,6 +423,7 @@ class FGD(GpuPolicy):
     """
 
     name = "fgd"
+    kernel: int | None = gk.FGD
 
     def __init__(self, *, shapes: ShapeDistribution | None = None, threshold: float = 0.95,
                  fit_resources: Sequence[str] | None = None, tie: str = "perm") -> None:
@@ -412,6 +445,9 @@ class FGD(GpuPolicy):
         self._frag: np.ndarray | None = None
         self._snap: np.ndarray | None = None
         self._chosen: tuple[int, int, tuple[int, ...]] | None = None  # (step, host, cards)
+
+    def _kernel_dist(self) -> tuple[np.ndarray | None, tuple[np.ndarray, ...] | None]:
+        return np.asarray(self._dist.fit_resources, dtype=np.int64), dist_arrays(self._dist)
 
     def _node_state(self, obs: Observation) -> tuple[np.ndarray, np.ndarray]:
         st = obs.state
@@ -451,7 +487,7 @@ class FGD(GpuPolicy):
             equal ones), else one per host with ``card = -1`` (cards by :meth:`multi_cards`).
         """
         cand_h, cand_c, _, _, delta = self.moves(obs, hosts)
-        score = np.trunc(_sigmoid(-delta / self._card) * 100.0).astype(np.int64)
+        score = gk.fgd_scores(np.ascontiguousarray(delta, dtype=np.float64), self._card).astype(np.int64)
         return cand_h, cand_c, score
 
     def moves(self, obs: Observation, hosts: np.ndarray
@@ -585,6 +621,7 @@ class FGDPlus(FGD):
     """
 
     name = "fgd-plus"
+    kernel: int | None = None
 
     def __init__(self, *, weights: Sequence[float] | None = None, shapes: ShapeDistribution | None = None,
                  threshold: float = 0.95, fit_resources: Sequence[str] | None = None,
@@ -634,7 +671,7 @@ class FGDPlus(FGD):
     def candidates(self, obs: Observation, hosts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """FGD's candidates with the FGD+ score (floats; higher is better)."""
         cand_h, cand_c, _, cards_after, delta = self.moves(obs, hosts)
-        score = np.trunc(_sigmoid(-delta / self._card) * 100.0)
+        score = gk.fgd_scores(np.ascontiguousarray(delta, dtype=np.float64), self._card)
         if self.weights.any():
             score = score + self.features(obs, cand_h, cand_c, cards_after) @ self.weights
         return cand_h, cand_c, score

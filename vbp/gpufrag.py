@@ -43,7 +43,7 @@ from packing.checker import check
 from packing.engine import PLACED, Engine
 from packing.errors import PolicyError
 from packing.feasibility import ClusterState
-from packing.fragmentation import ShapeDistribution, node_fragmentation, shape_distribution
+from packing.fragmentation import ShapeDistribution, node_fragmentation, placement_record, shape_distribution
 from packing.model import Instance, Request
 from packing.policy import WAIT, ChoosingCards, Policy, implements
 from policies.gpu import FGD, FGDPlus
@@ -392,8 +392,14 @@ def make_policy(name: str, dist: ShapeDistribution) -> Policy:
     return pol
 
 
-def run_policy(workload: Workload, policy: Policy, *, check_result: bool = True) -> Run:
+def run_policy(workload: Workload, policy: Policy, *, check_result: bool = True,
+               compiled: bool = True) -> Run:
     """Replay ``workload`` with ``policy`` on the engine, recording after every arrival.
+
+    The engine runs the policy's compiled kernel when it has one (``compiled=False``: decision by
+    decision, the numpy path; both make the same decisions). The records (allocated GPU, cluster
+    fragmentation after each arrival) are computed from the hosts and cards chosen
+    (:func:`packing.fragmentation.placement_record`).
 
     Raises:
         PolicyError: the policy chose a host outside the mask (or cards that do not fit).
@@ -405,47 +411,45 @@ def run_policy(workload: Workload, policy: Policy, *, check_result: bool = True)
     t0 = time.perf_counter()
     policy.reset(inst, workload.seed)
     eng = Engine(inst, record=False)
-    d = eng.reset()
-    st = eng.state
-    total_app, _ = task_gpu(inst)
     seq = pod_sequence(inst)
     n = len(seq)
-    nf = node_fragmentation(st, dist)
-    cap = workload.capacity
-    at: list[int] = []
-    alloc: list[float] = []
-    frag: list[float] = []
-    cards_by = implements(policy, ChoosingCards)
-    while d is not None:
-        obs = eng.observation()
-        mask = eng.mask()
-        h = int(policy.act(obs, mask))
-        if h == WAIT or h < 0 or not mask[h]:
-            raise PolicyError(f"policy {name!r} returned {h} for app {inst.apps[d.app].name!r}; "
-                              "expected a host of the mask")
-        cards = policy.choose_cards(obs, h) if cards_by else None  # type: ignore[attr-defined]
-        arrival = d.arrival
-        if eng.apply(h, cards) == PLACED:
-            nf[h] = node_fragmentation(st, dist, np.array([h]))[0]
-            at.append(arrival)
-            alloc.append(float(st.card_used[:, :, 0].sum()) if inst.max_gpus else 0.0)
-            frag.append(float(nf.sum()))
-        d = eng.decision
+    g = max(inst.max_gpus, 1)
+    d = eng.reset(compiled=policy if compiled else None)
+    st0 = ClusterState(inst)
+    if eng.ran_compiled:
+        hosts = np.asarray(eng.trajectory().host, dtype=np.int64)
+        cards = np.asarray(policy.last_cards, dtype=np.int64)  # type: ignore[attr-defined]
+    else:
+        hosts = np.full(n, -1, dtype=np.int64)
+        cards = np.full((n, g), -1, dtype=np.int64)
+        cards_by = implements(policy, ChoosingCards)
+        while d is not None:
+            obs = eng.observation()
+            mask = eng.mask()
+            h = int(policy.act(obs, mask))
+            if h == WAIT or h < 0 or not mask[h]:
+                raise PolicyError(f"policy {name!r} returned {h} for app {inst.apps[d.app].name!r}; "
+                                  "expected a host of the mask")
+            ch = (policy.choose_cards(obs, h) if cards_by  # type: ignore[attr-defined]
+                  else eng.state.choose_cards(d.app, h))
+            arrival = d.arrival
+            if eng.apply(h, ch) == PLACED:
+                hosts[arrival] = h
+                cards[arrival, :len(ch)] = sorted(ch)
+            d = eng.decision
     if check_result:
         bad = check(inst, eng.placement())
         if bad:
             raise RuntimeError(f"{name}: the final placement breaks {len(bad)} constraint(s): {bad[0]}")
+    alloc, frag = placement_record(st0, seq, hosts, cards, dist)
     seconds = time.perf_counter() - t0
-    # forward-fill the records of placements over all arrivals (plus the empty cluster first)
-    f0 = float(node_fragmentation(ClusterState(inst), dist).sum())
-    idx = np.searchsorted(np.array(at, dtype=np.int64), np.arange(n), side="right") - 1
-    a_arr = np.concatenate([[0.0], np.array(alloc)])[idx + 1]
-    f_arr = np.concatenate([[f0], np.array(frag)])[idx + 1]
-    arrived = np.concatenate([[0.0], np.cumsum(total_app[seq])])
-    allocated = np.concatenate([[0.0], a_arr])
-    fr = np.concatenate([[f0], f_arr])
-    return Run(name, workload.seed, seconds, cap, arrived, allocated, fr, cap - allocated,
-               len(at), n - len(at))
+    f0 = float(node_fragmentation(st0, dist).sum())
+    arrived = np.concatenate([[0.0], np.cumsum(task_gpu(inst)[0][seq])])
+    allocated = np.concatenate([[0.0], alloc])
+    fr = np.concatenate([[f0], frag])
+    n_placed = int(np.count_nonzero(hosts >= 0))
+    return Run(name, workload.seed, seconds, workload.capacity, arrived, allocated, fr,
+               workload.capacity - allocated, n_placed, n - n_placed)
 
 
 @dataclass
