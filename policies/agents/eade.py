@@ -79,6 +79,25 @@ class Config:
     noise: float = 0.2
     beta: float = 0.1
     buffer: int = 100_000
+    attention: bool = True
+
+
+class Flat(nn.Module):
+    """The plain-DDPG input layer: the state as it is, ``(B, S)`` -> ``(B, S)``."""
+
+    def __init__(self, n_state: int) -> None:
+        super().__init__()
+        self.out_features = n_state
+
+    def forward(self, state: torch.Tensor) -> torch.Tensor:
+        """Identity."""
+        return state
+
+
+def _inputs(cfg: Config) -> TokenAttention | Flat:
+    if cfg.attention:
+        return TokenAttention(cfg.n_clusters + 1, cfg.n_features, cfg.embed, cfg.heads)
+    return Flat((cfg.n_clusters + 1) * cfg.n_features)
 
 
 class TokenAttention(nn.Module):
@@ -117,7 +136,7 @@ class Actor(nn.Module):
 
     def __init__(self, cfg: Config) -> None:
         super().__init__()
-        self.tokens = TokenAttention(cfg.n_clusters + 1, cfg.n_features, cfg.embed, cfg.heads)
+        self.tokens = _inputs(cfg)
         self.head = _mlp(self.tokens.out_features, cfg.hidden, 1)
 
     def forward(self, state: torch.Tensor) -> torch.Tensor:
@@ -130,7 +149,7 @@ class Critic(nn.Module):
 
     def __init__(self, cfg: Config) -> None:
         super().__init__()
-        self.tokens = TokenAttention(cfg.n_clusters + 1, cfg.n_features, cfg.embed, cfg.heads)
+        self.tokens = _inputs(cfg)
         self.head = _mlp(self.tokens.out_features + 1, cfg.hidden, 1)
 
     def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
@@ -182,6 +201,20 @@ def dual_batch(history: Replay, live: Replay, batch: int, beta: float, rng: np.r
     return tuple(cols)
 
 
+def scalar_decision(lay: EnvLayout, inner: NodeBestFit, obs: Observation, mask: np.ndarray, x: float) -> int:
+    """The host for the paper's scalar action ``x`` (bin -> cluster, ``inner`` picks the node).
+
+    WAIT for the WAIT bin or a cluster that cannot take the task (the env's invalid action).
+    """
+    b = lay.n_clusters + 1
+    x = min(1.0, max(-1.0, x)) if np.isfinite(x) else 1.0
+    k = min(int(np.floor((x + 1.0) / 2.0 * b)), b - 1)
+    sub = mask & (lay.cluster_of == k)
+    if k >= lay.n_clusters or not sub.any():
+        return WAIT
+    return inner.act(obs, sub)
+
+
 class EadeAgent(BasePolicy):
     """Actor, critic, their targets and optimisers; also a vbp policy (see the module docstring).
 
@@ -193,6 +226,7 @@ class EadeAgent(BasePolicy):
 
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
+        self.name = "eade-ddpg" if cfg.attention else "ddpg"
         self.actor, self.critic = Actor(cfg), Critic(cfg)
         self.actor_target, self.critic_target = copy.deepcopy(self.actor), copy.deepcopy(self.critic)
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.lr_actor)
@@ -222,12 +256,7 @@ class EadeAgent(BasePolicy):
         lay = self._layout
         assert lay is not None
         x = float(self.action(self.encoder.vector(lay, obs.state, obs.app))[0])
-        b = lay.n_clusters + 1
-        k = min(int(np.floor((min(1.0, max(-1.0, x)) + 1.0) / 2.0 * b)), b - 1)
-        sub = mask & (lay.cluster_of == k)
-        if k >= lay.n_clusters or not sub.any():
-            return WAIT
-        return self.inner.act(obs, sub)
+        return scalar_decision(lay, self.inner, obs, mask, x)
 
     def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
         """:class:`NodeBestFit`'s cards."""
@@ -263,12 +292,12 @@ class EadeAgent(BasePolicy):
         return critic_loss.item(), actor_loss.item()
 
     # -- checkpoints ---------------------------------------------------------------------------
-    def save(self, path: str | Path) -> None:
-        """An agent file (:func:`policies.agents.files.save_agent`, kind ``"eade"``)."""
+    def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> None:
+        """An agent file (:func:`policies.agents.files.save_agent`, kind ``"eade"``); ``extra`` adds keys."""
         from policies.agents.files import save_agent
 
         nets = {k: getattr(self, k).state_dict() for k in NETS}
-        save_agent("eade", {"config": dataclasses.asdict(self.cfg), **nets}, path)
+        save_agent("eade", {"config": dataclasses.asdict(self.cfg), **nets, **(extra or {})}, path)
 
     @classmethod
     def load(cls, path: str | Path) -> EadeAgent:
@@ -317,48 +346,63 @@ def evaluate(agent: EadeAgent, instance: Instance) -> tuple[float, int]:
 
 
 def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: Config | None = None,
-          log: Callable[[str], None] | None = None, **overrides: Any) -> tuple[EadeAgent, list[float]]:
+          log: Callable[[dict[str, Any]], None] | None = None, agent: EadeAgent | None = None,
+          start_episode: int = 0, checkpoint: Callable[[Any, int], None] | None = None,
+          **overrides: Any) -> tuple[EadeAgent, list[dict[str, Any]]]:
     """Train EADE-DDPG on ``streams`` (one episode per stream, cycling).
+
+    With ``beta == 0`` no expert history is built (plain DDPG's replay); with ``attention=False``
+    the networks read the flat state (the DDPG baseline of the paper).
 
     Args:
         streams: instances with the same clusters (their own FIFO order is the episode).
-        episodes: training episodes.
+        episodes: training episodes (the total, counting ``start_episode``).
         seed: seeds every draw (:func:`seeded`).
         cfg: hyper-parameters (default: the paper's, sized from ``streams[0]``).
-        log: receives one line per episode.
+        log: receives a dict per episode (``episode``, ``return``, ``placed``, ``seconds``).
+        agent: continue training this agent (resume; the replay buffers start again).
+        start_episode: the first episode index (resume).
+        checkpoint: called as ``checkpoint(agent, episodes done)`` after every episode.
         **overrides: fields of :class:`Config` to change (e.g. ``embed=32, batch=64``).
 
     Returns:
-        The agent and the return of every training episode.
+        The agent and one dict per episode run.
     """
     gen, rng = seeded(seed)
     lay = EnvLayout.of(streams[0])
     if cfg is None:
         cfg = Config(n_clusters=lay.n_clusters, n_features=int(lay.cluster_capacity.shape[1]), **overrides)
-    agent = EadeAgent(cfg)
+    if agent is None:
+        agent = EadeAgent(cfg)
+    cfg = agent.cfg
     n_state = (cfg.n_clusters + 1) * cfg.n_features
     history, live = Replay(cfg.buffer, n_state), Replay(cfg.buffer, n_state)
-    for i, inst in enumerate(streams):
-        expert_transitions(inst, history, seed=seed + i)
-    returns = []
-    for ep in range(episodes):
+    if cfg.beta > 0:
+        for i, inst in enumerate(streams):
+            expert_transitions(inst, history, seed=seed + i)
+    curve: list[dict[str, Any]] = []
+    for ep in range(start_episode, episodes):
         t0 = time.perf_counter()
         env = make_env(streams[ep % len(streams)], NodeBestFit())
         s, _ = env.reset(seed=seed + ep)
-        total, done = 0.0, False
+        total, done, info = 0.0, False, {"placed": 0}
         while not done:
             noise = cfg.noise * torch.randn(1, generator=gen).numpy()
             a = np.clip(agent.action(s) + noise, -1.0, 1.0).astype(np.float32)
-            s2, r, done, _, _ = env.step(a)
+            s2, r, done, _, info = env.step(a)
             live.add(s, a, r, s2, done)
             s, total = s2, total + r
             if len(live) + len(history) >= cfg.batch:
                 agent.update(dual_batch(history, live, cfg.batch, cfg.beta, rng))
-        returns.append(total)
+        row = {"episode": ep, "return": total, "placed": int(info["placed"]),
+               "seconds": time.perf_counter() - t0}
+        curve.append(row)
         if log:
-            log(f"episode {ep}: return {total:.1f} ({time.perf_counter() - t0:.1f} s)")
-    return agent, returns
+            log(row)
+        if checkpoint:
+            checkpoint(agent, ep + 1)
+    return agent, curve
 
 
-__all__ = ["Actor", "Config", "Critic", "EadeAgent", "Replay", "TokenAttention", "dual_batch", "evaluate",
-           "expert_transitions", "seeded", "train"]
+__all__ = ["Actor", "Config", "Critic", "EadeAgent", "Flat", "Replay", "TokenAttention", "dual_batch",
+           "evaluate", "expert_transitions", "scalar_decision", "seeded", "train"]

@@ -27,6 +27,10 @@ FORMAT = 1
 
 KINDS: dict[str, str] = {
     "eade": "policies.agents.eade:from_checkpoint",
+    "eade-m": "policies.agents.eade_masked:from_checkpoint",
+    "sb3-td3": "policies.agents.sb3:from_checkpoint",
+    "sb3-sac": "policies.agents.sb3:from_checkpoint",
+    "sb3-ppo": "policies.agents.sb3:from_checkpoint",
     "gcn-placement": "policies.agents.gcn_placement:from_checkpoint",
 }
 """Agent kind -> ``"module:function"``; the function takes the loaded dict and returns a policy."""

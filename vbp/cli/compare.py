@@ -155,8 +155,27 @@ def _used(inst: Instance, placement: Any) -> Any:
     return used
 
 
+def _deployed_table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> None:
+    """The table of a multi-cluster scenario: tasks deployed against the proven maximum."""
+    click.echo(f"{inst.name}: {inst.n_containers} tasks, {inst.n_hosts} nodes; {runs}, seed {seed}")
+    head = f"{'policy':<22}{'deployed':>10}{'gap':>9}{'rejected':>10}{'nodes used':>12}"
+    click.echo(head)
+    click.echo("-" * len(head))
+    obj = "-" if res.objective is None else f"{res.objective:g}"
+    click.echo(f"{'optimum (max deployed)':<22}{obj:>10}{'':>9}{'':>10}{res.hosts or 0:>12}"
+               f"   {res.status}, bound {res.lower_bound:g} ({res.method})")
+    click.echo("-" * len(head))
+    for r in rows:
+        gap = "-" if r.gap is None else f"{100 * r.gap:.1f}%"
+        click.echo(f"{r.name:<22}{r.deployed_mean:>10.1f}{gap:>9}{r.rejected_mean:>10.1f}{r.hosts_mean:>12.1f}")
+    click.echo("gap: (optimum - deployed) / optimum; the optimum places all tasks at once (offline).")
+
+
 def _table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> None:
     kind = res.objective_kind
+    if kind == "deployed":
+        _deployed_table(inst, res, rows, runs, seed)
+        return
     click.echo(f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
                f"{runs}, seed {seed}")
     head = f"{'policy':<16}{'hosts mean':>11}{'min':>6}{'max':>6}{'alloc rate':>12}{'gap':>9}{'rejected':>10}"

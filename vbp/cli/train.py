@@ -195,3 +195,13 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
     for r in rows:
         click.echo(f"  {r['policy']:<10} {r['hosts_mean']:>10.2f} {r['hosts_min']:>5} "
                    f"{r['hosts_max']:>5} {r['hosts_range']:>6} {r['allocation_mean']:>10.2%}")
+
+
+def _add_subcommands() -> None:
+    """Subcommands that live in their own modules (``vbp train rl``; more can be added here)."""
+    from vbp.cli.train_rl import rl
+
+    train.add_command(rl)
+
+
+_add_subcommands()

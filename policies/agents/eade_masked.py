@@ -1,0 +1,366 @@
+"""EADE-M: EADE-DDPG's encoder and dual replay with a masked per-cluster value head (an improvement).
+
+Why the paper's agent (:mod:`policies.agents.eade`) does not learn here (diagnosed on the default
+scenario, 16 clusters, 220 tasks): its actor's single ``tanh`` output saturates at ``-1`` within the
+first episode (all 220 actions in bin 0 = cluster ``c00``); once ``c00`` is full every step is an
+invalid action (a lost task, ``-50``), the critic sees one scalar that *indexes* 17 unordered
+choices, so ``dQ/da`` carries no information about which other cluster is better, and the actor
+stays on the boundary (11-19 of 220 deployed). With ``-50`` failures dominating the ``[-10, 0]``
+success rewards the critic's targets are mostly the failure cost.
+
+What EADE-M changes (every deviation from the paper, all in this module; the env is the paper's):
+
+1. **Action**: one value per cluster instead of one number for all: ``Q(s, c)`` for each cluster
+   ``c``, computed from cluster ``c``'s attention token and the task token (the same network for
+   every cluster). The decision is ``argmax_c Q(s, c)`` over the clusters that can take the task
+   (the env's ``action_mask``), sent to the env as the centre of ``c``'s action bin, so the paper's
+   action mapping is unchanged. WAIT is never chosen (in a stream without departures a WAIT loses
+   the task). There is no separate actor: the greedy policy of the critic is the actor (a discrete
+   head, as in DQN; double-Q targets, soft target updates as in DDPG).
+2. **Reward**: the paper's reward plus ``-miss_penalty`` (default 50, the paper's failure cost) for
+   every later task that the engine rejects because it fits in no cluster during the step (the
+   delayed cost of fragmentation; with masking the paper's ``-50`` never fires otherwise). Rewards
+   are divided by ``reward_scale`` (50) for the regression.
+3. **Expert**: the history buffer is filled with the paper's expert (highest Score after placement)
+   as before, and also used for a DQfD-style large-margin loss
+   ``max_c [Q(s, c) + margin * (c != c_E)] - Q(s, c_E)`` on the history share of each batch, and for
+   ``pretrain`` updates on history only before the first episode (behaviour cloning of the expert).
+4. **Exploration**: epsilon-greedy among feasible clusters (``eps`` decays linearly from
+   ``eps_start`` to ``eps_end`` over the run) instead of Gaussian noise on a scalar.
+5. **Size and speed**: embedding 64, hidden 128 and 64, batch 128, one update every ``update_every``
+   steps (the paper's 128 / 256 / every step cost ~0.2 s per update on one shared core).
+
+Networks: :class:`ClusterQ` embeds the ``N + 1`` tokens of ``M`` values (no position embedding:
+clusters are exchangeable, so the head is permutation-equivariant over clusters), one multi-head
+self-attention layer with residual and layer norm, then ``[h_c, h_task] -> 128 -> 64 -> 1`` per
+cluster. Shapes: state ``(B, (N + 1) * M)`` -> values ``(B, N)``.
+
+Checkpoints are agent files of kind ``"eade-m"`` (:mod:`policies.agents.files`, weights-only).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from packing.env_layout import EnvLayout
+from packing.model import Instance, Placement
+from packing.multicluster import ClusterFreeEncoder, make_env
+from policies.base import WAIT, BasePolicy, Observation
+from policies.cluster_heuristics import ClusterExpert, NodeBestFit
+
+KIND = "eade-m"
+"""Agent-file kind."""
+
+
+@dataclasses.dataclass(frozen=True)
+class MConfig:
+    """Hyper-parameters of EADE-M (see the module docstring)."""
+
+    n_clusters: int
+    n_features: int
+    embed: int = 64
+    heads: int = 4
+    hidden: tuple[int, int] = (128, 64)
+    lr: float = 1e-3
+    batch: int = 128
+    gamma: float = 0.95
+    tau_soft: float = 0.01
+    beta: float = 0.1
+    buffer: int = 100_000
+    update_every: int = 2
+    eps_start: float = 0.2
+    eps_end: float = 0.0
+    margin: float = 0.2
+    lambda_expert: float = 1.0
+    pretrain: int = 300
+    miss_penalty: float = 50.0
+    reward_scale: float = 50.0
+    attention: bool = True
+
+
+class ClusterQ(nn.Module):
+    """State ``(B, (N + 1) * M)`` -> per-cluster values ``(B, N)``."""
+
+    def __init__(self, cfg: MConfig) -> None:
+        super().__init__()
+        self.n, self.m = cfg.n_clusters, cfg.n_features
+        e = cfg.embed
+        self.embed = nn.Linear(cfg.n_features, e)
+        self.attention = nn.MultiheadAttention(e, cfg.heads, batch_first=True) if cfg.attention else None
+        self.norm = nn.LayerNorm(e)
+        h1, h2 = cfg.hidden
+        self.head = nn.Sequential(nn.Linear(2 * e, h1), nn.ReLU(), nn.Linear(h1, h2), nn.ReLU(),
+                                  nn.Linear(h2, 1))
+
+    def forward(self, state: torch.Tensor) -> torch.Tensor:
+        """``(B, (N + 1) * M)`` -> ``(B, N)``."""
+        x = self.embed(state.view(-1, self.n + 1, self.m))
+        if self.attention is not None:
+            x = self.norm(x + self.attention(x, x, x, need_weights=False)[0])
+        task = x[:, -1:, :].expand(-1, self.n, -1)
+        return self.head(torch.cat([x[:, :-1, :], task], dim=2)).squeeze(2)
+
+
+class MReplay:
+    """Ring buffer of ``(s, cluster, r, s', done, feasible clusters of s')`` (numpy)."""
+
+    def __init__(self, capacity: int, n_state: int, n_clusters: int) -> None:
+        self.s = np.zeros((capacity, n_state), dtype=np.float32)
+        self.a = np.zeros(capacity, dtype=np.int64)
+        self.r = np.zeros(capacity, dtype=np.float32)
+        self.s2 = np.zeros((capacity, n_state), dtype=np.float32)
+        self.done = np.zeros(capacity, dtype=np.float32)
+        self.m2 = np.zeros((capacity, n_clusters), dtype=bool)
+        self.n = 0
+        self.i = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def add(self, s: np.ndarray, a: int, r: float, s2: np.ndarray, done: bool, m2: np.ndarray) -> None:
+        """Store one transition (overwriting the oldest when full)."""
+        i = self.i
+        self.s[i], self.a[i], self.r[i], self.s2[i], self.done[i], self.m2[i] = s, a, r, s2, float(done), m2
+        self.i = (i + 1) % len(self.s)
+        self.n = min(self.n + 1, len(self.s))
+
+
+def draw(history: MReplay, live: MReplay, batch: int, beta: float, rng: np.random.Generator
+         ) -> tuple[dict[str, torch.Tensor], int]:
+    """``round(beta * batch)`` rows from ``history`` (all when ``live`` is empty), the rest from ``live``.
+
+    Returns:
+        Columns ``s (B, S), a (B,), r (B,), s2 (B, S), done (B,), m2 (B, N)`` with the history rows
+        first, and the number of history rows.
+    """
+    k = batch if not len(live) else (int(round(beta * batch)) if len(history) else 0)
+    parts = [(history, rng.integers(history.n, size=k)) if k else (history, np.zeros(0, np.int64)),
+             (live, rng.integers(live.n, size=batch - k)) if batch - k else (live, np.zeros(0, np.int64))]
+    out = {name: torch.from_numpy(np.concatenate([getattr(b, name)[i] for b, i in parts]))
+           for name in ("s", "a", "r", "s2", "done", "m2")}
+    return out, k
+
+
+class EadeMAgent(BasePolicy):
+    """The value network, its target and optimiser; also a vbp policy (masked argmax, then NodeBestFit)."""
+
+    name = "eade-m"
+
+    def __init__(self, cfg: MConfig) -> None:
+        self.cfg = cfg
+        self.q = ClusterQ(cfg)
+        self.q_target = copy.deepcopy(self.q)
+        self.opt = torch.optim.Adam(self.q.parameters(), lr=cfg.lr)
+        self.encoder = ClusterFreeEncoder()
+        self.inner = NodeBestFit()
+        self._layout: EnvLayout | None = None
+
+    # -- acting --------------------------------------------------------------------------------
+    def values(self, state: np.ndarray) -> np.ndarray:
+        """``Q(s, c)`` for every cluster, shape ``(N,)``."""
+        with torch.no_grad():
+            return self.q(torch.as_tensor(state[None], dtype=torch.float32))[0].numpy()
+
+    def choose(self, state: np.ndarray, feasible: np.ndarray) -> int:
+        """The feasible cluster with the highest value (lowest index on ties); ``-1`` if none."""
+        if not feasible.any():
+            return -1
+        v = np.where(feasible, self.values(state), -np.inf)
+        return int(np.argmax(v))
+
+    def reset(self, instance: Instance, seed: int | None = None) -> None:
+        """Compute the layout (clusters must match the trained ``n_clusters``)."""
+        self._layout = EnvLayout.of(instance)
+        if self._layout.n_clusters != self.cfg.n_clusters:
+            raise ValueError(f"agent trained for {self.cfg.n_clusters} clusters, instance has "
+                             f"{self._layout.n_clusters}")
+        self.inner.reset(instance, seed)
+
+    def act(self, obs: Observation, mask: np.ndarray) -> int:
+        """The best feasible cluster, the node in it by :class:`NodeBestFit`; WAIT when none fits."""
+        if self._layout is None or self._layout.instance is not obs.instance:
+            self.reset(obs.instance)
+        lay = self._layout
+        assert lay is not None
+        c = self.choose(self.encoder.vector(lay, obs.state, obs.app), lay.clusters_with(mask).astype(bool))
+        if c < 0:
+            return WAIT
+        return self.inner.act(obs, mask & (lay.cluster_of == c))
+
+    def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
+        """:class:`NodeBestFit`'s cards."""
+        return self.inner.choose_cards(obs, host)
+
+    def run_episode(self, instance: Instance) -> Placement:
+        """Replay the instance's stream with this agent (:func:`packing.simulator.simulate`)."""
+        from packing.simulator import simulate
+
+        return simulate(instance, self, seed=0).placement
+
+    # -- learning ------------------------------------------------------------------------------
+    def update(self, cols: dict[str, torch.Tensor], n_expert: int) -> float:
+        """One double-Q update (plus the large-margin expert loss on the first ``n_expert`` rows)."""
+        cfg = self.cfg
+        q_all = self.q(cols["s"])
+        q = q_all.gather(1, cols["a"][:, None]).squeeze(1)
+        with torch.no_grad():
+            m2 = cols["m2"]
+            nxt = self.q(cols["s2"]).masked_fill(~m2, -1e9).argmax(1, keepdim=True)
+            v2 = self.q_target(cols["s2"]).gather(1, nxt).squeeze(1)
+            v2 = torch.where(m2.any(1), v2, torch.zeros_like(v2))
+            target = cols["r"] / cfg.reward_scale + cfg.gamma * (1.0 - cols["done"]) * v2
+        loss = nn.functional.smooth_l1_loss(q, target)
+        if n_expert and cfg.lambda_expert > 0:
+            qe = q_all[:n_expert]
+            a_e = cols["a"][:n_expert]
+            margin = torch.full_like(qe, cfg.margin).scatter_(1, a_e[:, None], 0.0)
+            big = (qe + margin).max(1).values - qe.gather(1, a_e[:, None]).squeeze(1)
+            loss = loss + cfg.lambda_expert * big.mean()
+        self.opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.q.parameters(), 10.0)
+        self.opt.step()
+        with torch.no_grad():
+            for p, t in zip(self.q.parameters(), self.q_target.parameters(), strict=True):
+                t.mul_(1.0 - cfg.tau_soft).add_(cfg.tau_soft * p)
+        return float(loss.item())
+
+    # -- checkpoints ---------------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """The agent-file dict (config numbers and ``state_dict`` tensors)."""
+        cfg = dataclasses.asdict(self.cfg)
+        cfg["hidden"] = list(cfg["hidden"])
+        return {"config": cfg, "q": self.q.state_dict(), "q_target": self.q_target.state_dict()}
+
+    def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> None:
+        """An agent file of kind ``"eade-m"`` (:func:`policies.agents.files.save_agent`)."""
+        from policies.agents.files import save_agent
+
+        save_agent(KIND, {**self.state(), **(extra or {})}, path)
+
+
+def from_checkpoint(data: dict[str, Any]) -> EadeMAgent:
+    """The agent of a loaded ``"eade-m"`` agent file."""
+    cfg = dict(data["config"])
+    cfg["hidden"] = tuple(cfg["hidden"])
+    agent = EadeMAgent(MConfig(**cfg))
+    agent.q.load_state_dict(data["q"])
+    agent.q_target.load_state_dict(data["q_target"])
+    return agent
+
+
+def _cluster_mask(env: Any) -> np.ndarray:
+    return np.asarray(env.action_mask()[: env.layout.n_clusters], dtype=bool)
+
+
+def expert_history(instance: Instance, history: MReplay, miss_penalty: float, *, seed: int = 0) -> int:
+    """One episode of the paper's expert into ``history``; returns the tasks it placed."""
+    env = make_env(instance, NodeBestFit())
+    expert = ClusterExpert()
+    expert.reset(instance, seed)
+    s, _ = env.reset(seed=seed)
+    done, info = False, {"placed": 0}
+    while not done:
+        feasible = expert.feasible_clusters(env.observation(), env.host_mask())
+        c = expert.pick(env.observation(), feasible)
+        s2, r, done, _, info = env.step(env.actions.action_of_bin(env.layout, c))  # type: ignore[attr-defined]
+        history.add(s, c, r - miss_penalty * info["auto_rejected"], s2, done, _cluster_mask(env))
+        s = s2
+    return int(info["placed"])
+
+
+def evaluate(agent: EadeMAgent, instance: Instance) -> tuple[float, int]:
+    """Greedy episode in the env: ``(paper's return, tasks placed)``."""
+    env = make_env(instance, NodeBestFit())
+    s, info = env.reset(seed=0)
+    total, done = 0.0, False
+    while not done:
+        c = agent.choose(s, _cluster_mask(env))
+        a = env.actions.action_of_bin(env.layout, c if c >= 0 else env.layout.n_clusters)  # type: ignore[attr-defined]
+        s, r, done, _, info = env.step(a)
+        total += r
+    return total, int(info["placed"])
+
+
+def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MConfig | None = None,
+          log: Callable[[dict[str, Any]], None] | None = None, agent: EadeMAgent | None = None,
+          start_episode: int = 0, checkpoint: Callable[[Any, int], None] | None = None,
+          **overrides: Any) -> tuple[EadeMAgent, list[dict[str, Any]]]:
+    """Train EADE-M on ``streams`` (one episode per stream, cycling; see the module docstring).
+
+    Args:
+        streams: instances with the same clusters (each stream's FIFO order is an episode).
+        episodes: training episodes (the total, counting ``start_episode``).
+        seed: seeds torch and the run's numpy generator.
+        cfg: hyper-parameters (default: :class:`MConfig` sized from ``streams[0]`` with ``overrides``).
+        log: receives a dict per episode (``episode``, ``return``, ``placed``, ``seconds``).
+        agent: continue training this agent (resume; buffers restart from the expert history).
+        start_episode: the first episode index (resume).
+        checkpoint: called as ``checkpoint(agent, episodes done)`` after every episode.
+        **overrides: fields of :class:`MConfig` to change (e.g. ``embed=16``).
+
+    Returns:
+        The agent and one dict per episode run.
+    """
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    lay = EnvLayout.of(streams[0])
+    if cfg is None:
+        cfg = MConfig(n_clusters=lay.n_clusters, n_features=int(lay.cluster_capacity.shape[1]), **overrides)
+    if agent is None:
+        agent = EadeMAgent(cfg)
+    cfg = agent.cfg
+    n_state = (cfg.n_clusters + 1) * cfg.n_features
+    history = MReplay(cfg.buffer, n_state, cfg.n_clusters)
+    live = MReplay(cfg.buffer, n_state, cfg.n_clusters)
+    for i, inst in enumerate(streams):
+        expert_history(inst, history, cfg.miss_penalty, seed=seed + i)
+    if start_episode == 0:
+        for _ in range(cfg.pretrain):
+            cols, k = draw(history, live, cfg.batch, cfg.beta, rng)
+            agent.update(cols, k)
+    curve: list[dict[str, Any]] = []
+    steps = 0
+    for ep in range(start_episode, episodes):
+        t0 = time.perf_counter()
+        eps = cfg.eps_start + (cfg.eps_end - cfg.eps_start) * ep / max(1, episodes - 1)
+        env = make_env(streams[ep % len(streams)], NodeBestFit())
+        s, _ = env.reset(seed=seed + ep)
+        feasible = _cluster_mask(env)
+        total, done, info = 0.0, False, {"placed": 0}
+        while not done:
+            if rng.random() < eps and feasible.any():
+                c = int(rng.choice(np.flatnonzero(feasible)))
+            else:
+                c = agent.choose(s, feasible)
+            a = env.actions.action_of_bin(env.layout, c if c >= 0 else lay.n_clusters)  # type: ignore[attr-defined]
+            s2, r, done, _, info = env.step(a)
+            feasible2 = _cluster_mask(env)
+            if c >= 0:
+                live.add(s, c, r - cfg.miss_penalty * info["auto_rejected"], s2, done, feasible2)
+            s, feasible, total = s2, feasible2, total + r
+            steps += 1
+            if steps % cfg.update_every == 0 and len(live) >= cfg.batch:
+                cols, k = draw(history, live, cfg.batch, cfg.beta, rng)
+                agent.update(cols, k)
+        row = {"episode": ep, "return": total, "placed": int(info["placed"]),
+               "seconds": time.perf_counter() - t0}
+        curve.append(row)
+        if log:
+            log(row)
+        if checkpoint:
+            checkpoint(agent, ep + 1)
+    return agent, curve
+
+
+__all__ = ["KIND", "ClusterQ", "EadeMAgent", "MConfig", "MReplay", "draw", "evaluate", "expert_history",
+           "from_checkpoint", "train"]

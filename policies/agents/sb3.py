@@ -1,0 +1,206 @@
+"""Stable-Baselines3 baselines (TD3, SAC, PPO) on the paper's multi-cluster MDP, as vbp policies.
+
+They train on :func:`packing.multicluster.make_env` exactly as the paper's agent sees it: the
+``N * M + M`` state, the one continuous action in ``[-1, 1]`` mapped to a cluster bin or WAIT, the
+reward ``(Score - 1) * tau`` or ``-50`` (:class:`StreamCycle` plays the training streams one episode
+each, in turn). SB3's ``MlpPolicy`` with its default sizes for each algorithm.
+
+As a vbp policy (:class:`SB3Policy`) the deterministic action of the SB3 policy network picks the
+cluster (:func:`policies.agents.eade.scalar_decision`: bin -> cluster, WAIT for the WAIT bin or a
+cluster that cannot take the task, :class:`policies.cluster_heuristics.NodeBestFit` inside).
+
+Files: agent files of kind ``"sb3-td3"``, ``"sb3-sac"`` or ``"sb3-ppo"`` holding the policy's
+``state_dict`` (plain tensors), the net architecture and the space sizes
+(:mod:`policies.agents.files`, read with ``torch.load(weights_only=True)``). Loading rebuilds the
+SB3 policy class from those numbers and loads the tensors; SB3's own zip/pickle loading is never
+used.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from packing.env_layout import EnvLayout
+from packing.model import Instance, Placement
+from packing.multicluster import ClusterFreeEncoder, make_env
+from policies.agents.eade import scalar_decision
+from policies.base import BasePolicy, Observation
+from policies.cluster_heuristics import NodeBestFit
+
+ALGOS = ("td3", "sac", "ppo")
+"""The SB3 algorithms wrapped here."""
+
+
+class StreamCycle(gym.Env[np.ndarray, np.ndarray]):
+    """The paper's env over several streams: each ``reset`` starts the next stream's episode.
+
+    Args:
+        streams: instances with the same clusters.
+        log: receives a dict per finished episode (``episode``, ``return``, ``placed``, ``seconds``).
+    """
+
+    def __init__(self, streams: Sequence[Instance],
+                 log: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.envs = [make_env(s, NodeBestFit()) for s in streams]
+        self.observation_space = self.envs[0].observation_space
+        self.action_space = self.envs[0].action_space
+        self.log = log
+        self.episode = -1
+        self._total = 0.0
+        self._t0 = 0.0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
+        """The next stream, from its start."""
+        super().reset(seed=seed)
+        self.episode += 1
+        self._total, self._t0 = 0.0, time.perf_counter()
+        env = self.envs[self.episode % len(self.envs)]
+        return env.reset(seed=int(self.np_random.integers(2**31)))
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """The current stream's step."""
+        s, r, done, trunc, info = self.envs[self.episode % len(self.envs)].step(action)
+        self._total += r
+        if done and self.log:
+            self.log({"episode": self.episode, "return": self._total, "placed": int(info["placed"]),
+                      "seconds": time.perf_counter() - self._t0})
+        return s, r, done, trunc, info
+
+
+def _classes(algo: str) -> tuple[Any, Any]:
+    from stable_baselines3 import PPO, SAC, TD3
+    from stable_baselines3.common.policies import ActorCriticPolicy
+    from stable_baselines3.sac.policies import SACPolicy
+    from stable_baselines3.td3.policies import TD3Policy
+
+    return {"td3": (TD3, TD3Policy), "sac": (SAC, SACPolicy), "ppo": (PPO, ActorCriticPolicy)}[algo]
+
+
+def model_class(algo: str) -> Any:
+    """The SB3 algorithm class of ``algo``."""
+    return _classes(algo)[0]
+
+
+def _spaces(n_state: int) -> tuple[gym.spaces.Box, gym.spaces.Box]:
+    obs = gym.spaces.Box(0.0, np.inf, (n_state,), dtype=np.float32)
+    return obs, gym.spaces.Box(-1.0, 1.0, (1,), dtype=np.float32)
+
+
+class SB3Policy(BasePolicy):
+    """A trained SB3 policy network as a vbp policy (see the module docstring).
+
+    Args:
+        algo: ``"td3"``, ``"sac"`` or ``"ppo"``.
+        policy: the SB3 policy module (``model.policy``).
+        n_clusters: clusters it was trained for.
+        n_features: metric resources per cluster ``M``.
+        net_arch: the policy's ``net_arch`` (kept for the file).
+    """
+
+    def __init__(self, algo: str, policy: Any, n_clusters: int, n_features: int, net_arch: Any) -> None:
+        self.algo, self.policy = algo, policy
+        self.name = f"sb3-{algo}"
+        self.n_clusters, self.n_features, self.net_arch = n_clusters, n_features, net_arch
+        self.encoder = ClusterFreeEncoder()
+        self.inner = NodeBestFit()
+        self._layout: EnvLayout | None = None
+
+    def action(self, state: np.ndarray) -> np.ndarray:
+        """The deterministic action for one state ``(S,)``, shape ``(1,)`` in ``[-1, 1]``."""
+        with torch.no_grad():
+            a, _ = self.policy.predict(state[None].astype(np.float32), deterministic=True)
+        return np.clip(np.asarray(a, dtype=np.float32).reshape(-1)[:1], -1.0, 1.0)
+
+    def reset(self, instance: Instance, seed: int | None = None) -> None:
+        """Compute the layout (clusters must match the trained ``n_clusters``)."""
+        self._layout = EnvLayout.of(instance)
+        if self._layout.n_clusters != self.n_clusters:
+            raise ValueError(f"agent trained for {self.n_clusters} clusters, instance has "
+                             f"{self._layout.n_clusters}")
+        self.inner.reset(instance, seed)
+
+    def act(self, obs: Observation, mask: np.ndarray) -> int:
+        """The cluster of the policy's action, the node by :class:`NodeBestFit` (WAIT when invalid)."""
+        if self._layout is None or self._layout.instance is not obs.instance:
+            self.reset(obs.instance)
+        lay = self._layout
+        assert lay is not None
+        x = float(self.action(self.encoder.vector(lay, obs.state, obs.app))[0])
+        return scalar_decision(lay, self.inner, obs, mask, x)
+
+    def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
+        """:class:`NodeBestFit`'s cards."""
+        return self.inner.choose_cards(obs, host)
+
+    def run_episode(self, instance: Instance) -> Placement:
+        """Replay the instance's stream with this policy."""
+        from packing.simulator import simulate
+
+        return simulate(instance, self, seed=0).placement
+
+    def save(self, path: str | Path) -> None:
+        """An agent file of kind ``"sb3-<algo>"`` (weights and sizes only)."""
+        from policies.agents.files import save_agent
+
+        save_agent(self.name, {"algo": self.algo, "n_clusters": self.n_clusters,
+                               "n_features": self.n_features, "net_arch": self.net_arch,
+                               "policy": self.policy.state_dict()}, path)
+
+
+def from_checkpoint(data: dict[str, Any]) -> SB3Policy:
+    """Rebuild the SB3 policy class from the file's numbers and load its tensors."""
+    algo = str(data["algo"])
+    if algo not in ALGOS:
+        raise ValueError(f"unknown SB3 algorithm {algo!r}")
+    n_c, n_f = int(data["n_clusters"]), int(data["n_features"])
+    obs, act = _spaces((n_c + 1) * n_f)
+    _, policy_cls = _classes(algo)
+    kwargs = {} if data.get("net_arch") is None else {"net_arch": data["net_arch"]}
+    policy = policy_cls(obs, act, lambda _: 0.0, **kwargs)
+    policy.load_state_dict(data["policy"])
+    policy.set_training_mode(False)
+    return SB3Policy(algo, policy, n_c, n_f, data.get("net_arch"))
+
+
+def train(algo: str, streams: Sequence[Instance], *, episodes: int, seed: int = 0,
+          log: Callable[[dict[str, Any]], None] | None = None, **kwargs: Any
+          ) -> tuple[SB3Policy, list[dict[str, Any]]]:
+    """Train SB3 ``algo`` for ``episodes`` episodes on ``streams`` (cycling); ``kwargs`` go to SB3.
+
+    Returns:
+        The trained policy and one dict per finished episode.
+    """
+    if algo not in ALGOS:
+        raise ValueError(f"unknown SB3 algorithm {algo!r}; known: {ALGOS}")
+    curve: list[dict[str, Any]] = []
+
+    def keep(row: dict[str, Any]) -> None:
+        curve.append(row)
+        if log:
+            log(row)
+
+    env = StreamCycle(streams, keep)
+    model_cls, _ = _classes(algo)
+    steps = len(env.envs[0].arrivals_.app)  # decisions per episode, at most
+    if algo == "ppo":
+        kwargs.setdefault("n_steps", max(64, steps))
+        kwargs.setdefault("batch_size", 64)
+    else:
+        kwargs.setdefault("learning_starts", min(1000, steps * max(1, episodes) // 4))
+    model = model_cls("MlpPolicy", env, seed=seed, device="cpu", verbose=0, **kwargs)
+    model.learn(total_timesteps=episodes * steps)
+    n_c = EnvLayout.of(streams[0]).n_clusters
+    n_f = int(EnvLayout.of(streams[0]).cluster_capacity.shape[1])
+    net_arch = model.policy_kwargs.get("net_arch")
+    return SB3Policy(algo, model.policy, n_c, n_f, net_arch), curve
+
+
+__all__ = ["ALGOS", "SB3Policy", "StreamCycle", "from_checkpoint", "model_class", "train"]

@@ -1,0 +1,184 @@
+"""``vbp train rl``: train a multi-cluster RL agent (EADE-DDPG, EADE-M, DDPG, TD3, SAC, PPO)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from packing.errors import input_error
+from vbp.cli.common import SEED, check_output
+
+ALGO_CHOICES = ("eade-m", "eade", "ddpg", "td3", "sac", "ppo")
+"""The ``--algo`` values (:data:`policies.agents.rl.ALGOS`, repeated here so ``--help`` needs no torch)."""
+
+
+def _streams(paths: tuple[str, ...]) -> list[Any]:
+    from packing.env_layout import EnvLayout
+    from vbp.cli.common import load_any
+
+    streams = [load_any(p) for p in paths]
+    layouts = [EnvLayout.of(s) for s in streams]
+    for p, s, lay in zip(paths, streams, layouts, strict=True):
+        if lay.n_clusters < 2 or not s.gpu_resources:
+            raise input_error(p, "", "not a multi-cluster GPU scenario (make one with `vbp generate "
+                              "multicluster`)")
+        if (lay.n_clusters, lay.cluster_capacity.shape[1]) != (layouts[0].n_clusters,
+                                                               layouts[0].cluster_capacity.shape[1]):
+            raise input_error(p, "", f"has {lay.n_clusters} clusters; {paths[0]} has "
+                              f"{layouts[0].n_clusters} (all training scenarios need the same clusters)")
+    return streams
+
+
+def plot_curve(curve: list[dict[str, Any]], path: str, title: str) -> None:
+    """Tasks placed per training episode (and a moving mean of 10) as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    ep = np.array([r["episode"] for r in curve])
+    placed = np.array([r["placed"] for r in curve], dtype=float)
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot(ep, placed, lw=0.8, alpha=0.5, label="placed (episode)")
+    k = min(10, len(placed))
+    if k > 1:
+        ax.plot(ep[k - 1:], np.convolve(placed, np.ones(k) / k, mode="valid"), lw=2, label=f"mean of {k}")
+    ax.set_xlabel("training episode")
+    ax.set_ylabel("tasks placed")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+@click.command("rl")
+@click.argument("scenarios", nargs=-1, required=True)
+@click.option("--algo", type=click.Choice(ALGO_CHOICES), default="eade-m", show_default=True,
+              help="eade-m: EADE-M (masked per-cluster values, the improvement); eade: the paper's "
+                   "EADE-DDPG; ddpg: without attention and history; td3/sac/ppo: Stable-Baselines3.")
+@click.option("--episodes", type=click.IntRange(min=1), default=60, show_default=True,
+              help="Training episodes (one episode = one scenario's whole stream; scenarios cycle).")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the run.")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="Hyper-parameter override (e.g. --set batch=64); repeatable.")
+@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Torch threads.")
+@click.option("--resume", is_flag=True,
+              help="Continue the run saved in --out (eade-m, eade, ddpg); the file is rewritten "
+                   "every 10 episodes.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Write the training curve (tasks placed per episode) to this PNG.")
+@click.option("--json", "as_json", is_flag=True, help="Print the training curve as JSON.")
+@click.option("--out", type=click.Path(dir_okay=False), required=True, help="The model file (.pt).")
+def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tuple[str, ...],
+       threads: int, resume: bool, plot: str | None, as_json: bool, out: str) -> None:
+    """Train an RL agent on SCENARIOS (multi-cluster files from `vbp generate multicluster`).
+
+    Each scenario's FIFO stream is one episode; several scenarios (seeds) are played in turn.
+    The model is an agent file: `vbp compare SCENARIO --policies mc-util,MODEL.pt` runs it.
+    """
+    import importlib.util
+
+    check_output(out, "--out", (".pt",))
+    check_output(plot, "--plot", (".png",))
+    if importlib.util.find_spec("torch") is None:
+        raise input_error("--algo", algo, "learned agents need torch (pip install 'vbp[rl]')")
+    from policies.agents.rl import RESUMABLE, coerce, kind_of
+
+    raw: dict[str, str] = {}
+    for item in sets:
+        name, eq, value = item.partition("=")
+        if not eq or not name:
+            raise input_error("--set", item, "expected NAME=VALUE")
+        raw[name.strip()] = value.strip()
+    try:
+        overrides = coerce(algo, raw)
+    except ValueError as e:
+        raise input_error("--set", ",".join(sets), str(e)) from None
+    previous: dict[str, Any] | None = None
+    if resume:
+        if algo not in RESUMABLE:
+            raise input_error("--resume", algo, f"only {', '.join(RESUMABLE)} runs can be resumed")
+        if Path(out).exists():
+            from policies.agents.files import read_agent_file
+
+            previous = read_agent_file(out)
+            if previous.get("kind") != kind_of(algo) or previous.get("algo", algo) != algo:
+                raise input_error(out, "kind", f"holds a {previous.get('algo', previous.get('kind'))} "
+                                  f"agent, not {algo}")
+            if "episodes" not in previous:
+                raise input_error(out, "episodes", "no training progress in this file to resume")
+    streams = _streams(scenarios)
+    _train_and_save(algo, streams, episodes, seed, overrides, threads, previous, plot, as_json, out)
+
+
+def _train_and_save(algo: str, streams: list[Any], episodes: int, seed: int, overrides: dict[str, Any],
+                    threads: int, previous: dict[str, Any] | None, plot: str | None, as_json: bool,
+                    out: str) -> None:
+    import time
+
+    import torch
+    from tqdm import tqdm
+
+    from policies.agents.rl import RESUMABLE, train_rl
+
+    torch.set_num_threads(threads)
+    curve: list[dict[str, Any]] = list(previous.get("curve", [])) if previous else []
+    done0 = int(previous["episodes"]) if previous else 0
+    if done0 >= episodes:
+        click.echo(f"{out} already has {done0} episodes (>= --episodes {episodes}); nothing to do")
+        return
+    command = shlex.join(["vbp", "train", "rl", *sys.argv[3:]]) if sys.argv[1:3] == ["train", "rl"] else ""
+    bar = tqdm(total=episodes, initial=done0, desc=f"{algo}", unit="ep", file=sys.stderr, disable=None)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+
+    def extra(n: int) -> dict[str, Any]:
+        return {"algo": algo, "episodes": n, "seed": seed, "curve": curve, "command": command}
+
+    def log(row: dict[str, Any]) -> None:
+        curve.append({k: float(v) if k != "episode" else int(v) for k, v in row.items()})
+        bar.update(1)
+        bar.set_postfix(placed=row["placed"])
+
+    def save_every(agent: Any, n: int) -> None:
+        if n % 10 == 0 and n < episodes:
+            agent.save(out, extra(n))
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        agent, _ = train_rl(algo, streams, episodes=episodes, seed=seed, overrides=overrides, log=log,
+                            resume=previous, checkpoint=save_every if algo in RESUMABLE else None)
+    except KeyboardInterrupt:
+        bar.close()
+        kept = (f"{out} holds the last multiple of 10 episodes; continue with --resume"
+                if algo in RESUMABLE else "nothing was saved")
+        click.echo(f"error: interrupted; {kept}", err=True)
+        raise SystemExit(130) from None
+    finally:
+        bar.close()
+    if algo in RESUMABLE:
+        agent.save(out, extra(episodes))
+    else:
+        agent.save(out)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    if plot:
+        plot_curve(curve, plot, f"{algo} training ({len(streams)} stream(s), seed {seed})")
+    if as_json:
+        click.echo(json.dumps({"model": out, "algo": algo, "episodes": episodes, "seconds": round(wall, 2),
+                               "cpu_seconds": round(cpu, 2), "curve": curve}, indent=1))
+        return
+    last = curve[-min(10, len(curve)):]
+    mean = sum(r["placed"] for r in last) / max(1, len(last))
+    click.echo(f"trained {algo} for {episodes - done0} episode(s) in {wall:.1f} s ({cpu:.1f} s CPU); "
+               f"tasks placed, mean of the last {len(last)} episode(s): {mean:.1f}")
+    click.echo(f"saved {out}")
+
+
+__all__ = ["ALGO_CHOICES", "plot_curve", "rl"]
