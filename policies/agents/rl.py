@@ -8,8 +8,7 @@ Algorithms (:data:`ALGOS`):
 * ``ddpg`` — EADE-DDPG without attention and without the history buffer (``attention=False, beta=0``);
 * ``td3``, ``sac``, ``ppo`` — Stable-Baselines3 on the same env (:mod:`policies.agents.sb3`).
 
-Every trained agent has ``save(path)`` (an agent file, :mod:`policies.agents.files`). Torch threads
-are left to the caller (``torch.set_num_threads``).
+Every trained agent has ``save(path)`` (an agent file, :mod:`policies.agents.files`).
 """
 
 from __future__ import annotations
@@ -81,8 +80,8 @@ def coerce(algo: str, overrides: dict[str, str]) -> dict[str, Any]:
 
 def train_rl(algo: str, streams: Sequence[Instance], *, episodes: int, seed: int = 0,
              overrides: dict[str, Any] | None = None, log: Callable[[dict[str, Any]], None] | None = None,
-             resume: dict[str, Any] | None = None, checkpoint: Callable[[Any, int], None] | None = None
-             ) -> tuple[Any, list[dict[str, Any]]]:
+             resume: dict[str, Any] | None = None, checkpoint: Callable[[Any, int], None] | None = None,
+             threads: int | None = None) -> tuple[Any, list[dict[str, Any]]]:
     """Train ``algo`` on ``streams`` for ``episodes`` episodes (see the module docstring).
 
     Args:
@@ -97,6 +96,7 @@ def train_rl(algo: str, streams: Sequence[Instance], *, episodes: int, seed: int
             and the generators start afresh, so the result differs from an uninterrupted run).
         checkpoint: for :data:`RESUMABLE` algorithms, called as ``checkpoint(agent, episodes done)``
             after every episode.
+        threads: ``torch.set_num_threads`` for the run (``None``: leave it).
 
     Returns:
         The trained agent (with ``save``) and one dict per episode run in this call.
@@ -104,6 +104,10 @@ def train_rl(algo: str, streams: Sequence[Instance], *, episodes: int, seed: int
     overrides = dict(overrides or {})
     if algo not in ALGOS:
         raise ValueError(f"unknown algorithm {algo!r}; known: {', '.join(ALGOS)}")
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
     if algo == "eade-m":
         from policies.agents import eade_masked
 

@@ -124,12 +124,10 @@ def _train_and_save(algo: str, streams: list[Any], episodes: int, seed: int, ove
                     out: str) -> None:
     import time
 
-    import torch
     from tqdm import tqdm
 
     from policies.agents.rl import RESUMABLE, train_rl
 
-    torch.set_num_threads(threads)
     curve: list[dict[str, Any]] = list(previous.get("curve", [])) if previous else []
     done0 = int(previous["episodes"]) if previous else 0
     if done0 >= episodes:
@@ -154,7 +152,8 @@ def _train_and_save(algo: str, streams: list[Any], episodes: int, seed: int, ove
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         agent, _ = train_rl(algo, streams, episodes=episodes, seed=seed, overrides=overrides, log=log,
-                            resume=previous, checkpoint=save_every if algo in RESUMABLE else None)
+                            resume=previous, checkpoint=save_every if algo in RESUMABLE else None,
+                            threads=threads)
     except KeyboardInterrupt:
         bar.close()
         kept = (f"{out} holds the last multiple of 10 episodes; continue with --resume"
