@@ -32,6 +32,7 @@ KINDS: dict[str, str] = {
     "sb3-sac": "policies.agents.sb3:from_checkpoint",
     "sb3-ppo": "policies.agents.sb3:from_checkpoint",
     "gcn-placement": "policies.agents.gcn_placement:from_checkpoint",
+    "jobfusion": "policies.agents.jobfusion:from_checkpoint",
 }
 """Agent kind -> ``"module:function"``; the function takes the loaded dict and returns a policy."""
 
