@@ -1,22 +1,26 @@
-"""EADE-DDPG scenario: tasks deployed per policy against the proven optimum, on held-out streams.
+"""EADE-DDPG scenario: Tables 6 and 7 of the paper, every policy against the proven optimum.
 
-For each seed (default 100..109; RL training uses seeds below 100) it generates the paper's scenario
-(``vbp generate multicluster``: 16 clusters x 4 T4 nodes, 220 openb tasks, FIFO), proves the maximum
-number of deployable tasks (:func:`vbp.multicluster.optimum`), replays every policy on the stream, and
-prints per policy: deployed tasks (mean, std, min, max over seeds), the mean gap to the optimum, the
-paper's Table 6 columns (mean and std over clusters of the cluster utilisation ``U_n``, averaged over
-seeds), fragmentation ``F`` and load variance (:mod:`packing.metrics`), and seconds per stream.
+Held-out streams are the seeds ``--first-seed ..`` (default 100..109) of ``vbp generate multicluster``
+(16 clusters x 4 T4 nodes, 220 openb tasks, FIFO); agents train on seeds ``0 .. --train-streams - 1``
+only. For each held-out stream it proves the maximum number of deployable tasks
+(:func:`vbp.multicluster.optimum`), replays every heuristic and every trained model, and prints
 
-    python benchmarks/bench_multicluster.py                       # 10 held-out streams
-    python benchmarks/bench_multicluster.py --seeds 3 --tasks 400 --json out.json
-    python benchmarks/bench_multicluster.py --agent eade.pt       # add a trained EADE-DDPG row
-    python benchmarks/bench_multicluster.py --train-eade eade.pt --train-streams 20 --episodes 40 \
-        --set gamma=0.5 --set tau_soft=0.02                       # train on seeds 0..19, then report
+* Table 7: tasks deployed (mean and std; for agents over training seeds x streams, with the spread
+  of the per-seed means), gap to the optimum, and the improvement of the best agent over each
+  baseline (``(agent - baseline) / baseline``);
+* Table 6: mean and std over clusters of GPU memory, GPU core, CPU and memory utilisation (allocated
+  / capacity per cluster at the end of the stream), averaged over streams;
+* fragmentation ``F`` and cross-cluster GPU load variance (:mod:`packing.metrics`).
 
-With ``--train-eade FILE`` it trains EADE-DDPG (:func:`policies.agents.eade.train`, one thread) on the
-streams of seeds ``0 .. train-streams - 1`` (disjoint from the reported seeds), saves the checkpoint
-to FILE and adds its row; ``--set NAME=VALUE`` overrides a hyper-parameter of
-:class:`policies.agents.eade.Config`.
+    python benchmarks/bench_multicluster.py --train eade-m:60,ddpg:10,td3:10,sac:10,ppo:10,eade:5 \
+        --train-seeds 5 --models /tmp/mc-models --json out.json
+    python benchmarks/bench_multicluster.py --models /tmp/mc-models      # evaluate existing models
+
+``--train ALGO:EPISODES,...`` trains each algorithm (:func:`policies.agents.rl.train_rl`, one torch
+thread) for seeds ``0 .. --train-seeds - 1`` and saves ``MODELS/ALGO-sSEED.pt`` (an existing file is
+reused, so runs can be split across processes and resumed); the CPU seconds of each training run are
+printed and kept in the JSON. ``--set ALGO.NAME=VALUE`` overrides a hyper-parameter. Every model file
+in ``--models`` is evaluated. ``--curve PNG`` plots the EADE-M training curves (placed per episode).
 
 Needs the data in ../shared/data (alibaba-gpu-v2020 and alibaba-gpu-v2023), or ``--data``.
 """
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -35,42 +40,109 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from packing.checker import check  # noqa: E402
+from packing.env_layout import EnvLayout, cluster_loads  # noqa: E402
+from packing.feasibility import ClusterState  # noqa: E402
 from packing.generators.multicluster import generate_multicluster  # noqa: E402
-from vbp.multicluster import metrics_row, optimum, policy_row  # noqa: E402
+from packing.metrics import metric_resources  # noqa: E402
+from packing.model import Instance, Placement  # noqa: E402
+from vbp.multicluster import metrics_row, optimum  # noqa: E402
 
 POLICIES = ("mc-expert", "mc-util", "mc-bf", "mc-greedy", "mc-random", "node-bf", "bf", "ff", "gpu-bestfit",
             "fgd")
 """Cluster heuristics and the expert, then vbp's host-level heuristics (same nodes, no cluster step)."""
 
-
-def _agent_row(inst: Any, path: str) -> dict[str, Any]:
-    from policies.agents.eade import EadeAgent
-
-    t0 = time.perf_counter()
-    agent = EadeAgent.load(path)
-    placement = agent.run_episode(inst)
-    return metrics_row(inst, "eade-ddpg", placement, time.perf_counter() - t0)
+TABLE6 = ("gpu_mem", "gpu_core", "cpu", "memory")
+"""The paper's Table 6 resources, in its order."""
 
 
-def _train(args: argparse.Namespace) -> str:
-    import torch
+def resource_utilisation(inst: Instance, placement: Placement) -> dict[str, tuple[float, float]]:
+    """Per metric resource: mean and std over clusters of allocated / capacity, e.g. ``{"cpu": (m, s)}``."""
+    from packing.metrics import _cards  # the card lists of a placement, as compute_metrics reads them
 
-    from policies.agents.eade import train
+    st = ClusterState.from_placement(inst, placement.host_array(inst), _cards(inst, placement))
+    load, cap = cluster_loads(EnvLayout.of(inst), st)
+    u = np.divide(load, cap, out=np.zeros_like(load), where=cap > 0)
+    return {r: (float(u[:, j].mean()), float(u[:, j].std())) for j, r in enumerate(metric_resources(inst))}
 
-    torch.set_num_threads(1)
-    overrides: dict[str, Any] = {}
+
+def _resource_key(name: str) -> str:
+    n = name.lower()
+    if "gpu" in n and ("mem" in n):
+        return "gpu_mem"
+    if "gpu" in n:
+        return "gpu_core"
+    if "cpu" in n:
+        return "cpu"
+    if "mem" in n:
+        return "memory"
+    return n
+
+
+def row_for(inst: Instance, name: str, placement: Placement, seconds: float) -> dict[str, Any]:
+    """:func:`vbp.multicluster.metrics_row` plus Table 6 columns; the placement must pass the checker."""
+    problems = check(inst, placement)
+    if problems:
+        raise AssertionError(f"{name}: placement fails the checker: {problems[:3]}")
+    row = metrics_row(inst, name, placement, seconds)
+    for r, (m, s) in resource_utilisation(inst, placement).items():
+        row[f"{_resource_key(r)}_mean"], row[f"{_resource_key(r)}_std"] = m, s
+    return row
+
+
+def _train(args: argparse.Namespace, models: Path) -> dict[str, float]:
+    from policies.agents.rl import coerce, train_rl
+
+    overrides: dict[str, dict[str, str]] = {}
     for item in args.set:
-        k, v = item.split("=", 1)
-        overrides[k] = tuple(int(x) for x in v.split(",")) if k == "hidden" else float(v)
-        if k in ("embed", "heads", "batch", "buffer"):
-            overrides[k] = int(v)
+        key, _, value = item.partition("=")
+        algo, _, name = key.partition(".")
+        overrides.setdefault(algo, {})[name] = value
     streams = [generate_multicluster(args.data, args.data, clusters=args.clusters, nodes=args.nodes,
                                      tasks=args.tasks, seed=s) for s in range(args.train_streams)]
-    t0 = time.perf_counter()
-    agent, _ = train(streams, episodes=args.episodes, seed=0, log=lambda m: print(m, flush=True), **overrides)
-    print(f"trained in {time.perf_counter() - t0:.0f} s ({args.episodes} episodes, {len(streams)} streams)")
-    agent.save(args.train_eade)
-    return str(args.train_eade)
+    cpu: dict[str, float] = {}
+    for spec in args.train.split(","):
+        algo, _, eps = spec.partition(":")
+        for seed in range(args.train_seeds):
+            out = models / f"{algo}-s{seed}.pt"
+            if out.exists():
+                continue
+            c0 = time.process_time()
+            agent, curve = train_rl(algo, streams, episodes=int(eps or 20), seed=seed, threads=1,
+                                    overrides=coerce(algo, overrides.get(algo, {})))
+            cpu[out.name] = time.process_time() - c0
+            extra = {"algo": algo, "episodes": int(eps or 20), "seed": seed, "curve": curve,
+                     "cpu_seconds": cpu[out.name]}
+            if algo in ("eade-m", "eade", "ddpg"):
+                agent.save(out, extra)
+            else:
+                agent.save(out)
+            print(f"trained {out.name}: {cpu[out.name]:.0f} s CPU, last placed "
+                  f"{[r['placed'] for r in curve[-5:]]}", flush=True)
+    return cpu
+
+
+def _plot_curves(models: Path, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import torch
+
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    for f in sorted(models.glob("eade-m-s*.pt")):
+        curve = torch.load(f, weights_only=True).get("curve", [])
+        placed = np.array([r["placed"] for r in curve], dtype=float)
+        if len(placed) >= 5:
+            ax.plot(np.arange(4, len(placed)), np.convolve(placed, np.ones(5) / 5, mode="valid"), lw=1.2,
+                    label=f.stem)
+    ax.set_xlabel("training episode (one 220-task stream, exploring)")
+    ax.set_ylabel("tasks placed (mean of 5)")
+    ax.set_title("EADE-M training, 16 clusters x 4 T4 nodes")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def main() -> None:
@@ -82,58 +154,130 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=4)
     ap.add_argument("--tasks", type=int, default=220)
     ap.add_argument("--policies", default=",".join(POLICIES))
-    ap.add_argument("--agent", default=None, help="a trained EADE-DDPG checkpoint (policies.agents.eade)")
-    ap.add_argument("--train-eade", default=None, help="train EADE-DDPG first and save it here")
+    ap.add_argument("--models", default=None, help="folder of trained models (*.pt) to evaluate")
+    ap.add_argument("--train", default=None, help="ALGO:EPISODES,... to train into --models first")
+    ap.add_argument("--train-only", action="store_true", help="train, then stop")
+    ap.add_argument("--train-seeds", type=int, default=5)
     ap.add_argument("--train-streams", type=int, default=20)
-    ap.add_argument("--episodes", type=int, default=40)
-    ap.add_argument("--set", action="append", default=[], help="Config override NAME=VALUE")
+    ap.add_argument("--set", action="append", default=[], help="ALGO.NAME=VALUE hyper-parameter")
     ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--curve", default=None, help="PNG of the EADE-M training curves")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     names = [n for n in args.policies.split(",") if n]
-    if args.train_eade:
-        args.agent = _train(args)
-    rows: dict[str, list[dict[str, Any]]] = {n: [] for n in ["optimum", *names]}
-    if args.agent:
-        rows["eade-ddpg"] = []
+    models = Path(args.models) if args.models else None
+    train_cpu: dict[str, float] = {}
+    if args.train:
+        if models is None:
+            ap.error("--train needs --models DIR")
+        models.mkdir(parents=True, exist_ok=True)
+        import torch
+
+        torch.set_num_threads(1)
+        train_cpu = _train(args, models)
+        if args.train_only:
+            return
+    agents: list[tuple[str, str, Any]] = []
+    if models is not None:
+        import torch
+
+        from policies.agents.files import load_agent
+
+        torch.set_num_threads(1)
+        for f in sorted(models.glob("*.pt")):
+            m = re.match(r"(.+)-s(\d+)$", f.stem)
+            agents.append((m.group(1) if m else f.stem, f.stem, load_agent(f)))
+    if args.curve and models is not None:
+        _plot_curves(models, args.curve)
+    from packing.simulator import simulate
+    from policies.registry import get_policy
+
+    rows: dict[str, list[dict[str, Any]]] = {}
     proofs = []
+    decision_ms: dict[str, list[float]] = {}
     for s in range(args.first_seed, args.first_seed + args.seeds):
         inst = generate_multicluster(args.data, args.data, clusters=args.clusters, nodes=args.nodes,
                                      tasks=args.tasks, seed=s)
-        per = [policy_row(inst, n, seed=s) for n in names]
-        if args.agent:
-            per.append(_agent_row(inst, args.agent))
         opt = optimum(inst, time_limit=args.time_limit)
         proofs.append((s, opt.deployed, opt.bound, opt.proven, opt.method, opt.seconds))
-        opt_row = metrics_row(inst, "optimum", opt.placement, opt.seconds)
-        rows["optimum"].append(opt_row | {"opt": opt.deployed})
+        per = [row_for(inst, "optimum", opt.placement, opt.seconds) | {"seed_model": ""}]
+        for n in names:
+            t0 = time.perf_counter()
+            res = simulate(inst, get_policy(n), seed=s)
+            per.append(row_for(inst, n, res.placement, time.perf_counter() - t0) | {"seed_model": ""})
+        for algo, stem, agent in agents:
+            t0 = time.process_time()
+            res = simulate(inst, agent, seed=0)
+            dt = time.process_time() - t0
+            decision_ms.setdefault(algo, []).append(1000 * dt / args.tasks)  # <= one decision per task
+            per.append(row_for(inst, algo, res.placement, dt) | {"seed_model": stem})
         for r in per:
-            rows[r["policy"]].append(r | {"opt": opt.deployed})
-        print(f"seed {s}: offered GPU load {inst.meta['offered_gpu_load']:.0%}, optimum {opt.deployed} "
-              f"({'proven' if opt.proven else f'bound {opt.bound}'}, {opt.method}, {opt.seconds:.1f} s); "
-              + ", ".join(f"{r['policy']} {r['deployed']}" for r in per), flush=True)
-    print(f"\n{args.clusters} clusters x {args.nodes} T4 nodes, {args.tasks} tasks, seeds "
+            rows.setdefault(r["policy"], []).append(r | {"opt": opt.deployed, "stream": s})
+        print(f"seed {s}: optimum {opt.deployed} ({'proven' if opt.proven else f'bound {opt.bound}'}); "
+              + ", ".join(f"{r['policy']} {r['deployed']}" for r in per[1:len(names) + 1])
+              + (f"; agents {np.mean([r['deployed'] for r in per[len(names) + 1:]]):.1f}" if agents else ""),
+              flush=True)
+    summary = _report(args, rows, decision_ms, train_cpu)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"summary": summary, "proofs": proofs, "rows": rows,
+                                               "train_cpu_seconds": train_cpu}, indent=1))
+
+
+def _report(args: argparse.Namespace, rows: dict[str, list[dict[str, Any]]],
+            decision_ms: dict[str, list[float]], train_cpu: dict[str, float]) -> dict[str, dict[str, float]]:
+    print(f"\n{args.clusters} clusters x {args.nodes} T4 nodes, {args.tasks} tasks, held-out streams "
           f"{args.first_seed}..{args.first_seed + args.seeds - 1}")
-    head = (f"{'policy':<12} {'deployed':>15} {'min':>4} {'max':>4} {'gap':>6} {'U mean':>7} {'U std':>6} "
-            f"{'frag F':>7} {'load var':>9} {'s/stream':>9}")
-    print(head)
-    print("-" * len(head))
-    summary = {}
+    summary: dict[str, dict[str, float]] = {}
     for name, rs in rows.items():
         d = np.array([r["deployed"] for r in rs], dtype=float)
-        gap = np.array([r["opt"] - r["deployed"] for r in rs], dtype=float)
-        row = {"deployed_mean": d.mean(), "deployed_std": d.std(), "min": d.min(), "max": d.max(),
-               "gap_mean": gap.mean(), "u_mean": np.mean([r["u_mean"] for r in rs]),
-               "u_std": np.mean([r["u_std"] for r in rs]),
+        by_model: dict[str, list[float]] = {}
+        for r in rs:
+            by_model.setdefault(r["seed_model"], []).append(r["deployed"])
+        seed_means = [float(np.mean(v)) for v in by_model.values()]
+        row = {"deployed_mean": d.mean(), "deployed_std": d.std(), "seed_std": float(np.std(seed_means)),
+               "n_models": float(len(by_model)),
+               "gap_mean": float(np.mean([r["opt"] - r["deployed"] for r in rs])),
+               "gap_pct": float(np.mean([(r["opt"] - r["deployed"]) / r["opt"] for r in rs]) * 100),
+               "u_mean": np.mean([r["u_mean"] for r in rs]), "u_std": np.mean([r["u_std"] for r in rs]),
                "fragmentation": np.mean([r["fragmentation"] for r in rs]),
                "load_variance": np.mean([r["load_variance"] for r in rs]),
                "seconds": np.mean([r["seconds"] for r in rs])}
+        for k in TABLE6:
+            if f"{k}_mean" in rs[0]:
+                row[f"{k}_mean"] = np.mean([r[f"{k}_mean"] for r in rs])
+                row[f"{k}_std"] = np.mean([r[f"{k}_std"] for r in rs])
+        if name in decision_ms:
+            row["decision_ms"] = float(np.mean(decision_ms[name]))
         summary[name] = {k: float(v) for k, v in row.items()}
-        print(f"{name:<12} {row['deployed_mean']:>8.1f} ± {row['deployed_std']:>4.1f} {row['min']:>4.0f} "
-              f"{row['max']:>4.0f} {row['gap_mean']:>6.1f} {row['u_mean']:>7.3f} {row['u_std']:>6.3f} "
-              f"{row['fragmentation']:>7.3f} {row['load_variance']:>9.5f} {row['seconds']:>9.2f}")
-    if args.json:
-        Path(args.json).write_text(json.dumps({"summary": summary, "proofs": proofs, "rows": rows}, indent=1))
+    print("\nTable 7: tasks deployed (agents: mean over training seeds x streams; +- std; seed-std = spread "
+          "of the per-seed means)")
+    head = (f"{'policy':<12} {'deployed':>15} {'seed-std':>8} {'gap':>6} {'gap %':>6} {'frag F':>7} "
+            f"{'load var':>9}")
+    print(head)
+    print("-" * len(head))
+    for name, r in summary.items():
+        print(f"{name:<12} {r['deployed_mean']:>8.1f} ± {r['deployed_std']:>4.1f} {r['seed_std']:>8.2f} "
+              f"{r['gap_mean']:>6.1f} {r['gap_pct']:>5.1f}% {r['fragmentation']:>7.3f} "
+              f"{r['load_variance']:>9.5f}")
+    learned = [n for n in summary if n in decision_ms]
+    if learned:
+        best = max(learned, key=lambda n: summary[n]["deployed_mean"])
+        b = summary[best]["deployed_mean"]
+        print(f"\nimprovement of {best} ({b:.1f}) over each baseline: "
+              + ", ".join(f"{n} {100 * (b - r['deployed_mean']) / r['deployed_mean']:+.1f}%"
+                          for n, r in summary.items() if n not in (best, "optimum")))
+        print("decision time (ms, CPU, incl. the node rule): "
+              + ", ".join(f"{n} {summary[n]['decision_ms']:.2f}" for n in learned))
+    print("\nTable 6: utilisation per cluster at the end of the stream, mean (std) over clusters")
+    head = f"{'policy':<12}" + "".join(f"{k:>17}" for k in TABLE6)
+    print(head)
+    print("-" * len(head))
+    for name, r in summary.items():
+        print(f"{name:<12}" + "".join(f"{r.get(k + '_mean', 0):>10.3f} ({r.get(k + '_std', 0):.3f})"
+                                       for k in TABLE6))
+    if train_cpu:
+        print("\ntraining CPU seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in train_cpu.items()))
+    return summary
 
 
 if __name__ == "__main__":
