@@ -21,6 +21,12 @@ Training (:func:`train`)
     share ``beta`` (0.1) from history and the rest from live. One update per environment step once
     the live buffer holds a batch.
 
+Baseline: ``Config(attention=False, beta=0)`` is plain DDPG (the flat state into the MLPs, no
+history buffer), the paper's DDPG baseline (``vbp train rl --algo ddpg``).
+
+Why this agent does not learn on the default scenario, and the improvement that does: see
+:mod:`policies.agents.eade_masked` (EADE-M).
+
 Reproducibility: :func:`seeded` seeds torch (``torch.manual_seed``) and returns the
 ``torch.Generator`` and ``numpy.random.Generator`` every random draw of the run uses (network
 initialisation happens right after, under that seed). Checkpoints are ``torch.save`` of plain
