@@ -46,6 +46,7 @@ POLICIES: dict[str, type[BasePolicy]] = {
     "mc-util": mc.ClusterUtilization,
     "mc-expert": mc.ClusterExpert,
     "fgd-plus": g.FGDPlus,
+    "fgd-pack": g.FGDPack,
 }
 """Stable policy names and their classes."""
 
