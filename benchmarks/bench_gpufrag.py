@@ -37,6 +37,7 @@ from vbp.gpufrag import (  # noqa: E402
     evaluate,
     evaluate_bound,
     grid_fgd_plus,
+    train_fgd_pack,
     train_fgd_plus,
 )
 
@@ -50,6 +51,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--json", default=None, help="also write every run's levels to this JSON file")
     ap.add_argument("--train-fgd-plus", default=None, metavar="FILE", help="tune FGD+ and write it to FILE")
+    ap.add_argument("--train-fgd-pack", default=None, metavar="FILE",
+                    help="tune FGD-Pack's (lam, threshold) and write them to FILE")
     ap.add_argument("--train-seeds", default="0,1,2")
     ap.add_argument("--train-until", type=float, default=1.01)
     ap.add_argument("--particles", type=int, default=8)
@@ -65,6 +68,9 @@ def main() -> None:
     inst = load_openb(args.data, nodes="gpu", pods=args.pods)
     if args.train_fgd_plus:
         train(args, inst, t0)
+        return
+    if args.train_fgd_pack:
+        train_pack(args, inst, t0)
         return
     seeds = list(range(args.seed, args.seed + args.seeds))
     names = [n.strip() for n in args.policies.split(",") if n.strip()]
@@ -131,6 +137,25 @@ def train(args: argparse.Namespace, inst: object, t0: float) -> None:
         "seconds": round(time.perf_counter() - t0, 1)})
     print(f"weights {np.round(w, 4).tolist()} cost {cost:.3f} written to {args.train_fgd_plus} "
           f"({time.perf_counter() - t0:.0f} s)")
+
+
+def train_pack(args: argparse.Namespace, inst: object, t0: float) -> None:
+    """Tune FGD-Pack (:func:`vbp.gpufrag.train_fgd_pack`) and write ``lam``, ``threshold`` and provenance."""
+    seeds = [int(s) for s in args.train_seeds.split(",")]
+    if set(seeds) & set(range(42, 52)):
+        sys.exit("training seeds must not overlap the reported seeds 42..51")
+    best, cost, hist = train_fgd_pack(inst, seeds, until=args.train_until,  # type: ignore[arg-type]
+                                      particles=args.particles, iters=args.iters, workers=args.workers,
+                                      log=lambda m: print(m, file=sys.stderr, flush=True))
+    doc = {"kind": "fgd-pack", "lam": round(float(best[0]), 4), "threshold": round(float(best[1]), 4),
+           "training": {"command": "python benchmarks/bench_gpufrag.py " + shlex.join(sys.argv[1:]),
+                        "pods": args.pods, "seeds": seeds, "until": args.train_until, "level": 100,
+                        "objective": "mean unallocated GPU % at 100% arrived over the training seeds",
+                        "search": "pso", "particles": args.particles, "iters": args.iters,
+                        "cost": round(cost, 4), "history": hist,
+                        "seconds": round(time.perf_counter() - t0, 1)}}
+    Path(args.train_fgd_pack).write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"lam {best[0]:.4f} threshold {best[1]:.4f} cost {cost:.3f} written to {args.train_fgd_pack}")
 
 
 if __name__ == "__main__":

@@ -236,6 +236,96 @@ def node_frag(free, card_free, n_cards, card_cap, htype, s_demand, s_cards, s_sh
     return total
 
 
+@numba.njit(cache=True, inline="always")
+def node_frag_mix(free, card_free, n_cards, card_cap, htype, s_demand, s_cards, s_share, s_type_ok,
+                  s_weight, params):  # pragma: no cover - compiled
+    """A blend of FGD's ``F_n`` and the *packed* fragmentation of one node state (compiled).
+
+    ``params`` = ``(lam, check_0, ..., check_{n_fit-1})``. The result is
+    ``sum_m p_m ((1 - lam) F_n(m) + lam P_n(m))`` where ``F_n(m)`` is :func:`node_frag`'s term,
+    with the single-task fit tested only on the fit resources whose ``check_r`` is nonzero (FGD:
+    CPU only), and ``P_n(m)`` is the idle GPU that a stream of tasks of shape ``m`` alone could not
+    use: ``idle - n k g``, where ``n`` is how many such tasks the node can still take counting every
+    fit resource (``floor(free_r / d_r)``) and its cards (``sum_c floor(free_c / g)``, whole cards:
+    the empty ones, divided by ``k``); ``idle`` when the shape cannot use the node. ``P_n`` sees GPU
+    stranded by CPU or memory that ``F_n`` misses (a node with four free cards and CPU for one task).
+    ``lam = 0`` with only CPU checked is exactly :func:`node_frag` on a CPU-only distribution.
+    """
+    lam = params[0]
+    idle = 0.0
+    for c in range(n_cards):
+        idle += card_free[c]
+    total = 0.0
+    for m in range(s_weight.shape[0]):
+        f = idle
+        p = idle
+        k = s_cards[m]
+        if k > 0 and s_type_ok[m, htype]:
+            res_ok = True
+            n_res = np.inf
+            for r in range(free.shape[0]):
+                if params[1 + r] != 0.0 and not fits_c(s_demand[m, r], free[r]):
+                    res_ok = False
+                if s_demand[m, r] > 0:
+                    q = np.floor((free[r] + 1e-9 * max(1.0, abs(free[r]))) / s_demand[m, r])
+                    if q < n_res:
+                        n_res = q
+            whole = np.isinf(s_share[m])
+            need = card_cap if whole else s_share[m]
+            n_ok = 0
+            small = 0.0
+            slots = 0.0
+            for c in range(n_cards):
+                fc = card_free[c]
+                if fc > 0 and fits_c(need, fc):
+                    n_ok += 1
+                    slots += 1.0 if whole else np.floor((fc + 1e-9 * max(1.0, need)) / need)
+                else:
+                    small += fc
+            if res_ok and n_ok >= k:
+                f = small
+            n_task = min(np.floor(slots / k), n_res)
+            if n_task > 0:
+                p = max(idle - n_task * k * need, 0.0)
+        total += s_weight[m] * ((1.0 - lam) * f + lam * p)
+    return total
+
+
+@numba.njit(cache=True)
+def _fragmentation_mix(free, card_free, n_cards, card_cap, host_type, s_demand, s_cards, s_share,
+                       s_type_ok, s_weight, params):  # pragma: no cover - compiled
+    out = np.empty(free.shape[0])
+    for i in range(free.shape[0]):
+        out[i] = node_frag_mix(free[i], card_free[i], n_cards[i], card_cap[i], host_type[i], s_demand,
+                               s_cards, s_share, s_type_ok, s_weight, params)
+    return out
+
+
+def fragmentation_mix(free: np.ndarray, card_free: np.ndarray, card_cap: np.ndarray,
+                      host_type: np.ndarray, dist: ShapeDistribution, params: np.ndarray) -> np.ndarray:
+    """:func:`node_frag_mix` of each node state, shape ``(m,)``.
+
+    Args:
+        free: free fit resources per node, shape ``(m, n_fit)``.
+        card_free: free share per card, shape ``(m, G)``.
+        card_cap: per-card capacity per node, shape ``(m,)``.
+        host_type: host type per node, shape ``(m,)``.
+        dist: the shape distribution.
+        params: ``(lam, check per fit resource)``, shape ``(1 + n_fit,)``.
+    """
+    card_free = np.ascontiguousarray(card_free, dtype=np.float64)
+    m = card_free.shape[0]
+    if m == 0:
+        return np.zeros(0)
+    free = np.ascontiguousarray(np.asarray(free, dtype=np.float64).reshape(m, -1))
+    n_cards = np.full(m, card_free.shape[1], dtype=np.int64)
+    f = _fragmentation_mix(free, card_free, n_cards,  # type: ignore[call-arg]
+                           np.ascontiguousarray(card_cap, dtype=np.float64),
+                           np.ascontiguousarray(host_type, dtype=np.int64), *dist_arrays(dist),
+                           np.array(params, dtype=np.float64))
+    return np.asarray(f)
+
+
 @numba.njit(cache=True)
 def _fragmentation(free, card_free, n_cards, card_cap, host_type, s_demand, s_cards, s_share,
                    s_type_ok, s_weight):  # pragma: no cover - compiled
@@ -410,6 +500,7 @@ def fragmentation_rate(state: ClusterState, dist: ShapeDistribution) -> float:
 
 
 __all__ = ["DEFAULT_THRESHOLD", "ShapeDistribution", "cluster_fragmentation", "dist_arrays",
-           "fragmentation", "fragmentation_rate", "idle_gpu", "node_arrays", "node_frag",
+           "fragmentation", "fragmentation_mix", "fragmentation_rate", "idle_gpu", "node_arrays", "node_frag",
+           "node_frag_mix",
            "node_fragmentation", "placement_record", "resource_indices", "shape_distribution",
            "shape_fragmentation"]

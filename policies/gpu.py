@@ -56,7 +56,13 @@ from typing import Any
 import numpy as np
 
 from packing.feasibility import ClusterState, fits
-from packing.fragmentation import ShapeDistribution, dist_arrays, fragmentation, shape_distribution
+from packing.fragmentation import (
+    ShapeDistribution,
+    dist_arrays,
+    fragmentation,
+    fragmentation_mix,
+    shape_distribution,
+)
 from packing.model import Instance
 from packing.policy import WAIT, Observation
 from policies import gpu_kernels as gk
@@ -471,12 +477,17 @@ class FGD(GpuPolicy):
     def _frag_of(self, free: np.ndarray, cards: np.ndarray, cap: np.ndarray, types: np.ndarray) -> np.ndarray:
         """:func:`packing.fragmentation.fragmentation` on unique node states only (same values)."""
         if len(free) <= 8:
-            return fragmentation(free, cards, cap, types, self._dist)
+            return self._frag_rows(free, cards, cap, types)
         key = np.concatenate([types[:, None].astype(np.float64), cap[:, None], free,
                               -np.sort(-cards, axis=1)], axis=1)
         first, inv = _unique_rows(key)
-        f = fragmentation(free[first], cards[first], cap[first], types[first], self._dist)
+        f = self._frag_rows(free[first], cards[first], cap[first], types[first])
         return f[inv]
+
+    def _frag_rows(self, free: np.ndarray, cards: np.ndarray, cap: np.ndarray,
+                   types: np.ndarray) -> np.ndarray:
+        """The fragmentation FGD descends, per node state (:func:`packing.fragmentation.fragmentation`)."""
+        return fragmentation(free, cards, cap, types, self._dist)
 
     def candidates(self, obs: Observation, hosts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Node scores of ``hosts`` and their best cards.
@@ -558,6 +569,87 @@ class FGD(GpuPolicy):
             top = np.flatnonzero(score == score.max())
             return (int(cand_c[top].min()),)
         return self.best_fit_cards(obs, host)
+
+
+class FGDPack(FGD):
+    """FGD-Pack (``fgd-pack``): FGD descending a fragmentation that also sees GPU stranded by CPU and memory.
+
+    FGD's ``F_n(m)`` asks whether *one* task of shape ``m`` fits the node; a node with four free
+    cards but CPU (or memory) for one more task counts three cards as usable. FGD-Pack descends
+    ``sum_m p_m ((1 - lam) F_n(m) + lam P_n(m))`` (:func:`packing.fragmentation.node_frag_mix`), where
+    ``P_n(m)`` is the idle GPU that a stream of shape-``m`` tasks alone could not use on the node,
+    counting how many such tasks its cards, CPU *and memory* can still take (a lookahead over the
+    shape distribution: every shape's repeated arrival, not just the next task). The shapes are
+    grouped on CPU and memory (``fit_resources``: all), and the ``F_n`` part tests the single-task
+    fit on ``check`` only (default CPU, as FGD). Scores, ties and card choice are FGD's. ``lam`` and
+    the distribution's threshold are tuned by PSO on training seeds 0..9, disjoint from the reported
+    42..51 (:func:`vbp.gpufrag.train_fgd_pack`; ``policies/data/fgd-pack.json``); ``lam = 0`` is FGD
+    on the finer shapes.
+
+    Args:
+        lam: weight of the packed term in [0, 1] (default: the shipped tuned value).
+        check: resources the ``F_n`` part tests (names; default the first resource, CPU).
+        shapes: as :class:`FGD` (give it fit on every resource for the packed term to see memory).
+        threshold: popularity threshold of the default distribution (default: the shipped tuned one).
+        tie: as :class:`FGD`.
+    """
+
+    name = "fgd-pack"
+    kernel: int | None = gk.FGD_LOOK
+
+    def __init__(self, *, lam: float | None = None, check: Sequence[str] | None = None,
+                 shapes: ShapeDistribution | None = None, threshold: float | None = None,
+                 tie: str = "perm") -> None:
+        tuned_lam, tuned_thr = load_pack_params()
+        super().__init__(shapes=shapes, threshold=tuned_thr if threshold is None else float(threshold),
+                         fit_resources=None, tie=tie)
+        lam_v = tuned_lam if lam is None else float(lam)
+        if not 0.0 <= lam_v <= 1.0:
+            raise ValueError(f"lam must be in [0, 1], got {lam_v}")
+        self.lam = lam_v
+        self.check = tuple(check) if check is not None else None
+
+    def reset(self, instance: Instance, seed: int | None = None) -> None:
+        """As FGD, plus the mix parameters ``(lam, check per fit resource)``."""
+        super().reset(instance, seed)
+        fit = self._dist.fit_resources
+        names = [instance.resources[int(r)] for r in fit]
+        check = self.check if self.check is not None else instance.resources[:1]
+        bad = [c for c in check if c not in instance.resources]
+        if bad:
+            raise ValueError(f"unknown resource(s) {bad}; the instance has {', '.join(instance.resources)}")
+        self._params = np.array([self.lam] + [1.0 if n in check else 0.0 for n in names])
+
+    def _kernel_dist(self) -> tuple[np.ndarray | None, tuple[np.ndarray, ...] | None]:
+        return np.asarray(self._dist.fit_resources, dtype=np.int64), dist_arrays(self._dist)
+
+    def compiled_episode(self, state: ClusterState, seq: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As :meth:`GpuPolicy.compiled_episode`, with the mix parameters."""
+        if self._inst is not state.instance:
+            self.reset(state.instance)
+        fit, dist = self._kernel_dist()
+        out = gk.gpu_episode(state, seq, gk.FGD_LOOK, self._rank, self._card, self.max_cpu, self.max_gpu,
+                             fit, dist, self._params)
+        self.last_cards = out[2]
+        return out
+
+    def _frag_rows(self, free: np.ndarray, cards: np.ndarray, cap: np.ndarray,
+                   types: np.ndarray) -> np.ndarray:
+        return fragmentation_mix(free, cards, cap, types, self._dist, self._params)
+
+
+PACK_FILE = Path(__file__).resolve().parent / "data" / "fgd-pack.json"
+"""The shipped tuned ``lam`` of ``fgd-pack``."""
+
+
+def load_pack_params(path: str | Path = PACK_FILE) -> tuple[float, float]:
+    """The tuned ``(lam, threshold)`` of FGD-Pack (``(0.4, 0.9)`` if the file is absent)."""
+    p = Path(path)
+    if not p.is_file():
+        return 0.4, 0.9
+    doc = json.loads(p.read_text())
+    return float(doc["lam"]), float(doc["threshold"])
 
 
 PLUS_FEATURES = ("gpu_left", "cpu_left", "mem_left", "card_left", "opens")
@@ -677,5 +769,6 @@ class FGDPlus(FGD):
         return cand_h, cand_c, score
 
 
-__all__ = ["FGD", "PLUS_FEATURES", "PLUS_FILE", "FGDPlus", "GpuBestFit", "GpuClustering", "GpuDotProduct",
-           "GpuPacking", "GpuPolicy", "GpuRandom", "load_plus_weights", "pick", "save_plus_weights"]
+__all__ = ["FGD", "PACK_FILE", "PLUS_FEATURES", "PLUS_FILE", "FGDPack", "FGDPlus", "GpuBestFit",
+           "GpuClustering", "GpuDotProduct", "GpuPacking", "GpuPolicy", "GpuRandom", "load_pack_params",
+           "load_plus_weights", "pick", "save_plus_weights"]

@@ -23,7 +23,7 @@ import numba
 import numpy as np
 
 from packing.feasibility import ClusterState
-from packing.fragmentation import node_frag
+from packing.fragmentation import node_frag, node_frag_mix
 from packing.kernels import feasible_gpu, fits_c, gpu_arrays, rule_tables
 
 DOTPROD, BESTFIT, PACKING, CLUSTERING, FGD, FGD_LOOK = range(6)
@@ -151,7 +151,18 @@ def _simple_score(kind, h, a, k, g, whole, cf, demand, capacity, used, n_cards, 
 
 
 @numba.njit(cache=True, inline="always")
-def _fgd_best(h, a, k, g, whole, cf, fit, demand, capacity, used, n_cards, card_cap, host_type,
+def _frag(kind, params, free, card_free, n_cards, card_cap, htype, s_demand, s_cards, s_share, s_type_ok,
+          s_weight):  # pragma: no cover - compiled
+    """The node fragmentation the FGD kinds descend: ``node_frag``, or ``node_frag_mix`` (FGD_LOOK)."""
+    if kind == FGD_LOOK:
+        return node_frag_mix(free, card_free, n_cards, card_cap, htype, s_demand, s_cards, s_share,
+                             s_type_ok, s_weight, params)
+    return node_frag(free, card_free, n_cards, card_cap, htype, s_demand, s_cards, s_share, s_type_ok,
+                     s_weight)
+
+
+@numba.njit(cache=True, inline="always")
+def _fgd_best(kind, params, h, a, k, g, whole, cf, fit, demand, capacity, used, n_cards, card_cap, host_type,
               before, card_unit, s_demand, s_cards, s_share, s_type_ok, s_weight, free_a,
               after):  # pragma: no cover - compiled
     """FGD's best (score, card) on host ``h`` for app ``a`` (card -1: several cards or none)."""
@@ -168,8 +179,8 @@ def _fgd_best(h, a, k, g, whole, cf, fit, demand, capacity, used, n_cards, card_
             if not _fitting(h, cf[c], c, g, n_cards):
                 continue
             after[c] = cf[c] - g
-            f = node_frag(free_a, after, n_cards[h], cap, ty, s_demand, s_cards, s_share, s_type_ok,
-                          s_weight)
+            f = _frag(kind, params, free_a, after, n_cards[h], cap, ty, s_demand, s_cards, s_share,
+                      s_type_ok, s_weight)
             after[c] = cf[c]
             s = fgd_score(f - before, card_unit)
             if s > best_s:
@@ -183,7 +194,8 @@ def _fgd_best(h, a, k, g, whole, cf, fit, demand, capacity, used, n_cards, card_
         for j in range(n):
             c = tmp[j]
             after[c] = 0.0 if whole else cf[c] - g
-    f = node_frag(free_a, after, n_cards[h], cap, ty, s_demand, s_cards, s_share, s_type_ok, s_weight)
+    f = _frag(kind, params, free_a, after, n_cards[h], cap, ty, s_demand, s_cards, s_share, s_type_ok,
+              s_weight)
     return fgd_score(f - before, card_unit), -1
 
 
@@ -198,7 +210,7 @@ def rank_pos(rank):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def run_gpu_episode(kind, seq, rank, card_unit, max_cpu, max_gpu, fit,
+def run_gpu_episode(kind, params, seq, rank, card_unit, max_cpu, max_gpu, fit,
                     demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out_ptr, out_cols,
                     out_k, card_used, card_cap, n_cards, kk, card_load, whole, type_ok, host_type,
                     s_demand, s_cards, s_share, s_type_ok, s_weight, aff, n_on,
@@ -248,8 +260,8 @@ def run_gpu_episode(kind, seq, rank, card_unit, max_cpu, max_gpu, fit,
             _card_free(h, card_used, card_cap, n_cards, cf)
             for i in range(fit.shape[0]):
                 free_h[i] = capacity[h, fit[i]] - used[h, fit[i]]
-            before[h] = node_frag(free_h, cf, n_cards[h], card_cap[h, 0], host_type[h], s_demand, s_cards,
-                                  s_share, s_type_ok, s_weight)
+            before[h] = _frag(kind, params, free_h, cf, n_cards[h], card_cap[h, 0], host_type[h],
+                              s_demand, s_cards, s_share, s_type_ok, s_weight)
     for t in range(seq.shape[0]):
         a = seq[t]
         k = kk[a]
@@ -284,9 +296,9 @@ def run_gpu_episode(kind, seq, rank, card_unit, max_cpu, max_gpu, fit,
                     c = c_card[h, a]
                 else:
                     _card_free(h, card_used, card_cap, n_cards, cf)
-                    s, c = _fgd_best(h, a, k, g, w, cf, fit, demand, capacity, used, n_cards, card_cap,
-                                     host_type, before[h], card_unit, s_demand, s_cards, s_share,
-                                     s_type_ok, s_weight, free_a, after)
+                    s, c = _fgd_best(kind, params, h, a, k, g, w, cf, fit, demand, capacity, used,
+                                     n_cards, card_cap, host_type, before[h], card_unit, s_demand,
+                                     s_cards, s_share, s_type_ok, s_weight, free_a, after)
                     if n_on[h] == 0:
                         t_ok[ty, a] = True
                         t_score[ty, a] = s
@@ -339,14 +351,15 @@ def run_gpu_episode(kind, seq, rank, card_unit, max_cpu, max_gpu, fit,
             _card_free(h, card_used, card_cap, n_cards, cf)
             for i in range(fit.shape[0]):
                 free_h[i] = capacity[h, fit[i]] - used[h, fit[i]]
-            before[h] = node_frag(free_h, cf, n_cards[h], card_cap[h, 0], host_type[h], s_demand, s_cards,
-                                  s_share, s_type_ok, s_weight)
+            before[h] = _frag(kind, params, free_h, cf, n_cards[h], card_cap[h, 0], host_type[h],
+                              s_demand, s_cards, s_share, s_type_ok, s_weight)
         used_out[t] = n_used
 
 
 def gpu_episode(state: ClusterState, seq: np.ndarray, kind: int, rank: np.ndarray, card_unit: float,
                 max_cpu: float, max_gpu: float, dist_fit: np.ndarray | None = None,
-                dist: tuple[np.ndarray, ...] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                dist: tuple[np.ndarray, ...] | None = None, params: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Run a whole episode of a GPU policy compiled, updating ``state`` (loads and cards) in place.
 
     Args:
@@ -359,6 +372,7 @@ def gpu_episode(state: ClusterState, seq: np.ndarray, kind: int, rank: np.ndarra
         max_gpu: the largest host GPU capacity.
         dist_fit: fit resources of the shape distribution ``(n_fit,)`` (FGD).
         dist: :func:`packing.fragmentation.dist_arrays` of the shape distribution (FGD).
+        params: :func:`packing.fragmentation.node_frag_mix`'s parameters (FGD_LOOK).
 
     Returns:
         ``(host, hosts_used, cards)``: shapes ``(n,)``, ``(n,)`` and ``(n, G)`` (-1 padded).
@@ -377,7 +391,8 @@ def gpu_episode(state: ClusterState, seq: np.ndarray, kind: int, rank: np.ndarra
                 np.zeros(0))
         dist_fit = np.zeros(0, dtype=np.int64)
     aff = np.zeros((inst.n_hosts, inst.max_gpus + 1), dtype=np.int64)
-    run_gpu_episode(kind, np.ascontiguousarray(seq, dtype=np.int64),  # type: ignore[call-arg]
+    par = np.zeros(1) if params is None else np.array(params, dtype=np.float64)
+    run_gpu_episode(kind, par, np.ascontiguousarray(seq, dtype=np.int64),  # type: ignore[call-arg]
                     np.ascontiguousarray(rank, dtype=np.int64), float(card_unit), float(max_cpu),
                     float(max_gpu), np.array(dist_fit, dtype=np.int64, order="C"),
                     np.ascontiguousarray(inst.demand), np.ascontiguousarray(state.capacity), state.used,

@@ -46,7 +46,7 @@ from packing.feasibility import ClusterState
 from packing.fragmentation import ShapeDistribution, node_fragmentation, placement_record, shape_distribution
 from packing.model import Instance, Request
 from packing.policy import WAIT, ChoosingCards, Policy, implements
-from policies.gpu import FGD, FGDPlus
+from policies.gpu import FGD, FGDPack, FGDPlus
 from policies.registry import get_policy
 
 PAPER_NAMES = {"gpu-random": "01-Random", "gpu-dotprod": "02-DotProd", "gpu-clustering": "03-GpuClustering",
@@ -254,6 +254,9 @@ class Workload:
     n_listed: int
     n_resampled: int
     capacity: float
+    pod_counts: np.ndarray | None = None
+    """Pods per app in the pod list, shape ``(n_apps,)`` (policies build other shape distributions
+    from it, e.g. FGD-Pack's on every resource)."""
 
 
 def build_workload(instance: Instance, seed: int, until: float = 1.3,
@@ -308,7 +311,7 @@ def build_workload(instance: Instance, seed: int, until: float = 1.3,
     meta = {**inst.meta, "gpufrag": {"seed": seed, "until": until, "listed": n_listed,
                                      "resampled": n_res}}
     tuned = inst.replace(apps=apps, requests=requests, initial=None, meta=meta)
-    return Workload(tuned, dist, seed, n_listed, n_res, cap)
+    return Workload(tuned, dist, seed, n_listed, n_res, cap, np.bincount(pods, minlength=inst.n_apps))
 
 
 def _level_bins(ratio: np.ndarray, until: int) -> list[tuple[int, int]]:
@@ -382,9 +385,18 @@ class Run:
         return 100.0 - out if what == "unallocated" else out
 
 
-def make_policy(name: str, dist: ShapeDistribution) -> Policy:
-    """A fresh policy by registry name; FGD and FGD+ get the pod list's shape distribution."""
+def make_policy(name: str, dist: ShapeDistribution, workload: Workload | None = None) -> Policy:
+    """A fresh policy by registry name; FGD and FGD+ get the pod list's shape distribution.
+
+    FGD-Pack gets the pod list's distribution on every resource at its own threshold (built from
+    ``workload.pod_counts``; without a workload it builds its own from the instance at reset).
+    """
     pol = get_policy(name)
+    if isinstance(pol, FGDPack):
+        shapes = None
+        if workload is not None and workload.pod_counts is not None:
+            shapes = shape_distribution(workload.instance, workload.pod_counts, threshold=pol.threshold)
+        return FGDPack(lam=pol.lam, threshold=pol.threshold, shapes=shapes)
     if isinstance(pol, FGDPlus):
         pol = FGDPlus(shapes=dist, weights=pol.weights.tolist())
     elif isinstance(pol, FGD):
@@ -520,7 +532,7 @@ def evaluate(instance: Instance, policies: Sequence[str] = DEFAULT_POLICIES, see
     for s in seeds:
         wl = build_workload(instance, int(s), until)
         for res in results:
-            run = run_policy(wl, make_policy(res.name, wl.dist))
+            run = run_policy(wl, make_policy(res.name, wl.dist, wl))
             res.runs.append(run)
             if progress is not None:
                 progress(res.name, int(s), run)
@@ -873,6 +885,65 @@ def train_fgd_plus(instance: Instance, seeds: Sequence[int], *, until: float = 1
     return np.asarray(res.best_position, dtype=np.float64), float(res.best_cost), history
 
 
+def _pack_cost(args: tuple[tuple[float, float], int, int]) -> float:
+    """Unallocated GPU % at ``level`` of FGD-Pack with ``(lam, threshold)`` on training workload ``i``."""
+    (lam, thr), i, level = args
+    wl = _TRAIN[i]
+    assert wl.pod_counts is not None
+    shapes = shape_distribution(wl.instance, wl.pod_counts, threshold=thr)
+    run = run_policy(wl, FGDPack(lam=lam, threshold=thr, shapes=shapes))
+    return float(run.levels("unallocated", level + 1)[level])
+
+
+def train_fgd_pack(instance: Instance, seeds: Sequence[int], *, until: float = 1.01, level: int = 100,
+                   particles: int = 6, iters: int = 4, pso_seed: int = 0, workers: int = 1,
+                   log: Callable[[str], None] | None = None
+                   ) -> tuple[np.ndarray, float, list[dict[str, Any]]]:
+    """Tune FGD-Pack's ``(lam, threshold)`` by PSO in this module's protocol (as :func:`train_fgd_plus`).
+
+    ``lam`` in [0, 1], the shape-distribution threshold in [0.8, 1]; particle 0 starts at (0.4, 0.9).
+    The cost is the mean unallocated GPU % at ``level`` over the training ``seeds`` (keep them
+    disjoint from the reported 42..51).
+
+    Returns:
+        ``(best (lam, threshold), cost, history)``.
+    """
+    import multiprocessing
+
+    from policies.swarm.optimizer import PSO, PSOSettings
+
+    if level + 1 > round(until * 100):
+        raise ValueError(f"until={until} stops before level {level} + 1")
+    _TRAIN[:] = [build_workload(instance, int(s), until) for s in seeds]
+    pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
+
+    def objective(pos: np.ndarray) -> np.ndarray:
+        jobs = [((float(p[0]), float(p[1])), i, level) for p in pos for i in range(len(_TRAIN))]
+        costs = pool.map(_pack_cost, jobs) if pool is not None else [_pack_cost(j) for j in jobs]
+        return np.array(costs).reshape(len(pos), len(_TRAIN)).mean(axis=1)
+
+    history: list[dict[str, Any]] = []
+
+    def cb(rec: Any) -> None:
+        history.append({"iteration": rec.iteration, "best_cost": round(rec.best_cost, 4),
+                        "mean_cost": round(rec.mean_cost, 4),
+                        "best": [round(v, 4) for v in rec.best_position]})
+        if log is not None:
+            log(f"iter {rec.iteration}: best {rec.best_cost:.3f} mean {rec.mean_cost:.3f} "
+                f"at {[round(v, 3) for v in rec.best_position]}")
+
+    settings = PSOSettings(n_particles=particles, iters=iters, seed=pso_seed, patience=0, init_scale=0.15)
+    try:
+        res = PSO(settings).minimize(objective, 2, (np.array([0.0, 0.8]), np.array([1.0, 1.0])),
+                                     init=np.array([0.4, 0.9]), callback=cb)
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+        _TRAIN.clear()
+    return np.asarray(res.best_position, dtype=np.float64), float(res.best_cost), history
+
+
 def grid_fgd_plus(instance: Instance, seeds: Sequence[int], candidates: Sequence[Sequence[float]], *,
                   until: float = 1.01, level: int = 100, workers: int = 1
                   ) -> tuple[np.ndarray, float, list[dict[str, Any]]]:
@@ -913,5 +984,5 @@ def grid_fgd_plus(instance: Instance, seeds: Sequence[int], candidates: Sequence
 __all__ = ["BOUND_CLIQUES", "DEFAULT_POLICIES", "FIT_RESOURCES", "LEVELS", "PAPER_CLUSTER", "PAPER_NAMES",
            "PUBLISHED", "BoundResult", "GpuBound", "PolicyResult", "Run", "Workload", "build_workload",
            "evaluate", "evaluate_bound", "gpu_capacity", "is_paper_cluster", "make_policy", "plot_curves",
-           "pod_list_name", "pod_sequence", "run_policy", "task_gpu", "train_fgd_plus",
+           "pod_list_name", "pod_sequence", "run_policy", "task_gpu", "train_fgd_pack", "train_fgd_plus",
            "grid_fgd_plus"]

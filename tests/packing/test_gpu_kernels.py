@@ -27,7 +27,7 @@ from packing.fragmentation import (
     shape_fragmentation,
 )
 from packing.model import App, HostType, Instance, Rule
-from policies.gpu import FGD, GpuBestFit, GpuClustering, GpuDotProduct, GpuPacking, GpuPolicy
+from policies.gpu import FGD, FGDPack, GpuBestFit, GpuClustering, GpuDotProduct, GpuPacking, GpuPolicy
 from policies.gpu_kernels import fgd_scores
 
 
@@ -50,17 +50,19 @@ def random_gpu_instance(seed: int, n_types: int = 4, n_apps: int = 7, rules: boo
         if kind == 0:
             apps.append(App(f"c{i}", cpu, count))
         elif kind in (1, 2):
-            apps.append(App(f"s{i}", cpu, count, gpu_cards=1, gpu_per_card=(float(rng.integers(1, 10)) * 100,),
-                            gpu_models=models))
+            apps.append(App(f"s{i}", cpu, count, gpu_cards=1,
+                            gpu_per_card=(float(rng.integers(1, 10)) * 100,), gpu_models=models))
         elif kind == 3:
-            apps.append(App(f"m{i}", cpu, count, gpu_cards=2, gpu_per_card=(float(rng.integers(2, 8)) * 100,)))
+            apps.append(App(f"m{i}", cpu, count, gpu_cards=2,
+                            gpu_per_card=(float(rng.integers(2, 8)) * 100,)))
         else:
             apps.append(App(f"w{i}", cpu, count, gpu_cards=int(rng.integers(1, 3)), gpu_whole=True,
                             gpu_models=models))
     rule = (Rule(apps[0].name, apps[1].name, 0),) if rules else ()
     if rules:
-        apps[2] = App(apps[2].name, apps[2].demand, apps[2].count, max_per_host=1, gpu_cards=apps[2].gpu_cards,
-                      gpu_per_card=apps[2].gpu_per_card, gpu_whole=apps[2].gpu_whole,
+        apps[2] = App(apps[2].name, apps[2].demand, apps[2].count, max_per_host=1,
+                      gpu_cards=apps[2].gpu_cards, gpu_per_card=apps[2].gpu_per_card,
+                      gpu_whole=apps[2].gpu_whole,
                       gpu_models=apps[2].gpu_models)
     return Instance(f"gpu{seed}", ("cpu_milli", "memory_mib"), tuple(types), tuple(apps),
                     gpu_resources=("gpu_milli",), rules=rule)
@@ -111,7 +113,7 @@ def test_feasible_gpu_hand_made_cards() -> None:
     assert got == [False, True, False, False, False]  # only 300 left, on card 0
 
 
-POLICIES: list[type[GpuPolicy]] = [GpuDotProduct, GpuBestFit, GpuPacking, GpuClustering, FGD]
+POLICIES: list[type[GpuPolicy]] = [GpuDotProduct, GpuBestFit, GpuPacking, GpuClustering, FGD, FGDPack]
 
 
 def numpy_episode(inst: Instance, policy: GpuPolicy, order: np.ndarray, seed: int

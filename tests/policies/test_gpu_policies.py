@@ -16,6 +16,7 @@ from packing.simulator import simulate
 from policies.gpu import (
     FGD,
     PLUS_FEATURES,
+    FGDPack,
     FGDPlus,
     GpuBestFit,
     GpuClustering,
@@ -27,7 +28,8 @@ from policies.gpu import (
 from policies.registry import POLICIES, get_policy
 
 OPENB_SMALL = Path(__file__).resolve().parents[1] / "data" / "openb_small"
-GPU_NAMES = ("gpu-random", "gpu-dotprod", "gpu-clustering", "gpu-packing", "gpu-bestfit", "fgd", "fgd-plus")
+GPU_NAMES = ("gpu-random", "gpu-dotprod", "gpu-clustering", "gpu-packing", "gpu-bestfit", "fgd", "fgd-plus",
+             "fgd-pack")
 
 
 def cluster(hosts: list[tuple[str, float, int]], apps: list[App]) -> Instance:
@@ -260,3 +262,55 @@ def test_fgd_plus_features_and_weights(tmp_path: Path) -> None:
     assert load_plus_weights(tmp_path / "absent.json").tolist() == [0.0] * len(PLUS_FEATURES)
     with pytest.raises(ValueError):
         FGDPlus(weights=[1.0])
+
+
+def test_packed_fragmentation_by_hand() -> None:
+    """One node, 2 empty cards, 4000 CPU free; one shape (500 milli, 2000 CPU).
+
+    F (FGD): the task fits and no card is below 500, so 0. P: 4 shares fit the cards but CPU takes
+    only 2 tasks, so 2 x 500 of the 2000 idle are usable: P = 1000. The mix is (1 - lam) F + lam P.
+    """
+    from packing.fragmentation import fragmentation_mix
+
+    inst = cluster([("n", 4000.0, 2)], [share("s", 2000.0, 500.0)])
+    dist = shape_distribution(inst)
+    free = np.array([[4000.0, 999.0]])
+    cards = np.array([[1000.0, 1000.0]])
+    args = (free, cards, np.array([1000.0]), np.array([0]), dist)
+    assert fragmentation_mix(*args, np.array([0.0, 1.0, 0.0])).tolist() == [0.0]
+    assert fragmentation_mix(*args, np.array([1.0, 1.0, 0.0])).tolist() == [1000.0]
+    assert fragmentation_mix(*args, np.array([0.5, 1.0, 0.0])).tolist() == [500.0]
+    # memory binds too: 1 MiB per task and 1 MiB free -> one task -> 1500 stranded
+    free_mem = np.array([[4000.0, 1.0]])
+    assert fragmentation_mix(free_mem, *args[1:], np.array([1.0, 1.0, 0.0])).tolist() == [1500.0]
+    # a card of 300 free: FGD counts it (below 500); P counts 300 + CPU-stranded share
+    cards2 = np.array([[300.0, 1000.0]])
+    assert fragmentation_mix(free, cards2, *args[2:], np.array([0.0, 1.0, 0.0])).tolist() == [300.0]
+    assert fragmentation_mix(free, cards2, *args[2:], np.array([1.0, 1.0, 0.0])).tolist() == [300.0]
+
+
+def test_fgd_pack_keeps_cpu_beside_free_cards() -> None:
+    """A CPU-only task: FGD sees no change on either node (one GPU task still fits), ties to node 0;
+    FGD-Pack sees that node 0 would strand a 500 share for lack of CPU and takes node 1."""
+    inst = cluster([("a", 4000.0, 2), ("b", 16000.0, 2)], [share("s", 2000.0, 500.0, count=10),
+                                                         cpu_only("c", 2000.0)])
+    st = ClusterState(inst)
+    assert decide(FGD(tie="index"), st, 1) == (0, ())
+    assert decide(FGDPack(lam=1.0, tie="index"), st, 1) == (1, ())
+    # a GPU-sharing task strands nothing more on either node (node a: P stays 1000, node b: 0), so
+    # both tie, as with FGD: node 0, card 0
+    assert decide(FGDPack(lam=0.5, tie="index"), st, 0) == (0, (0,))
+    st.place(1, 0)  # node a now has CPU for one task: a second share there strands nothing new either,
+    # but a CPU-only task on a would strand one more share: FGD-Pack sends it to b
+    assert decide(FGDPack(lam=1.0, tie="index"), st, 1) == (1, ())
+
+
+def test_fgd_pack_parameters() -> None:
+    with pytest.raises(ValueError):
+        FGDPack(lam=1.5)
+    inst = cluster([("a", 4000.0, 2)], [share("s", 2000.0, 500.0)])
+    with pytest.raises(ValueError):
+        FGDPack(check=("disk",)).reset(inst, 0)
+    pol = FGDPack(lam=0.25, check=("cpu", "mem"))
+    pol.reset(inst, 0)
+    assert pol._params.tolist() == [0.25, 1.0, 1.0]
