@@ -40,6 +40,7 @@ METHODS: dict[str, str] = {
     "cpsat": "solvers.cpsat:solve_cpsat",
     "pulp": "solvers.pulp_model:solve_pulp",
     "colgen": "solvers.colgen:solve_colgen",
+    "arcflow": "solvers.arcflow:solve_arcflow",
 }
 """Method name -> ``"module:function"``, resolved on use."""
 

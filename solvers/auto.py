@@ -13,6 +13,13 @@
    of the budget); when no cover exists the bound rises by one host and the cover is tried again
    (this proves Caprara–Toth class 9 optima above the Gilmore–Gomory bound). Then tabu search
    from first fit towards that bound (:func:`solvers.tabu.tabu_pack`, up to ``tabu_share``).
+1c. One resource, identical hosts, no rules and data that scale exactly to a capacity grid of
+   at most :data:`solvers.arcflow.MAX_GRID` units (:func:`solvers.arcflow.not_applicable`),
+   with at least ``arcflow_min_left`` seconds to go: the compressed arc-flow model
+   (:func:`solvers.arcflow.solve_arcflow`) for up to ``arcflow_share`` of the time left, told
+   the best bound and the best placement so far (its MIP looks only below it, so "no solution"
+   proves the incumbent optimal). This proves the hard one-dimensional instances whose optimum
+   is one above the LP bound, and finds perfect packings tabu search misses.
 2. When the aggregated CP-SAT model is small (at most ``cpsat_small`` count variables, see
    :func:`solvers.cpsat.model_size`): a first, short CP-SAT run (``cpsat_first`` of the budget,
    at most ``cpsat_first_max`` s); the cheap bound is often tight and CP-SAT then proves it
@@ -88,6 +95,11 @@ class AutoSettings:
             compile the first time it runs on a machine and about 0.5 s to load from numba's
             cache in a new process.
         margin: seconds kept back at the end for lifting and checking the result.
+        arcflow: run the arc-flow stage (1c) where it applies; ``False`` gives the behaviour
+            before it existed.
+        arcflow_share: share of the time left the arc-flow stage may use.
+        arcflow_min_left: the arc-flow stage runs only with this many seconds left (its MIP
+            runs in a child process and needs seconds to prove anything).
     """
 
     cpsat_first: float = 0.3
@@ -100,6 +112,9 @@ class AutoSettings:
     cover_share: float = 0.15
     search_min_left: float = 20.0
     margin: float = 0.3
+    arcflow: bool = True
+    arcflow_share: float = 0.85
+    arcflow_min_left: float = 20.0
 
 
 DEFAULT_SETTINGS = AutoSettings()
@@ -258,6 +273,17 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                 take(r)
                 if closed() or (best is None and _closed(greedy.objective, lb, kind)):
                     return finish()
+    # stage 1c: one resource on a small integer grid: the arc-flow model proves the hard cases
+    if (cfg.arcflow and natural and kind != "deployed" and left() >= cfg.arcflow_min_left
+            and _arcflow_applies(inst, kind)):
+        from solvers.arcflow import solve_arcflow
+
+        r = solve_arcflow(inst, time_limit=cfg.arcflow_share * left(), workers=workers,
+                          seed=seed, objective=kind, callback=relay, hint=hint_pl,
+                          stop=clock.stop, lower_bound=lb)
+        take(r)
+        if closed():
+            return finish()
     # stage 1: on small models a short CP-SAT run settles the easy cases (tight cheap bound)
     if (size <= cfg.cpsat_small or not use_colgen) and not clock.stopped:
         budget = left()
@@ -424,6 +450,15 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
                                                                     "bound": "cover"})
     return SolveResult("unknown", None, bound, None, None, "cover", clock.elapsed - t0,
                        kind, {"bound": "cover"}, None, ())
+
+
+def _arcflow_applies(inst: Instance, kind: Objective) -> bool:
+    """Whether the arc-flow model applies (:func:`solvers.arcflow.not_applicable`)."""
+    try:
+        from solvers.arcflow import not_applicable
+    except ImportError:  # pragma: no cover - OR-Tools ships CBC
+        return False
+    return not_applicable(inst, kind) is None
 
 
 def _colgen_available() -> bool:

@@ -1,4 +1,4 @@
-"""Seeded instance generators: ``random`` (optionally with a planted optimum) and ``sigma``.
+"""Seeded instance generators: ``random`` (optionally with a planted optimum), ``hard1d`` and ``sigma``.
 
 ``generate_sigma`` lives in :mod:`packing.generators.sigma` and is imported on first use.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from packing.generators.hard1d import generate_hard1d
 from packing.generators.random import generate_random, generate_random_packed
 
 
@@ -18,4 +19,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["generate_random", "generate_random_packed", "generate_sigma"]
+__all__ = ["generate_hard1d", "generate_random", "generate_random_packed", "generate_sigma"]

@@ -26,7 +26,7 @@ from vbp.cli.common import SEED, FiniteFloat, check_output, load_any
 if TYPE_CHECKING:
     from solvers import SolveResult, StopFlag
 
-METHOD_NAMES = ("auto", "cpsat", "pulp", "colgen")
+METHOD_NAMES = ("auto", "cpsat", "pulp", "colgen", "arcflow")
 
 
 def _load(path: str) -> Instance:
