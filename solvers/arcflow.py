@@ -289,7 +289,7 @@ def prune(g: ArcGraph, slack: int) -> ArcGraph:
     best = np.zeros(n, dtype=np.int64)
     w = g.size[g.app]
     order = np.argsort(-g.tail, kind="stable")
-    starts = {}
+    starts: dict[int, list[int]] = {}
     for k in order.tolist():
         starts.setdefault(int(g.tail[k]), []).append(k)
     for node in range(n - 2, -1, -1):
