@@ -293,6 +293,33 @@ def dag_bounds(workload: Workload, capacity: np.ndarray, overheads: Overheads | 
     return {"jct": jct, "critical_path_mean_jct": float(jct.mean()) if len(jct) else 0.0, "makespan": mk}
 
 
+# -- policy names --------------------------------------------------------------------------------
+def resolve_dag_policy(name: str, seed: int = 0) -> DagPolicy:
+    """A DAG baseline by name, or a trained DAG agent from a model file (``*.pt``, weights-only read).
+
+    Raises:
+        InputError: an unknown name, an unreadable file, or an agent file that is not a DAG policy.
+    """
+    from policies.dag import DAG_POLICIES, make_dag_policy
+
+    if name in DAG_POLICIES:
+        return make_dag_policy(name, seed)
+    if name.lower().endswith(".pt"):
+        import os
+
+        if not os.path.isfile(name):
+            raise input_error("--policies", name, "no such model file")
+        from policies.agents.files import load_agent
+
+        pol: Any = load_agent(name)
+        if not isinstance(pol, DagPolicy):
+            raise input_error("--policies", name, "not a DAG scheduling agent (train one with "
+                              "`vbp train gcn DATA --out MODEL.pt`)")
+        return pol
+    raise input_error("--policies", name, f"unknown DAG policy; known: {', '.join(DAG_POLICIES)} "
+                      "or a model file (.pt)")
+
+
 # -- the comparison -----------------------------------------------------------------------------
 @dataclass
 class PolicyRow:
@@ -379,5 +406,5 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
 
 
 __all__ = ["HOST_SHAPES", "Carved", "PolicyRow", "SweepRow", "carve_cluster", "carve_sweep",
-           "carving_instance",
-           "compare_dag", "container_counts", "dag_bounds", "parse_hosts", "sample_jobs"]
+           "carving_instance", "compare_dag", "container_counts", "dag_bounds", "parse_hosts",
+           "resolve_dag_policy", "sample_jobs"]

@@ -46,7 +46,8 @@ def jobs() -> None:
 @jobs.command("compare")
 @click.argument("data", metavar="DATA")
 @click.option("--policies", "policy_text", default=None,
-              help="Comma-separated DAG policies (default: fifo, sjf, cpf, random, decima-like).")
+              help="Comma-separated DAG policies (default: fifo, sjf, cpf, random, decima-like) or trained "
+                   "agent files (MODEL.pt from `vbp train gcn DATA`).")
 @click.option("--jobs", "n_jobs", type=click.IntRange(1, 100_000), default=100, show_default=True,
               help="Seeded sample of this many jobs.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the sample and overheads.")
@@ -76,20 +77,21 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     DATA is a folder laid out like alibaba-v2018-batch-dag (batch_task*.csv with a header).
     """
     from packing.dag.engine import NO_OVERHEADS, Overheads
-    from policies.dag import DAG_POLICIES, DEFAULT_DAG_POLICIES, make_dag_policy
-    from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs
+    from policies.dag import DAG_POLICIES, DEFAULT_DAG_POLICIES
+    from vbp.jobfusion import compare_dag, parse_hosts, resolve_dag_policy, sample_jobs
 
     check_output(plot, "--plot", PLOT_SUFFIXES)
     names = ([n.strip() for n in policy_text.split(",") if n.strip()] if policy_text
              else list(DEFAULT_DAG_POLICIES))
-    bad = [n for n in names if n not in DAG_POLICIES]
+    bad = [n for n in names if n not in DAG_POLICIES and not n.lower().endswith(".pt")]
     if bad or not names:
         raise InputError([Problem("--policies", policy_text or "", f"unknown DAG policy {', '.join(bad)!r}; "
-                                  f"known: {', '.join(DAG_POLICIES)}")])
+                                  f"known: {', '.join(DAG_POLICIES)} or a model file (.pt)")])
+    pols = [resolve_dag_policy(n, seed) for n in names]
     host_list = parse_hosts(hosts)
     w, on = _load(data, online)
     sample = sample_jobs(w, n_jobs, seed, None if trace_arrivals else interarrival)
-    res = compare_dag(sample, [make_dag_policy(n, seed) for n in names], q=q, hosts=host_list, online=on,
+    res = compare_dag(sample, pols, q=q, hosts=host_list, online=on,
                       online_share=online_share if on is not None else 0.0, surges=surges, preempt=preempt,
                       overheads=NO_OVERHEADS if no_overheads else Overheads(), seed=seed)
     if plot:

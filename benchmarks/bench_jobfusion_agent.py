@@ -1,0 +1,99 @@
+"""JobFusion GCN agent benchmark: train on one half of the DAG jobs, measure on held-out jobs of the other.
+
+The jobs of DATA are split once (seeded permutation) into a training pool and a held-out pool. The
+JobFusion agent (constrained partition, Q types) and the Decima-like agent (the same agent on one
+container type) are trained on ``--samples`` seeded samples of ``--jobs`` jobs from the training pool;
+then every policy runs through :func:`vbp.jobfusion.compare_dag` on ``--seeds`` samples of the
+held-out pool (other seeds, other jobs): mean JCT, gap to the critical-path bound, decision latency.
+
+    python benchmarks/bench_jobfusion_agent.py /work/shared/data/alibaba-v2018-batch-dag --episodes 160
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from packing.dag.loader import load_dag_folder
+from policies.dag import make_dag_policy
+from vbp.cli.train_jobfusion import build_envs
+from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs
+
+
+def main() -> None:
+    """Run the benchmark (see the module docstring)."""
+    import torch
+
+    from policies.agents import jobfusion as jf
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data")
+    ap.add_argument("--jobs", type=int, default=15)
+    ap.add_argument("--samples", type=int, default=8)
+    ap.add_argument("--episodes", type=int, default=160)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--q", type=int, default=4)
+    ap.add_argument("--hosts", default="32c64g:4,92c288g:2")
+    ap.add_argument("--interarrival", type=float, default=10.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default="bench-jobfusion")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    w = load_dag_folder(a.data)
+    perm = np.random.default_rng(12345).permutation(w.n_jobs)
+    train_pool = w.subset(sorted(perm[: w.n_jobs // 2].tolist()), "train-pool")
+    held_pool = w.subset(sorted(perm[w.n_jobs // 2:].tolist()), "held-out-pool")
+    hosts = parse_hosts(a.hosts)
+    agents = {}
+    timing = {}
+    for method, label in (("constrained", "jobfusion-gcn"), ("single", "decima-gcn")):
+        envs = build_envs(train_pool, n_envs=a.samples, jobs=a.jobs, seed=a.seed + 1, partition_method=method,
+                          q=a.q, hosts=hosts, interarrival=a.interarrival)
+        cfg = jf.Config(batch=a.batch, partition=method)
+        t = time.perf_counter()
+        net, st, opt = jf.train(envs, max(1, a.episodes // a.batch), cfg=cfg, seed=a.seed, progress=True)
+        timing[label] = time.perf_counter() - t
+        jf.save_checkpoint(out / f"{label}.pt", net, st, opt, name=label)
+        jf.plot_curve(st, out / f"{label}-curve.png", f"{label} training (sampled mean JCT)")
+        agents[label] = jf.JobFusionPolicy(net, label)
+    rows: dict[str, list[dict]] = {}
+    bounds = []
+    for s in range(a.seeds):
+        sample = sample_jobs(held_pool, a.jobs, s, a.interarrival)
+        pols = [agents["jobfusion-gcn"], agents["decima-gcn"]] + [make_dag_policy(n, s) for n in
+                                                                   ("sjf", "fifo", "cpf", "decima-like")]
+        res = compare_dag(sample, pols, q=a.q, hosts=hosts, seed=s)
+        bounds.append(res["bounds"]["critical_path_mean_jct"])
+        for p in res["policies"]:
+            rows.setdefault(p["name"], []).append(p)
+    summary = {
+        "train_seconds": timing, "episodes": a.episodes, "jobs": a.jobs, "samples": a.samples,
+        "hosts": a.hosts, "seeds": a.seeds, "critical_path_mean_jct": float(np.mean(bounds)),
+        "policies": {n: {"mean_jct": float(np.mean([r["mean_jct"] for r in rs])),
+                         "jct_gap": float(np.mean([r["jct_gap"] for r in rs])),
+                         "decision_ms": float(np.mean([r["decision_ms"] for r in rs])),
+                         "decision_ms_max_seed": float(np.max([r["decision_ms"] for r in rs])),
+                         "per_seed_jct": [round(r["mean_jct"], 1) for r in rs]} for n, rs in rows.items()}}
+    if a.json:
+        print(json.dumps(summary, indent=2))
+        return
+    print(f"held-out: {a.seeds} samples of {a.jobs} jobs on {a.hosts}; trained {a.episodes} episodes "
+          f"(jobfusion {timing['jobfusion-gcn']:.0f} s, decima {timing['decima-gcn']:.0f} s)")
+    print(f"critical-path bound (mean JCT): {summary['critical_path_mean_jct']:.1f} s")
+    print(f"{'policy':<14} {'mean JCT':>9} {'gap':>8} {'ms/dec':>7}  per seed")
+    for n, r in summary["policies"].items():
+        print(f"{n:<14} {r['mean_jct']:>9.1f} {r['jct_gap']:>7.1%} {r['decision_ms']:>7.2f}  "
+              f"{r['per_seed_jct']}")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()

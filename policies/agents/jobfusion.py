@@ -1,0 +1,455 @@
+"""The JobFusion agent: a graph convolutional policy over DAG jobs, trained with REINFORCE.
+
+Encoder (torch + torch_geometric)
+    Nodes are the stages of the jobs in the system (arrived, not finished); edges go child -> parent,
+    so one round of :class:`ChildSum` computes JobFusion's eq. 4 for every node at once::
+
+        e_v = g( sum_{u in children(v)} f(e_u) ) + x_v
+
+    (``x_v`` projected to the hidden width ``H``). ``rounds`` rounds reach ``rounds`` levels down the
+    DAG (the reverse-topological recursion for DAGs no deeper than that). The DAG embedding of a job
+    is an MLP of the sum of its nodes' embeddings; the global embedding an MLP of the sum of the DAG
+    embeddings.
+
+Node features (:data:`NODE_FEATURES`, all normalised)
+    CPU and memory demand of a task (divided by the largest container type), total, pending,
+    running and finished tasks (``log1p / 8``), finished share, task duration (``log1p / 8``),
+    remaining task-seconds of the stage's job (``log1p / 12``), whether the stage is runnable.
+
+Heads (the action triple of :class:`packing.dag.engine.DagAction`)
+    * stage: masked softmax over the runnable stages the mask allows (score from node, DAG and
+      global embeddings);
+    * container type: masked softmax over the types with a free container for that stage (score from
+      the chosen node's embedding, the global embedding and the type's shape and free share);
+    * count: a softmax over ``levels`` shares of the most it may launch, ``count = ceil(most * l /
+      levels)`` for ``l = 1..levels``.
+
+Training (:func:`train`)
+    REINFORCE. Each iteration runs ``batch`` episodes of one training environment (same jobs, same
+    engine seed) with sampled actions. The reward of decision ``k`` is ``-(t_{k+1} - t_k) * J_k``
+    (``J_k`` jobs in the system); its return-to-go is ``-sum_j max(0, finish_j - max(arrival_j,
+    t_k))``, computed exactly from the finish times. The baseline is time-based: the mean over the
+    batch's episodes of their return-to-go at the same time ``t_k``. Advantages are divided by the
+    batch's spread; an entropy bonus (annealed linearly over ``anneal`` iterations) keeps
+    exploring. Everything random is seeded per iteration, so a run resumed from a checkpoint
+    continues exactly as an uninterrupted one.
+
+A Decima-like agent is the same agent trained on the single-type partition (``partition="single"``).
+
+Files go through :mod:`policies.agents.files` (kind ``"jobfusion"``, weights only).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from torch_geometric.nn import MessagePassing
+
+from packing.dag.engine import Cluster, DagAction, DagEngine, DagObservation, Overheads
+from packing.dag.model import Workload
+
+NODE_FEATURES = 11
+TYPE_FEATURES = 4
+
+
+def _mlp(n_in: int, hidden: int, n_out: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, n_out))
+
+
+class ChildSum(MessagePassing):
+    """One eq.-4 round: ``e_v = g(sum over edges u -> v of f(e_u)) + x_v`` (edges child -> parent)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__(aggr="add")
+        self.f = _mlp(dim, dim, dim)
+        self.g = _mlp(dim, dim, dim)
+
+    def forward(self, h: torch.Tensor, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        """``h`` current embeddings ``(N, H)``, ``x`` projected features ``(N, H)``, edges ``(2, E)``."""
+        agg = self.propagate(edge_index, x=self.f(h), size=(h.shape[0], h.shape[0]))
+        return self.g(agg) + x
+
+    def message(self, x_j: torch.Tensor) -> torch.Tensor:  # noqa: D102
+        return x_j
+
+
+@dataclass
+class Config:
+    """Hyper-parameters of the network and of training."""
+
+    dim: int = 16
+    rounds: int = 3
+    levels: int = 4
+    lr: float = 3e-3
+    entropy: float = 0.01
+    entropy_end: float = 0.001
+    anneal: int = 100
+    batch: int = 4
+    partition: str = "constrained"
+
+
+class JobFusionNet(nn.Module):
+    """Encoder and the three heads (see the module docstring)."""
+
+    def __init__(self, cfg: Config) -> None:
+        super().__init__()
+        h = cfg.dim
+        self.cfg = cfg
+        self.inp = nn.Linear(NODE_FEATURES, h)
+        self.convs = nn.ModuleList([ChildSum(h) for _ in range(cfg.rounds)])
+        self.dag_mlp = _mlp(h, h, h)
+        self.glob_mlp = _mlp(h, h, h)
+        self.stage_head = _mlp(3 * h, h, 1)
+        self.type_head = _mlp(2 * h + TYPE_FEATURES, h, 1)
+        self.count_head = _mlp(2 * h + TYPE_FEATURES, h, cfg.levels)
+        with torch.no_grad():  # start near "launch all that fit" (what the heuristics do)
+            last = self.count_head[2]
+            assert isinstance(last, nn.Linear)
+            last.bias[-1] += 2.0
+
+    def embed(self, x: torch.Tensor, edge_index: torch.Tensor, job: torch.Tensor, n_jobs: int
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Node ``(N, H)``, DAG ``(n_jobs, H)`` and global ``(H,)`` embeddings of features ``x (N, F)``."""
+        x0 = self.inp(x)
+        h = x0
+        for conv in self.convs:
+            h = conv(h, x0, edge_index)
+        dag = self.dag_mlp(torch.zeros(n_jobs, h.shape[1]).index_add_(0, job, h))
+        return h, dag, self.glob_mlp(dag.sum(0))
+
+
+@dataclass
+class Step:
+    """One decision's log-probability and entropy (tensors) and time."""
+
+    logp: torch.Tensor
+    entropy: torch.Tensor
+    time: float
+
+
+class JobFusionPolicy:
+    """The agent as a :class:`packing.dag.policy.DagPolicy` (greedy unless ``sample``).
+
+    Args:
+        net: the network.
+        name: the label in comparisons.
+        sample: draw actions from the heads (training) instead of taking the most likely.
+        generator: the torch generator of sampled actions.
+    """
+
+    def __init__(self, net: JobFusionNet, name: str = "jobfusion", *, sample: bool = False,
+                 generator: torch.Generator | None = None) -> None:
+        self.net = net
+        self.name = name
+        self.partition = net.cfg.partition
+        self.sample = sample
+        self.generator = generator
+        self.record: list[Step] | None = None
+        self.info: dict[str, Any] = {}
+
+    def reset(self, engine: DagEngine) -> None:
+        """Static tables: per-job stage ranges and child -> parent edges."""
+        self.engine = engine
+        types = engine.cluster.types
+        self.scale = np.maximum(types.max(axis=0), 1e-12)
+        self.type_shape = types / self.scale  # (Q, 2)
+        self.type_count = np.maximum(engine.cluster.counts, 1)
+        self.first = engine.job_first
+        edges: list[tuple[int, int]] = []
+        for s, ps in enumerate(engine.parents):
+            edges.extend((s, int(p)) for p in ps)
+        self.edges = np.array(edges, dtype=np.int64).reshape(-1, 2)  # (E, 2) global child, parent
+        self.edge_job = engine.stage_job[self.edges[:, 0]] if len(self.edges) else np.zeros(0, dtype=np.int64)
+        self.static = np.stack([
+            engine.stage_demand[:, 0] / self.scale[0], engine.stage_demand[:, 1] / self.scale[1],
+            np.log1p(engine.stage_tasks) / 8.0, np.log1p(engine.stage_duration) / 8.0], axis=1)
+
+    def features(self, obs: DagObservation) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+        """Features of the stages of the jobs in the system.
+
+        Returns:
+            ``(stages (N,), x (N, F), edge_index (2, E), job (N,) local job index, n_jobs)``.
+        """
+        eng = self.engine
+        active = np.flatnonzero(obs.arrived & ~obs.done)
+        stages = np.concatenate([np.arange(self.first[j], self.first[j + 1]) for j in active]) \
+            if len(active) else np.zeros(0, dtype=np.int64)
+        local = np.full(len(eng.stage_tasks), -1, dtype=np.int64)
+        local[stages] = np.arange(len(stages))
+        left = (eng.stage_tasks - obs.finished) * eng.stage_duration
+        job_left = np.bincount(eng.stage_job, weights=left, minlength=len(obs.done))
+        runnable = np.zeros(len(eng.stage_tasks), dtype=bool)
+        runnable[obs.runnable] = True
+        st = self.static[stages]
+        tot = eng.stage_tasks[stages]
+        x = np.column_stack([
+            st[:, 0], st[:, 1], st[:, 2], np.log1p(obs.pending[stages]) / 8.0,
+            np.log1p(obs.running[stages]) / 8.0, np.log1p(obs.finished[stages]) / 8.0,
+            obs.finished[stages] / np.maximum(tot, 1), st[:, 3],
+            np.log1p(job_left[eng.stage_job[stages]]) / 12.0, runnable[stages].astype(np.float64),
+            np.ones(len(stages))]).astype(np.float32)
+        keep = np.isin(self.edge_job, active) if len(self.edges) else np.zeros(0, dtype=bool)
+        ei = local[self.edges[keep]].T if keep.any() else np.zeros((2, 0), dtype=np.int64)
+        jl = np.full(len(obs.done), -1, dtype=np.int64)
+        jl[active] = np.arange(len(active))
+        return stages, x, ei, jl[eng.stage_job[stages]], len(active)
+
+    def _pick(self, logits: torch.Tensor) -> tuple[int, torch.Tensor, torch.Tensor]:
+        logp = torch.log_softmax(logits, 0)
+        if self.sample:
+            i = int(torch.multinomial(logp.exp(), 1, generator=self.generator).item())
+        else:
+            i = int(torch.argmax(logp).item())
+        ent = -(logp.exp() * logp).sum()
+        return i, logp[i], ent
+
+    def act(self, obs: DagObservation, mask: np.ndarray) -> DagAction:
+        """Stage, container type and count from the three heads (only what ``mask`` allows)."""
+        ctx = torch.enable_grad() if self.record is not None else torch.no_grad()
+        with ctx:
+            return self._act(obs, mask)
+
+    def _act(self, obs: DagObservation, mask: np.ndarray) -> DagAction:
+        stages, x, ei, job, nj = self.features(obs)
+        h, dag, glob = self.net.embed(torch.from_numpy(x), torch.from_numpy(np.ascontiguousarray(ei)),
+                                      torch.from_numpy(job), nj)
+        rows = np.flatnonzero(mask.any(axis=1))
+        cand = obs.runnable[rows]
+        pos = np.searchsorted(stages, cand)  # stages are ascending per job, jobs ascending
+        idx = torch.from_numpy(pos)
+        hc = h[idx]
+        sfeat = torch.cat([hc, dag[torch.from_numpy(job[pos])], glob.expand(len(pos), -1)], 1)
+        k, lp1, e1 = self._pick(self.net.stage_head(sfeat).squeeze(1))
+        s = int(cand[k])
+        allowed = np.flatnonzero(mask[rows[k]])
+        free = obs.free[allowed]
+        tf = np.column_stack([self.type_shape[allowed], free / self.type_count[allowed],
+                              np.log1p(free) / 8.0]).astype(np.float32)
+        tfeat = torch.cat([hc[k].expand(len(allowed), -1), glob.expand(len(allowed), -1),
+                           torch.from_numpy(tf)], 1)
+        j, lp2, e2 = self._pick(self.net.type_head(tfeat).squeeze(1))
+        q = int(allowed[j])
+        most = int(min(obs.pending[s], obs.free[q]))
+        c, lp3, e3 = self._pick(self.net.count_head(tfeat[j]))
+        count = max(1, min(most, math.ceil(most * (c + 1) / self.net.cfg.levels)))
+        if self.record is not None:
+            self.record.append(Step(lp1 + lp2 + lp3, e1 + e2 + e3, float(obs.time)))
+        return DagAction(s, q, count)
+
+
+# -- training ---------------------------------------------------------------------------------------
+@dataclass
+class Env:
+    """A training environment: jobs, the carved cluster, overheads."""
+
+    workload: Workload
+    cluster: Cluster
+    overheads: Overheads | None = None
+
+
+@dataclass
+class TrainState:
+    """Where a run is: iterations done and the curve (mean JCT and loss per iteration)."""
+
+    iteration: int = 0
+    curve: list[float] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def returns_to_go(arrival: np.ndarray, finish: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """``-sum_j max(0, finish_j - max(arrival_j, t))`` at each time of ``times`` (shape ``(K,)``)."""
+    t = times[:, None]
+    return -np.maximum(0.0, finish[None, :] - np.maximum(arrival[None, :], t)).sum(axis=1)
+
+
+def _episode(env: Env, policy: JobFusionPolicy, seed: int) -> tuple[list[Step], np.ndarray, float]:
+    eng = DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=seed)
+    d = eng.reset()
+    policy.reset(eng)
+    policy.record = []
+    while d is not None:
+        d = eng.step(policy.act(eng.observation(), eng.mask()))
+    steps, policy.record = policy.record, None
+    res = eng.result()
+    return steps, res.finish, res.mean_jct
+
+
+def train(envs: Sequence[Env], iterations: int, *, cfg: Config | None = None, seed: int = 0,
+          net: JobFusionNet | None = None, optim_state: dict[str, Any] | None = None,
+          state: TrainState | None = None, checkpoint: Path | None = None, every: int = 10,
+          progress: bool = False, on_iteration: Callable[[TrainState], None] | None = None
+          ) -> tuple[JobFusionNet, TrainState, dict[str, Any]]:
+    """REINFORCE with a time-based baseline (see the module docstring).
+
+    Args:
+        envs: training environments; iteration ``i`` uses ``envs[rng_i.integers(len(envs))]``.
+        iterations: total iterations (a resumed ``state`` counts the ones done).
+        cfg: hyper-parameters (ignored when ``net`` is given).
+        seed: seeds the network init and each iteration's draws.
+        net: the network to go on training (resume; see :func:`load_checkpoint`).
+        optim_state: the optimizer's state to resume with.
+        state: the training state to resume from (iterations done, curve).
+        checkpoint: save here every ``every`` iterations and at the end.
+        every: iterations between checkpoints.
+        progress: show a tqdm bar.
+        on_iteration: called with the state after each iteration.
+
+    Returns:
+        ``(net, state, optimizer state dict)``.
+    """
+    torch.manual_seed(seed)
+    if net is None:
+        net = JobFusionNet(cfg or Config())
+    cfg = net.cfg
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    if optim_state is not None:
+        opt.load_state_dict(optim_state)
+    state = state or TrainState()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=iterations, initial=state.iteration, desc="jobfusion", unit="it")
+    t0 = time.perf_counter() - state.seconds
+    while state.iteration < iterations:
+        it = state.iteration
+        rng = np.random.default_rng([seed, it])
+        env = envs[int(rng.integers(len(envs)))]
+        eng_seed = int(rng.integers(2**31))
+        gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
+        pol = JobFusionPolicy(net, sample=True, generator=gen)
+        arr = np.array([j.arrival for j in env.workload.jobs])
+        runs = [_episode(env, pol, eng_seed) for _ in range(cfg.batch)]
+        rtg = [returns_to_go(arr, fin, np.array([s.time for s in st])) for st, fin, _ in runs]
+        base_t = np.concatenate([np.array([s.time for s in st]) for st, _, _ in runs])
+        adv_all = []
+        for (st, _, _), g in zip(runs, rtg, strict=True):
+            times = np.array([s.time for s in st])
+            b = np.mean([returns_to_go(arr, fin, times) for _, fin, _ in runs], axis=0)
+            adv_all.append(g - b)
+        scale = float(np.concatenate(adv_all).std()) + 1e-8 if base_t.size else 1.0
+        frac = min(1.0, it / max(cfg.anneal, 1))
+        beta = cfg.entropy + (cfg.entropy_end - cfg.entropy) * frac
+        opt.zero_grad()
+        n = sum(len(st) for st, _, _ in runs)
+        loss_v = 0.0
+        for (st, _, _), adv in zip(runs, adv_all, strict=True):
+            if not st:
+                continue
+            lp = torch.stack([s.logp for s in st])
+            ent = torch.stack([s.entropy for s in st])
+            a = torch.from_numpy((adv / scale).astype(np.float32))
+            loss = (-(lp * a).sum() - beta * ent.sum()) / max(n, 1)
+            loss.backward()
+            loss_v += float(loss.item())
+        nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        opt.step()
+        state.iteration += 1
+        state.curve.append(float(np.mean([r[2] for r in runs])))
+        state.losses.append(loss_v)
+        state.seconds = time.perf_counter() - t0
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(jct=f"{state.curve[-1]:.0f}")
+        if on_iteration is not None:
+            on_iteration(state)
+        if checkpoint is not None and (state.iteration % every == 0 or state.iteration == iterations):
+            save_checkpoint(checkpoint, net, state, opt.state_dict(), seed=seed)
+    if bar is not None:
+        bar.close()
+    return net, state, opt.state_dict()
+
+
+# -- files ------------------------------------------------------------------------------------------
+def checkpoint_data(net: JobFusionNet, state: TrainState | None = None,
+                    optim: dict[str, Any] | None = None, **info: Any) -> dict[str, Any]:
+    """The dict :func:`policies.agents.files.save_agent` writes (tensors, numbers, strings, lists)."""
+    data: dict[str, Any] = {"config": asdict(net.cfg), "weights": dict(net.state_dict()), "info": dict(info)}
+    if state is not None:
+        data["train"] = asdict(state)
+    if optim is not None:
+        data["optim"] = optim
+    return data
+
+
+def save_checkpoint(path: str | Path, net: JobFusionNet, state: TrainState | None = None,
+                    optim: dict[str, Any] | None = None, **info: Any) -> None:
+    """Save a model (and the training state for resuming) as a ``jobfusion`` agent file."""
+    from policies.agents.files import save_agent
+
+    save_agent("jobfusion", checkpoint_data(net, state, optim, **info), path)
+
+
+def _net_from(data: dict[str, Any]) -> JobFusionNet:
+    cfg_d = data["config"]
+    if not isinstance(cfg_d, dict):
+        raise ValueError("config is not a dict")
+    known = set(Config.__dataclass_fields__)
+    cfg = Config(**{k: v for k, v in cfg_d.items() if k in known})
+    if cfg.partition not in ("constrained", "single", "plain"):
+        raise ValueError(f"unknown partition {cfg.partition!r}")
+    net = JobFusionNet(cfg)
+    net.load_state_dict(data["weights"])
+    net.eval()
+    return net
+
+
+def load_checkpoint(path: str | Path) -> tuple[JobFusionNet, TrainState, dict[str, Any] | None]:
+    """``(net, training state, optimizer state)`` of a file (weights-only read) to resume from."""
+    from packing.errors import input_error
+    from policies.agents.files import read_agent_file
+
+    data = read_agent_file(path)
+    if data["kind"] != "jobfusion":
+        raise input_error(str(path), "kind", f"a {data['kind']!r} agent, not a jobfusion one")
+    try:
+        net = _net_from(data)
+        st = TrainState(**data.get("train", {}))
+    except (KeyError, TypeError, ValueError, RuntimeError) as e:
+        raise input_error(str(path), "jobfusion", f"bad agent file: {e}") from None
+    return net, st, data.get("optim")
+
+
+def from_checkpoint(data: dict[str, Any]) -> JobFusionPolicy:
+    """The greedy policy of a loaded ``jobfusion`` file (for :func:`policies.agents.files.load_agent`)."""
+    net = _net_from(data)
+    default = "decima-gcn" if net.cfg.partition == "single" else "jobfusion"
+    info = data.get("info")
+    name = info.get("name", default) if isinstance(info, dict) else default
+    return JobFusionPolicy(net, str(name))
+
+
+def plot_curve(state: TrainState, path: str | Path, title: str = "JobFusion agent training") -> None:
+    """Mean JCT of the sampled training episodes per iteration (and a moving average)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    y = np.asarray(state.curve)
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    ax.plot(np.arange(1, len(y) + 1), y, lw=0.8, alpha=0.5, label="per iteration")
+    if len(y) >= 5:
+        w = max(len(y) // 10, 2)
+        ma = np.convolve(y, np.ones(w) / w, mode="valid")
+        ax.plot(np.arange(w, len(y) + 1), ma, lw=2, label=f"moving average ({w})")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("mean JCT of sampled episodes (s)")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+__all__ = ["Config", "Env", "JobFusionNet", "JobFusionPolicy", "TrainState", "from_checkpoint",
+           "load_checkpoint", "plot_curve", "returns_to_go", "save_checkpoint", "train"]

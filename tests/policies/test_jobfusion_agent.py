@@ -1,0 +1,154 @@
+"""The JobFusion GCN agent: masks respected, seeded training reproducible and improving, files round-trip."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_geometric")
+
+from click.testing import CliRunner  # noqa: E402
+
+from packing.dag.engine import NO_OVERHEADS, Cluster, DagEngine  # noqa: E402
+from packing.dag.generator import generate_dag_workload  # noqa: E402
+from packing.dag.model import Job, Stage, make_workload  # noqa: E402
+from policies.agents import jobfusion as jf  # noqa: E402
+from policies.agents.files import load_agent  # noqa: E402
+
+FIXTURE = str(Path(__file__).parents[1] / "data" / "dag")
+
+
+@pytest.fixture(autouse=True)
+def one_thread():  # type: ignore[no-untyped-def]
+    """Tiny networks: one torch thread is faster (and fair to the other test worker)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def tiny_env() -> jf.Env:
+    """One slot; a long two-stage job and four one-task 2 s jobs, all at t=0.
+
+    Shortest first gives JCTs 2, 4, 6, 8 and 8 + 50 + 10 = 68 (mean 17.6); the long job first
+    gives 60, 62, 64, 66, 68 (mean 64).
+    """
+    long = Job("long", 0.0, (Stage("J1", 1, (1.0, 1.0), 50.0), Stage("J2_1", 1, (1.0, 1.0), 10.0, (0,))))
+    short = [Job(f"s{i}", 0.0, (Stage("J1", 1, (1.0, 1.0), 2.0),)) for i in range(4)]
+    w = make_workload("tiny", [long, *short], "test")
+    return jf.Env(w, Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([1])), NO_OVERHEADS)
+
+
+def sampled_jct(net: jf.JobFusionNet, env: jf.Env, n: int = 16) -> float:
+    """Mean JCT of ``n`` seeded sampled episodes."""
+    out = []
+    for i in range(n):
+        pol = jf.JobFusionPolicy(net, sample=True, generator=torch.Generator().manual_seed(i))
+        out.append(jf._episode(env, pol, 0)[2])
+    return float(np.mean(out))
+
+
+def test_returns_to_go_hand_computed() -> None:
+    arr, fin = np.array([0.0, 5.0]), np.array([10.0, 8.0])
+    # t=0: 10 + 3; t=6: 4 + 2; t=9: 1 + 0
+    assert jf.returns_to_go(arr, fin, np.array([0.0, 6.0, 9.0])).tolist() == [-13.0, -6.0, -1.0]
+
+
+def test_masks_respected_and_counts_bounded() -> None:
+    w = generate_dag_workload(6, seed=3, max_stages=4, max_tasks=8, mean_interarrival=5.0)
+    # type 0 is too small for tasks above 1 core / 2 GB: the mask rules it out for them
+    cl = Cluster.from_counts(np.array([[1.0, 2.0], [4.0, 8.0]]), np.array([3, 2]))
+    net = jf.JobFusionNet(jf.Config(dim=8))
+    pol = jf.JobFusionPolicy(net, sample=True, generator=torch.Generator().manual_seed(0))
+    eng = DagEngine(w, cl, seed=0)
+    d = eng.reset()
+    pol.reset(eng)
+    n = 0
+    saw_small_blocked = False
+    while d is not None:
+        obs, mask = eng.observation(), eng.mask()
+        a = pol.act(obs, mask)
+        row = int(np.flatnonzero(obs.runnable == a.stage)[0])
+        assert mask[row, a.ctype]
+        assert obs.free[a.ctype] > 0
+        assert 1 <= a.count <= min(obs.pending[a.stage], obs.free[a.ctype])
+        saw_small_blocked |= bool((~mask[:, 0] & mask[:, 1]).any())
+        d = eng.step(a)
+        n += 1
+    assert n > 0 and saw_small_blocked
+    assert eng.result().jct.shape == (6,)
+
+
+def test_training_is_seeded_and_improves() -> None:
+    env = tiny_env()
+    cfg = jf.Config(dim=8, rounds=2, lr=3e-2, batch=4)
+    torch.manual_seed(7)
+    untrained = sampled_jct(jf.JobFusionNet(cfg), env)
+    a, sa, oa = jf.train([env], 5, cfg=cfg, seed=7)
+    b, sb, _ = jf.train([env], 5, cfg=cfg, seed=7)
+    assert sa.curve == sb.curve
+    for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
+        assert torch.equal(pa, pb)
+    a, sa, _ = jf.train([env], 20, seed=7, net=a, optim_state=oa, state=sa)
+    trained = sampled_jct(a, env)
+    assert trained < untrained - 5.0, (untrained, trained)
+    assert 17.6 - 1e-9 <= trained  # shortest first is optimal here
+
+
+def test_resume_continues_exactly(tmp_path: Path) -> None:
+    env = tiny_env()
+    cfg = jf.Config(dim=8, rounds=2, batch=2)
+    full, s_full, _ = jf.train([env], 4, cfg=cfg, seed=1)
+    ck = tmp_path / "half.pt"
+    jf.train([env], 2, cfg=cfg, seed=1, checkpoint=ck, every=1)
+    net, st, opt = jf.load_checkpoint(ck)
+    assert st.iteration == 2
+    resumed, s_res, _ = jf.train([env], 4, seed=1, net=net, optim_state=opt, state=st)
+    assert s_res.curve == s_full.curve
+    for pa, pb in zip(full.parameters(), resumed.parameters(), strict=True):
+        assert torch.allclose(pa, pb)
+
+
+def test_model_file_round_trips_weights_only(tmp_path: Path) -> None:
+    net = jf.JobFusionNet(jf.Config(dim=8, partition="single"))
+    path = tmp_path / "m.pt"
+    jf.save_checkpoint(path, net, name="decima-gcn")
+    raw = torch.load(path, weights_only=True)
+    assert raw["kind"] == "jobfusion"
+    pol = load_agent(path)
+    assert isinstance(pol, jf.JobFusionPolicy)
+    assert pol.name == "decima-gcn" and pol.partition == "single"
+    for k, v in net.state_dict().items():
+        assert torch.equal(v, pol.net.state_dict()[k])
+
+
+def test_cli_trains_and_compare_accepts_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from vbp.cli.jobs import jobs
+    from vbp.cli.train_jobfusion import is_dag_folder, train_jobfusion
+
+    assert is_dag_folder(FIXTURE) and not is_dag_folder(str(tmp_path))
+    model = tmp_path / "sub" / "jf.pt"
+    plot = tmp_path / "curve.png"
+    args = [FIXTURE, "--out", str(model), "--episodes", "4", "--batch", "2", "--jobs", "3", "--samples", "1",
+            "--hosts", "32c64g:1", "--dim", "8", "--quiet", "--seed", "2", "--plot", str(plot)]
+    r = CliRunner().invoke(train_jobfusion, args)
+    assert r.exit_code == 0, r.output
+    assert model.exists() and plot.exists() and "trained 2 iterations" in r.output
+    r = CliRunner().invoke(train_jobfusion, [*args[:4], "6", *args[5:], "--resume"])
+    assert r.exit_code == 0, r.output
+    assert "trained 3 iterations" in r.output
+    r = CliRunner().invoke(jobs, ["compare", FIXTURE, "--policies", f"sjf,{model}", "--jobs", "3",
+                                  "--hosts", "32c64g:1", "--json"])
+    assert r.exit_code == 0, r.output
+    names = [p["name"] for p in json.loads(r.output)["policies"]]
+    assert names == ["sjf", "jobfusion"]
+    import vbp.cli
+
+    for bad, why in ((str(tmp_path / "none.pt"), "no such model file"), (str(plot), "unknown DAG policy")):
+        with pytest.raises(SystemExit) as e:
+            vbp.cli.main(["jobs", "compare", FIXTURE, "--policies", bad])
+        assert e.value.code == 2 and why in capsys.readouterr().err

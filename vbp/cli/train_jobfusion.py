@@ -1,0 +1,117 @@
+"""``vbp train gcn DATA`` for a DAG folder: train the JobFusion agent (REINFORCE) on sampled job streams.
+
+The command object is :data:`train_jobfusion` (named ``gcn``); ``vbp train gcn`` dispatches to it when
+its argument is a folder of DAG jobs (see :func:`is_dag_folder`). :func:`build_envs` is shared with
+``benchmarks/bench_jobfusion_agent.py``. Torch is imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from packing.errors import input_error
+from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat, check_output
+
+DEFAULT_HOSTS = "32c64g:4,92c288g:2"
+"""The default training cluster: small enough that 15 jobs queue (so the order matters)."""
+
+
+def is_dag_folder(path: str) -> bool:
+    """Whether ``path`` is a folder holding ``batch_task*.csv`` files (a DAG data folder)."""
+    p = Path(path)
+    return p.is_dir() and any(p.glob("batch_task*.csv"))
+
+
+def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_method: str, q: int,
+               hosts: list[tuple[str, tuple[float, float], int]], interarrival: float) -> list[Any]:
+    """``n_envs`` training environments: seeded samples of ``jobs`` jobs, each on its own carved cluster.
+
+    Sample ``i`` uses seed ``seed * 1000 + i`` (Poisson arrivals of mean ``interarrival``); the
+    partition is computed on the sample (as ``vbp jobs compare`` does) and carved on ``hosts``.
+    """
+    from packing.dag.partition import partition
+    from policies.agents.jobfusion import Env
+    from vbp.jobfusion import carve_cluster, sample_jobs
+
+    out = []
+    for i in range(n_envs):
+        s = sample_jobs(workload, jobs, seed * 1000 + i, interarrival)
+        part = partition(s, 1 if partition_method == "single" else q, partition_method)
+        out.append(Env(s, carve_cluster(part, hosts, seed=seed).cluster))
+    return out
+
+
+@click.command("gcn")
+@click.argument("data", metavar="DATA")
+@click.option("--out", "out", type=click.Path(dir_okay=False), required=True, help="Model file (.pt).")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of samples, network and actions.")
+@click.option("--episodes", type=click.IntRange(1, 1_000_000), default=200, show_default=True,
+              help="Training episodes in all (iterations = episodes / batch).")
+@click.option("--jobs", "n_jobs", type=click.IntRange(1, 10_000), default=15, show_default=True,
+              help="Jobs per training sample.")
+@click.option("--samples", type=click.IntRange(1, 1000), default=8, show_default=True,
+              help="Seeded job samples to train on.")
+@click.option("--batch", type=click.IntRange(2, 256), default=4, show_default=True,
+              help="Episodes per iteration (same sample; the time-based baseline is their mean).")
+@click.option("--q", "q", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="Container types of JobFusion's partition.")
+@click.option("--single", is_flag=True, help="Decima-like: one container type (no clustering).")
+@click.option("--hosts", default=DEFAULT_HOSTS, show_default=True,
+              help="The training cluster: <cores>c<GB>g:<count>, comma-separated.")
+@click.option("--interarrival", type=FiniteFloat(0.0), default=10.0, show_default=True,
+              help="Mean seconds between job arrivals (Poisson, seeded).")
+@click.option("--dim", type=click.IntRange(2, 256), default=16, show_default=True, help="Embedding width.")
+@click.option("--lr", type=FiniteFloat(0.0, min_open=True), default=3e-3, show_default=True,
+              help="Adam learning rate.")
+@click.option("--resume", is_flag=True, help="Continue the run saved in --out.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Training curve plot.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, samples: int, batch: int,
+                    q: int, single: bool, hosts: str, interarrival: float, dim: int, lr: float, resume: bool,
+                    plot: str | None, quiet: bool) -> None:
+    """Train the JobFusion GCN agent on seeded samples of DATA's DAG jobs (a batch_task folder).
+
+    Saves a weights-only model that `vbp jobs compare --policies sjf,MODEL.pt` accepts. Checkpoints every
+    10 iterations; --resume continues from --out.
+    """
+    check_output(plot, "--plot", PLOT_SUFFIXES)
+    check_output(out, "--out", (".pt",))
+    try:
+        import torch
+
+        from policies.agents import jobfusion as jf
+    except ImportError:
+        raise input_error("command line", "gcn", "needs torch and torch_geometric (pip install 'vbp[rl]')"
+                          ) from None
+    from packing.dag.loader import load_dag_folder
+    from vbp.jobfusion import parse_hosts
+
+    torch.set_num_threads(1)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    method = "single" if single else "constrained"
+    host_list = parse_hosts(hosts)
+    w = load_dag_folder(data)
+    envs = build_envs(w, n_envs=samples, jobs=n_jobs, seed=seed, partition_method=method, q=q,
+                      hosts=host_list, interarrival=interarrival)
+    iterations = max(1, episodes // batch)
+    net = state = optim = None
+    if resume:
+        if not Path(out).exists():
+            raise input_error("--resume", out, "no model file to resume from")
+        net, state, optim = jf.load_checkpoint(out)
+    cfg = jf.Config(dim=dim, lr=lr, batch=batch, partition=method)
+    net, state, opt_state = jf.train(envs, iterations, cfg=cfg, seed=seed, net=net, optim_state=optim,
+                                     state=state, checkpoint=Path(out), progress=not quiet)
+    jf.save_checkpoint(out, net, state, opt_state, name="decima-gcn" if single else "jobfusion", seed=seed)
+    if plot:
+        jf.plot_curve(state, plot, "Decima-like agent training" if single else "JobFusion agent training")
+    k = max(1, len(state.curve) // 10)
+    first, last = sum(state.curve[:k]) / k, sum(state.curve[-k:]) / k
+    click.echo(f"trained {state.iteration} iterations ({state.iteration * batch} episodes) in "
+               f"{state.seconds:.0f} s; sampled mean JCT {first:.1f} s -> {last:.1f} s; saved {out}")
+
+
+__all__ = ["build_envs", "is_dag_folder", "train_jobfusion"]
