@@ -26,8 +26,6 @@ from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs
 
 def main() -> None:
     """Run the benchmark (see the module docstring)."""
-    import torch
-
     from policies.agents import jobfusion as jf
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -44,7 +42,7 @@ def main() -> None:
     ap.add_argument("--out", default="bench-jobfusion")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    torch.set_num_threads(1)
+    jf.set_threads(1)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     w = load_dag_folder(a.data)

@@ -245,6 +245,11 @@ class JobFusionPolicy:
         return DagAction(s, q, count)
 
 
+def set_threads(n: int = 1) -> None:
+    """Torch intra-op threads (the networks are tiny: one thread is fastest on a shared machine)."""
+    torch.set_num_threads(n)
+
+
 # -- training ---------------------------------------------------------------------------------------
 @dataclass
 class Env:
@@ -452,4 +457,5 @@ def plot_curve(state: TrainState, path: str | Path, title: str = "JobFusion agen
 
 
 __all__ = ["Config", "Env", "JobFusionNet", "JobFusionPolicy", "TrainState", "from_checkpoint",
-           "load_checkpoint", "plot_curve", "returns_to_go", "save_checkpoint", "train"]
+           "load_checkpoint", "plot_curve", "returns_to_go", "save_checkpoint",
+           "set_threads", "train"]

@@ -80,8 +80,6 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
     check_output(plot, "--plot", PLOT_SUFFIXES)
     check_output(out, "--out", (".pt",))
     try:
-        import torch
-
         from policies.agents import jobfusion as jf
     except ImportError:
         raise input_error("command line", "gcn", "needs torch and torch_geometric (pip install 'vbp[rl]')"
@@ -89,7 +87,7 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
     from packing.dag.loader import load_dag_folder
     from vbp.jobfusion import parse_hosts
 
-    torch.set_num_threads(1)
+    jf.set_threads(1)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     method = "single" if single else "constrained"
     host_list = parse_hosts(hosts)
