@@ -13,13 +13,6 @@
    of the budget); when no cover exists the bound rises by one host and the cover is tried again
    (this proves Caprara–Toth class 9 optima above the Gilmore–Gomory bound). Then tabu search
    from first fit towards that bound (:func:`solvers.tabu.tabu_pack`, up to ``tabu_share``).
-1c. One resource, identical hosts, no rules and data that scale exactly to a capacity grid of
-   at most :data:`solvers.arcflow.MAX_GRID` units (:func:`solvers.arcflow.not_applicable`),
-   with at least ``arcflow_min_left`` seconds to go: the compressed arc-flow model
-   (:func:`solvers.arcflow.solve_arcflow`) for up to ``arcflow_share`` of the time left, told
-   the best bound and the best placement so far (its MIP looks only below it, so "no solution"
-   proves the incumbent optimal). This proves the hard one-dimensional instances whose optimum
-   is one above the LP bound, and finds perfect packings tabu search misses.
 2. When the aggregated CP-SAT model is small (at most ``cpsat_small`` count variables, see
    :func:`solvers.cpsat.model_size`): a first, short CP-SAT run (``cpsat_first`` of the budget,
    at most ``cpsat_first_max`` s); the cheap bound is often tight and CP-SAT then proves it
@@ -29,6 +22,14 @@
    budget (``colgen_share_large`` on large models, where it comes first): its Gilmore–Gomory LP
    bound is far stronger than CP-SAT's own when several resources bind, and its rounding /
    restricted-master solution is a good start.
+3b. One resource, identical hosts, no rules and data that scale exactly to a capacity grid of
+   at most :data:`solvers.arcflow.MAX_GRID` units (:func:`solvers.arcflow.not_applicable`),
+   on models of at most ``cpsat_large`` count variables (larger ones keep the tabu/LNS path),
+   with at least ``arcflow_min_left`` seconds to go: the compressed arc-flow model
+   (:func:`solvers.arcflow.solve_arcflow`) for up to ``arcflow_share`` of the time left, told
+   the best bound and the best placement so far (its MIP looks only below it, so "no solution"
+   proves the incumbent optimal). This proves the hard one-dimensional instances whose optimum
+   is one above the LP bound, and finds perfect packings tabu search misses.
 4. The rest of the budget improves the best solution with the best bound as a constraint: CP-SAT
    on the whole model (hinted with the best solution) when it has at most ``cpsat_large`` count
    variables, else large-neighbourhood search (:func:`solvers.lns.improve`), which repacks a few
@@ -95,7 +96,7 @@ class AutoSettings:
             compile the first time it runs on a machine and about 0.5 s to load from numba's
             cache in a new process.
         margin: seconds kept back at the end for lifting and checking the result.
-        arcflow: run the arc-flow stage (1c) where it applies; ``False`` gives the behaviour
+        arcflow: run the arc-flow stage (3b) where it applies; ``False`` gives the behaviour
             before it existed.
         arcflow_share: share of the time left the arc-flow stage may use.
         arcflow_min_left: the arc-flow stage runs only with this many seconds left (its MIP
@@ -273,17 +274,6 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                 take(r)
                 if closed() or (best is None and _closed(greedy.objective, lb, kind)):
                     return finish()
-    # stage 1c: one resource on a small integer grid: the arc-flow model proves the hard cases
-    if (cfg.arcflow and natural and kind != "deployed" and left() >= cfg.arcflow_min_left
-            and _arcflow_applies(inst, kind)):
-        from solvers.arcflow import solve_arcflow
-
-        r = solve_arcflow(inst, time_limit=cfg.arcflow_share * left(), workers=workers,
-                          seed=seed, objective=kind, callback=relay, hint=hint_pl,
-                          stop=clock.stop, lower_bound=lb)
-        take(r)
-        if closed():
-            return finish()
     # stage 1: on small models a short CP-SAT run settles the easy cases (tight cheap bound)
     if (size <= cfg.cpsat_small or not use_colgen) and not clock.stopped:
         budget = left()
@@ -307,6 +297,17 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         if cg.status == "infeasible":
             return infeasible(cg)
         take(cg)
+        if closed():
+            return finish()
+    # stage 2b (3b above): one resource on a small integer grid: the arc-flow model proves the hard cases
+    if (cfg.arcflow and natural and kind != "deployed" and left() >= cfg.arcflow_min_left
+            and size <= cfg.cpsat_large and _arcflow_applies(inst, kind)):
+        from solvers.arcflow import solve_arcflow
+
+        r = solve_arcflow(inst, time_limit=cfg.arcflow_share * left(), workers=workers,
+                          seed=seed, objective=kind, callback=relay, hint=hint_pl,
+                          stop=clock.stop, lower_bound=lb)
+        take(r)
         if closed():
             return finish()
     # stage 3: the rest of the budget improves the best solution against the best bound
