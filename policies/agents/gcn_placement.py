@@ -1,0 +1,688 @@
+"""The GCN agent as a placement policy: a graph of apps and hosts, a host by masked softmax, REINFORCE.
+
+Graph of one decision (built by :class:`Featurizer` from the :class:`~packing.policy.Observation`)
+    Nodes ``0 .. A-1`` are the apps, ``A .. A+H-1`` the hosts. Every node has the same ``F`` columns:
+    a one-hot kind (app, host), the app block (zeros on hosts) and the host block (zeros on apps).
+
+    * app block (``R + 6``): demand / the largest host capacity per resource (``R``); pending
+      containers / the app's count; containers alive (by this policy's record) / count; ``1 / cap``
+      (anti-affinity cap, 0 without one); 1 for the app being placed; pending volume (``pending *
+      mean_r(d_r / c_r)``) / the instance's total volume; rule degree / A.
+    * host block (``2R + 3 + 10``): load per resource (``R``); open flag; residual after placing the
+      request per resource, clipped to ``[-1, 1]`` (``R``); containers of the request's app here / its
+      cap; the engine's mask; and the ten features of :mod:`policies.swarm.features` (Best-Fit,
+      bottleneck, balance, dot, L2, anti-affinity slots, exclusion pressure, empty host, index,
+      open need), so that the head can express the classic rules and the swarm policy exactly.
+
+    Edges, three relations: app -> host and host -> app for every (app, host) pair with containers
+    alive (weight: their share of the host, ``count * mean_r(d_r / c_r)``); app -> app for every rule
+    or exclusion, both ways (weight 1 for ``k = 0``, 0.5 otherwise).
+
+Network (:class:`PlacementNet`)
+    :class:`policies.agents.gcn.GraphEncoder` (eq. 4 layers, mean pooling so the scale does not grow
+    with the cluster), then per host ``logit_h = MLP([e_h, e_req, e_graph]) + w . hostblock_h``: an
+    MLP of the host's embedding, the request app's embedding and the graph embedding, plus a linear
+    term over the host's raw features (the MLP's last layer starts at zero; the linear term starts
+    at ``init_scale`` times Best-Fit, so the untrained policy is a soft Best-Fit). The host is drawn
+    from the softmax over the hosts where the engine's mask is True (training), or is the argmax
+    (acting as a policy; ties to the lowest index).
+
+Training (:func:`train`): REINFORCE with a time-based baseline
+    Each iteration takes one training order (from ``orders`` training orders drawn from a seed stream
+    disjoint from the evaluation orders) and plays ``batch`` episodes of it in lock step (one batched
+    forward per step). The reward of a decision is minus the hosts it opens (minus ``penalty`` per
+    container rejected), so the return-to-go from step ``t`` is ``-(cost_T - cost_t)`` and the
+    episode return is ``-hosts used``. The baseline at step ``t`` is the mean return-to-go over the
+    batch's episodes at step ``t`` (same order, same step); advantages are divided by their standard
+    deviation. Loss: ``-mean(A * log pi) - entropy_coef * mean(entropy)``; Adam. Every random draw
+    comes from generators seeded by ``(seed, iteration)``, and the run uses one torch thread, so a
+    run is reproducible and a resumed run equals an uninterrupted one.
+
+Warm start (optional, :func:`imitate`): DAgger against a teacher policy (e.g. the swarm policy), then
+REINFORCE. The head can express any linear scoring policy over the ten swarm features exactly (the
+linear term), but on ``sigma`` neither REINFORCE from Best-Fit nor DAgger within minutes found the
+swarm policy's decisions (see ``benchmarks/bench_gcn_placement.py`` and the README).
+
+Files: :meth:`GcnPlacementPolicy.save` writes an agent file of kind ``"gcn-placement"``
+(:mod:`policies.agents.files`: weights-only, atomic); ``vbp simulate --policy model.pt`` and ``vbp
+compare --policies bf,model.pt`` load it. A checkpoint is the same file with the optimiser state and
+the iteration added.
+
+App -> host edges use the policy's own record of where it put each app's containers (started from
+the snapshot); if containers leave (departures), the record is rebuilt from the engine's per-host
+counts of tracked apps only (apps with a cap or in a rule).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from packing.engine import Engine
+from packing.model import UNPLACED, Instance
+from packing.simulator import sample_orders
+from policies.agents.gcn import Graph, GraphEncoder, collate, mlp
+from policies.base import WAIT, BasePolicy, Observation
+from policies.swarm.features import N_FEATURES as N_PHI
+from policies.swarm.features import exclusion_partners
+from policies.swarm.features import host_features as phi_features
+
+KIND = "gcn-placement"
+N_RELATIONS = 3
+APP_TO_HOST, HOST_TO_APP, RULE = 0, 1, 2
+
+
+def app_width(n_resources: int) -> int:
+    """Width of the app block: ``R + 6``."""
+    return n_resources + 6
+
+
+def host_width(n_resources: int) -> int:
+    """Width of the host block: ``2R + 3 + 10``."""
+    return 2 * n_resources + 3 + N_PHI
+
+
+def feature_width(n_resources: int) -> int:
+    """``F = 2 + app block + host block``."""
+    return 2 + app_width(n_resources) + host_width(n_resources)
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Network and training hyper-parameters."""
+
+    n_resources: int = 2
+    dim: int = 32
+    layers: int = 2
+    init_scale: float = 5.0
+    lr: float = 3e-3
+    batch: int = 8
+    entropy: float = 0.01
+    penalty: float = 10.0
+    imitate_lr: float = 1e-2
+
+
+class Featurizer:
+    """The static part of an instance's graphs, and the graph of each decision.
+
+    Args:
+        instance: the instance (no GPU cards needed; GPU demand is ignored by the features).
+    """
+
+    def __init__(self, instance: Instance) -> None:
+        inst = instance
+        self.instance = inst
+        self.n_apps, self.n_hosts, self.n_res = inst.n_apps, inst.n_hosts, inst.n_resources
+        cmax = inst.host_capacity.max(axis=0)
+        self.cmax = np.where(cmax > 0, cmax, 1.0)
+        self.dn = inst.demand / self.cmax  # (A, R)
+        self.size = self.dn.mean(axis=1)  # (A,) hosts-worth of one container
+        counts = inst.counts.astype(np.float64)
+        self.counts = np.maximum(counts, 1.0)
+        cap = inst.cap.astype(np.float64)
+        self.inv_cap = np.where(cap < counts, 1.0 / np.maximum(cap, 1.0), 0.0)
+        self.cap = np.maximum(cap, 1.0)
+        self.volume = max(float((self.size * counts).sum()), 1e-9)
+        ra, rb, rk = inst.rule_arrays
+        keep = ra != rb
+        ra, rb, rk = ra[keep], rb[keep], rk[keep]
+        src = np.concatenate([ra, rb]).astype(np.int64)
+        dst = np.concatenate([rb, ra]).astype(np.int64)
+        w = np.where(np.concatenate([rk, rk]) == 0, 1.0, 0.5)
+        self.rule_edges = (src, dst, w.astype(np.float32))
+        deg = np.bincount(src, minlength=self.n_apps).astype(np.float64)
+        self.app_static = np.concatenate(
+            [self.dn, np.zeros((self.n_apps, 5)), (deg / max(self.n_apps, 1))[:, None]], axis=1)
+        self.partners = exclusion_partners(inst)
+        cap_h = inst.host_capacity
+        self.host_size = np.where(cap_h > 0, 1.0 / np.where(cap_h > 0, cap_h, 1.0), 0.0)  # (H, R)
+        self.fw = feature_width(self.n_res)
+
+    def initial_counts(self) -> np.ndarray:
+        """Containers per host and app in the snapshot, shape ``(n_hosts, n_apps)`` int64."""
+        inst = self.instance
+        c = np.zeros((self.n_hosts, self.n_apps), dtype=np.int64)
+        if inst.initial is not None:
+            host_of = inst.initial.host_array(inst)
+            ok = host_of != UNPLACED
+            np.add.at(c, (host_of[ok], inst.container_app[ok]), 1)
+        return c
+
+    def graph(self, obs: Observation, mask: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The graph of a decision as numpy arrays.
+
+        Args:
+            obs: the decision.
+            mask: the engine's mask, shape ``(H,)`` bool.
+            counts: containers per host and app, shape ``(H, A)``.
+
+        Returns:
+            ``(x, edge_index, edge_type, edge_weight)``: shapes ``(A + H, F)`` float32, ``(2, E)``
+            int64, ``(E,)`` int64, ``(E,)`` float32.
+        """
+        n_a, n_h, n_r = self.n_apps, self.n_hosts, self.n_res
+        a = obs.app
+        x = np.zeros((n_a + n_h, self.fw), dtype=np.float32)
+        x[:n_a, 0] = 1.0
+        x[n_a:, 1] = 1.0
+        pending = np.maximum(np.asarray(obs.pending, dtype=np.float64), 0.0)
+        blk = self.app_static.copy()
+        blk[:, n_r] = pending / self.counts
+        blk[:, n_r + 1] = counts.sum(axis=0) / self.counts
+        blk[:, n_r + 2] = self.inv_cap
+        blk[a, n_r + 3] = 1.0
+        blk[:, n_r + 4] = pending * self.size / self.volume
+        o = 2
+        x[:n_a, o:o + blk.shape[1]] = blk
+        o += blk.shape[1]
+        x[n_a:, o:o + host_width(n_r)] = self.host_block(obs, mask, counts)
+        # edges
+        hs, aps = np.nonzero(counts)
+        share = (self.instance.demand[aps] * self.host_size[hs]).mean(axis=1)
+        w_ah = (counts[hs, aps] * share).astype(np.float32)
+        rs, rd, rw = self.rule_edges
+        src = np.concatenate([aps, hs + n_a, rs])
+        dst = np.concatenate([hs + n_a, aps, rd])
+        etype = np.concatenate([np.full(len(hs), APP_TO_HOST), np.full(len(hs), HOST_TO_APP),
+                                np.full(len(rs), RULE)]).astype(np.int64)
+        ew = np.concatenate([w_ah, w_ah, rw]).astype(np.float32)
+        return x, np.stack([src, dst]).astype(np.int64), etype, ew
+
+    def host_block(self, obs: Observation, mask: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """The host block, shape ``(H, 2R + 3 + 10)`` float64 (see the module docstring)."""
+        st = obs.state
+        a = obs.app
+        n_r = self.n_res
+        cap = st.capacity
+        safe = np.where(cap > 0, cap, 1.0)
+        load = np.where(cap > 0, st.used / safe, 0.0)
+        resid = np.where(cap > 0, (cap - st.used - self.instance.demand[a]) / safe, 0.0)
+        out = np.empty((self.n_hosts, host_width(n_r)))
+        out[:, :n_r] = load
+        out[:, n_r] = st.n_on > 0
+        out[:, n_r + 1:2 * n_r + 1] = np.clip(resid, -1.0, 1.0)
+        out[:, 2 * n_r + 1] = counts[:, a] / self.cap[a]
+        out[:, 2 * n_r + 2] = mask
+        out[:, 2 * n_r + 3:] = phi_features(obs, self.partners)
+        return out
+
+
+def to_graph(arrays: tuple[np.ndarray, ...]) -> Graph:
+    """A :class:`Graph` of one decision's numpy arrays (:meth:`Featurizer.graph`)."""
+    x, ei, et, ew = arrays
+    return Graph(torch.from_numpy(x), torch.from_numpy(ei), torch.from_numpy(et), torch.from_numpy(ew),
+                 torch.zeros(x.shape[0], dtype=torch.int64))
+
+
+class PlacementNet(nn.Module):
+    """Encoder and host head (see the module docstring)."""
+
+    def __init__(self, cfg: Config) -> None:
+        super().__init__()
+        r = cfg.n_resources
+        self.cfg = cfg
+        self.encoder = GraphEncoder(feature_width(r), cfg.dim, N_RELATIONS, cfg.layers, pool="mean")
+        self.head = mlp(3 * cfg.dim, cfg.dim, 1, zero_last=True)
+        self.linear = nn.Linear(host_width(r), 1, bias=False)
+        nn.init.zeros_(self.linear.weight)
+        with torch.no_grad():  # Best-Fit: the first phi feature (times init_scale in forward)
+            self.linear.weight[0, 2 * r + 3] = 1.0
+        self.host_lo = 2 + app_width(r)
+
+    def forward(self, g: Graph, n_apps: int, n_hosts: int) -> torch.Tensor:
+        """Logits of the hosts of every graph in ``g``, shape ``(n_graphs, n_hosts)``.
+
+        Every graph has ``n_apps + n_hosts`` nodes, apps first, the request app marked in its block.
+        """
+        nodes, graphs, _ = self.encoder(g)
+        n = n_apps + n_hosts
+        nodes = nodes.view(g.n_graphs, n, -1)
+        x = g.x.view(g.n_graphs, n, -1)
+        req = x[:, :n_apps, 2 + self.cfg.n_resources + 3]  # (G, A) one-hot of the request app
+        e_req = torch.einsum("ga,gah->gh", req, nodes[:, :n_apps])
+        e_h = nodes[:, n_apps:]
+        z = torch.cat([e_h, e_req[:, None, :].expand_as(e_h), graphs[:, None, :].expand_as(e_h)], dim=2)
+        raw = x[:, n_apps:, self.host_lo:]
+        return (self.head(z) + self.cfg.init_scale * self.linear(raw)).squeeze(-1)
+
+
+def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``log softmax`` over the True entries of ``mask`` (``-inf`` elsewhere), same shape."""
+    return torch.log_softmax(logits.masked_fill(~mask, float("-inf")), dim=-1)
+
+
+class GcnPlacementPolicy(BasePolicy):
+    """The trained network as a vbp policy: the argmax host over the mask.
+
+    Args:
+        net: the network.
+        name: the name shown in tables.
+        info: training facts saved with the weights (command, curve, seconds...).
+    """
+
+    name = "gcn"
+
+    def __init__(self, net: PlacementNet, *, name: str = "gcn", info: dict[str, Any] | None = None) -> None:
+        self.net = net.eval()
+        self.name = name
+        self.info = dict(info or {})
+        self._feat: Featurizer | None = None
+        self._counts: np.ndarray | None = None
+
+    def reset(self, instance: Instance, seed: int | None = None) -> None:
+        """Build the instance's featurizer and start the placement record from the snapshot."""
+        if instance.n_resources != self.net.cfg.n_resources:
+            raise ValueError(f"model trained for {self.net.cfg.n_resources} resources, instance has "
+                             f"{instance.n_resources}")
+        if self._feat is None or self._feat.instance is not instance:
+            self._feat = Featurizer(instance)
+        self._counts = self._feat.initial_counts()
+
+    def counts_for(self, obs: Observation) -> np.ndarray:
+        """The placement record, rebuilt from tracked apps when it disagrees with the state."""
+        assert self._counts is not None
+        if not np.array_equal(self._counts.sum(axis=1), obs.state.n_on):
+            st = obs.state
+            c = np.zeros_like(self._counts)
+            tracked = np.flatnonzero(st.col >= 0)
+            c[:, tracked] = st.count[:, st.col[tracked]]
+            self._counts = c
+        return self._counts
+
+    def logits(self, obs: Observation, mask: np.ndarray) -> np.ndarray:
+        """Host logits of the decision, shape ``(n_hosts,)`` float32."""
+        if self._feat is None or self._feat.instance is not obs.instance or self._counts is None:
+            self.reset(obs.instance)
+        feat = self._feat
+        assert feat is not None
+        g = to_graph(feat.graph(obs, mask, self.counts_for(obs)))
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # one small graph: more threads only add contention
+        try:
+            with torch.no_grad():
+                return self.net(g, feat.n_apps, feat.n_hosts)[0].numpy()
+        finally:
+            torch.set_num_threads(threads)
+
+    def act(self, obs: Observation, mask: np.ndarray) -> int:
+        """The feasible host with the highest logit (ties to the lowest index); WAIT if none fits."""
+        if not mask.any():
+            return WAIT
+        s = np.where(mask, self.logits(obs, mask), -np.inf)
+        h = int(np.argmax(s))
+        assert self._counts is not None
+        self._counts[h, obs.app] += 1
+        return h
+
+    def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> None:
+        """An agent file of kind ``"gcn-placement"`` (weights, config, ``info``, and ``extra``)."""
+        from policies.agents.files import save_agent
+
+        save_agent(KIND, {"config": dataclasses.asdict(self.net.cfg), "name": self.name,
+                          "state_dict": self.net.state_dict(), "info": self.info, **(extra or {})}, path)
+
+
+def from_checkpoint(data: dict[str, Any]) -> GcnPlacementPolicy:
+    """The policy of a loaded ``"gcn-placement"`` file (:func:`policies.agents.files.load_agent`)."""
+    net = PlacementNet(Config(**dict(data["config"])))
+    net.load_state_dict(data["state_dict"])
+    return GcnPlacementPolicy(net, name=str(data.get("name", "gcn")), info=dict(data.get("info", {})))
+
+
+# ---------------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Batch:
+    """One iteration's lock-step episodes: every decision's graph, mask, action and return-to-go."""
+
+    graphs: list[Graph]
+    masks: list[np.ndarray]
+    actions: list[int]
+    advantages: np.ndarray
+    costs: np.ndarray  # final cost per episode, shape (batch,)
+
+
+def _seed(seed: int, *keys: int) -> int:
+    return int(np.random.SeedSequence([seed, *keys]).generate_state(1)[0])
+
+
+def rollout(net: PlacementNet, instance: Instance, order: np.ndarray, batch: int, gen: torch.Generator,
+            penalty: float, feat: Featurizer | None = None, greedy: bool = False) -> Batch:
+    """Play ``batch`` episodes of ``order`` in lock step, sampling hosts from the masked softmax.
+
+    Returns:
+        The :class:`Batch` (advantages: return-to-go minus the per-step batch mean, divided by their
+        standard deviation).
+    """
+    feat = feat or Featurizer(instance)
+    engines = [Engine(instance, record=False) for _ in range(batch)]
+    counts = [feat.initial_counts() for _ in range(batch)]
+    for e in engines:
+        e.reset(order)
+    steps: list[list[tuple[int, float]]] = [[] for _ in range(batch)]  # (index into lists, cost before)
+    graphs: list[Graph] = []
+    masks: list[np.ndarray] = []
+    actions: list[int] = []
+
+    def cost(e: Engine) -> float:
+        return e.hosts_used + penalty * len(e.rejected)
+
+    while True:
+        live = [i for i, e in enumerate(engines) if not e.done]
+        if not live:
+            break
+        gs, ms = [], []
+        for i in live:
+            e = engines[i]
+            m = e.mask()
+            gs.append(to_graph(feat.graph(e.observation(), m, counts[i])))
+            ms.append(m)
+        u, _ = collate(gs)
+        with torch.no_grad():
+            logp = masked_log_softmax(net(u, feat.n_apps, feat.n_hosts), torch.from_numpy(np.stack(ms)))
+            if greedy:
+                pick = logp.argmax(dim=1)
+            else:
+                pick = torch.multinomial(logp.exp(), 1, generator=gen).squeeze(1)
+        for j, i in enumerate(live):
+            e = engines[i]
+            h = int(pick[j])
+            steps[i].append((len(actions), cost(e)))
+            graphs.append(gs[j])
+            masks.append(ms[j])
+            actions.append(h)
+            app = e.decision.app  # type: ignore[union-attr]
+            e.apply(h)
+            counts[i][h, app] += 1
+    final = np.array([cost(e) for e in engines])
+    ret = np.zeros(len(actions))
+    t_of = np.zeros(len(actions), dtype=np.int64)
+    for i in range(batch):
+        for t, (k, before) in enumerate(steps[i]):
+            ret[k] = -(final[i] - before)
+            t_of[k] = t
+    adv = ret.copy()
+    for t in np.unique(t_of):
+        sel = t_of == t
+        adv[sel] -= ret[sel].mean()
+    sd = adv.std()
+    adv = adv / sd if sd > 1e-8 else adv * 0.0
+    return Batch(graphs, masks, actions, adv, final)
+
+
+def update(net: PlacementNet, opt: torch.optim.Optimizer, b: Batch, n_apps: int, n_hosts: int,
+           entropy_coef: float, chunk: int = 512) -> float:
+    """One REINFORCE step on ``b`` (gradients accumulated over chunks of decisions); returns the loss."""
+    opt.zero_grad()
+    n = len(b.actions)
+    total = 0.0
+    for lo in range(0, n, chunk):
+        hi = min(n, lo + chunk)
+        u, _ = collate(b.graphs[lo:hi])
+        mask = torch.from_numpy(np.stack(b.masks[lo:hi]))
+        logp = masked_log_softmax(net(u, n_apps, n_hosts), mask)
+        act = torch.tensor(b.actions[lo:hi])
+        chosen = logp.gather(1, act[:, None]).squeeze(1)
+        safe = logp.masked_fill(~mask, 0.0)  # no 0 * -inf (its gradient is NaN)
+        ent = -(safe.exp() * safe).masked_fill(~mask, 0.0).sum(1)
+        adv = torch.from_numpy(b.advantages[lo:hi]).float()
+        loss = (-(adv * chosen).sum() - entropy_coef * ent.sum()) / n
+        loss.backward()
+        total += float(loss.detach())
+    nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+    opt.step()
+    return total
+
+
+def training_orders(instance: Instance, k: int, seed: int, avoid: Sequence[np.ndarray] = ()
+                    ) -> list[np.ndarray]:
+    """``k`` shuffled orders from their own seed stream: never the own order nor one of ``avoid``.
+
+    ``avoid`` holds e.g. the evaluation orders.
+
+    An instance with few requests has few distinct orders: when fewer than ``k`` new ones turn up in
+    20 rounds of draws, the ones found repeat; when none does, the orders are drawn without the
+    ``avoid`` rule (then training sees evaluation orders: too small an instance to hold any out).
+    """
+    found: list[np.ndarray] = []
+    taken = {tuple(int(v) for v in a) for a in avoid}
+    s = _seed(seed, 7919)
+    for _ in range(20):
+        for o in sample_orders(instance, 4 * k + 1, seed=s, include_own=False):
+            key = tuple(int(v) for v in o)
+            if key not in taken and len(found) < k:
+                taken.add(key)
+                found.append(o)
+        if len(found) >= k:
+            break
+        s += 1
+    if not found:
+        return sample_orders(instance, k + 1, seed=s)[1:]
+    return [found[i % len(found)] for i in range(k)]
+
+
+def imitate(net: PlacementNet, opt: torch.optim.Optimizer, instances: Sequence[Instance],
+            feats: Sequence[Featurizer], pools: Sequence[Sequence[np.ndarray]], teacher: Any, *,
+            episodes: int, epochs: int, seed: int, rounds: int = 3, explore: float = 0.1,
+            chunk: int = 256) -> float:
+    """Warm start by DAgger: fit the policy to a teacher's choices (cross-entropy, masked softmax).
+
+    Round 0 plays ``episodes`` episodes on training orders with the teacher (any
+    :class:`packing.policy.Policy`); each later round plays them with the policy fitted so far
+    (its argmax), so that the states include the ones the policy itself reaches. In every round a
+    decision is, with probability ``explore``, a uniformly random feasible host instead. Every visited
+    decision is labelled with the teacher's host; after each round the policy is fitted on all the
+    labels so far (``epochs`` passes of Adam in chunks).
+
+    Returns:
+        The share of labelled decisions where the fitted policy's argmax equals the teacher's host.
+    """
+    rng = np.random.default_rng(_seed(seed, 3))
+    graphs: list[Graph] = []
+    masks: list[np.ndarray] = []
+    labels: list[int] = []
+    shape = {(f.n_apps, f.n_hosts) for f in feats}
+    if len(shape) > 1:
+        raise ValueError("imitation needs instances of one size (apps and hosts)")
+    n_a, n_h = next(iter(shape))
+
+    def fit() -> None:
+        y = torch.tensor(labels)
+        for _ in range(epochs):
+            perm = rng.permutation(len(labels))
+            for lo in range(0, len(perm), chunk):
+                idx = perm[lo:lo + chunk]
+                u, _ = collate([graphs[i] for i in idx])
+                m = torch.from_numpy(np.stack([masks[i] for i in idx]))
+                loss = -masked_log_softmax(net(u, n_a, n_h), m).gather(1, y[idx][:, None]).mean()
+                opt.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+                opt.step()
+
+    for r in range(rounds):
+        for ep in range(episodes):
+            j = ep % len(instances)
+            inst, feat = instances[j], feats[j]
+            order = pools[j][int(rng.integers(len(pools[j])))]
+            teacher.reset(inst, _seed(seed, 4, r, ep))
+            eng = Engine(inst, record=False)
+            eng.reset(order)
+            counts = feat.initial_counts()
+            while not eng.done:
+                obs, m = eng.observation(), eng.mask()
+                best = int(teacher.act(obs, m))
+                if best < 0:
+                    eng.apply(best)
+                    continue
+                g = to_graph(feat.graph(obs, m, counts))
+                graphs.append(g)
+                masks.append(m)
+                labels.append(best)
+                if rng.random() < explore:
+                    h = int(rng.choice(np.flatnonzero(m)))
+                elif r == 0:
+                    h = best
+                else:
+                    with torch.no_grad():
+                        lg = net(g, n_a, n_h)[0].numpy()
+                    h = int(np.argmax(np.where(m, lg, -np.inf)))
+                eng.apply(h)
+                counts[h, obs.app] += 1
+        if labels:
+            fit()
+    if not labels:
+        return 1.0
+    hits = 0
+    y = torch.tensor(labels)
+    with torch.no_grad():
+        for lo in range(0, len(labels), chunk):
+            u, _ = collate(graphs[lo:lo + chunk])
+            mt = torch.from_numpy(np.stack(masks[lo:lo + chunk]))
+            hits += int((masked_log_softmax(net(u, n_a, n_h), mt).argmax(1) == y[lo:lo + chunk]).sum())
+    return hits / len(labels)
+
+
+@dataclasses.dataclass
+class TrainResult:
+    """What :func:`train` returns: the policy and its training curve."""
+
+    policy: GcnPlacementPolicy
+    curve: list[float]  # mean hosts (cost) per iteration's batch
+    seconds: float
+    iterations: int
+
+
+def train(instances: Sequence[Instance], *, episodes: int, orders: int = 64, seed: int = 0,
+          cfg: Config | None = None, avoid: Sequence[Sequence[np.ndarray]] | None = None,
+          checkpoint: str | Path | None = None, resume: bool = False, checkpoint_every: int = 10,
+          progress: Callable[[int, int, float], None] | None = None, info: dict[str, Any] | None = None,
+          teacher: Any = None, imitate_episodes: int = 0, imitate_epochs: int = 10,
+          imitate_rounds: int = 3) -> TrainResult:
+    """Train the placement policy with REINFORCE on sampled orders of ``instances``.
+
+    Args:
+        instances: training instances (same number of resources); iteration ``i`` uses instance
+            ``i % len(instances)``.
+        episodes: training episodes in all (``episodes // cfg.batch`` iterations, at least 1).
+        orders: training orders per instance (:func:`training_orders`).
+        seed: seeds the network, the orders and every sample.
+        cfg: hyper-parameters (default :class:`Config` sized from ``instances[0]``).
+        avoid: per instance, orders never to train on (the evaluation orders).
+        checkpoint: file to save the state to every ``checkpoint_every`` iterations (and at the end).
+        checkpoint_every: iterations between checkpoints.
+        resume: continue from ``checkpoint`` if it exists (same settings).
+        progress: called after each iteration with ``(iteration, iterations, mean cost)``.
+        info: facts to store in the model file (e.g. the command).
+        imitate_episodes: episodes per DAgger round (0: no warm start).
+        imitate_epochs: passes over the labels per round.
+        imitate_rounds: DAgger rounds.
+        teacher: a policy to imitate first (:func:`imitate`: ``imitate_rounds`` DAgger rounds of
+            ``imitate_episodes`` episodes, ``imitate_epochs`` epochs each, at ``cfg.imitate_lr``)
+            before REINFORCE; skipped when resuming a checkpoint.
+
+    Returns:
+        The :class:`TrainResult`.
+    """
+    if not instances:
+        raise ValueError("no training instance")
+    cfg = cfg or Config(n_resources=instances[0].n_resources)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        torch.manual_seed(seed)
+        net = PlacementNet(cfg)
+        opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+        feats = [Featurizer(i) for i in instances]
+        pools = [training_orders(inst, orders, _seed(seed, j), (avoid[j] if avoid else ()))
+                 for j, inst in enumerate(instances)]
+        n_iter = max(1, episodes // cfg.batch)
+        start, curve, seconds = 0, [], 0.0
+        if resume and checkpoint is not None and Path(checkpoint).is_file():
+            from policies.agents.files import read_agent_file
+
+            data = read_agent_file(checkpoint)
+            net.load_state_dict(data["state_dict"])
+            opt.load_state_dict(data["optimizer"])
+            start = int(data["iteration"])
+            curve = [float(v) for v in data["curve"]]
+            seconds = float(data.get("seconds", 0.0))
+            kept = {k: v for k, v in dict(data.get("info", {})).items()
+                    if k not in ("curve", "iterations", "seconds")}
+            info = {**kept, **(info or {})}
+        t0 = time.perf_counter() - seconds
+        info = dict(info or {})
+        if teacher is not None and imitate_episodes > 0 and start == 0:
+            im_opt = torch.optim.Adam(net.parameters(), lr=cfg.imitate_lr)
+            acc = imitate(net, im_opt, instances, feats, pools, teacher, episodes=imitate_episodes,
+                          epochs=imitate_epochs, seed=seed, rounds=imitate_rounds)
+            info["imitation"] = {"teacher": str(getattr(teacher, "name", "?")), "rounds": imitate_rounds,
+                                 "episodes": imitate_episodes, "epochs": imitate_epochs,
+                                 "agreement": round(acc, 4)}
+        pol = GcnPlacementPolicy(net, info=info)
+
+        def save_ckpt(it: int) -> None:
+            if checkpoint is not None:
+                pol.info = {**info, "curve": curve, "iterations": it,
+                            "seconds": time.perf_counter() - t0}
+                pol.save(checkpoint, {"optimizer": opt.state_dict(), "iteration": it, "curve": curve,
+                                      "seconds": time.perf_counter() - t0})
+
+        for it in range(start, n_iter):
+            j = it % len(instances)
+            rng = np.random.default_rng(_seed(seed, 1, it))
+            order = pools[j][int(rng.integers(len(pools[j])))]
+            gen = torch.Generator().manual_seed(_seed(seed, 2, it))
+            net.train()
+            b = rollout(net, instances[j], order, cfg.batch, gen, cfg.penalty, feats[j])
+            update(net, opt, b, feats[j].n_apps, feats[j].n_hosts, cfg.entropy)
+            curve.append(float(b.costs.mean()))
+            if progress is not None:
+                progress(it + 1, n_iter, curve[-1])
+            if checkpoint is not None and ((it + 1) % checkpoint_every == 0):
+                save_ckpt(it + 1)
+        net.eval()
+        save_ckpt(n_iter)
+        secs = time.perf_counter() - t0
+        pol.info = {**info, "curve": curve, "iterations": n_iter, "seconds": round(secs, 1)}
+        return TrainResult(pol, curve, secs, n_iter)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def plot_curve(curve: Sequence[float], path: str | Path, *, title: str = "GCN placement: REINFORCE",
+               refs: dict[str, float] | None = None) -> None:
+    """Save the training curve (mean hosts per iteration, and a moving average) with reference lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    y = np.asarray(curve, dtype=np.float64)
+    ax.plot(np.arange(1, len(y) + 1), y, lw=0.8, alpha=0.5, label="batch mean (sampled)")
+    if len(y) >= 5:
+        k = max(5, len(y) // 20)
+        ma = np.convolve(y, np.ones(k) / k, mode="valid")
+        ax.plot(np.arange(k, len(y) + 1), ma, lw=2, label=f"moving average ({k})")
+    for name, v in (refs or {}).items():
+        ax.axhline(v, ls="--", lw=1, color="grey")
+        ax.text(1, v, f" {name} {v:g}", va="bottom", fontsize=8)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("hosts used (+ penalty x rejected)")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+__all__ = ["KIND", "Batch", "Config", "Featurizer", "GcnPlacementPolicy", "PlacementNet", "TrainResult",
+           "feature_width", "from_checkpoint", "masked_log_softmax", "plot_curve", "rollout", "train",
+           "training_orders", "update"]

@@ -1,0 +1,154 @@
+"""``vbp train gcn``: train the GCN placement policy with REINFORCE on sampled arrival orders.
+
+Attach to the ``train`` group with ``train.add_command(gcn)`` (the command is named ``gcn``).
+Torch is imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from packing.errors import input_error
+from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, FiniteFloat, check_output, load_any
+
+
+def given_command() -> str:
+    """The command line of this run, rebuilt from the options given (defaults left out)."""
+    ctx = click.get_current_context()
+    words = ["vbp", "train", "gcn"]
+    for param in ctx.command.params:
+        name = param.name
+        if name is None or ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT):
+            continue
+        value = ctx.params.get(name)
+        if isinstance(param, click.Argument):
+            words.append(str(value))
+        elif isinstance(param, click.Option):
+            flag = max(param.opts, key=len)
+            if param.is_flag:
+                if value:
+                    words.append(flag)
+            elif value is not None:
+                words += [flag, str(value)]
+    return shlex.join(words)
+
+
+EVAL_ORDERS = 8
+"""Orders of the report after training: those of ``vbp compare`` (own order, then seed 0 shuffles)."""
+
+
+@click.command("gcn")
+@click.argument("instance", metavar="INSTANCE|sigma")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of network, orders, samples.")
+@click.option("--episodes", type=click.IntRange(min=1, max=10_000_000), default=1600, show_default=True,
+              help="Training episodes in all (iterations = episodes / batch).")
+@click.option("--orders", type=click.IntRange(min=1, max=MAX_ORDERS), default=64, show_default=True,
+              help="Training orders per instance (never the evaluation orders).")
+@click.option("--batch", type=click.IntRange(min=2, max=1024), default=8, show_default=True,
+              help="Episodes per iteration (same order; the baseline is their mean).")
+@click.option("--family", type=click.IntRange(min=0, max=1000), default=0, show_default=True,
+              help="Also train on the Sigma-like family generate_sigma(1..N) (INSTANCE must be sigma).")
+@click.option("--dim", type=click.IntRange(min=2, max=512), default=32, show_default=True,
+              help="Embedding width.")
+@click.option("--layers", type=click.IntRange(min=1, max=8), default=2, show_default=True,
+              help="Message-passing layers.")
+@click.option("--lr", type=FiniteFloat(0.0, min_open=True), default=1e-2, show_default=True,
+              help="Adam learning rate.")
+@click.option("--init-scale", type=FiniteFloat(0.0), default=20.0, show_default=True,
+              help="Scale of the linear host term (starts as Best-Fit).")
+@click.option("--entropy", type=FiniteFloat(0.0), default=0.01, show_default=True,
+              help="Entropy bonus coefficient.")
+@click.option("--imitate", default=None, metavar="POLICY",
+              help="Warm start: imitate this policy (a name or file, e.g. swarm-sigma) by DAgger first.")
+@click.option("--imitate-episodes", type=click.IntRange(min=1, max=100_000), default=8, show_default=True,
+              help="Episodes per DAgger round.")
+@click.option("--imitate-rounds", type=click.IntRange(min=1, max=100), default=3, show_default=True,
+              help="DAgger rounds (round 0 follows the teacher, later rounds the policy).")
+@click.option("--checkpoint", type=click.Path(dir_okay=False), default=None,
+              help="Save the training state here every 10 iterations.")
+@click.option("--resume", is_flag=True, help="Continue from --checkpoint if it exists.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Save the training curve.")
+@click.option("--out", type=click.Path(dir_okay=False), required=True, help="The model file (.pt).")
+def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family: int, dim: int,
+        layers: int, lr: float, init_scale: float, entropy: float, imitate: str | None,
+        imitate_episodes: int, imitate_rounds: int, checkpoint: str | None, resume: bool, plot: str | None,
+        out: str) -> None:
+    """Train the GCN placement policy on sampled orders of INSTANCE (a file or ``sigma``).
+
+    The model file works with ``vbp simulate --policy MODEL`` and ``vbp compare --policies bf,MODEL``.
+    After training, the greedy policy is replayed on the evaluation orders of ``vbp compare`` (the
+    instance's own order and 7 seeded shuffles, never trained on) next to Best-Fit.
+    """
+    check_output(out, "--out", (".pt",))
+    check_output(checkpoint, "--checkpoint", (".pt",))
+    check_output(plot, "--plot", PLOT_SUFFIXES)
+    if resume and checkpoint is None:
+        raise input_error("command line", "--resume", "needs --checkpoint FILE")
+    if family and instance != "sigma":
+        raise input_error("command line", "--family", "only with INSTANCE sigma")
+    try:
+        import torch  # noqa: F401
+        import torch_geometric  # noqa: F401
+    except ImportError:
+        raise input_error("command line", "gcn", "needs torch and torch_geometric (pip install 'vbp[rl]')"
+                          ) from None
+    import numpy as np
+    from tqdm import tqdm
+
+    from packing.simulator import sample_orders, simulate
+    from policies.agents.gcn_placement import Config, plot_curve, train
+    from policies.heuristics import BestFit
+    from policies.registry import get_policy
+
+    teacher = get_policy(imitate) if imitate else None
+    inst = load_any(instance)
+    if inst.max_gpus:
+        raise input_error(instance, "gpus", "the GCN placement policy does not place GPU cards")
+    instances = [inst]
+    if family:
+        from vbp.instances import generate_sigma
+
+        instances += [generate_sigma(s) for s in range(1, family + 1)]
+    evals = [sample_orders(i, EVAL_ORDERS, seed=0) for i in instances]
+    cfg = Config(n_resources=inst.n_resources, dim=dim, layers=layers, init_scale=init_scale, lr=lr,
+                 batch=batch, entropy=entropy)
+    command = given_command()
+    info: dict[str, Any] = {"instance": inst.name, "family": family, "seed": seed, "episodes": episodes,
+                            "orders": orders, "command": command}
+    bar = tqdm(total=max(1, episodes // batch), desc="training", unit="it", file=sys.stderr,
+               disable=None)
+
+    def progress(it: int, n: int, cost: float) -> None:
+        bar.n = it
+        bar.set_postfix(hosts=f"{cost:.2f}")
+        bar.refresh()
+
+    res = train(instances, episodes=episodes, orders=orders, seed=seed, cfg=cfg, avoid=evals,
+                checkpoint=checkpoint, resume=resume, progress=progress, info=info, teacher=teacher,
+                imitate_episodes=imitate_episodes if teacher is not None else 0,
+                imitate_rounds=imitate_rounds)
+    bar.close()
+    policy = res.policy
+    policy.name = "gcn"
+    gcn_h = [simulate(inst, policy, o, seed=0).hosts_used for o in evals[0]]
+    bf_h = [simulate(inst, BestFit(), o, seed=0).hosts_used for o in evals[0]]
+    policy.info["held_out"] = {"gcn_mean": float(np.mean(gcn_h)), "bf_mean": float(np.mean(bf_h))}
+    policy.save(out)
+    if plot:
+        plot_curve(res.curve, plot, refs={"BF (held-out)": float(np.mean(bf_h))})
+    click.echo(f"trained {res.iterations} iteration(s) ({res.iterations * batch} episodes) in "
+               f"{res.seconds:.1f} s; saved {out}")
+    click.echo(f"held-out orders ({EVAL_ORDERS}, as in vbp compare): gcn {np.mean(gcn_h):.2f} hosts, "
+               f"bf {np.mean(bf_h):.2f} hosts")
+
+
+__all__ = ["gcn"]
+
+
+if __name__ == "__main__":  # python -m vbp.cli.train_gcn ... (before the command is attached to vbp train)
+    gcn()
