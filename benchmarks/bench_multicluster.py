@@ -103,7 +103,9 @@ def _train(args: argparse.Namespace, models: Path) -> dict[str, float]:
     cpu: dict[str, float] = {}
     for spec in args.train.split(","):
         algo, _, eps = spec.partition(":")
-        for seed in range(args.train_seeds):
+        seeds = ([int(x) for x in args.train_seed_list.split(",")] if args.train_seed_list
+                 else range(args.train_seeds))
+        for seed in seeds:
             out = models / f"{algo}-s{seed}.pt"
             if out.exists():
                 continue
@@ -158,6 +160,7 @@ def main() -> None:
     ap.add_argument("--train", default=None, help="ALGO:EPISODES,... to train into --models first")
     ap.add_argument("--train-only", action="store_true", help="train, then stop")
     ap.add_argument("--train-seeds", type=int, default=5)
+    ap.add_argument("--train-seed-list", default=None, help="train only these seeds, e.g. 3,4")
     ap.add_argument("--train-streams", type=int, default=20)
     ap.add_argument("--set", action="append", default=[], help="ALGO.NAME=VALUE hyper-parameter")
     ap.add_argument("--time-limit", type=float, default=60.0)
