@@ -166,7 +166,13 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--curve", default=None, help="PNG of the EADE-M training curves")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--merge", nargs="+", default=None,
+                    help="print the tables of earlier --json files together (a policy's rows from the "
+                         "first file that has it); nothing is run")
     args = ap.parse_args()
+    if args.merge:
+        _merge(args)
+        return
     names = [n for n in args.policies.split(",") if n]
     models = Path(args.models) if args.models else None
     train_cpu: dict[str, float] = {}
@@ -224,6 +230,23 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps({"summary": summary, "proofs": proofs, "rows": rows,
                                                "train_cpu_seconds": train_cpu}, indent=1))
+
+
+def _merge(args: argparse.Namespace) -> None:
+    rows: dict[str, list[dict[str, Any]]] = {}
+    decision_ms: dict[str, list[float]] = {}
+    train_cpu: dict[str, float] = {}
+    for f in args.merge:
+        data = json.loads(Path(f).read_text())
+        for name, rs in data["rows"].items():
+            if name not in rows:
+                rows[name] = rs
+                if "decision_ms" in data["summary"].get(name, {}):
+                    decision_ms[name] = [data["summary"][name]["decision_ms"]]
+        train_cpu.update(data.get("train_cpu_seconds", {}))
+    summary = _report(args, rows, decision_ms, train_cpu)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
 
 
 def _report(args: argparse.Namespace, rows: dict[str, list[dict[str, Any]]],
