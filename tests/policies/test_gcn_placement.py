@@ -127,28 +127,30 @@ def test_simulate_and_the_env_give_the_same_placement() -> None:
 def test_short_training_is_reproducible_resumable_and_improves(tmp_path: Path) -> None:
     inst = tiny()
     cfg = small_cfg(init_scale=0.0, lr=0.03, entropy=0.0)  # starts uniformly random
-    a = gp.train([inst], episodes=48, orders=4, seed=0, cfg=cfg)
-    b = gp.train([inst], episodes=48, orders=4, seed=0, cfg=cfg)
+    a = gp.train([inst], episodes=32, orders=4, seed=0, cfg=cfg)
+    b = gp.train([inst], episodes=32, orders=4, seed=0, cfg=cfg)
     assert a.curve == b.curve
     for k, v in a.policy.net.state_dict().items():
         assert torch.equal(v, b.policy.net.state_dict()[k])
-    # resume: 6 iterations, then 6 more from the checkpoint = 12 at once
+    # resume: 4 iterations, then 4 more from the checkpoint = 8 at once
     ck = tmp_path / "ck.pt"
-    gp.train([inst], episodes=24, orders=4, seed=0, cfg=cfg, checkpoint=ck, checkpoint_every=1)
-    c = gp.train([inst], episodes=48, orders=4, seed=0, cfg=cfg, checkpoint=ck, resume=True)
+    gp.train([inst], episodes=16, orders=4, seed=0, cfg=cfg, checkpoint=ck, checkpoint_every=1)
+    c = gp.train([inst], episodes=32, orders=4, seed=0, cfg=cfg, checkpoint=ck, resume=True)
     assert c.curve == a.curve
     for k, v in a.policy.net.state_dict().items():
         assert torch.equal(v, c.policy.net.state_dict()[k])
     # better than untrained, on the same sampled episodes of held-out orders
     torch.manual_seed(0)
     untrained = gp.PlacementNet(cfg)
-    held = sample_orders(inst, 4, seed=99, include_own=False)
+    held = sample_orders(inst, 2, seed=99, include_own=False)
 
     def cost(net: gp.PlacementNet) -> float:
         return float(np.mean([gp.rollout(net, inst, o, 8, torch.Generator().manual_seed(7), 10.0).costs.mean()
                               for o in held]))
 
-    assert cost(a.policy.net) < cost(untrained) - 0.5
+    before, after = cost(untrained), cost(a.policy.net)
+    print(f"sampled hosts: untrained {before:.2f}, trained {after:.2f}")
+    assert after < before - 0.5
 
 
 def test_the_model_file_round_trips_weights_only(tmp_path: Path) -> None:

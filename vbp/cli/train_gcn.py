@@ -91,12 +91,10 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
         raise input_error("command line", "--resume", "needs --checkpoint FILE")
     if family and instance != "sigma":
         raise input_error("command line", "--family", "only with INSTANCE sigma")
-    try:
-        import torch  # noqa: F401
-        import torch_geometric  # noqa: F401
-    except ImportError:
-        raise input_error("command line", "gcn", "needs torch and torch_geometric (pip install 'vbp[rl]')"
-                          ) from None
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("torch_geometric") is None:
+        raise input_error("command line", "gcn", "needs torch and torch_geometric (pip install 'vbp[rl]')")
     import numpy as np
     from tqdm import tqdm
 
