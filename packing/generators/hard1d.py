@@ -16,10 +16,24 @@ Two constructions, both with a known optimum in ``meta["planted_optimum"]``:
     exact cover by tight patterns has far more patterns to consider and local search more
     near-misses, as on the classic hard sets whose volume is not a whole number of bins.
 
-Instances with the optimum one above the LP bound (non-IRUP) are not generated: a computer
-search over small instances (up to 5 sizes, capacity up to 120, LP by enumerating every
-pattern, optimum by the arc-flow MIP) found none in the time available, and a construction
-whose gap survives mixing with other items needs a proof this module does not have.
+A non-IRUP instance (optimum one above the LP bound) is given by :func:`petersen_instance`:
+15 items, one per edge of the Petersen graph, item ``(u, v)`` of size ``f(u) + f(v)`` with the
+vertex values :data:`PETERSEN_F` summing to the capacity 10000 (the idea of Caprara, Dell'Amico,
+Díaz-Díaz, Iori and Rizzi, "Friendly bin packing instances without Integer Round-up Property",
+Math. Program. 2015: the Petersen graph is fractionally but not integrally 3-edge-colourable;
+the vertex values here are our own, found by a seeded random search). Proof of the gap:
+
+* the total size is ``3 * 10000`` (every vertex is in 3 edges), so the LP bound is at least 3;
+  each of the 6 perfect matchings fills a bin exactly and every edge lies in 2 of them, so the
+  6 matchings at 1/2 each are an LP solution of value 3: the LP bound is 3;
+* 3 bins would all be filled exactly; the vertex values are chosen so that the only item sets
+  that fill a bin exactly are the perfect matchings (checked over all ``2**15`` subsets by the
+  tests), so 3 bins would be a 3-edge-colouring of the Petersen graph, which does not exist;
+* any 4-edge-colouring gives 4 matchings, each within the capacity: the optimum is 4.
+
+Larger non-IRUP instances (160-200 items at capacity 1000) are not generated: adding filler
+items to the gadget lets bins mix gadget and filler items, and no construction tried here kept
+the gap provable (see the report of issue 14).
 
 Apps are the distinct sizes (count = how many items have that size), named ``item<j>``; there
 are as many hosts as items (like :func:`packing.loaders.vpsolver.load_vbp`). Every random draw
@@ -36,6 +50,13 @@ from packing.model import App, HostType, Instance
 
 CAPACITY = 1000
 """Bin capacity of the generated instances."""
+
+PETERSEN_F = (1041, 1116, 1159, 919, 1020, 885, 873, 1055, 855, 1077)
+"""Vertex values of the Petersen gadget (sum 10000; see :func:`petersen_instance`)."""
+
+PETERSEN_EDGES = tuple([(i, (i + 1) % 5) for i in range(5)] + [(i, i + 5) for i in range(5)]
+                       + [(i + 5, (i + 2) % 5 + 5) for i in range(5)])
+"""The Petersen graph: outer 5-cycle, spokes, inner pentagram (vertices 0-9)."""
 
 MAX_WASTE = 20
 """Default largest waste per bin of ``"near"`` instances."""
@@ -119,4 +140,20 @@ def generate_hard1d(seed: int, *, n_items: int | None = None, kind: Kind = "perf
                     meta=meta)
 
 
-__all__ = ["CAPACITY", "MAX_WASTE", "generate_hard1d", "perfect_items"]
+def petersen_instance() -> Instance:
+    """The 15-item non-IRUP instance (capacity 10000, LP bound 3, optimum 4; module docstring).
+
+    ``meta`` holds ``planted_optimum`` (4), ``lp_bound`` (3.0) and ``edges`` (the vertex pair of
+    every item, in app order).
+    """
+    f = PETERSEN_F
+    sizes = [f[u] + f[v] for u, v in PETERSEN_EDGES]
+    apps = tuple(App(f"e{u}_{v}", (float(s),), 1)
+                 for (u, v), s in zip(PETERSEN_EDGES, sizes, strict=True))
+    meta = {"planted_optimum": 4, "lp_bound": 3.0, "edges": list(PETERSEN_EDGES)}
+    return Instance("petersen", ("size",), (HostType("bin", (float(sum(f)),), 15),), apps,
+                    meta=meta)
+
+
+__all__ = ["CAPACITY", "MAX_WASTE", "PETERSEN_EDGES", "PETERSEN_F", "generate_hard1d",
+           "perfect_items", "petersen_instance"]

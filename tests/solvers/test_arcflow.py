@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from packing.checker import check
-from packing.generators.hard1d import generate_hard1d
+from packing.generators.hard1d import PETERSEN_EDGES, generate_hard1d, petersen_instance
 from packing.model import App, HostType, Instance, Rule
 from solvers import AutoSettings, StopFlag, solve
-from solvers.arcflow import build_graph, decompose, not_applicable, solve_mip
+from solvers.arcflow import build_graph, decompose, lp_bound, not_applicable, solve_mip
 
 
 def one_d(cap: float, sizes: list[float], hosts: int | None = None, **kw: object) -> Instance:
@@ -152,3 +152,36 @@ def test_generator_is_seeded_and_planted(kind: str) -> None:
     assert total == sum(app.demand[0] * app.count for app in a.apps)
     # the volume bound meets the planted packing: the optimum is known
     assert -(-total // 1000) == len(bins) == a.meta["planted_optimum"]
+
+
+def test_petersen_gadget_is_non_irup_by_brute_force() -> None:
+    # the only item sets filling a bin exactly are the 6 perfect matchings (all 2**15 subsets)
+    inst = petersen_instance()
+    w = np.array([a.demand[0] for a in inst.apps], dtype=np.int64)
+    cap = int(inst.host_types[0].capacity[0])
+    assert int(w.sum()) == 3 * cap
+    masks = np.arange(1 << 15)
+    bits = (masks[:, None] >> np.arange(15)) & 1
+    inc = np.zeros((15, 10), dtype=np.int64)
+    for k, (u, v) in enumerate(PETERSEN_EDGES):
+        inc[k, u] = inc[k, v] = 1
+    perfect = ((bits @ inc) == 1).all(axis=1)
+    exact = (bits @ w) == cap
+    assert perfect.sum() == 6
+    assert (exact == perfect).all()
+    # no 3 disjoint perfect matchings cover the edges (no 3-edge-colouring): optimum 4
+    pms = np.flatnonzero(perfect)
+    assert not any(int(a) | int(b) | int(c) == (1 << 15) - 1
+                   for a, b, c in itertools.combinations(pms.tolist(), 3))
+
+
+def test_non_irup_optimum_is_proven() -> None:
+    inst = petersen_instance()
+    g = build_graph(inst)
+    assert g.capacity == 10_000
+    assert lp_bound(g) == pytest.approx(3.0)  # the LP bound, one below the optimum
+    assert solve_mip(g, 3, 3, 30.0).status == "infeasible"
+    res = solve(inst, "arcflow", time_limit=30)
+    assert res.status == "optimal" and res.objective == 4 and res.lower_bound == 4
+    assert res.proofs["bound"] == "arcflow"
+    assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
