@@ -9,6 +9,9 @@ difference at 100%, the median fragmented GPU % of capacity at 100%, and the wal
     python benchmarks/bench_gpufrag.py --seeds 10            # seeds 42..51, as the paper
     python benchmarks/bench_gpufrag.py --pods multigpu50 --seeds 3 --json out.json
     python benchmarks/bench_gpufrag.py --train-fgd-plus policies/data/fgd-plus.json --train-seeds 0,1,2
+    python benchmarks/bench_gpufrag.py --lists all --policies fgd,fgd-pack --seeds 10   # each list, 100%
+    python benchmarks/bench_gpufrag.py --train-fgd-pack policies/data/fgd-pack.json \
+        --train-seeds 0,1,2,3,4,5,6,7,8,9 --particles 6 --iters 4 --workers 2
 
 With ``--train-fgd-plus FILE`` it tunes FGD+'s weights (:func:`vbp.gpufrag.train_fgd_plus`) on the
 training seeds (disjoint from the reported 42..51) and writes them, with this command, to FILE.
@@ -46,6 +49,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "alibaba-gpu-v2023"))
     ap.add_argument("--pods", default="default")
+    ap.add_argument("--lists", default=None,
+                    help="comma-separated pod lists, or 'all': unallocated GPU %% at 100%% per list and "
+                    "policy (median and mean over seeds), the first policy as the baseline")
     ap.add_argument("--policies", default=",".join(DEFAULT_POLICIES))
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=42)
@@ -65,6 +71,9 @@ def main() -> None:
     if not Path(args.data).is_dir():
         sys.exit(f"no data at {args.data}")
     t0 = time.perf_counter()
+    if args.lists:
+        lists_table(args)
+        return
     inst = load_openb(args.data, nodes="gpu", pods=args.pods)
     if args.train_fgd_plus:
         train(args, inst, t0)
@@ -137,6 +146,29 @@ def train(args: argparse.Namespace, inst: object, t0: float) -> None:
         "seconds": round(time.perf_counter() - t0, 1)})
     print(f"weights {np.round(w, 4).tolist()} cost {cost:.3f} written to {args.train_fgd_plus} "
           f"({time.perf_counter() - t0:.0f} s)")
+
+
+def lists_table(args: argparse.Namespace) -> None:
+    """Unallocated GPU % at 100% arrived per pod list and policy (the protocol up to 130%)."""
+    names = [n.strip() for n in args.policies.split(",") if n.strip()]
+    lists = ([p.stem.removeprefix("openb_pod_list_") for p in sorted((Path(args.data) / "csv").glob(
+        "openb_pod_list_*.csv"))] if args.lists == "all" else [x.strip() for x in args.lists.split(",")])
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    print(f"{'list':<12}" + "".join(f"{n + ' med':>16}{'mean':>8}" for n in names)
+          + f"{'d mean':>8}{'wins':>6}")
+    dump = []
+    for pods in lists:
+        inst = load_openb(args.data, nodes="gpu", pods=pods)
+        res = evaluate(inst, names, seeds, 1.3)
+        per = [[float(run.levels("unallocated")[100]) for run in r.runs] for r in res]
+        med = [float(np.median(v)) for v in per]
+        mean = [float(np.mean(v)) for v in per]
+        wins = sum(b < a - 1e-9 for a, b in zip(per[0], per[-1], strict=True))
+        print(f"{pods:<12}" + "".join(f"{m:16.2f}{a:8.2f}" for m, a in zip(med, mean, strict=True))
+              + f"{mean[-1] - mean[0]:+8.2f}{wins:>4}/{len(seeds)}", flush=True)
+        dump.append({"pods": pods, "policies": names, "unallocated_100": per})
+    if args.json:
+        Path(args.json).write_text(json.dumps({"seeds": seeds, "lists": dump}, indent=1))
 
 
 def train_pack(args: argparse.Namespace, inst: object, t0: float) -> None:
