@@ -9,6 +9,7 @@ difference at 100%, the median fragmented GPU % of capacity at 100%, and the wal
     python benchmarks/bench_gpufrag.py --seeds 10            # seeds 42..51, as the paper
     python benchmarks/bench_gpufrag.py --pods multigpu50 --seeds 3 --json out.json
     python benchmarks/bench_gpufrag.py --train-fgd-plus policies/data/fgd-plus.json --train-seeds 0,1,2
+    python benchmarks/bench_gpufrag.py --speed          # one seed, compiled vs numpy path, per policy
     python benchmarks/bench_gpufrag.py --lists all --policies fgd,fgd-pack --seeds 10   # each list, 100%
     python benchmarks/bench_gpufrag.py --train-fgd-pack policies/data/fgd-pack.json \
         --train-seeds 0,1,2,3,4,5,6,7,8,9 --particles 6 --iters 4 --workers 2
@@ -37,9 +38,12 @@ from packing.loaders.openb import load_openb  # noqa: E402
 from vbp.gpufrag import (  # noqa: E402
     DEFAULT_POLICIES,
     LEVELS,
+    build_workload,
     evaluate,
     evaluate_bound,
     grid_fgd_plus,
+    make_policy,
+    run_policy,
     train_fgd_pack,
     train_fgd_plus,
 )
@@ -53,6 +57,8 @@ def main() -> None:
                     help="comma-separated pod lists, or 'all': unallocated GPU %% at 100%% per list and "
                     "policy (median and mean over seeds), the first policy as the baseline")
     ap.add_argument("--policies", default=",".join(DEFAULT_POLICIES))
+    ap.add_argument("--speed", action="store_true",
+                    help="time one seed per policy on the compiled path and on the numpy path, in one run")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--json", default=None, help="also write every run's levels to this JSON file")
@@ -73,6 +79,9 @@ def main() -> None:
     t0 = time.perf_counter()
     if args.lists:
         lists_table(args)
+        return
+    if args.speed:
+        speed(args)
         return
     inst = load_openb(args.data, nodes="gpu", pods=args.pods)
     if args.train_fgd_plus:
@@ -146,6 +155,27 @@ def train(args: argparse.Namespace, inst: object, t0: float) -> None:
         "seconds": round(time.perf_counter() - t0, 1)})
     print(f"weights {np.round(w, 4).tolist()} cost {cost:.3f} written to {args.train_fgd_plus} "
           f"({time.perf_counter() - t0:.0f} s)")
+
+
+def speed(args: argparse.Namespace) -> None:
+    """Wall time of one seed (up to 130%) per policy: compiled episode vs decision-by-decision numpy."""
+    inst = load_openb(args.data, nodes="gpu", pods=args.pods)
+    wl = build_workload(inst, args.seed, 1.3)
+    names = [n.strip() for n in args.policies.split(",") if n.strip()]
+    for n in names:  # warm up (numba cache loads, imports) outside the timings
+        run_policy(build_workload(inst, 0, 0.05), make_policy(n, wl.dist, wl))
+    tot = [0.0, 0.0]
+    print(f"openb {args.pods}, seed {args.seed}, up to 130%: seconds per policy (replay + checker + record)")
+    for n in names:
+        t = []
+        for compiled in (True, False):
+            t0 = time.perf_counter()
+            run = run_policy(wl, make_policy(n, wl.dist, wl), compiled=compiled)
+            t.append(time.perf_counter() - t0)
+            u = float(run.levels("unallocated")[100])
+        tot = [tot[0] + t[0], tot[1] + t[1]]
+        print(f"{n:<15} compiled {t[0]:6.2f}  numpy {t[1]:6.2f}  (unallocated at 100%: {u:.2f})", flush=True)
+    print(f"{'all':<15} compiled {tot[0]:6.2f}  numpy {tot[1]:6.2f}")
 
 
 def lists_table(args: argparse.Namespace) -> None:

@@ -15,7 +15,10 @@ Descent", USENIX ATC '23, Sec. 6 and Fig. 7. The protocol is read from the autho
 2. **Replay** (:func:`run_policy`): every arrival goes through :class:`packing.engine.Engine` (the
    one engine; a pod that fits nowhere is rejected and never retried) and the final placement goes
    through :func:`packing.checker.check`. After every arrival: arrived GPU demand, allocated GPU,
-   cluster fragmentation (:mod:`packing.fragmentation`) and idle GPU.
+   cluster fragmentation (:mod:`packing.fragmentation`) and idle GPU. Policies with a compiled GPU
+   kernel (:mod:`policies.gpu_kernels`: all of the paper's but Random, and FGD-Pack) run the whole
+   episode in it, cards included, with the same decisions as step by step (tested); the records are
+   then replayed from the hosts and cards chosen (:func:`packing.fragmentation.placement_record`).
 3. **Levels** (:meth:`Run.levels`): as ``merge_alloc_discrete.py``: each record's arrived demand is
    rounded to a whole percent of capacity (half to even); the value at level ``L`` is the mean over
    the records at ``L`` (or at ``L-1..L+1`` when there is none). Unallocated GPU % = 100 - allocated %.
