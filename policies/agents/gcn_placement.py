@@ -253,6 +253,22 @@ class PlacementNet(nn.Module):
         return (self.head(z) + self.cfg.init_scale * self.linear(raw)).squeeze(-1)
 
 
+def transfer_linear(net: PlacementNet, weights: Sequence[float] | np.ndarray) -> None:
+    """Set the linear host term to ``weights`` over the ten swarm features (zeros elsewhere).
+
+    With the MLP's last layer still at zero, the network then makes exactly the decisions of
+    :class:`policies.swarm.policy.SwarmPolicy` with these weights (ties to the lowest index), so a
+    swarm-tuned policy can be the starting point of REINFORCE.
+    """
+    w = torch.as_tensor(np.asarray(weights, dtype=np.float32))
+    if w.shape != (N_PHI,):
+        raise ValueError(f"expected {N_PHI} swarm weights, got shape {tuple(w.shape)}")
+    r = net.cfg.n_resources
+    with torch.no_grad():
+        net.linear.weight.zero_()
+        net.linear.weight[0, 2 * r + 3:] = w
+
+
 def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """``log softmax`` over the True entries of ``mask`` (``-inf`` elsewhere), same shape."""
     return torch.log_softmax(logits.masked_fill(~mask, float("-inf")), dim=-1)
@@ -564,7 +580,7 @@ def train(instances: Sequence[Instance], *, episodes: int, orders: int = 64, see
           checkpoint: str | Path | None = None, resume: bool = False, checkpoint_every: int = 10,
           progress: Callable[[int, int, float], None] | None = None, info: dict[str, Any] | None = None,
           teacher: Any = None, imitate_episodes: int = 0, imitate_epochs: int = 10,
-          imitate_rounds: int = 3) -> TrainResult:
+          imitate_rounds: int = 3, init_weights: Sequence[float] | None = None) -> TrainResult:
     """Train the placement policy with REINFORCE on sampled orders of ``instances``.
 
     Args:
@@ -583,6 +599,7 @@ def train(instances: Sequence[Instance], *, episodes: int, orders: int = 64, see
         imitate_episodes: episodes per DAgger round (0: no warm start).
         imitate_epochs: passes over the labels per round.
         imitate_rounds: DAgger rounds.
+        init_weights: start the linear host term from these swarm weights (:func:`transfer_linear`).
         teacher: a policy to imitate first (:func:`imitate`: ``imitate_rounds`` DAgger rounds of
             ``imitate_episodes`` episodes, ``imitate_epochs`` epochs each, at ``cfg.imitate_lr``)
             before REINFORCE; skipped when resuming a checkpoint.
@@ -598,6 +615,8 @@ def train(instances: Sequence[Instance], *, episodes: int, orders: int = 64, see
     try:
         torch.manual_seed(seed)
         net = PlacementNet(cfg)
+        if init_weights is not None:
+            transfer_linear(net, init_weights)
         opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
         feats = [Featurizer(i) for i in instances]
         pools = [training_orders(inst, orders, _seed(seed, j), (avoid[j] if avoid else ()))
@@ -684,5 +703,5 @@ def plot_curve(curve: Sequence[float], path: str | Path, *, title: str = "GCN pl
 
 
 __all__ = ["KIND", "Batch", "Config", "Featurizer", "GcnPlacementPolicy", "PlacementNet", "TrainResult",
-           "feature_width", "from_checkpoint", "masked_log_softmax", "plot_curve", "rollout", "train",
-           "training_orders", "update"]
+           "feature_width", "from_checkpoint", "imitate", "masked_log_softmax", "plot_curve", "rollout",
+           "train", "training_orders", "transfer_linear", "update"]

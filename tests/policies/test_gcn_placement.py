@@ -82,6 +82,19 @@ def test_the_untrained_policy_is_best_fit() -> None:
         assert np.array_equal(ours, bf)
 
 
+def test_swarm_weights_transferred_give_the_swarm_policy() -> None:
+    from policies.swarm.policy import SwarmPolicy
+
+    inst = tiny()
+    w = np.array([-0.9, -0.2, 0.9, 0.8, 0.1, 0.6, -0.9, -0.6, -0.5, 1.0])
+    torch.manual_seed(0)
+    net = gp.PlacementNet(small_cfg(init_scale=40.0))
+    gp.transfer_linear(net, w)
+    pol = gp.GcnPlacementPolicy(net)
+    for o in sample_orders(inst, 3, seed=8):
+        assert np.array_equal(simulate(inst, pol, o).host_of, simulate(inst, SwarmPolicy(w), o).host_of)
+
+
 def test_masked_softmax_puts_no_mass_outside_the_mask() -> None:
     logits = torch.tensor([[5.0, 1.0, 9.0, 0.0]])
     mask = torch.tensor([[True, True, False, False]])

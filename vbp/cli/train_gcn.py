@@ -69,6 +69,8 @@ EVAL_ORDERS = 8
               help="Episodes per DAgger round.")
 @click.option("--imitate-rounds", type=click.IntRange(min=1, max=100), default=3, show_default=True,
               help="DAgger rounds (round 0 follows the teacher, later rounds the policy).")
+@click.option("--init-from", default=None, metavar="SWARM",
+              help="Start the linear host term from a swarm policy's weights (a name or .json file).")
 @click.option("--checkpoint", type=click.Path(dir_okay=False), default=None,
               help="Save the training state here every 10 iterations.")
 @click.option("--resume", is_flag=True, help="Continue from --checkpoint if it exists.")
@@ -76,8 +78,8 @@ EVAL_ORDERS = 8
 @click.option("--out", type=click.Path(dir_okay=False), required=True, help="The model file (.pt).")
 def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family: int, dim: int,
         layers: int, lr: float, init_scale: float, entropy: float, imitate: str | None,
-        imitate_episodes: int, imitate_rounds: int, checkpoint: str | None, resume: bool, plot: str | None,
-        out: str) -> None:
+        imitate_episodes: int, imitate_rounds: int, init_from: str | None, checkpoint: str | None,
+        resume: bool, plot: str | None, out: str) -> None:
     """Train the GCN placement policy on sampled orders of INSTANCE (a file or ``sigma``).
 
     The model file works with ``vbp simulate --policy MODEL`` and ``vbp compare --policies bf,MODEL``.
@@ -104,6 +106,12 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
     from policies.registry import get_policy
 
     teacher = get_policy(imitate) if imitate else None
+    init_weights = None
+    if init_from:
+        start = get_policy(init_from)
+        init_weights = getattr(start, "weights", None)
+        if init_weights is None or len(init_weights) != 10:
+            raise input_error("command line", "--init-from", f"{init_from!r} is not a swarm policy")
     inst = load_any(instance)
     if inst.max_gpus:
         raise input_error(instance, "gpus", "the GCN placement policy does not place GPU cards")
@@ -117,7 +125,7 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
                  batch=batch, entropy=entropy)
     command = given_command()
     info: dict[str, Any] = {"instance": inst.name, "family": family, "seed": seed, "episodes": episodes,
-                            "orders": orders, "command": command}
+                            "orders": orders, "command": command, "init_from": init_from}
     bar = tqdm(total=max(1, episodes // batch), desc="training", unit="it", file=sys.stderr,
                disable=None)
 
@@ -129,7 +137,7 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
     res = train(instances, episodes=episodes, orders=orders, seed=seed, cfg=cfg, avoid=evals,
                 checkpoint=checkpoint, resume=resume, progress=progress, info=info, teacher=teacher,
                 imitate_episodes=imitate_episodes if teacher is not None else 0,
-                imitate_rounds=imitate_rounds)
+                imitate_rounds=imitate_rounds, init_weights=init_weights)
     bar.close()
     policy = res.policy
     policy.name = "gcn"
