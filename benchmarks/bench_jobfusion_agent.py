@@ -6,7 +6,8 @@ container type) are trained on ``--samples`` seeded samples of ``--jobs`` jobs f
 then every policy runs through :func:`vbp.jobfusion.compare_dag` on ``--seeds`` samples of the
 held-out pool (other seeds, other jobs): mean JCT, gap to the critical-path bound, decision latency.
 
-    python benchmarks/bench_jobfusion_agent.py /work/shared/data/alibaba-v2018-batch-dag --episodes 160
+    python benchmarks/bench_jobfusion_agent.py DATA --episodes 80 --jobs 10  # DATA: the batch-dag folder
+    python benchmarks/bench_jobfusion_agent.py DATA --jobs 10 --seeds 10 --models bench-jobfusion  # eval only
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def main() -> None:
     ap.add_argument("--interarrival", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="bench-jobfusion")
+    ap.add_argument("--models", default=None,
+                    help="Folder with jobfusion-gcn.pt and decima-gcn.pt from an earlier run: skip training.")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     jf.set_threads(1)
@@ -53,6 +56,11 @@ def main() -> None:
     agents = {}
     timing = {}
     for method, label in (("constrained", "jobfusion-gcn"), ("single", "decima-gcn")):
+        if a.models:
+            net, st, _ = jf.load_checkpoint(Path(a.models) / f"{label}.pt")
+            timing[label] = st.seconds
+            agents[label] = jf.JobFusionPolicy(net, label)
+            continue
         envs = build_envs(train_pool, n_envs=a.samples, jobs=a.jobs, seed=a.seed + 1, partition_method=method,
                           q=a.q, hosts=hosts, interarrival=a.interarrival)
         cfg = jf.Config(batch=a.batch, partition=method)

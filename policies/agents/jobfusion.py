@@ -87,7 +87,7 @@ class Config:
 
     dim: int = 16
     rounds: int = 3
-    levels: int = 4
+    levels: int = 2
     lr: float = 3e-3
     entropy: float = 0.01
     entropy_end: float = 0.001

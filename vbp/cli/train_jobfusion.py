@@ -16,7 +16,7 @@ from packing.errors import input_error
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat, check_output
 
 DEFAULT_HOSTS = "32c64g:4,92c288g:2"
-"""The default training cluster: small enough that 15 jobs queue (so the order matters)."""
+"""The default training cluster: small enough that 10 jobs queue (so the order matters)."""
 
 
 def is_dag_folder(path: str) -> bool:
@@ -48,9 +48,9 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
 @click.argument("data", metavar="DATA")
 @click.option("--out", "out", type=click.Path(dir_okay=False), required=True, help="Model file (.pt).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of samples, network and actions.")
-@click.option("--episodes", type=click.IntRange(1, 1_000_000), default=200, show_default=True,
+@click.option("--episodes", type=click.IntRange(1, 1_000_000), default=120, show_default=True,
               help="Training episodes in all (iterations = episodes / batch).")
-@click.option("--jobs", "n_jobs", type=click.IntRange(1, 10_000), default=15, show_default=True,
+@click.option("--jobs", "n_jobs", type=click.IntRange(1, 10_000), default=10, show_default=True,
               help="Jobs per training sample.")
 @click.option("--samples", type=click.IntRange(1, 1000), default=8, show_default=True,
               help="Seeded job samples to train on.")
