@@ -167,8 +167,8 @@ def main() -> None:
     ap.add_argument("--curve", default=None, help="PNG of the EADE-M training curves")
     ap.add_argument("--json", default=None)
     ap.add_argument("--merge", nargs="+", default=None,
-                    help="print the tables of earlier --json files together (a policy's rows from the "
-                         "first file that has it); nothing is run")
+                    help="print the tables of earlier --json files together (a heuristic's rows from the "
+                         "first file that has it, a trained algorithm's rows from all); nothing is run")
     args = ap.parse_args()
     if args.merge:
         _merge(args)
@@ -239,10 +239,13 @@ def _merge(args: argparse.Namespace) -> None:
     for f in args.merge:
         data = json.loads(Path(f).read_text())
         for name, rs in data["rows"].items():
+            learned = "decision_ms" in data["summary"].get(name, {})
             if name not in rows:
-                rows[name] = rs
-                if "decision_ms" in data["summary"].get(name, {}):
-                    decision_ms[name] = [data["summary"][name]["decision_ms"]]
+                rows[name] = list(rs)
+            elif learned:  # more trained models of the same algorithm
+                rows[name] += rs
+            if learned:
+                decision_ms.setdefault(name, []).append(data["summary"][name]["decision_ms"])
         train_cpu.update(data.get("train_cpu_seconds", {}))
     summary = _report(args, rows, decision_ms, train_cpu)
     if args.json:
