@@ -10,11 +10,18 @@ Two constructions, both with a known optimum in ``meta["planted_optimum"]``:
     local search (the classic hard sets are of this kind: the optimum equals the LP bound, and
     a heuristic has to find one of very few perfect packings).
 ``"near"``
-    The same, but bin ``j`` is split into ``capacity - r_j`` with ``r_j`` drawn in
-    ``[0, max_waste]`` and ``sum r_j < capacity`` (enforced), so the volume bound is still
+    The same, but about :data:`WASTE_SHARE` of the bins are split into ``capacity - r_j`` with
+    ``r_j`` drawn in ``[1, max_waste]`` and ``sum r_j < capacity`` (enforced), so the volume bound is still
     ``k`` and the planted packing meets it: the optimum is ``k``. With waste to spare the
     exact cover by tight patterns has far more patterns to consider and local search more
     near-misses, as on the classic hard sets whose volume is not a whole number of bins.
+
+``"uniform"``
+    Sizes drawn uniformly from ``size_range``, redrawn (same generator) until first-fit
+    decreasing needs more bins than the volume bound, like the classic hard sets that were
+    selected from random draws. No optimum is planted (``meta["planted_optimum"]`` is
+    ``None``); these are the ones where tabu search and the bounds of ``auto`` stall one bin
+    apart.
 
 A non-IRUP instance (optimum one above the LP bound) is given by :func:`petersen_instance`:
 15 items, one per edge of the Petersen graph, item ``(u, v)`` of size ``f(u) + f(v)`` with the
@@ -61,7 +68,10 @@ PETERSEN_EDGES = tuple([(i, (i + 1) % 5) for i in range(5)] + [(i, i + 5) for i 
 MAX_WASTE = 20
 """Default largest waste per bin of ``"near"`` instances."""
 
-Kind = Literal["perfect", "near"]
+WASTE_SHARE = 0.1
+"""Share of the bins of ``"near"`` instances that get some waste."""
+
+Kind = Literal["perfect", "near", "uniform"]
 
 
 def _split_bin(rng: np.random.Generator, capacity: int, parts: int, lo: int, hi: int
@@ -73,6 +83,19 @@ def _split_bin(rng: np.random.Generator, capacity: int, parts: int, lo: int, hi:
         if sizes.min() >= lo and sizes.max() <= hi:
             return [int(s) for s in sizes]
     return None
+
+
+def _ffd_bins(sizes: list[int], capacity: int) -> int:
+    """Bins first-fit decreasing uses (a plain loop: a few hundred items)."""
+    loads: list[int] = []
+    for s in sorted(sizes, reverse=True):
+        for j, load in enumerate(loads):
+            if load + s <= capacity:
+                loads[j] += s
+                break
+        else:
+            loads.append(s)
+    return len(loads)
 
 
 def perfect_items(rng: np.random.Generator, n_items: int, capacity: int = CAPACITY,
@@ -89,7 +112,8 @@ def perfect_items(rng: np.random.Generator, n_items: int, capacity: int = CAPACI
     wasted = 0
     while n < n_items:
         parts = int(rng.choice([2, 3, 4], p=[0.3, 0.5, 0.2]))
-        r = int(rng.integers(0, max_waste + 1)) if max_waste > 0 else 0
+        r = int(rng.integers(1, max_waste + 1)) if max_waste > 0 and rng.random() < WASTE_SHARE \
+            else 0
         if wasted + r >= capacity:
             r = 0
         got = _split_bin(rng, capacity - r, parts, lo, hi)
@@ -110,14 +134,15 @@ def generate_hard1d(seed: int, *, n_items: int | None = None, kind: Kind = "perf
     Args:
         seed: the seed of the instance's own generator.
         n_items: items wanted (at least; default drawn in ``[160, 200]``).
-        kind: ``"perfect"`` or ``"near"``.
+        kind: ``"perfect"``, ``"near"`` or ``"uniform"``.
         capacity: bin capacity.
         size_range: smallest and largest item size.
         max_waste: largest waste per bin of ``"near"`` instances.
 
     Returns:
         The instance; ``meta`` holds ``planted_optimum``, ``kind``, ``seed`` and
-        ``planted`` (the planted packing: item sizes per bin).
+        ``planted`` (the planted packing: item sizes per bin; for ``"uniform"`` one list of
+        all sizes, not a packing).
     """
     rng = np.random.default_rng(seed)
     n = int(rng.integers(160, 201)) if n_items is None else int(n_items)
@@ -125,10 +150,18 @@ def generate_hard1d(seed: int, *, n_items: int | None = None, kind: Kind = "perf
     if not 1 <= lo <= hi <= capacity or 2 * lo > capacity:
         raise ValueError(f"size_range {size_range} does not fit a capacity of {capacity}")
     meta: dict[str, object] = {"kind": kind, "seed": seed}
-    if kind not in ("perfect", "near"):
-        raise ValueError(f"unknown kind {kind!r}; use 'perfect' or 'near'")
-    bins = perfect_items(rng, n, capacity, size_range, max_waste if kind == "near" else 0)
-    meta["planted_optimum"] = len(bins)
+    if kind == "uniform":
+        for _ in range(1000):
+            items = [int(x) for x in rng.integers(lo, hi + 1, size=n)]
+            if _ffd_bins(items, capacity) > -(-sum(items) // capacity):
+                break
+        bins = [items]
+        meta["planted_optimum"] = None
+    elif kind in ("perfect", "near"):
+        bins = perfect_items(rng, n, capacity, size_range, max_waste if kind == "near" else 0)
+        meta["planted_optimum"] = len(bins)
+    else:
+        raise ValueError(f"unknown kind {kind!r}; use 'perfect', 'near' or 'uniform'")
     meta["planted"] = [list(b) for b in bins]
     sizes = np.array([s for b in bins for s in b], dtype=np.int64)
     values, counts = np.unique(sizes, return_counts=True)

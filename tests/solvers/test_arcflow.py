@@ -185,3 +185,13 @@ def test_non_irup_optimum_is_proven() -> None:
     assert res.status == "optimal" and res.objective == 4 and res.lower_bound == 4
     assert res.proofs["bound"] == "arcflow"
     assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
+
+
+def test_uniform_kind_is_seeded_and_beats_first_fit() -> None:
+    from solvers.greedy import ffd
+
+    a = generate_hard1d(5, kind="uniform")
+    assert a.apps == generate_hard1d(5, kind="uniform").apps
+    assert a.meta["planted_optimum"] is None
+    total = sum(app.demand[0] * app.count for app in a.apps)
+    assert ffd(a, "hosts").objective > -(-total // 1000)  # first fit misses the volume bound
