@@ -91,8 +91,9 @@ def main() -> None:
     if a.json:
         print(json.dumps(summary, indent=2))
         return
-    print(f"held-out: {a.seeds} samples of {a.jobs} jobs on {a.hosts}; trained {a.episodes} episodes "
-          f"(jobfusion {timing['jobfusion-gcn']:.0f} s, decima {timing['decima-gcn']:.0f} s)")
+    how = f"models from {a.models}" if a.models else f"trained {a.episodes} episodes each"
+    print(f"held-out: {a.seeds} samples of {a.jobs} jobs on {a.hosts}; {how} "
+          f"(training jobfusion {timing['jobfusion-gcn']:.0f} s, decima {timing['decima-gcn']:.0f} s)")
     print(f"critical-path bound (mean JCT): {summary['critical_path_mean_jct']:.1f} s")
     print(f"{'policy':<14} {'mean JCT':>9} {'gap':>8} {'ms/dec':>7}  per seed")
     for n, r in summary["policies"].items():

@@ -425,7 +425,12 @@ def load_checkpoint(path: str | Path) -> tuple[JobFusionNet, TrainState, dict[st
 
 
 def from_checkpoint(data: dict[str, Any]) -> JobFusionPolicy:
-    """The greedy policy of a loaded ``jobfusion`` file (for :func:`policies.agents.files.load_agent`)."""
+    """The greedy policy of a loaded ``jobfusion`` file (for :func:`policies.agents.files.load_agent`).
+
+    Sets torch to one intra-op thread: the network is tiny, and on a busy 2-core machine the default
+    thread pool made one decision ~50x slower (173 ms instead of ~3 ms in ``vbp jobs compare``).
+    """
+    set_threads(1)
     net = _net_from(data)
     default = "decima-gcn" if net.cfg.partition == "single" else "jobfusion"
     info = data.get("info")

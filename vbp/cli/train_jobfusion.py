@@ -113,3 +113,7 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
 
 
 __all__ = ["build_envs", "is_dag_folder", "train_jobfusion"]
+
+
+if __name__ == "__main__":  # python -m vbp.cli.train_jobfusion DATA --out M.pt
+    train_jobfusion()
