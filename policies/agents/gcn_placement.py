@@ -38,10 +38,12 @@ Training (:func:`train`): REINFORCE with a time-based baseline
     comes from generators seeded by ``(seed, iteration)``, and the run uses one torch thread, so a
     run is reproducible and a resumed run equals an uninterrupted one.
 
-Warm start (optional, :func:`imitate`): DAgger against a teacher policy (e.g. the swarm policy), then
-REINFORCE. The head can express any linear scoring policy over the ten swarm features exactly (the
-linear term), but on ``sigma`` neither REINFORCE from Best-Fit nor DAgger within minutes found the
-swarm policy's decisions (see ``benchmarks/bench_gcn_placement.py`` and the README).
+Warm starts (optional): :func:`imitate` (DAgger against a teacher policy), or
+:func:`transfer_linear` (the linear term set to a swarm policy's weights: the untrained net then makes
+exactly the swarm policy's decisions), then REINFORCE. On ``sigma``, REINFORCE from the Best-Fit start
+did not change a greedy decision within 400 episodes, nor did DAgger (3 rounds) match the teacher on
+held-out orders; REINFORCE from the swarm start improved it a little (15.12 -> 15.05 hosts on 40
+held-out orders; ``benchmarks/bench_gcn_placement.py``).
 
 Files: :meth:`GcnPlacementPolicy.save` writes an agent file of kind ``"gcn-placement"``
 (:mod:`policies.agents.files`: weights-only, atomic); ``vbp simulate --policy model.pt`` and ``vbp
