@@ -553,6 +553,7 @@ def solve_arcflow(
     hint: Placement | None = None,
     stop: Stop | None = None,
     lower_bound: float | None = None,
+    mip: bool = True,
 ) -> SolveResult:
     """Solve a one-dimensional instance exactly with the compressed arc-flow model.
 
@@ -571,6 +572,7 @@ def solve_arcflow(
         stop: a stop request: the MIP's child process is terminated when it is set.
         lower_bound: a proven lower bound on the objective (e.g. column generation's) that the
             MIP may assume.
+        mip: solve the MIP after the LP; ``False`` stops at the LP bound (a few seconds).
 
     Returns:
         The result (``method="arcflow"``); on a time limit or stop the best placement found
@@ -653,7 +655,7 @@ def solve_arcflow(
     cur = value(best_pl)
     if cur is not None and cur <= lb + EPS * max(1.0, lb):
         return result()
-    if clock.stopped or clock.left() < 0.2:
+    if not mip or clock.stopped or clock.left() < 0.2:
         return result()
     lo = int(math.ceil(lb / unit - 1e-9))
     hi = (int(round(cur / unit)) - 1) if cur is not None else inst.n_hosts

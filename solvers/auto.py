@@ -22,14 +22,15 @@
    budget (``colgen_share_large`` on large models, where it comes first): its Gilmore–Gomory LP
    bound is far stronger than CP-SAT's own when several resources bind, and its rounding /
    restricted-master solution is a good start.
-3b. One resource, identical hosts, no rules and data that scale exactly to a capacity grid of
-   at most :data:`solvers.arcflow.MAX_GRID` units (:func:`solvers.arcflow.not_applicable`),
-   on models of at most ``cpsat_large`` count variables (larger ones keep the tabu/LNS path),
-   with at least ``arcflow_min_left`` seconds to go: the compressed arc-flow model
-   (:func:`solvers.arcflow.solve_arcflow`) for up to ``arcflow_share`` of the time left, told
-   the best bound and the best placement so far (its MIP looks only below it, so "no solution"
-   proves the incumbent optimal). This proves the hard one-dimensional instances whose optimum
-   is one above the LP bound, and finds perfect packings tabu search misses.
+3b. Arc flow, where :func:`solvers.arcflow.not_applicable` allows it (one resource, identical
+   hosts, no rules, data that scale exactly to a capacity grid of at most
+   :data:`solvers.arcflow.MAX_GRID` units), on models of at most ``cpsat_large`` count variables
+   (larger ones keep the tabu/LNS path) and with at least ``arcflow_min_left`` seconds to go.
+   Its LP bound alone (at most ``arcflow_lp_max`` seconds) runs first, right after 1b: it is
+   the Gilmore-Gomory bound in a second or two and often closes the gap at once. After column
+   generation the whole model (:func:`solvers.arcflow.solve_arcflow`) gets up to
+   ``arcflow_share`` of the time left, told the best bound and the best placement so far (its
+   MIP looks only below it, so "no solution" proves the incumbent optimal).
 4. The rest of the budget improves the best solution with the best bound as a constraint: CP-SAT
    on the whole model (hinted with the best solution) when it has at most ``cpsat_large`` count
    variables, else large-neighbourhood search (:func:`solvers.lns.improve`), which repacks a few
@@ -99,8 +100,9 @@ class AutoSettings:
         arcflow: run the arc-flow stage (3b) where it applies; ``False`` gives the behaviour
             before it existed.
         arcflow_share: share of the time left the arc-flow stage may use.
-        arcflow_min_left: the arc-flow stage runs only with this many seconds left (its MIP
+        arcflow_min_left: the arc-flow stages run only with this many seconds left (the MIP
             runs in a child process and needs seconds to prove anything).
+        arcflow_lp_max: at most this many seconds for the arc-flow LP bound (stage 1c).
     """
 
     cpsat_first: float = 0.3
@@ -116,6 +118,7 @@ class AutoSettings:
     arcflow: bool = True
     arcflow_share: float = 0.85
     arcflow_min_left: float = 20.0
+    arcflow_lp_max: float = 10.0
 
 
 DEFAULT_SETTINGS = AutoSettings()
@@ -274,6 +277,17 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                 take(r)
                 if closed() or (best is None and _closed(greedy.objective, lb, kind)):
                     return finish()
+    # stage 1c: the arc-flow LP bound (the Gilmore-Gomory bound in a second or two)
+    use_arcflow = (cfg.arcflow and natural and kind != "deployed" and size <= cfg.cpsat_large
+                   and _arcflow_applies(inst, kind))
+    if use_arcflow and left() >= cfg.arcflow_min_left:
+        from solvers.arcflow import solve_arcflow
+
+        take(solve_arcflow(inst, time_limit=min(cfg.arcflow_lp_max, left()), workers=workers,
+                           seed=seed, objective=kind, callback=relay, hint=hint_pl,
+                           stop=clock.stop, lower_bound=lb, mip=False))
+        if closed():
+            return finish()
     # stage 1: on small models a short CP-SAT run settles the easy cases (tight cheap bound)
     if (size <= cfg.cpsat_small or not use_colgen) and not clock.stopped:
         budget = left()
@@ -300,8 +314,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         if closed():
             return finish()
     # stage 2b (3b above): one resource on a small integer grid: the arc-flow model proves the hard cases
-    if (cfg.arcflow and natural and kind != "deployed" and left() >= cfg.arcflow_min_left
-            and size <= cfg.cpsat_large and _arcflow_applies(inst, kind)):
+    if use_arcflow and left() >= cfg.arcflow_min_left:
         from solvers.arcflow import solve_arcflow
 
         r = solve_arcflow(inst, time_limit=cfg.arcflow_share * left(), workers=workers,
