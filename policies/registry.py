@@ -56,6 +56,7 @@ DEFAULT_COMPARE = ("ff", "bf", "bf-bottleneck", "wf", "ffd", "bfd", "dot", "l2",
 
 SHIPPED: dict[str, tuple[str, str]] = {
     "swarm-sigma": ("swarm-sigma.json", "sigma"),
+    "gcn-sigma": ("gcn-sigma.pt", "sigma"),
 }
 """Trained policies shipped with vbp (``policies/data/``): name -> (file, the instance it was trained for).
 
@@ -72,8 +73,16 @@ def shipped_path(name: str) -> Path:
 
 
 def default_policies(instance_name: str) -> list[str]:
-    """What ``vbp compare`` runs by default: every heuristic, then the shipped policies trained for it."""
-    return list(DEFAULT_COMPARE) + [n for n, (_, inst) in SHIPPED.items() if inst == instance_name]
+    """What ``vbp compare`` runs by default: every heuristic, then the shipped policies trained for it.
+
+    Shipped learned agents (``.pt``) are left out when torch or torch_geometric is not installed
+    (the ``rl`` extra); naming one explicitly then gives a clear error.
+    """
+    import importlib.util
+
+    agents = all(importlib.util.find_spec(m) is not None for m in ("torch", "torch_geometric"))
+    return list(DEFAULT_COMPARE) + [n for n, (f, inst) in SHIPPED.items()
+                                    if inst == instance_name and (agents or not f.endswith(".pt"))]
 
 
 def register_loader(suffix: str, fn: Callable[[Path], Policy]) -> None:
@@ -113,7 +122,10 @@ def get_policy(name: str, **params: Any) -> Policy:
         except TypeError as e:
             raise input_error("policy", name, f"bad parameters {sorted(params)}: {e}") from None
     if name in SHIPPED:
-        return _load_swarm(shipped_path(name))
+        path = shipped_path(name)
+        policy = _LOADERS[path.suffix](path)
+        policy.name = name  # reported under the name it was asked by
+        return policy
     p = Path(name)
     suffix = p.suffix.lower()
     if suffix:

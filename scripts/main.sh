@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/venv.sh
-python -m pip install --quiet --disable-pip-version-check -e .
+# the learned agents need torch: pinned to the CPU build (any other version pulls CUDA)
+python -m pip install --quiet --disable-pip-version-check -e ".[rl]" torch==2.13.0
 vbp compare "$@"

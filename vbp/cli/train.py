@@ -8,7 +8,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 from click.core import ParameterSource
@@ -195,6 +195,25 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
     for r in rows:
         click.echo(f"  {r['policy']:<10} {r['hosts_mean']:>10.2f} {r['hosts_min']:>5} "
                    f"{r['hosts_max']:>5} {r['hosts_range']:>6} {r['allocation_mean']:>10.2%}")
+
+
+@train.command("gcn", add_help_option=False,
+               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def gcn(ctx: click.Context, args: tuple[str, ...]) -> Any:
+    """Train a GCN agent: a DAG folder trains JobFusion, an instance (or sigma) the placement policy.
+
+    ``vbp train gcn DATA --help`` shows the options of the one that DATA selects.
+    """
+    from vbp.cli.train_jobfusion import is_dag_folder
+
+    cmd: click.Command
+    if any(is_dag_folder(a) for a in args if not a.startswith("-")):
+        from vbp.cli.train_jobfusion import train_jobfusion as cmd
+    else:
+        from vbp.cli.train_gcn import gcn as cmd
+    return cmd.main(args=list(args), prog_name=ctx.command_path, standalone_mode=False)
 
 
 def _add_subcommands() -> None:
