@@ -40,7 +40,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "solve": ("vbp.cli.solve", "solve", "Solve an instance exactly, with a proven lower bound."),
     "simulate": ("vbp.cli.simulate", "simulate", "Replay arrivals with an online policy."),
     "compare": ("vbp.cli.compare", "compare", "Compare online policies against the optimum."),
-    "train": ("vbp.cli.train", "train", "Tune a policy (swarm) in the simulator."),
+    "train": ("vbp.cli.train", "train", "Train a policy: swarm, rl (multi-cluster agents), gcn."),
     "sweep": ("vbp.cli.sweep", "sweep", "Run instances x policies x orders into one table (CSV/Parquet)."),
     "gpu-frag": ("vbp.cli.gpufrag", "gpu_frag", "FGD paper: unallocated GPU as openb demand arrives."),
     "jobs": ("vbp.cli.jobs", "jobs", "DAG batch jobs (JobFusion): partition, simulate, compare."),
