@@ -123,3 +123,27 @@ def load_any(path: str | Path | None, **options: Any) -> Instance:
     if str(path) in BUILTIN_NAMES and not Path(path).exists():
         return builtin_instance(str(path))
     return _load_any(path, **options)
+
+
+def given_command(*prefix: str) -> list[str]:
+    """The words of this run's command line: ``prefix`` then the options given (defaults left out)."""
+    import click
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    words = list(prefix)
+    for param in ctx.command.params:
+        name = param.name
+        if name is None or ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT):
+            continue
+        value = ctx.params.get(name)
+        if isinstance(param, click.Argument):
+            words.append(str(value))
+        elif isinstance(param, click.Option):
+            flag = max(param.opts, key=len)
+            if param.is_flag:
+                if value:
+                    words.append(flag)
+            elif value is not None:
+                words += [flag, str(value)]
+    return words

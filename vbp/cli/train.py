@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-from click.core import ParameterSource
 
 from packing.errors import input_error
-from vbp.cli.common import MAX_ORDERS, SEED, FiniteFloat, check_output
+from vbp.cli.common import MAX_ORDERS, SEED, FiniteFloat, check_output, given_command
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT)."""
@@ -27,22 +26,7 @@ def checkpoint_same_file(checkpoint: str, out: str) -> bool:
 
 def resume_command() -> str:
     """The command line that resumes this run: the options given, with ``--resume`` added."""
-    ctx = click.get_current_context()
-    words = ["vbp", "train", "swarm"]
-    for param in ctx.command.params:
-        name = param.name
-        if name is None or ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT):
-            continue
-        value = ctx.params.get(name)
-        if isinstance(param, click.Argument):
-            words.append(str(value))
-        elif isinstance(param, click.Option):
-            flag = max(param.opts, key=len)
-            if param.is_flag:
-                if value:
-                    words.append(flag)
-            elif value is not None:
-                words += [flag, str(value)]
+    words = given_command("vbp", "train", "swarm")
     if "--resume" not in words:
         words.append("--resume")
     return shlex.join(words)

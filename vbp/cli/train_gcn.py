@@ -11,31 +11,15 @@ import sys
 from typing import Any
 
 import click
-from click.core import ParameterSource
 
 from packing.errors import input_error
 from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, FiniteFloat, check_output, load_any
+from vbp.cli.common import given_command as common_given_command
 
 
 def given_command() -> str:
     """The command line of this run, rebuilt from the options given (defaults left out)."""
-    ctx = click.get_current_context()
-    words = ["vbp", "train", "gcn"]
-    for param in ctx.command.params:
-        name = param.name
-        if name is None or ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT):
-            continue
-        value = ctx.params.get(name)
-        if isinstance(param, click.Argument):
-            words.append(str(value))
-        elif isinstance(param, click.Option):
-            flag = max(param.opts, key=len)
-            if param.is_flag:
-                if value:
-                    words.append(flag)
-            elif value is not None:
-                words += [flag, str(value)]
-    return shlex.join(words)
+    return shlex.join(common_given_command("vbp", "train", "gcn"))
 
 
 EVAL_ORDERS = 8
