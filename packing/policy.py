@@ -147,8 +147,9 @@ class ChoosingCards(Protocol):
 class CompiledEpisode(Protocol):
     """A policy with a compiled whole-episode fast path.
 
-    The engine uses it only when the episode has no GPU cards, no departures and no waiting, and
-    :meth:`compiled_supports` holds; the result must equal placing the containers one by one with
+    The engine uses it only when the episode has no departures and no waiting, and
+    :meth:`compiled_supports` holds (GPU episodes return the cards chosen per arrival as a third
+    array, shape ``(n, G)``, ``-1`` padded); the result must equal placing the containers one by one with
     :meth:`Policy.act` (tested).
     """
 
