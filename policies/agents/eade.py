@@ -221,7 +221,58 @@ def scalar_decision(lay: EnvLayout, inner: NodeBestFit, obs: Observation, mask: 
     return inner.act(obs, sub)
 
 
-class EadeAgent(BasePolicy):
+class ClusterAgent(BasePolicy):
+    """What every multi-cluster agent shares as a vbp policy: the layout, the node rule, the cards.
+
+    A subclass sets ``n_clusters`` (what it was trained for) and ``action(state)`` (shape ``(1,)``
+    in ``[-1, 1]``); :meth:`act` maps that value to a cluster (:func:`scalar_decision`) and lets
+    :class:`NodeBestFit` choose node and cards. Agents that decide otherwise override :meth:`act`
+    and use :meth:`layout_for`.
+    """
+
+    n_clusters: int
+
+    def __init__(self) -> None:
+        self.encoder = ClusterFreeEncoder()
+        self.inner = NodeBestFit()
+        self._layout: EnvLayout | None = None
+
+    def action(self, state: np.ndarray) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def reset(self, instance: Instance, seed: int | None = None) -> None:
+        """Compute the layout (clusters must match the trained ``n_clusters``)."""
+        self._layout = EnvLayout.of(instance)
+        if self._layout.n_clusters != self.n_clusters:
+            raise ValueError(f"agent trained for {self.n_clusters} clusters, instance has "
+                             f"{self._layout.n_clusters}")
+        self.inner.reset(instance, seed)
+
+    def layout_for(self, obs: Observation) -> EnvLayout:
+        """The layout of ``obs``'s instance (computed on first use)."""
+        if self._layout is None or self._layout.instance is not obs.instance:
+            self.reset(obs.instance)
+        assert self._layout is not None
+        return self._layout
+
+    def act(self, obs: Observation, mask: np.ndarray) -> int:
+        """The cluster of the action, the node by :class:`NodeBestFit`; WAIT for an invalid one."""
+        lay = self.layout_for(obs)
+        x = float(self.action(self.encoder.vector(lay, obs.state, obs.app))[0])
+        return scalar_decision(lay, self.inner, obs, mask, x)
+
+    def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
+        """:class:`NodeBestFit`'s cards."""
+        return self.inner.choose_cards(obs, host)
+
+    def run_episode(self, instance: Instance) -> Placement:
+        """Replay the instance's stream with this agent (:func:`packing.simulator.simulate`)."""
+        from packing.simulator import simulate
+
+        return simulate(instance, self, seed=0).placement
+
+
+class EadeAgent(ClusterAgent):
     """Actor, critic, their targets and optimisers; also a vbp policy (see the module docstring).
 
     Args:
@@ -237,42 +288,14 @@ class EadeAgent(BasePolicy):
         self.actor_target, self.critic_target = copy.deepcopy(self.actor), copy.deepcopy(self.critic)
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.lr_actor)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.lr_critic)
-        self.encoder = ClusterFreeEncoder()
-        self.inner = NodeBestFit()
-        self._layout: EnvLayout | None = None
+        super().__init__()
+        self.n_clusters = cfg.n_clusters
 
     # -- acting --------------------------------------------------------------------------------
     def action(self, state: np.ndarray) -> np.ndarray:
         """The deterministic action ``mu(s)``, shape ``(1,)`` float32."""
         with torch.no_grad():
             return self.actor(torch.as_tensor(state[None], dtype=torch.float32))[0].numpy()
-
-    def reset(self, instance: Instance, seed: int | None = None) -> None:
-        """Compute the layout (clusters must match the trained ``n_clusters``)."""
-        self._layout = EnvLayout.of(instance)
-        if self._layout.n_clusters != self.cfg.n_clusters:
-            raise ValueError(f"agent trained for {self.cfg.n_clusters} clusters, instance has "
-                             f"{self._layout.n_clusters}")
-        self.inner.reset(instance, seed)
-
-    def act(self, obs: Observation, mask: np.ndarray) -> int:
-        """The actor's cluster, the node by :class:`NodeBestFit`; WAIT for an infeasible cluster or WAIT."""
-        if self._layout is None or self._layout.instance is not obs.instance:
-            self.reset(obs.instance)
-        lay = self._layout
-        assert lay is not None
-        x = float(self.action(self.encoder.vector(lay, obs.state, obs.app))[0])
-        return scalar_decision(lay, self.inner, obs, mask, x)
-
-    def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
-        """:class:`NodeBestFit`'s cards."""
-        return self.inner.choose_cards(obs, host)
-
-    def run_episode(self, instance: Instance) -> Placement:
-        """Replay the instance's stream with this agent (:func:`packing.simulator.simulate`)."""
-        from packing.simulator import simulate
-
-        return simulate(instance, self, seed=0).placement
 
     # -- learning ------------------------------------------------------------------------------
     def update(self, batch: tuple[torch.Tensor, ...]) -> tuple[float, float]:

@@ -52,9 +52,10 @@ import torch
 from torch import nn
 
 from packing.env_layout import EnvLayout
-from packing.model import Instance, Placement
-from packing.multicluster import ClusterFreeEncoder, make_env
-from policies.base import WAIT, BasePolicy, Observation
+from packing.model import Instance
+from packing.multicluster import make_env
+from policies.agents.eade import ClusterAgent
+from policies.base import WAIT, Observation
 from policies.cluster_heuristics import ClusterExpert, NodeBestFit
 
 KIND = "eade-m"
@@ -150,7 +151,7 @@ def draw(history: MReplay, live: MReplay, batch: int, beta: float, rng: np.rando
     return out, k
 
 
-class EadeMAgent(BasePolicy):
+class EadeMAgent(ClusterAgent):
     """The value network, its target and optimiser; also a vbp policy (masked argmax, then NodeBestFit)."""
 
     name = "eade-m"
@@ -160,9 +161,8 @@ class EadeMAgent(BasePolicy):
         self.q = ClusterQ(cfg)
         self.q_target = copy.deepcopy(self.q)
         self.opt = torch.optim.Adam(self.q.parameters(), lr=cfg.lr)
-        self.encoder = ClusterFreeEncoder()
-        self.inner = NodeBestFit()
-        self._layout: EnvLayout | None = None
+        super().__init__()
+        self.n_clusters = cfg.n_clusters
 
     # -- acting --------------------------------------------------------------------------------
     def values(self, state: np.ndarray) -> np.ndarray:
@@ -177,34 +177,13 @@ class EadeMAgent(BasePolicy):
         v = np.where(feasible, self.values(state), -np.inf)
         return int(np.argmax(v))
 
-    def reset(self, instance: Instance, seed: int | None = None) -> None:
-        """Compute the layout (clusters must match the trained ``n_clusters``)."""
-        self._layout = EnvLayout.of(instance)
-        if self._layout.n_clusters != self.cfg.n_clusters:
-            raise ValueError(f"agent trained for {self.cfg.n_clusters} clusters, instance has "
-                             f"{self._layout.n_clusters}")
-        self.inner.reset(instance, seed)
-
     def act(self, obs: Observation, mask: np.ndarray) -> int:
         """The best feasible cluster, the node in it by :class:`NodeBestFit`; WAIT when none fits."""
-        if self._layout is None or self._layout.instance is not obs.instance:
-            self.reset(obs.instance)
-        lay = self._layout
-        assert lay is not None
+        lay = self.layout_for(obs)
         c = self.choose(self.encoder.vector(lay, obs.state, obs.app), lay.clusters_with(mask).astype(bool))
         if c < 0:
             return WAIT
         return self.inner.act(obs, mask & (lay.cluster_of == c))
-
-    def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
-        """:class:`NodeBestFit`'s cards."""
-        return self.inner.choose_cards(obs, host)
-
-    def run_episode(self, instance: Instance) -> Placement:
-        """Replay the instance's stream with this agent (:func:`packing.simulator.simulate`)."""
-        from packing.simulator import simulate
-
-        return simulate(instance, self, seed=0).placement
 
     # -- learning ------------------------------------------------------------------------------
     def update(self, cols: dict[str, torch.Tensor], n_expert: int) -> float:

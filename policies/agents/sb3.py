@@ -28,10 +28,9 @@ import numpy as np
 import torch
 
 from packing.env_layout import EnvLayout
-from packing.model import Instance, Placement
-from packing.multicluster import ClusterFreeEncoder, make_env
-from policies.agents.eade import scalar_decision
-from policies.base import BasePolicy, Observation
+from packing.model import Instance
+from packing.multicluster import make_env
+from policies.agents.eade import ClusterAgent
 from policies.cluster_heuristics import NodeBestFit
 
 ALGOS = ("td3", "sac", "ppo")
@@ -94,7 +93,7 @@ def _spaces(n_state: int) -> tuple[gym.spaces.Box, gym.spaces.Box]:
     return obs, gym.spaces.Box(-1.0, 1.0, (1,), dtype=np.float32)
 
 
-class SB3Policy(BasePolicy):
+class SB3Policy(ClusterAgent):
     """A trained SB3 policy network as a vbp policy (see the module docstring).
 
     Args:
@@ -108,43 +107,14 @@ class SB3Policy(BasePolicy):
     def __init__(self, algo: str, policy: Any, n_clusters: int, n_features: int, net_arch: Any) -> None:
         self.algo, self.policy = algo, policy
         self.name = f"sb3-{algo}"
+        super().__init__()
         self.n_clusters, self.n_features, self.net_arch = n_clusters, n_features, net_arch
-        self.encoder = ClusterFreeEncoder()
-        self.inner = NodeBestFit()
-        self._layout: EnvLayout | None = None
 
     def action(self, state: np.ndarray) -> np.ndarray:
         """The deterministic action for one state ``(S,)``, shape ``(1,)`` in ``[-1, 1]``."""
         with torch.no_grad():
             a, _ = self.policy.predict(state[None].astype(np.float32), deterministic=True)
         return np.clip(np.asarray(a, dtype=np.float32).reshape(-1)[:1], -1.0, 1.0)
-
-    def reset(self, instance: Instance, seed: int | None = None) -> None:
-        """Compute the layout (clusters must match the trained ``n_clusters``)."""
-        self._layout = EnvLayout.of(instance)
-        if self._layout.n_clusters != self.n_clusters:
-            raise ValueError(f"agent trained for {self.n_clusters} clusters, instance has "
-                             f"{self._layout.n_clusters}")
-        self.inner.reset(instance, seed)
-
-    def act(self, obs: Observation, mask: np.ndarray) -> int:
-        """The cluster of the policy's action, the node by :class:`NodeBestFit` (WAIT when invalid)."""
-        if self._layout is None or self._layout.instance is not obs.instance:
-            self.reset(obs.instance)
-        lay = self._layout
-        assert lay is not None
-        x = float(self.action(self.encoder.vector(lay, obs.state, obs.app))[0])
-        return scalar_decision(lay, self.inner, obs, mask, x)
-
-    def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
-        """:class:`NodeBestFit`'s cards."""
-        return self.inner.choose_cards(obs, host)
-
-    def run_episode(self, instance: Instance) -> Placement:
-        """Replay the instance's stream with this policy."""
-        from packing.simulator import simulate
-
-        return simulate(instance, self, seed=0).placement
 
     def save(self, path: str | Path) -> None:
         """An agent file of kind ``"sb3-<algo>"`` (weights and sizes only)."""
