@@ -36,7 +36,7 @@ EXPECTED = (
     "pai_machine_spec.csv (Alibaba GPU v2020), or a folder holding one of those"
 )
 
-OPTIONS = {"tianchi": ("view",), "openb": ("nodes", "pods")}
+OPTIONS = {"tianchi": ("view", "hosts", "rules", "round_up"), "openb": ("nodes", "pods")}
 """The options each data-set kind takes."""
 
 

@@ -16,6 +16,21 @@ Views (``view=``):
   ``disk, P, M, PM`` (200 resources); a machine's cpu and mem capacity repeat at every point.
   This is exactly the contest's feasibility.
 
+Fleets (``hosts=``): by default the contest's 6,000 machines (two types). ``hosts="64c128g"``
+(or ``"64c128g:8000"`` for an explicit count) replaces them by a uniform fleet of that many
+cores and GB and keeps only CPU and memory (``disk, P, M, PM`` are dropped), as published work on
+this data set does (the 2-D form ``TClab_dataset_2D.csv`` of "Affinity-Aware Resource Provisioning
+for Long-Running Applications in Shared Clusters"). Without a count the fleet has twice the
+volume bound (at least one host per app and enough for the largest app's cap), which is never the
+binding limit in practice; a solver that needs more says the instance is infeasible *for that
+fleet*. The initial deployment names contest machines, so a uniform fleet has none.
+``round_up=True`` rounds each app's peak CPU and memory up to whole units, as that 2-D form does
+(reduced view only); vbp keeps the exact peaks otherwise.
+
+Rules (``rules=``): ``"all"`` (default) keeps every row; ``"cross"`` keeps the cross-app rows
+``<A, B, k>`` with ``A != B`` and drops the self rows (per-app caps), as that 2-D form does;
+``"none"`` drops every rule.
+
 Machines with identical capacities form one host type that keeps the machine ids as
 ``host_names``; apps count the instances of the deploy file; ``Instance.initial`` is the deployment
 (in deploy-file order within each app).
@@ -30,6 +45,9 @@ count if smaller). Every row is kept as one rule, so ``summary()["rules"]`` equa
 
 from __future__ import annotations
 
+import math
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -79,24 +97,38 @@ def resource_names(view: str = "reduced") -> tuple[str, ...]:
     return ("cpu", "mem") + SCALARS
 
 
-def load_tianchi(folder: str | Path, view: str = "reduced", name: str | None = None) -> Instance:
+def load_tianchi(folder: str | Path, view: str = "reduced", name: str | None = None,
+                 hosts: str | None = None, rules: str = "all", round_up: bool = False) -> Instance:
     """Load a Tianchi 2018 data set folder.
 
     Args:
         folder: the folder with the four CSV files.
         view: ``"reduced"`` (peak cpu and mem, 6 resources) or ``"full"`` (200 resources).
-        name: instance name (default ``"tianchi-<folder name>"``).
+        name: instance name (default ``"tianchi-<folder name>"``, with the fleet and rule options
+            appended when given).
+        hosts: ``None`` (the contest's machines) or a uniform fleet ``"<cores>c<GB>g[:count]"``,
+            e.g. ``"64c128g"`` (CPU and memory only; see the module docstring).
+        rules: ``"all"``, ``"cross"`` (no self rows) or ``"none"``.
+        round_up: round each app's peak CPU and memory up to whole units (reduced view only).
 
     Returns:
-        The instance, with the initial deployment as ``initial``.
+        The instance, with the initial deployment as ``initial`` (contest machines only).
 
     Raises:
-        InputError: a file is missing or malformed, or names an unknown app or machine.
+        InputError: a file is missing or malformed, or names an unknown app or machine; an
+            option is malformed.
     """
     folder = Path(folder)
     if view not in ("reduced", "full"):
         raise InputError([Problem(str(folder), "view",
                                   f"expected 'reduced' or 'full', got {view!r}")])
+    if rules not in RULE_SETS:
+        raise InputError([Problem(str(folder), "rules",
+                                  f"expected one of {', '.join(RULE_SETS)}, got {rules!r}")])
+    if round_up and view != "reduced":
+        raise InputError([Problem(str(folder), "round_up",
+                                  "rounding up applies to the reduced view (peaks) only")])
+    fleet = parse_fleet(hosts, str(folder)) if hosts is not None else None
     files = find_files(folder)
     if files is None:
         missing = [f"*{part}*.csv" for part in FILES.values() if not any(folder.glob(f"*{part}*.csv"))]
@@ -110,22 +142,108 @@ def load_tianchi(folder: str | Path, view: str = "reduced", name: str | None = N
         for h in t.host_names or ():
             host_idx[h] = len(host_idx)
     per_app = _read_deploy(files["deploy"], app_idx, host_idx)
-    rules = _read_rules(files["rules"], app_idx)
-    apps = tuple(App(a, tuple(demand[i].tolist()), len(per_app[i]))
-                 for i, a in enumerate(app_names))
-    initial = Placement({a: tuple(per_app[i]) for i, a in enumerate(app_names)})
+    rule_list = _read_rules(files["rules"], app_idx)
+    if rules == "cross":
+        rule_list = tuple(r for r in rule_list if r.a != r.b)
+    elif rules == "none":
+        rule_list = ()
+    if round_up:
+        demand[:, :2] = np.ceil(demand[:, :2])
+    counts = [len(per_app[i]) for i in range(len(app_names))]
+    names = resource_names(view)
+    initial: Placement | None = Placement({a: tuple(per_app[i]) for i, a in enumerate(app_names)})
+    meta: dict[str, object] = {"source": "tianchi-2018", "view": view,
+                               "files": {k: v.name for k, v in files.items()}}
+    if fleet is not None:
+        keep = [j for j, r in enumerate(names) if r.startswith(("cpu", "mem"))]
+        demand = demand[:, keep]
+        names = tuple(names[j] for j in keep)
+        host_types = (_uniform_fleet(fleet, names, app_names, demand, counts, rule_list),)
+        initial = None
+        meta["fleet"] = fleet.spec
+    if rules != "all":
+        meta["rules"] = rules
+    if round_up:
+        meta["round_up"] = True
+    apps = tuple(App(a, tuple(demand[i].tolist()), counts[i]) for i, a in enumerate(app_names))
     return check_instance(Instance(
-        name or _default_name(folder), resource_names(view), host_types, apps,
-        rules=rules, initial=initial,
-        meta={"source": "tianchi-2018", "view": view,
-              "files": {k: v.name for k, v in files.items()}},
+        name or _default_name(folder, fleet, rules, round_up), names, host_types, apps,
+        rules=rule_list, initial=initial, meta=meta,
     ), str(folder))
 
 
+RULE_SETS = ("all", "cross", "none")
+"""The ``rules=`` choices."""
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """A uniform fleet: ``cpu`` cores and ``mem`` GB per host, ``count`` hosts (``None``: automatic)."""
+
+    cpu: float
+    mem: float
+    count: int | None
+
+    @property
+    def spec(self) -> str:
+        """The fleet as written on the command line, e.g. ``"64c128g"``."""
+        base = f"{fmt_num(self.cpu)}c{fmt_num(self.mem)}g"
+        return base if self.count is None else f"{base}:{self.count}"
+
+
+_FLEET = re.compile(r"^\s*(\d+(?:\.\d+)?)c(\d+(?:\.\d+)?)g(?::(\d+))?\s*$", re.IGNORECASE)
+
+
+def parse_fleet(text: str, source: str = "") -> Fleet:
+    """Parse ``"<cores>c<GB>g[:count]"`` (e.g. ``"64c128g"``, ``"92c288g:3000"``).
+
+    Raises:
+        InputError: naming the option and what was expected.
+    """
+    m = _FLEET.match(text)
+    cpu = float(m.group(1)) if m else 0.0
+    mem = float(m.group(2)) if m else 0.0
+    count = int(m.group(3)) if m and m.group(3) else None
+    if m is None or cpu <= 0 or mem <= 0 or count == 0:
+        raise InputError([Problem(source, "hosts", f"expected <cores>c<GB>g or "
+                                  f"<cores>c<GB>g:<count> with positive numbers (e.g. 64c128g), "
+                                  f"got {text!r}")])
+    return Fleet(cpu, mem, count)
+
+
+def _uniform_fleet(fleet: Fleet, names: tuple[str, ...], apps: list[str], demand: np.ndarray,
+                   counts: list[int], rules: tuple[Rule, ...]) -> HostType:
+    """The one host type of a uniform fleet over the CPU and memory resources ``names``.
+
+    Args:
+        fleet: the fleet's cores, GB and count.
+        names: the resources kept (CPU and memory ones).
+        apps: app names, length ``n_apps``.
+        demand: per-app demand over ``names``, shape ``(n_apps, len(names))``.
+        counts: containers per app, length ``n_apps``.
+        rules: the rules kept (self rules cap an app per host, which sets a least host count).
+    """
+    cap = np.array([fleet.cpu if r.startswith("cpu") else fleet.mem for r in names])
+    if fleet.count is not None:
+        n = fleet.count
+    else:
+        n_arr = np.asarray(counts, dtype=np.float64)
+        volume = float(np.max((demand * n_arr[:, None]).sum(axis=0) / cap)) if len(counts) else 0.0
+        caps = {r.a: r.k for r in rules if r.a == r.b and r.k > 0}
+        most = max((math.ceil(c / caps.get(a, c)) for a, c in zip(apps, counts, strict=True) if c),
+                   default=0)
+        n = max(2 * math.ceil(volume - 1e-9), most, 1)
+    return HostType(f"uniform-{fleet.spec.split(':')[0]}", tuple(cap.tolist()), n)
+
+
 # ------------------------------------------------------------------------------------------------
-def _default_name(folder: Path) -> str:
+def _default_name(folder: Path, fleet: Fleet | None = None, rules: str = "all",
+                  round_up: bool = False) -> str:
     stem = folder.resolve().name
-    return stem if "tianchi" in stem.lower() else f"tianchi-{stem}"
+    base = stem if "tianchi" in stem.lower() else f"tianchi-{stem}"
+    parts = [base] + ([fleet.spec.split(":")[0]] if fleet else []) + \
+        ([f"{rules}-rules"] if rules != "all" else []) + (["ceil"] if round_up else [])
+    return "-".join(parts)
 
 
 def _read_apps(path: Path, view: str) -> tuple[list[str], np.ndarray]:

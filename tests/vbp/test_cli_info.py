@@ -107,3 +107,17 @@ def test_tianchi_full_json(capsys, shared_data):
     code, out, _ = run(capsys, "info", str(shared_data / "alibaba-tianchi-2018"), "--json")
     d = json.loads(out)
     assert (d["apps"], d["containers"], d["hosts"], d["rules"]) == (9338, 68224, 6000, 33416)
+
+
+def test_data_set_options_reach_the_loader_in_every_command(capsys):
+    code, out, _ = run(capsys, "info", str(DATA / "tianchi_small"), "--json", "--hosts", "64c128g:9",
+                       "--rules", "cross")
+    d = json.loads(out)
+    assert code == 0 and d["hosts"] == 9 and d["resources"] == 2
+    code, out, _ = run(capsys, "solve", str(DATA / "tianchi_small"), "--json", "--hosts", "64c128g",
+                       "--rules", "none", "--time-limit", "5", "-q")
+    assert code == 0 and json.loads(out)["status"] in ("optimal", "feasible")
+    code, _, err = run(capsys, "simulate", "sigma", "--hosts", "64c128g")
+    assert code == 2 and "--hosts" in err and "built-in" in err
+    code, _, err = run(capsys, "compare", str(DATA / "openb_small"), "--rules", "cross")
+    assert code == 2 and "rules" in err and "openb" in err

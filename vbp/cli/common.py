@@ -106,6 +106,47 @@ def check_output(path: str | None, option: str, suffixes: Sequence[str] = INSTAN
         raise bad(f"cannot be written: no permission to write in folder {str(parent)!r}")
 
 
+LOADER_OPTIONS = "vbp.loader_options"
+"""Key in ``click.Context.meta`` under which :func:`data_options` keeps the data-set options."""
+
+
+def _keep_loader_option(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    if value is not None and value is not False and param.name is not None:
+        ctx.meta.setdefault(LOADER_OPTIONS, {})[param.name] = value
+
+
+def data_options(fn: Any) -> Any:
+    """Add the data-set loader options to a command.
+
+    They are ``--view``, ``--hosts``, ``--rules``, ``--round-up``, ``--pods`` and ``--nodes``.
+    They are not passed to the command's function: :func:`load_any` picks them up from the click
+    context, so every command that loads its input through it honours them. An option
+    that does not apply to the input (``--pods`` on a Tianchi folder) is an error (exit 2).
+    """
+    options = [
+        click.option("--view", type=click.Choice(["reduced", "full"]), default=None,
+                     help="Tianchi 2018: peak cpu/mem (reduced, default) or every time point (full)."),
+        click.option("--hosts", default=None, metavar="SPEC",
+                     help="Tianchi 2018: a uniform fleet instead of the contest machines, "
+                          "<cores>c<GB>g[:count], e.g. 64c128g (CPU and memory only)."),
+        click.option("--rules", type=click.Choice(["all", "cross", "none"]), default=None,
+                     help="Tianchi 2018: every rule (default), the cross-app rules only, or none."),
+        click.option("--round-up", is_flag=True, default=False,
+                     help="Tianchi 2018: round peak CPU and memory up to whole units (as the "
+                          "published 2-D form of the data set does)."),
+        click.option("--pods", default=None, metavar="NAME",
+                     help="openb: the pod list openb_pod_list_NAME.csv (default: default)."),
+        click.option("--nodes", type=click.Choice(["all", "gpu"]), default=None,
+                     help="openb: all nodes (default) or the GPU nodes only."),
+    ]
+    for opt in reversed(options):
+        fn = opt(fn)
+    for param in fn.__click_params__[-len(options):]:
+        param.expose_value = False
+        param.callback = _keep_loader_option
+    return fn
+
+
 def load_any(path: str | Path | None, **options: Any) -> Instance:
     """The instance a command names: a file or data-set folder, or a built-in name.
 
@@ -113,16 +154,24 @@ def load_any(path: str | Path | None, **options: Any) -> Instance:
         path: an instance file (JSON/YAML), a ``.vbp`` file, a data-set folder (see
             :func:`packing.loaders.load_any`), or a built-in name such as ``sigma`` (used when no
             file of that name exists); ``None`` means the built-in ``sigma`` instance.
-        **options: passed to the data-set loader.
+        **options: passed to the data-set loader, over the command's :func:`data_options`.
+
+    Raises:
+        InputError: as the loader does; also a data-set option given for a built-in instance.
     """
     from packing.builtin import BUILTIN_NAMES, builtin_instance
     from packing.loaders import load_any as _load_any
 
-    if path is None:
-        return builtin_instance("sigma")
-    if str(path) in BUILTIN_NAMES and not Path(path).exists():
-        return builtin_instance(str(path))
-    return _load_any(path, **options)
+    ctx = click.get_current_context(silent=True)
+    given = dict(ctx.meta.get(LOADER_OPTIONS, {})) if ctx is not None else {}
+    given.update({k: v for k, v in options.items() if v is not None})
+    if path is None or (str(path) in BUILTIN_NAMES and not Path(path).exists()):
+        if given:
+            raise InputError([Problem(str(path or "sigma"), "--" + k.replace("_", "-"),
+                                      "option applies to data-set folders, not to a built-in "
+                                      "instance") for k in given])
+        return builtin_instance(str(path or "sigma"))
+    return _load_any(path, **given)
 
 
 def given_command(*prefix: str) -> list[str]:

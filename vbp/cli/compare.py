@@ -10,7 +10,7 @@ import click
 
 from packing.errors import InputError, Problem
 from packing.model import Instance
-from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, FiniteFloat, check_output
+from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, FiniteFloat, check_output, data_options
 from vbp.cli.simulate import load_target, naming_file, prepare
 from vbp.compare import UNCOVERED_MODES, Row, _num, cover_requests, run_compare, uncovered_note
 
@@ -68,6 +68,7 @@ def uncovered_option(fn: F) -> F:
                    "assumes).")
 @uncovered_option
 @executor_options
+@data_options
 def compare(path: str | None, policy_list: str | None, orders: int, time_limit: float, seed: int,
             as_json: bool, plot: str | None, quiet: bool, repair_snapshot: bool,
             snapshots: int, keep: float, keep_departures: bool, uncovered: str, executor_kind: str,

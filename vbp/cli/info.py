@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from packing.model import Instance
-from vbp.cli.common import load_any
+from vbp.cli.common import data_options, load_any
 
 SHOWN_RESOURCES = 6
 """How many resource names the human output lists before "...". """
@@ -62,15 +62,10 @@ def render(d: dict[str, Any]) -> list[str]:
 @click.command()
 @click.argument("path", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-@click.option("--view", type=click.Choice(["reduced", "full"]), default=None,
-              help="Tianchi 2018: peak cpu/mem (reduced, default) or every time point (full).")
-@click.option("--pods", default=None, metavar="NAME",
-              help="openb: the pod list openb_pod_list_NAME.csv (default: default).")
-@click.option("--nodes", type=click.Choice(["all", "gpu"]), default=None,
-              help="openb: all nodes (default) or the GPU nodes only.")
-def info(path: str, as_json: bool, view: str | None, pods: str | None, nodes: str | None) -> None:
+@data_options
+def info(path: str, as_json: bool) -> None:
     """Describe PATH: an instance file, a .vbp file or a data-set folder."""
-    inst = load_any(path, view=view, pods=pods, nodes=nodes)
+    inst = load_any(path)
     d = describe(inst, str(Path(path)))
     if as_json:
         click.echo(json.dumps(d, indent=1))

@@ -11,7 +11,7 @@ import click
 
 from packing.errors import InputError, Problem
 from packing.model import Instance
-from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, check_output
+from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, check_output, data_options
 from vbp.compare import UNCOVERED_MODES, cover_requests, uncovered_note
 
 
@@ -69,6 +69,7 @@ def _num(x: float) -> float | None:
               help="Containers of an app that neither the snapshot holds nor the request stream "
                    "requests: error (refuse the instance, exit 2), drop (leave them out) or arrive "
                    "(they arrive first, before the stream). The report says which.")
+@data_options
 def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool, out: str | None,
              plot: str | None, repair_snapshot: bool, uncovered: str) -> None:
     """Replay FILE's arrivals (a file, a data-set folder, or `sigma`) with one policy.

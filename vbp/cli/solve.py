@@ -21,7 +21,7 @@ import click
 
 from packing.errors import InputError, Problem
 from packing.model import Instance
-from vbp.cli.common import SEED, FiniteFloat, check_output, load_any
+from vbp.cli.common import SEED, FiniteFloat, check_output, data_options, load_any
 
 if TYPE_CHECKING:
     from solvers import SolveResult, StopFlag
@@ -159,6 +159,7 @@ def _fmt(x: float | None) -> str:
 @click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
               help="Write the placement to this file (JSON or YAML by extension).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@data_options
 def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
           objective: str | None, as_json: bool, out: str | None, quiet: bool) -> None:
     """Solve FILE (an instance file, a .vbp file, a data-set folder, or the word `sigma`).
