@@ -39,7 +39,7 @@ def main() -> None:
     ap.add_argument("--surges", type=int, default=0)
     ap.add_argument("--preempt", action="store_true")
     ap.add_argument("--sweep", action="store_true")
-    ap.add_argument("--time-limit", type=float, default=5.0)
+    ap.add_argument("--time-limit", type=float, default=30.0)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     t = time.perf_counter()

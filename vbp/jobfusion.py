@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -83,16 +84,38 @@ def member_demand(part: Partition) -> np.ndarray:
     return out
 
 
+def host_costs(shapes: list[tuple[float, float]]) -> tuple[list[int], int]:
+    """Exact integer costs of host shapes, and the unit they are counted in.
+
+    A host's cost is its capacity in large-host units (mean over resources of shape / ``REF``), a
+    rational number; the costs are returned multiplied by ``scale``, the least common denominator,
+    so that a solver's proof on the integer costs is a proof for the real ones (cost = integer /
+    scale). Capped at a denominator of 10^6 (then the float costs are rounded to that unit and the
+    solver's bound is only as exact as that rounding: this does not happen with whole-number shapes).
+    """
+    fr = [(Fraction(float(s[0])) / Fraction(float(REF[0])) + Fraction(float(s[1])) / Fraction(float(REF[1])))
+          / 2 for s in shapes]
+    scale = math.lcm(*(f.denominator for f in fr)) if fr else 1
+    if scale > 10**6:
+        fr = [f.limit_denominator(10**6) for f in fr]
+        scale = math.lcm(*(f.denominator for f in fr))
+    return [int(f * scale) for f in fr], scale
+
+
 def carving_instance(part: Partition, counts: np.ndarray,
-                     hosts: list[tuple[str, tuple[float, float], int]], name: str = "carving") -> Instance:
+                     hosts: list[tuple[str, tuple[float, float], int]],
+                     name: str = "carving") -> tuple[Instance, int]:
     """The carving problem: types as apps with ``counts`` (shape ``(Q,)``), host types as bins.
 
-    A host's cost is its capacity in large-host units (mean over resources).
+    Returns:
+        The instance, whose host costs are whole numbers (see :func:`host_costs`), and the cost
+        scale: a solution's cost in large-host units is its objective divided by the scale.
     """
     apps = tuple(App(f"type{q}:{part.types[q, 0]:g}c{part.types[q, 1]:g}g", tuple(map(float, part.types[q])),
                      int(counts[q])) for q in range(part.n_types))
-    hts = tuple(HostType(n, shape, c, cost=float(_norm(np.array(shape)))) for n, shape, c in hosts)
-    return Instance(name, ("cpu", "mem"), hts, apps)
+    costs, scale = host_costs([shape for _, shape, _ in hosts])
+    hts = tuple(HostType(n, shape, c, cost=float(k)) for (n, shape, c), k in zip(hosts, costs, strict=True))
+    return Instance(name, ("cpu", "mem"), hts, apps), scale
 
 
 @dataclass
@@ -117,7 +140,7 @@ class SweepRow:
 
 
 def carve_sweep(workload: Workload, qs: list[int], methods: list[str], *, containers: int = 400,
-                host_shapes: list[str] | None = None, time_limit: float = 5.0,
+                host_shapes: list[str] | None = None, time_limit: float = 30.0,
                 seed: int = 0) -> list[SweepRow]:
     """Idle share of the carving and its proven bound for each ``q`` and partition method.
 
@@ -141,7 +164,7 @@ def carve_sweep(workload: Workload, qs: list[int], methods: list[str], *, contai
             vol = (part.types * counts[:, None]).sum(axis=0)
             hosts = [(n, HOST_SHAPES[n], int(np.ceil((vol / np.array(HOST_SHAPES[n])).max())) + 2)
                      for n in shapes]
-            inst = carving_instance(part, counts, hosts, f"carving-{method}-q{q}")
+            inst, scale = carving_instance(part, counts, hosts, f"carving-{method}-q{q}")
             t = time.perf_counter()
             res = solve(inst, time_limit=time_limit, seed=seed, objective="cost", workers=1)
             sec = time.perf_counter() - t
@@ -152,11 +175,12 @@ def carve_sweep(workload: Workload, qs: list[int], methods: list[str], *, contai
                 ho = res.placement.host_array(inst)
                 tys = inst.host_type_of[np.unique(ho[ho >= 0])]
                 used = {inst.host_types[int(t)].name: int((tys == t).sum()) for t in np.unique(tys)}
-            cost = res.objective
+            cost = None if res.objective is None else res.objective / scale
+            low = float(res.lower_bound) / scale
             rows.append(SweepRow(method, q, part.n_types, part.reached, part.types.round(3).tolist(),
-                                 int(counts.sum()), used, cost, float(res.lower_bound),
+                                 int(counts.sum()), used, cost, low,
                                  None if cost is None else 1.0 - work / cost,
-                                 1.0 - work / res.lower_bound if res.lower_bound > 0 else 0.0,
+                                 1.0 - work / low if low > 0 else 0.0,
                                  part.internal_idle(), res.status, res.gap, round(sec, 3)))
     return rows
 

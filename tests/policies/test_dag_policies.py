@@ -10,7 +10,7 @@ from packing.dag.engine import Overheads
 from packing.dag.generator import generate_dag_workload
 from packing.dag.partition import partition
 from policies.dag import DEFAULT_DAG_POLICIES, make_dag_policy
-from vbp.jobfusion import carve_cluster, carve_sweep, compare_dag, parse_hosts
+from vbp.jobfusion import carve_cluster, carve_sweep, compare_dag, host_costs, parse_hosts
 
 HOSTS = parse_hosts("32c64g:2,92c288g:1")
 
@@ -52,6 +52,29 @@ def test_sweep_bound_below_idle_share() -> None:
     for r in rows:
         assert r.idle_share is not None and r.idle_bound <= r.idle_share + 1e-9
         assert r.cost is not None and r.cost_bound <= r.cost + 1e-9
+
+
+def test_host_costs_are_exact_whole_numbers() -> None:
+    # 32c64g in 92c288g units: (32/92 + 64/288) / 2 = (8/23 + 2/9) / 2 = 59/207
+    costs, scale = host_costs([(32.0, 64.0), (92.0, 288.0)])
+    assert (costs, scale) == ([59, 207], 207)
+    costs, scale = host_costs([(46.0, 144.0)])
+    assert (costs, scale) == ([1], 2)
+
+
+def test_carving_with_exact_costs_is_proven_optimal_by_hand() -> None:
+    # 3 containers of 30c60g: a 32c64g host holds one (cost 59/207), a 92c288g host three (cost 1):
+    # 3 small hosts cost 177/207 = 0.855 < 1 large host; 2 small + ... any mix with the large one >= 1.
+    from packing.model import App, HostType, Instance
+    from solvers import solve
+
+    costs, scale = host_costs([(32.0, 64.0), (92.0, 288.0)])
+    inst = Instance("carve", ("cpu", "mem"), (HostType("small", (32.0, 64.0), 5, cost=float(costs[0])),
+                                              HostType("large", (92.0, 288.0), 2, cost=float(costs[1]))),
+                    (App("t", (30.0, 60.0), 3),))
+    r = solve(inst, time_limit=20.0, objective="cost", workers=1)
+    assert r.status == "optimal"
+    assert abs(r.objective / scale - 3 * 59 / 207) < 1e-12 and r.lower_bound == r.objective
 
 
 def test_unknown_policy() -> None:

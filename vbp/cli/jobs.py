@@ -144,8 +144,8 @@ def _plot(res: dict[str, Any], path: str) -> None:
               help="Partition methods: constrained (the paper's), single (one type), plain (Ward).")
 @click.option("--containers", type=click.IntRange(1, 100_000), default=400, show_default=True,
               help="Containers to carve, split by the types' task shares.")
-@click.option("--time-limit", type=FiniteFloat(0.0, min_open=True), default=5.0, show_default=True,
-              help="Seconds per carving solve.")
+@click.option("--time-limit", type=FiniteFloat(0.0, min_open=True), default=30.0, show_default=True,
+              help="Seconds per carving solve (most are proven optimal sooner).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Solver seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def partition_cmd(data: str, q_text: str, methods: str, containers: int, time_limit: float, seed: int,
