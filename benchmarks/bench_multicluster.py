@@ -49,8 +49,25 @@ from packing.model import Instance, Placement  # noqa: E402
 from vbp.multicluster import metrics_row, optimum  # noqa: E402
 
 POLICIES = ("mc-expert", "mc-util", "mc-bf", "mc-greedy", "mc-random", "node-bf", "bf", "ff", "gpu-bestfit",
-            "fgd")
-"""Cluster heuristics and the expert, then vbp's host-level heuristics (same nodes, no cluster step)."""
+            "fgd", "mc-cardmix", "mc-util/mix", "mc-random/mix", "mc-bf/mix", "mc-expert/mix",
+            "mc-greedy/mix")
+"""Cluster heuristics and the expert, then vbp's host-level heuristics (same nodes, no cluster step),
+then the card rule ``mc-cardmix`` and the cluster heuristics with the ``node-mix`` inner rule
+(``NAME/mix``, the inner rule of EADE-M with ``inner=node-mix``)."""
+
+
+def make_policy(name: str) -> Any:
+    """A registered policy, ``mc-cardmix``, or ``CLUSTER-RULE/mix`` (that rule with :class:`NodeCardMix`)."""
+    from policies import cluster_heuristics as mc
+    from policies.registry import get_policy
+
+    if name == "mc-cardmix":
+        return mc.ClusterCardMix()
+    if name.endswith("/mix"):
+        base = {"mc-util": mc.ClusterUtilization, "mc-random": mc.ClusterRandom, "mc-bf": mc.ClusterBestFit,
+                "mc-expert": mc.ClusterExpert, "mc-greedy": mc.ClusterGreedy}[name[:-4]]
+        return base(mc.NodeCardMix())
+    return get_policy(name)
 
 TABLE6 = ("gpu_mem", "gpu_core", "cpu", "memory")
 """The paper's Table 6 resources, in its order."""
@@ -124,7 +141,7 @@ def _train(args: argparse.Namespace, models: Path) -> dict[str, float]:
     return cpu
 
 
-def _plot_curves(models: Path, path: str) -> None:
+def _plot_curves(models: Path, path: str, title: str = "EADE-M training, 16 clusters x 4 T4 nodes") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -140,7 +157,7 @@ def _plot_curves(models: Path, path: str) -> None:
                     label=f.stem)
     ax.set_xlabel("training episode (one 220-task stream, exploring)")
     ax.set_ylabel("tasks placed (mean of 5)")
-    ax.set_title("EADE-M training, 16 clusters x 4 T4 nodes")
+    ax.set_title(title)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -199,7 +216,6 @@ def main() -> None:
     if args.curve and models is not None:
         _plot_curves(models, args.curve)
     from packing.simulator import simulate
-    from policies.registry import get_policy
 
     rows: dict[str, list[dict[str, Any]]] = {}
     proofs = []
@@ -212,7 +228,7 @@ def main() -> None:
         per = [row_for(inst, "optimum", opt.placement, opt.seconds) | {"seed_model": ""}]
         for n in names:
             t0 = time.perf_counter()
-            res = simulate(inst, get_policy(n), seed=s)
+            res = simulate(inst, make_policy(n), seed=s)
             per.append(row_for(inst, n, res.placement, time.perf_counter() - t0) | {"seed_model": ""})
         for algo, stem, agent in agents:
             t0 = time.process_time()

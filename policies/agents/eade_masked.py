@@ -29,6 +29,28 @@ What EADE-M changes (every deviation from the paper, all in this module; the env
    ``eps_start`` to ``eps_end`` over the run) instead of Gaussian noise on a scalar.
 5. **Size and speed**: embedding 64, hidden 128 and 64, batch 128, one update every ``update_every``
    steps (the paper's 128 / 256 / every step cost ~0.2 s per update on one shared core).
+6. **Card-level features** (``card_features=True``; off by default, so older agent files load
+   unchanged): the paper's state holds cluster totals only, but deploy failures come from *cards*
+   (diagnosed on training streams 0-9: the proven optimum drops only whole-card and 810-milli tasks;
+   mc-util and EADE-M also lose 300-650-milli tasks because every card left has a hole below their
+   size). Each cluster token gets four more values (:func:`card_tokens`): the largest free share of a
+   card the task fits on, one minus the smallest free share left after placing it (the best fit's
+   tightness; both 0 when no card fits), the share of the cluster's cards that are entirely free,
+   and the share of its cards the task fits on; the task token gets the instance's share of entirely
+   free cards, the share of all cards the task fits on, 1 for a whole-card task, and 0. Token width
+   ``M + 4`` (8 in the default scenario).
+7. **Inner rule and expert** (``mix_inner``, ``card_expert``): ``mix_inner=True`` places the task on a card of
+   the chosen cluster by :class:`policies.cluster_heuristics.NodeCardMix` (worst-fit card while more
+   than ``mix_theta`` = 15% of all cards are free, then best fit) instead of ``node-bf``;
+   ``card_expert=True`` fills
+   the history buffer with :class:`policies.cluster_heuristics.ClusterCardMix` (the same card rule
+   over all clusters) instead of the paper's highest-Score expert. A comparison with this inner rule
+   must also report the heuristics with it (benchmarks/bench_multicluster.py does).
+8. **Card mode as part of the action** (``mode_action=True``, needs ``mix_inner``): two values per
+   cluster, ``Q(s, c, fresh)`` and ``Q(s, c, fit)``; the chosen mode overrides the threshold of
+   :class:`NodeCardMix` (worst-fit or best-fit card inside ``c``), so the agent, not ``mix_theta``,
+   decides when to stop opening fresh cards. Action index ``mode * N + c`` (``MODES``); the expert's
+   transitions are labelled with the mode its threshold used.
 
 Networks: :class:`ClusterQ` embeds the ``N + 1`` tokens of ``M`` values (no position embedding:
 clusters are exchangeable, so the head is permutation-equivariant over clusters), one multi-head
@@ -56,10 +78,67 @@ from packing.model import Instance
 from packing.multicluster import make_env
 from policies.agents.eade import ClusterAgent
 from policies.base import WAIT, Observation
-from policies.cluster_heuristics import ClusterExpert, NodeBestFit
+from policies.cluster_heuristics import (
+    ClusterCardMix,
+    ClusterExpert,
+    ClusterPolicy,
+    NodeBestFit,
+    NodeCardMix,
+    card_fit,
+    free_card_share,
+)
 
 KIND = "eade-m"
 """Agent-file kind."""
+
+MODES = ("fresh", "fit")
+"""Card modes of ``mode_action`` (action index ``mode * N + cluster``)."""
+
+CARD_FEATURES = 4
+"""Values :func:`card_tokens` adds to every token."""
+
+
+def card_tokens(lay: EnvLayout, obs: Observation, mask: np.ndarray) -> np.ndarray:
+    """Card-level token features (item 6 of the module docstring), shape ``(N + 1, 4)`` float32.
+
+    Rows ``0 .. N - 1`` are the clusters: max free share of a fitting card, ``1 -`` min free share left
+    after placing on a fitting card, share of entirely free cards, share of fitting cards. Row ``N``
+    is the task: share of entirely free cards of the instance, share of all cards the task fits on,
+    1 for a whole-card task, 0. A card fits when the task's share fits on it and its host is in
+    ``mask``.
+    """
+    st, a = obs.state, obs.app
+    n = lay.n_clusters
+    out = np.zeros((n + 1, CARD_FEATURES), dtype=np.float32)
+    fit, free, left = card_fit(st, a)
+    fit &= np.asarray(mask, dtype=bool)[:, None]
+    empty = (st.card_used <= 0).all(axis=2) & st.card_exists
+    for c, hosts in enumerate(lay.cluster_hosts):
+        n_cards = int(st.card_exists[hosts].sum())
+        if not n_cards:
+            continue
+        f = fit[hosts]
+        if f.any():
+            out[c, 0] = free[hosts][f].max()
+            out[c, 1] = 1.0 - left[hosts][f].min()
+        out[c, 2] = empty[hosts].sum() / n_cards
+        out[c, 3] = f.sum() / n_cards
+    total = int(st.card_exists.sum())
+    if total:
+        out[n, 0] = free_card_share(st)
+        out[n, 1] = fit.sum() / total
+    out[n, 2] = float(obs.instance.apps[a].gpu_whole and int(obs.instance.gpu_cards[a]) > 0)
+    return out
+
+
+def make_inner(cfg: MConfig) -> NodeBestFit:
+    """The node rule: :class:`NodeCardMix` with ``cfg.mix_inner``, else :class:`NodeBestFit` (fresh)."""
+    return NodeCardMix(cfg.mix_theta) if cfg.mix_inner else NodeBestFit()
+
+
+def make_expert(cfg: MConfig) -> ClusterPolicy:
+    """The history-buffer expert: :class:`ClusterCardMix` with ``cfg.card_expert``, else the paper's."""
+    return ClusterCardMix(cfg.mix_theta) if cfg.card_expert else ClusterExpert(make_inner(cfg))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,29 +165,40 @@ class MConfig:
     miss_penalty: float = 50.0
     reward_scale: float = 50.0
     attention: bool = True
+    card_features: bool = False
+    mix_inner: bool = False
+    card_expert: bool = False
+    mix_theta: float = 0.15
+    mode_action: bool = False
+
+    @property
+    def n_modes(self) -> int:
+        """Values per cluster: 2 with ``mode_action``, else 1."""
+        return len(MODES) if self.mode_action else 1
 
 
 class ClusterQ(nn.Module):
-    """State ``(B, (N + 1) * M)`` -> per-cluster values ``(B, N)``."""
+    """State ``(B, (N + 1) * M)`` -> per-cluster values ``(B, K * N)`` (``K = cfg.n_modes``, mode-major)."""
 
     def __init__(self, cfg: MConfig) -> None:
         super().__init__()
-        self.n, self.m = cfg.n_clusters, cfg.n_features
+        self.n, self.m, self.k = cfg.n_clusters, cfg.n_features, cfg.n_modes
         e = cfg.embed
         self.embed = nn.Linear(cfg.n_features, e)
         self.attention = nn.MultiheadAttention(e, cfg.heads, batch_first=True) if cfg.attention else None
         self.norm = nn.LayerNorm(e)
         h1, h2 = cfg.hidden
         self.head = nn.Sequential(nn.Linear(2 * e, h1), nn.ReLU(), nn.Linear(h1, h2), nn.ReLU(),
-                                  nn.Linear(h2, 1))
+                                  nn.Linear(h2, cfg.n_modes))
 
     def forward(self, state: torch.Tensor) -> torch.Tensor:
-        """``(B, (N + 1) * M)`` -> ``(B, N)``."""
+        """``(B, (N + 1) * M)`` -> ``(B, K * N)``."""
         x = self.embed(state.view(-1, self.n + 1, self.m))
         if self.attention is not None:
             x = self.norm(x + self.attention(x, x, x, need_weights=False)[0])
         task = x[:, -1:, :].expand(-1, self.n, -1)
-        return self.head(torch.cat([x[:, :-1, :], task], dim=2)).squeeze(2)
+        out = self.head(torch.cat([x[:, :-1, :], task], dim=2))  # (B, N, K)
+        return out.transpose(1, 2).reshape(out.shape[0], self.k * self.n)
 
 
 class MReplay:
@@ -140,7 +230,7 @@ def draw(history: MReplay, live: MReplay, batch: int, beta: float, rng: np.rando
     """``round(beta * batch)`` rows from ``history`` (all when ``live`` is empty), the rest from ``live``.
 
     Returns:
-        Columns ``s (B, S), a (B,), r (B,), s2 (B, S), done (B,), m2 (B, N)`` with the history rows
+        Columns ``s (B, S), a (B,), r (B,), s2 (B, S), done (B,), m2 (B, K * N)`` with the history rows
         first, and the number of history rows.
     """
     k = batch if not len(live) else (int(round(beta * batch)) if len(history) else 0)
@@ -163,26 +253,48 @@ class EadeMAgent(ClusterAgent):
         self.opt = torch.optim.Adam(self.q.parameters(), lr=cfg.lr)
         super().__init__()
         self.n_clusters = cfg.n_clusters
+        self.inner = make_inner(cfg)
 
     # -- acting --------------------------------------------------------------------------------
     def values(self, state: np.ndarray) -> np.ndarray:
-        """``Q(s, c)`` for every cluster, shape ``(N,)``."""
+        """``Q(s, a)`` for every action (cluster, or mode and cluster), shape ``(K * N,)``."""
         with torch.no_grad():
             return self.q(torch.as_tensor(state[None], dtype=torch.float32))[0].numpy()
 
     def choose(self, state: np.ndarray, feasible: np.ndarray) -> int:
-        """The feasible cluster with the highest value (lowest index on ties); ``-1`` if none."""
+        """The action (``mode * N + cluster``) with the highest value among feasible clusters ``(N,)``.
+
+        Lowest index on ties; ``-1`` if no cluster is feasible.
+        """
         if not feasible.any():
             return -1
-        v = np.where(feasible, self.values(state), -np.inf)
+        v = np.where(np.tile(feasible, self.cfg.n_modes), self.values(state), -np.inf)
         return int(np.argmax(v))
 
+    def set_mode(self, inner: NodeBestFit, action: int) -> int:
+        """Set ``inner``'s card mode from ``action`` (with ``mode_action``); returns the cluster."""
+        if self.cfg.mode_action and isinstance(inner, NodeCardMix):
+            inner.mode = MODES[action // self.n_clusters]
+        return action % self.n_clusters
+
+    def observe(self, lay: EnvLayout, obs: Observation, mask: np.ndarray) -> np.ndarray:
+        """The network's input for ``obs``: the paper's state, plus :func:`card_tokens` when configured.
+
+        Shape ``((N + 1) * n_features,)`` float32.
+        """
+        base = self.encoder.vector(lay, obs.state, obs.app)
+        if not self.cfg.card_features:
+            return base
+        tokens = base.reshape(lay.n_clusters + 1, -1)
+        return np.concatenate([tokens, card_tokens(lay, obs, mask)], axis=1).ravel()
+
     def act(self, obs: Observation, mask: np.ndarray) -> int:
-        """The best feasible cluster, the node in it by :class:`NodeBestFit`; WAIT when none fits."""
+        """The best feasible cluster, the node in it by the inner rule; WAIT when none fits."""
         lay = self.layout_for(obs)
-        c = self.choose(self.encoder.vector(lay, obs.state, obs.app), lay.clusters_with(mask).astype(bool))
-        if c < 0:
+        a = self.choose(self.observe(lay, obs, mask), lay.clusters_with(mask).astype(bool))
+        if a < 0:
             return WAIT
+        c = self.set_mode(self.inner, a)
         return self.inner.act(obs, mask & (lay.cluster_of == c))
 
     # -- learning ------------------------------------------------------------------------------
@@ -241,31 +353,72 @@ def _cluster_mask(env: Any) -> np.ndarray:
     return np.asarray(env.action_mask()[: env.layout.n_clusters], dtype=bool)
 
 
-def expert_history(instance: Instance, history: MReplay, miss_penalty: float, *, seed: int = 0) -> int:
-    """One episode of the paper's expert into ``history``; returns the tasks it placed."""
-    env = make_env(instance, NodeBestFit())
-    expert = ClusterExpert()
+def _actions_mask(env: Any, cfg: MConfig | None) -> np.ndarray:
+    """Feasible actions ``(K * N,)``: the cluster mask once per card mode."""
+    m = _cluster_mask(env)
+    return np.tile(m, cfg.n_modes) if cfg is not None else m
+
+
+def _state(agent: EadeMAgent | None, env: Any, s: np.ndarray, done: bool) -> np.ndarray:
+    """The network input of the env's current decision (``s`` itself without card features)."""
+    if agent is None or not agent.cfg.card_features:
+        return s
+    if done:
+        return np.zeros((agent.cfg.n_clusters + 1) * agent.cfg.n_features, dtype=np.float32)
+    return agent.observe(env.layout, env.observation(), env.host_mask())
+
+
+def expert_cluster(expert: ClusterPolicy, obs: Observation, mask: np.ndarray, lay: EnvLayout) -> int:
+    """The cluster ``expert`` sends the task to (the cluster of the card for :class:`ClusterCardMix`)."""
+    if isinstance(expert, ClusterCardMix):
+        assert isinstance(expert.inner, NodeCardMix)
+        hc = expert.inner.pick_card(obs, mask)
+        if hc is not None:
+            return int(lay.cluster_of[hc[0]])
+    return expert.pick(obs, expert.feasible_clusters(obs, mask))
+
+
+def expert_history(instance: Instance, history: MReplay, miss_penalty: float, *, seed: int = 0,
+                   agent: EadeMAgent | None = None) -> int:
+    """One episode of the expert into ``history``; returns the tasks it placed.
+
+    Without ``agent``: the paper's expert, ``node-bf`` and the paper's state. With ``agent``: its
+    ``expert``, ``inner`` and network input (:meth:`EadeMAgent.observe`).
+    """
+    cfg = agent.cfg if agent is not None else None
+    inner = make_inner(cfg) if cfg else NodeBestFit()
+    env = make_env(instance, inner)
+    expert = make_expert(cfg) if cfg else ClusterExpert()
     expert.reset(instance, seed)
     s, _ = env.reset(seed=seed)
+    s = _state(agent, env, s, False)
     done, info = False, {"placed": 0}
     while not done:
-        feasible = expert.feasible_clusters(env.observation(), env.host_mask())
-        c = expert.pick(env.observation(), feasible)
+        obs = env.observation()
+        c = expert_cluster(expert, obs, env.host_mask(), env.layout)
+        label = c
+        if cfg is not None and cfg.mode_action:  # the mode the expert's threshold used
+            label += env.layout.n_clusters * int(free_card_share(obs.state) <= cfg.mix_theta)
         s2, r, done, _, info = env.step(env.actions.action_of_bin(env.layout, c))  # type: ignore[attr-defined]
-        history.add(s, c, r - miss_penalty * info["auto_rejected"], s2, done, _cluster_mask(env))
+        s2 = _state(agent, env, s2, done)
+        history.add(s, label, r - miss_penalty * info["auto_rejected"], s2, done, _actions_mask(env, cfg))
         s = s2
     return int(info["placed"])
 
 
 def evaluate(agent: EadeMAgent, instance: Instance) -> tuple[float, int]:
     """Greedy episode in the env: ``(paper's return, tasks placed)``."""
-    env = make_env(instance, NodeBestFit())
+    inner = make_inner(agent.cfg)
+    env = make_env(instance, inner)
     s, info = env.reset(seed=0)
+    s = _state(agent, env, s, False)
     total, done = 0.0, False
     while not done:
         c = agent.choose(s, _cluster_mask(env))
+        c = agent.set_mode(inner, c) if c >= 0 else c
         a = env.actions.action_of_bin(env.layout, c if c >= 0 else env.layout.n_clusters)  # type: ignore[attr-defined]
         s, r, done, _, info = env.step(a)
+        s = _state(agent, env, s, done)
         total += r
     return total, int(info["placed"])
 
@@ -294,15 +447,19 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
     rng = np.random.default_rng(seed)
     lay = EnvLayout.of(streams[0])
     if cfg is None:
-        cfg = MConfig(n_clusters=lay.n_clusters, n_features=int(lay.cluster_capacity.shape[1]), **overrides)
+        m = int(lay.cluster_capacity.shape[1])
+        if overrides.get("card_features"):
+            m += CARD_FEATURES
+        cfg = MConfig(n_clusters=lay.n_clusters, n_features=m, **overrides)
     if agent is None:
         agent = EadeMAgent(cfg)
     cfg = agent.cfg
     n_state = (cfg.n_clusters + 1) * cfg.n_features
-    history = MReplay(cfg.buffer, n_state, cfg.n_clusters)
-    live = MReplay(cfg.buffer, n_state, cfg.n_clusters)
+    n_actions = cfg.n_clusters * cfg.n_modes
+    history = MReplay(cfg.buffer, n_state, n_actions)
+    live = MReplay(cfg.buffer, n_state, n_actions)
     for i, inst in enumerate(streams):
-        expert_history(inst, history, cfg.miss_penalty, seed=seed + i)
+        expert_history(inst, history, cfg.miss_penalty, seed=seed + i, agent=agent)
     if start_episode == 0:
         for _ in range(cfg.pretrain):
             cols, k = draw(history, live, cfg.batch, cfg.beta, rng)
@@ -312,20 +469,25 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
     for ep in range(start_episode, episodes):
         t0 = time.perf_counter()
         eps = cfg.eps_start + (cfg.eps_end - cfg.eps_start) * ep / max(1, episodes - 1)
-        env = make_env(streams[ep % len(streams)], NodeBestFit())
+        inner = make_inner(cfg)
+        env = make_env(streams[ep % len(streams)], inner)
         s, _ = env.reset(seed=seed + ep)
+        s = _state(agent, env, s, False)
         feasible = _cluster_mask(env)
         total, done, info = 0.0, False, {"placed": 0}
         while not done:
             if rng.random() < eps and feasible.any():
-                c = int(rng.choice(np.flatnonzero(feasible)))
+                act = int(rng.choice(np.flatnonzero(np.tile(feasible, cfg.n_modes))))
             else:
-                c = agent.choose(s, feasible)
+                act = agent.choose(s, feasible)
+            c = agent.set_mode(inner, act) if act >= 0 else -1
             a = env.actions.action_of_bin(env.layout, c if c >= 0 else lay.n_clusters)  # type: ignore[attr-defined]
             s2, r, done, _, info = env.step(a)
+            s2 = _state(agent, env, s2, done)
             feasible2 = _cluster_mask(env)
-            if c >= 0:
-                live.add(s, c, r - cfg.miss_penalty * info["auto_rejected"], s2, done, feasible2)
+            if act >= 0:
+                live.add(s, act, r - cfg.miss_penalty * info["auto_rejected"], s2, done,
+                         np.tile(feasible2, cfg.n_modes))
             s, feasible, total = s2, feasible2, total + r
             steps += 1
             if steps % cfg.update_every == 0 and len(live) >= cfg.batch:
@@ -341,5 +503,6 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
     return agent, curve
 
 
-__all__ = ["KIND", "ClusterQ", "EadeMAgent", "MConfig", "MReplay", "draw", "evaluate", "expert_history",
-           "from_checkpoint", "train"]
+__all__ = ["CARD_FEATURES", "KIND", "ClusterQ", "EadeMAgent", "MConfig", "MReplay",
+           "card_tokens", "draw", "evaluate", "expert_cluster", "expert_history", "from_checkpoint",
+           "make_expert", "make_inner", "train"]
