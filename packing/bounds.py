@@ -20,12 +20,20 @@ clique
 gpu
     GPU cards needed (whole cards, plus the total card shares over the largest card) against the
     fewest hosts that carry that many cards.
+excluded
+    Forced hosts plus the volume they cannot take. The hosts that run app ``a`` (at least its cap
+    bound ``w_a``) can run no container of an app that conflicts with ``a``, so those apps'
+    volume needs further hosts: ``w_a + fewest hosts for the volume of a's conflict neighbours``
+    (per resource, largest hosts first). The same for the heaviest ``j`` apps ``Q`` of the clique
+    bound's clique (every ``j``): their hosts (at least ``sum w``) are closed to every app that
+    conflicts with all of ``Q``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -54,6 +62,8 @@ class LowerBounds:
         clique_apps: the apps of the clique achieving ``clique``.
         clique_exact: whether ``clique`` is the exact maximum-weight clique.
         gpu_cards: GPU cards needed at least.
+        excluded: the forced-hosts-plus-excluded-volume bound.
+        excluded_apps: the app (or clique) whose hosts achieve ``excluded``.
     """
 
     volume: int
@@ -67,6 +77,8 @@ class LowerBounds:
     clique_apps: tuple[str, ...] = ()
     clique_exact: bool = True
     gpu_cards: int = 0
+    excluded: int = 0
+    excluded_apps: tuple[str, ...] = ()
 
     @property
     def infeasible(self) -> bool:
@@ -134,6 +146,77 @@ def _fewest_hosts(need: float, caps: np.ndarray, counts: np.ndarray, n_hosts: in
         acc += c * n
         used += n
     return n_hosts + 1
+
+
+def _fewest_hosts_many(need: np.ndarray, caps: np.ndarray, counts: np.ndarray,
+                       n_hosts: int) -> np.ndarray:
+    """:func:`_fewest_hosts` for many needs at once.
+
+    Args:
+        need: demands, shape ``(n,)``.
+        caps: capacity per host type, shape ``(n_types,)``.
+        counts: hosts per type, shape ``(n_types,)``.
+        n_hosts: returned plus one where nothing fits.
+
+    Returns:
+        Fewest hosts per need, shape ``(n,)`` (int64).
+    """
+    need = np.asarray(need, dtype=np.float64)
+    out = np.zeros(need.shape, dtype=np.int64)
+    order = [int(t) for t in np.argsort(-caps, kind="stable") if caps[t] > 0 and counts[t] > 0]
+    left = need > 0
+    acc = np.zeros(need.shape)
+    used = 0
+    for t in order:
+        c, n = float(caps[t]), int(counts[t])
+        take = np.ceil((need - acc) / c - 1e-9)
+        done = left & (take <= n)
+        out[done] = used + np.maximum(take[done], 0).astype(np.int64)
+        left &= ~done
+        acc += c * n
+        used += n
+    out[left] = n_hosts + 1
+    return out
+
+
+def _excluded_bound(instance: Instance, weight: np.ndarray, clique_apps: tuple[str, ...]
+                    ) -> tuple[int, tuple[str, ...]]:
+    """The forced-hosts-plus-excluded-volume bound (see the module docstring)."""
+    import scipy.sparse as sp
+
+    inst = instance
+    edges = _conflict_edges(inst, inst.counts > 0)
+    if not edges:
+        return 0, ()
+    e = np.array(edges, dtype=np.int64)
+    n = inst.n_apps
+    rows = np.concatenate([e[:, 0], e[:, 1]])
+    cols = np.concatenate([e[:, 1], e[:, 0]])
+    adj = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+    vol = inst.counts[:, None] * inst.demand  # (apps, res)
+    caps = _slack(inst.type_capacity)
+    cand = np.unique(rows)
+    nvol = np.asarray(adj[cand] @ vol)  # (cand, res): volume of each candidate's neighbours
+    best_v, best_apps = 0, cast(tuple[str, ...], ())
+    extra = np.zeros(len(cand), dtype=np.int64)
+    for r in range(inst.n_resources):
+        extra = np.maximum(extra, _fewest_hosts_many(nvol[:, r], caps[:, r], inst.type_count,
+                                                     inst.n_hosts))
+    tot = weight[cand] + extra
+    if len(tot):
+        i = int(np.argmax(tot))
+        best_v, best_apps = int(tot[i]), (inst.apps[int(cand[i])].name,)
+    q = sorted((inst.app_index[a] for a in clique_apps), key=lambda a: (-weight[a], a))
+    for j in range(2, len(q) + 1):  # the heaviest j apps of the clique
+        sub = q[:j]
+        common = np.asarray(adj[sub].sum(axis=0)).ravel() >= j  # conflicts with all of them
+        v = vol[common].sum(axis=0)
+        ex = max(_fewest_hosts(float(v[r]), caps[:, r], inst.type_count, inst.n_hosts)
+                 for r in range(inst.n_resources))
+        s = int(weight[sub].sum()) + ex
+        if s > best_v:
+            best_v, best_apps = s, tuple(inst.apps[a].name for a in sub)
+    return best_v, best_apps
 
 
 def _conflict_edges(instance: Instance, active: np.ndarray) -> list[tuple[int, int]]:
@@ -258,9 +341,13 @@ def lower_bounds(instance: Instance) -> LowerBounds:
     if cards:
         gcount = np.array([t.gpus for t in inst.host_types], dtype=np.float64)
         gpu = _fewest_hosts(cards, gcount, inst.type_count, n_hosts)
-    best = max(vol, cap_b, clique, gpu)
+    excl, excl_apps = 0, cast(tuple[str, ...], ())
+    if inst.n_apps and inst.n_resources:
+        excl, excl_apps = _excluded_bound(inst, weight, clique_apps)
+        excl = min(excl, infeasible)
+    best = max(vol, cap_b, clique, gpu, excl)
     return LowerBounds(vol, cap_b, clique, gpu, best, n_hosts, vol_res, cap_app,
-                       clique_apps, exact, cards)
+                       clique_apps, exact, cards, excl, excl_apps)
 
 
 def cost_lower_bound(instance: Instance, bounds: LowerBounds | None = None) -> float:

@@ -52,6 +52,30 @@ def test_clique_adds_disjoint_hosts() -> None:
     assert lb.clique == 5
 
 
+def test_excluded_volume_needs_further_hosts() -> None:
+    # a: 3 hosts (cap 1); b0, b1, b2 (2 containers of 5 each) all exclude a but not each other:
+    # the clique is a + one b (3 + 1), the volume 33 / 10 -> 4, but the b's 30 cpu need 3 hosts
+    # that run no a: 3 + 3 = 6, which is the optimum (each a alone, two b's per host)
+    apps = [App("a", (1.0, 1.0), 3, max_per_host=1)] + [App(f"b{i}", (5.0, 1.0), 2)
+                                                         for i in range(3)]
+    inst = inst_of(*apps, excl=[("a", f"b{i}") for i in range(3)])
+    lb = lower_bounds(inst)
+    assert (lb.volume, lb.cap, lb.clique) == (4, 3, 4)
+    assert (lb.excluded, lb.excluded_apps, lb.best) == (6, ("a",), 6)
+    from packing.model import Placement
+    p = Placement({"a": (0, 1, 2), "b0": (3, 3), "b1": (4, 4), "b2": (5, 5)})
+    assert check(inst, p, require_all=True) == []
+    # the clique's hosts are closed to the apps that conflict with all of it: a and c (3 + 2
+    # hosts) both exclude b0, b1, b2 (3 hosts): 8; the clique is a + c + one b (6), a's own
+    # neighbours c and the b's have volume 32 (3 + 4 = 7)
+    apps = [App("a", (1.0, 1.0), 3, max_per_host=1), App("c", (1.0, 1.0), 2, max_per_host=1)]
+    apps += [App(f"b{i}", (5.0, 1.0), 2) for i in range(3)]
+    excl = [("a", "c")] + [(x, f"b{i}") for x in "ac" for i in range(3)]
+    lb = lower_bounds(inst_of(*apps, excl=excl))
+    assert (lb.clique, lb.excluded, lb.best) == (6, 8, 8)
+    assert lb.excluded_apps == ("a", "c")
+
+
 def test_gpu_cards() -> None:
     types = (HostType("g", (100.0,), 10, gpus=4, gpu_capacity=(1000.0,)),)
     apps = (App("w", (1.0,), 5, gpu_cards=1, gpu_whole=True),
@@ -85,7 +109,7 @@ def test_bounds_never_exceed_the_optimum(inst: Instance) -> None:
         return
     assert check(inst, placement, require_all=True) == []
     assert placement is not None
-    for name in ("volume", "cap", "clique", "gpu", "best"):
+    for name in ("volume", "cap", "clique", "gpu", "excluded", "best"):
         assert getattr(lb, name) <= hosts, (name, lb, hosts)
     assert not lb.infeasible
     assert cost_lower_bound(inst, lb) <= cost + 1e-9
