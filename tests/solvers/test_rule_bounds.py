@@ -149,3 +149,30 @@ def test_hub_rules_never_above_the_optimum(inst: Instance) -> None:
     hosts = brute_force(inst)[0]
     if not math.isinf(hosts):
         assert rule_lower_bound(inst, time_limit=10) <= hosts
+
+
+@settings(max_examples=60, deadline=None)
+@given(tiny_instances(gpus=True, max_count=3), st.sampled_from([1.0, 0.1, 1 / 3]))
+def test_class_bound_never_above_the_optimum(inst: Instance, f: float) -> None:
+    from solvers.rule_bounds import class_config_bound, merge_classes
+
+    inst = _scaled(inst, f)
+    hosts = brute_force(inst)[0]
+    agg = merge_classes(inst)
+    assert agg.n_containers == inst.n_containers and not agg.rules
+    if not math.isinf(hosts):
+        assert class_config_bound(inst, time_limit=5).value <= hosts
+
+
+def test_class_bound_sees_patterns() -> None:
+    from solvers.rule_bounds import class_config_bound
+
+    # a = (6, 2), b = (2, 6) and c = (4, 4) on (10, 10): a host holds {a, b}, {a, c}, {b, c} or
+    # {c, c}; five a, five b, four c: volume 56 / 10 -> 6, cap 5; the configuration LP (dual
+    # 1/2 each) proves 7, which 3 {a, b} + 2 {a, c} + 2 {b, c} reach. a and a2 merge.
+    apps = (App("a", (6.0, 2.0), 3), App("a2", (6.0, 2.0), 2), App("b", (2.0, 6.0), 5),
+            App("c", (4.0, 4.0), 4))
+    inst = Instance("p", ("cpu", "mem"), TEN, apps)
+    assert lower_bounds(inst).best == 6
+    cb = class_config_bound(inst, time_limit=10)
+    assert (cb.value, cb.classes, cb.converged) == (7, 3, True)
