@@ -107,7 +107,8 @@ def _certify(c: np.ndarray, a_ub: sp.csr_matrix, b_ub: np.ndarray, upper: np.nda
 
 
 def rule_bound(instance: Instance, time_limit: float = 60.0, stop: Stop | None = None, *,
-               max_kinds: int = MAX_KINDS, max_explicit: int = 6000) -> RuleBound:
+               max_kinds: int = MAX_KINDS, max_explicit: int = 6000,
+               max_nonzeros: int = 3_000_000) -> RuleBound:
     """The host-kinds LP bound (see the module docstring) with its certificate.
 
     Args:
@@ -116,6 +117,8 @@ def rule_bound(instance: Instance, time_limit: float = 60.0, stop: Stop | None =
         stop: a stop request; if set before the solve, the cheap bound is returned.
         max_kinds: most clique apps used as host kinds.
         max_explicit: most apps modelled one by one (the most restricted first).
+        max_nonzeros: further limits the explicit apps to about this many capacity-row
+            entries (apps x kinds x types x resources; 200 resources on Tianchi's full view).
 
     Returns:
         The :class:`RuleBound`; ``value`` is always a valid lower bound.
@@ -154,6 +157,7 @@ def rule_bound(instance: Instance, time_limit: float = 60.0, stop: Stop | None =
     explicit = active & (restricted | (w >= 2))
     explicit[q] = True
     e_idx = np.flatnonzero(explicit)
+    max_explicit = min(max_explicit, max(len(q) + 1, max_nonzeros // (n_k * n_t * max(1, n_r))))
     if len(e_idx) > max_explicit:
         keep = e_idx[np.argsort(-(w[e_idx] + 1e6 * restricted[e_idx]), kind="stable")]
         explicit[:] = False
