@@ -103,6 +103,15 @@ class AutoSettings:
         arcflow_min_left: the arc-flow stages run only with this many seconds left (the MIP
             runs in a child process and needs seconds to prove anything).
         arcflow_lp_max: at most this many seconds for the arc-flow LP bound (stage 1c).
+        spread_min_work: instances with at least this many containers x hosts (and within
+            :func:`solvers.spread.applicable`) take the large-scale path (stage 0b) instead of
+            the exact models: shaped host-by-host filling, then repacking.
+        spread_repack: after the filling, free hosts by ejection chains
+            (:func:`solvers.repack.repack`) for the rest of the budget.
+        spread_shapes: the shape scales the filling tries, in order, while time is left
+            (:func:`solvers.spread.fill`); the best packing is kept.
+        spread_share: a further filling starts only if it should end within this share of the
+            budget (its predicted time: 1.2 times the longest so far).
     """
 
     cpsat_first: float = 0.3
@@ -119,6 +128,10 @@ class AutoSettings:
     arcflow_share: float = 0.85
     arcflow_min_left: float = 20.0
     arcflow_lp_max: float = 10.0
+    spread_min_work: int = 100_000_000
+    spread_repack: bool = True
+    spread_shapes: tuple[float, ...] = (1.0, 0.97, 1.03, 0.94, 1.06)
+    spread_share: float = 0.8
 
 
 DEFAULT_SETTINGS = AutoSettings()
@@ -196,6 +209,10 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
     def relay(p: Progress) -> None:
         notify(callback, history, clock, p.objective, p.bound, p.method, p.message)
 
+    if _large(inst, kind, cfg):
+        large = _solve_large(inst, kind, clock, seed, callback, history, cfg)
+        if large is not None:
+            return large
     greedy = ffd(inst, kind)
     lb, lb_name = cheap_lower_bound(inst, kind)
     if bound_infeasible(inst, kind, lb):
@@ -344,6 +361,75 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                     return finish()
         _improve_lns(inst, kind, clock, left(), lb, seed, workers, best, greedy, take, relay)
     return finish()
+
+
+def _large(inst: Instance, kind: Objective, cfg: AutoSettings) -> bool:
+    """Whether the instance takes the large-scale path (stage 0b)."""
+    if kind == "deployed" or inst.n_containers * inst.n_hosts < cfg.spread_min_work:
+        return False
+    from solvers.spread import applicable
+
+    return applicable(inst)
+
+
+def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
+                 callback: ProgressCallback | None, history: list[Progress],
+                 cfg: AutoSettings) -> SolveResult | None:
+    """Stage 0b: the cheap bound, shaped filling (:func:`solvers.spread.fill`), then repacking.
+
+    Returns ``None`` when the filling does not finish in time or leaves containers unplaced
+    (the usual path, first fit included, takes over then).
+    """
+    from solvers.base import objective_value
+    from solvers.repack import repack
+    from solvers.spread import fill
+
+    lb, lb_name = cheap_lower_bound(inst, kind)
+    if bound_infeasible(inst, kind, lb):
+        return infeasible_result(inst, kind, "auto", clock, lb_name, history)
+    deadline = clock.start + clock.time_limit - cfg.margin
+    best: np.ndarray | None = None
+    value = 0.0
+    took = 0.0
+    for scale in cfg.spread_shapes:
+        if best is not None and (clock.elapsed + 1.2 * took > clock.time_limit * cfg.spread_share
+                                 or _closed(value, lb, kind)):
+            break
+        t0 = clock.elapsed
+        h = fill(inst, kind=kind, deadline=deadline, stop=clock.stop, shape_scale=scale)
+        took = max(took, clock.elapsed - t0)
+        if h is None or (h == -1).any():
+            break
+        v = objective_value(inst, h, kind)
+        if best is None or _better(v, value, kind):
+            best, value = h, v
+            notify(callback, history, clock, value, lb, "spread",
+                   f"shaped host-by-host filling (shape x{scale:g})")
+    if best is None:
+        return None
+    host_of = best
+    pl = Placement.from_arrays(inst, host_of, None)
+    if check(inst, pl, require_all=True):  # pragma: no cover - built by the feasibility code
+        return None
+    method = "spread"
+    left = clock.time_limit - clock.elapsed - cfg.margin
+    if cfg.spread_repack and left > 0.5 and not _closed(value, lb, kind):
+        def on_improve(hosts: int) -> None:
+            notify(callback, history, clock, None, lb, "repack", f"{hosts} hosts")
+
+        target = _hosts_for(inst, kind, lb) if len(inst.host_types) == 1 else 0
+        better = repack(inst, host_of, time_limit=left, target=target, seed=seed,
+                        on_improve=on_improve, stop=clock.stop)
+        if better is not None:
+            v2 = objective_value(inst, better, kind)
+            if _better(v2, value, kind):
+                host_of, value, method = better, v2, "repack"
+                pl = Placement.from_arrays(inst, host_of, None)
+                notify(callback, history, clock, value, lb, "repack", "freed hosts")
+    ok = _closed(value, lb, kind)
+    return SolveResult("optimal" if ok else "feasible", value, value if ok else lb, pl,
+                       _n_hosts(host_of), "auto", clock.elapsed, kind,
+                       {"solution": method, "bound": lb_name}, None, tuple(history))
 
 
 def _improve_lns(inst: Instance, kind: Objective, clock: Clock, budget: float, lb: float,

@@ -1,0 +1,429 @@
+"""Rule-aware construction for large instances: constrained apps first, then best fit.
+
+Tianchi-sized instances (tens of thousands of containers, thousands of hosts, tens of thousands of
+``<A, B, k>`` rules) are too large for the exact models and for the dense tables of the tabu
+search. This module builds a good packing quickly; :mod:`solvers.repack` then frees hosts.
+
+Construction (:func:`construct`) places containers one at a time, item-centric, on the *best-fitting*
+host among the hosts already in use (the one whose weighted load is highest after the placement),
+opening a new host (in :func:`solvers.greedy.type_order`) only when no host in use takes the
+container. The order decides the quality:
+
+* ``"spread"``: the *constrained* apps first — apps that appear in a rule, or whose cap is below
+  their count — by decreasing rule degree (rules naming the app, exclusions weigh double) and then
+  size; their containers are spread by the rules themselves, since a host that refuses one more
+  of them is skipped. Then the unconstrained apps by decreasing size.
+* ``"size"``: every app by decreasing size (best-fit decreasing).
+* ``"mixed"``: by decreasing size, the constrained apps' size counted double.
+
+The size of a container is its demand weighted by how much each resource binds overall (total
+demand over total capacity), relative to the largest capacity.
+
+Every feasibility decision is :func:`packing.kernels.feasible` (the compiled predicates of
+:mod:`packing.feasibility`) on the arrays of a :class:`packing.feasibility.ClusterState`.
+On instances with time-indexed resources (the full Tianchi view: ``cpu_t00 .. cpu_t97``) the
+construction runs on a *peak surrogate* (:func:`surrogate`): each group of time points becomes
+one resource with the largest demand and the smallest capacity of the group. A host within
+capacity on the surrogate is within capacity at every time point, so the placement is feasible on
+the real instance (the checker confirms it); the repacking then works on the real resources.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import TYPE_CHECKING
+
+import numba
+import numpy as np
+
+from packing.feasibility import ClusterState
+from packing.kernels import feasible, init_candidates, min_demand, update_candidates
+from packing.model import UNPLACED, Instance
+from solvers.result import Objective
+
+if TYPE_CHECKING:
+    from solvers.base import Stop
+
+CHUNK_SECONDS = 0.2
+"""About this long between two looks at the clock while filling."""
+
+ORDERS = ("spread", "size", "mixed")
+"""The container orders :func:`construct` knows (see the module docstring)."""
+
+_TIME_POINT = re.compile(r"^(.*)_t\d+$")
+
+
+def applicable(instance: Instance) -> bool:
+    """Whether the compiled construction and repacking cover the instance.
+
+    No GPU cards and no GPU-model constraints (the compiled feasibility's scope), at least one
+    resource, container and host.
+    """
+    inst = instance
+    if inst.n_containers == 0 or inst.n_resources == 0 or inst.n_hosts == 0:
+        return False
+    if inst.max_gpus or bool(np.any(inst.gpu_cards > 0)):
+        return False
+    return not any(a.gpu_models for a in inst.apps)
+
+
+def surrogate(instance: Instance) -> tuple[np.ndarray, np.ndarray] | None:
+    """The peak surrogate of time-indexed resources, or ``None`` when there are none.
+
+    Resources named ``<base>_t<digits>`` with the same base form one group; each group becomes
+    one resource with demand ``max`` over the group and capacity ``min`` over the group (other
+    resources are kept). A placement within the surrogate capacities is within the real ones.
+
+    Returns:
+        ``(demand, capacity)``: shapes ``(n_apps, m)`` and ``(n_hosts, m)`` with ``m`` the number
+        of groups plus the other resources.
+    """
+    groups: dict[str, list[int]] = {}
+    order: list[str] = []
+    for r, name in enumerate(instance.resources):
+        m = _TIME_POINT.match(name)
+        key = f"{m.group(1)}_t*" if m else name
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(r)
+    if len(order) == instance.n_resources:
+        return None
+    demand = np.stack([instance.demand[:, groups[k]].max(axis=1) for k in order], axis=1)
+    capacity = np.stack([instance.host_capacity[:, groups[k]].min(axis=1) for k in order], axis=1)
+    return np.ascontiguousarray(demand), np.ascontiguousarray(capacity)
+
+
+def resource_weights(demand: np.ndarray, capacity: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """How much each resource binds: total demand over total capacity, shape ``(n_resources,)``.
+
+    Normalised to sum to 1 (equal weights when nothing is demanded).
+    """
+    need = (demand * counts[:, None]).sum(axis=0)
+    have = capacity.sum(axis=0)
+    w = np.where(have > 0, need / np.where(have > 0, have, 1.0), 0.0)
+    if w.sum() <= 0:
+        w = np.ones(len(w))
+    return w / w.sum()
+
+
+def rule_degree(instance: Instance) -> np.ndarray:
+    """Rules that name each app (exclusions count double), shape ``(n_apps,)`` float.
+
+    An app with a cap below its count gets at least 1.
+    """
+    inst = instance
+    ra, rb, rk = inst.rule_arrays
+    deg = np.zeros(inst.n_apps)
+    w = np.where(rk == 0, 2.0, 1.0)
+    np.add.at(deg, ra, w)
+    np.add.at(deg, rb, w)
+    same = ra == rb
+    np.add.at(deg, ra[same], -w[same])  # a self rule names its app once
+    capped = inst.cap < inst.counts
+    deg[capped] = np.maximum(deg[capped], 1.0)
+    return deg
+
+
+def app_order(instance: Instance, order: str, demand: np.ndarray, capacity: np.ndarray,
+              kind: Objective = "hosts") -> np.ndarray:
+    """The apps in construction order (see the module docstring), shape ``(n_apps,)``."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown order {order!r}; expected one of {ORDERS}")
+    w = resource_weights(demand, capacity, instance.counts)
+    top = capacity.max(axis=0)
+    size = (demand / np.where(top > 0, top, 1.0)) @ w
+    deg = rule_degree(instance)
+    constrained = deg > 0
+    if order == "size":
+        return np.lexsort((-deg, -size)).astype(np.int64)
+    if order == "mixed":
+        return np.lexsort((-deg, -size * np.where(constrained, 2.0, 1.0))).astype(np.int64)
+    return np.lexsort((-size, -deg, ~constrained)).astype(np.int64)
+
+
+@numba.njit(cache=True)
+def _best_fit(seq, demand, capacity, used, count, n_on, col, cap, in_ptr, in_cols, in_k,
+              out_ptr, out_cols, out_k, host_type, type_rank, wcap, mode,
+              host_out):  # pragma: no cover - compiled
+    """Best fit over the hosts in use, else a new host in ``type_rank`` order; mutates the state.
+
+    ``wcap`` ``(n_hosts, n_resources)`` holds ``w[r] / capacity[h, r]`` (0 where the capacity is
+    0); a host's score is the weighted load after the placement, the highest wins (ties: lowest
+    index). ``host_out[t]`` receives the host of container ``t`` of ``seq`` (-1: none).
+    """
+    n_h = capacity.shape[0]
+    n_r = demand.shape[1]
+    n_types = type_rank.shape[0]
+    dmin = min_demand(demand)
+    active = np.empty(n_h, dtype=np.int64)
+    next_empty = np.empty(n_types, dtype=np.int64)
+    last_empty = np.empty(n_types, dtype=np.int64)
+    n_active, _ = init_candidates(dmin, capacity, used, n_on, host_type, active, next_empty,
+                                  last_empty)
+    for t in range(seq.shape[0]):
+        a = seq[t]
+        best = -1
+        best_s = -1e300
+        for i in range(n_active):
+            h = active[i]
+            if not feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
+                            out_ptr, out_cols, out_k):
+                continue
+            s = 0.0
+            if mode == 0:
+                for r in range(n_r):
+                    s += (used[h, r] + demand[a, r]) * wcap[h, r]
+            else:
+                for r in range(n_r):
+                    f = (capacity[h, r] - used[h, r] - demand[a, r]) * wcap[h, r]
+                    s -= f * f
+            if s > best_s + 1e-12 or (s > best_s - 1e-12 and h < best):
+                best_s = s
+                best = h
+        if best < 0:
+            for k in range(n_types):
+                h = next_empty[type_rank[k]]
+                if h < n_h and feasible(h, a, demand, capacity, used, count, col, cap, in_ptr,
+                                        in_cols, in_k, out_ptr, out_cols, out_k):
+                    best = h
+                    break
+        host_out[t] = best
+        if best < 0:
+            continue
+        h = best
+        for r in range(n_r):
+            used[h, r] += demand[a, r]
+        if col[a] >= 0:
+            count[h, col[a]] += 1
+        was_empty = n_on[h] == 0
+        n_on[h] += 1
+        n_active = update_candidates(h, was_empty, dmin, capacity, used, n_on, host_type, active,
+                                     n_active, next_empty, last_empty)
+
+
+@numba.njit(cache=True)
+def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_ptr, in_cols, in_k,
+                out_ptr, out_cols, out_k, host_type, type_rank, wcap, prio, mode, shape,
+                host_list, app_list, n_out, h_next, max_hosts):  # pragma: no cover - compiled
+    """Bin-centric filling: open a host, add the best-scoring feasible container until none fits.
+
+    ``apps`` ``(m,)`` lists the apps to place and ``left`` ``(n_apps,)`` how many containers of each
+    are still to place (decremented in place). The score of app ``a`` on host ``h`` (higher wins)
+    is, for ``mode`` 0, the weighted dot product of its demand with the host's remaining capacity;
+    for ``mode`` 1, its weighted size; for ``mode`` 2, minus the weighted squared distance between
+    the remaining capacity and the demand; for ``mode`` 3 the same towards the *shaped* capacity
+    ``shape[r] * capacity[h, r]`` (``shape`` ``(n_resources,)``: each resource's total demand
+    relative to the most demanded one, so every host is filled in the proportions of the whole
+    demand and no resource is left over at the end). ``prio`` ``(n_apps,)`` is added (constrained apps first).
+    New hosts are taken in ``type_rank`` order (lowest unused index of the type, ``h_next``
+    ``(n_types,)`` keeps where the scan of each type stands). The placements are appended to
+    ``host_list`` / ``app_list`` (one entry per container) from ``n_out`` on. At most ``max_hosts``
+    hosts are filled per call (so the caller can look at the clock); returns the new ``n_out``,
+    or ``-1 - n_out`` when no unused host takes any remaining container.
+    """
+    n_h = capacity.shape[0]
+    n_r = demand.shape[1]
+    live = apps.copy()
+    n_live = 0
+    for i in range(apps.shape[0]):
+        if left[apps[i]] > 0:
+            live[n_live] = apps[i]
+            n_live += 1
+    n_filled = 0
+    while n_live > 0 and n_filled < max_hosts:
+        n_filled += 1
+        # the next unused host of the first type that takes some live app
+        h = -1
+        for k in range(type_rank.shape[0]):
+            ty = type_rank[k]
+            g = h_next[ty]
+            while g < n_h and (host_type[g] != ty or n_on[g] > 0):
+                g += 1
+            h_next[ty] = g
+            if g >= n_h:
+                continue
+            for i in range(n_live):
+                if feasible(g, live[i], demand, capacity, used, count, col, cap, in_ptr, in_cols,
+                            in_k, out_ptr, out_cols, out_k):
+                    h = g
+                    break
+            if h >= 0:
+                break
+        if h < 0:
+            return -1 - n_out  # no unused host takes any remaining container
+        while True:
+            best = -1
+            best_s = -1e300
+            for i in range(n_live):
+                a = live[i]
+                if not feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols,
+                                in_k, out_ptr, out_cols, out_k):
+                    continue
+                s = prio[a]
+                if mode == 0:
+                    for r in range(n_r):
+                        s += demand[a, r] * wcap[h, r] * (capacity[h, r] - used[h, r]) * wcap[h, r]
+                elif mode == 1:
+                    for r in range(n_r):
+                        s += demand[a, r] * wcap[h, r]
+                elif mode == 2:
+                    for r in range(n_r):
+                        f = (capacity[h, r] - used[h, r] - demand[a, r]) * wcap[h, r]
+                        s -= f * f
+                else:
+                    for r in range(n_r):
+                        f = (shape[r] * capacity[h, r] - used[h, r] - demand[a, r]) * wcap[h, r]
+                        s -= f * f
+                if s > best_s:
+                    best_s = s
+                    best = i
+            if best < 0:
+                break
+            a = live[best]
+            for r in range(n_r):
+                used[h, r] += demand[a, r]
+            if col[a] >= 0:
+                count[h, col[a]] += 1
+            n_on[h] += 1
+            host_list[n_out] = h
+            app_list[n_out] = a
+            n_out += 1
+            left[a] -= 1
+            if left[a] == 0:
+                n_live -= 1
+                live[best] = live[n_live]
+    return n_out
+
+
+def work_arrays(instance: Instance, use_surrogate: bool = True
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """``(demand, capacity)`` the compiled loops run on: the peak surrogate where it exists."""
+    sur = surrogate(instance) if use_surrogate else None
+    if sur is not None:
+        return sur
+    return (np.ascontiguousarray(instance.demand, dtype=np.float64),
+            np.ascontiguousarray(instance.host_capacity, dtype=np.float64))
+
+
+def demand_shape(demand: np.ndarray, capacity: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each resource's total demand relative to the most demanded one (by capacity), ``(n_r,)``."""
+    w = resource_weights(demand, capacity, counts)
+    return np.ascontiguousarray(w / max(float(w.max()), 1e-12))
+
+
+def weighted_capacity(demand: np.ndarray, capacity: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``w[r] / capacity[h, r]`` per host and resource (0 where the capacity is 0)."""
+    w = resource_weights(demand, capacity, counts)
+    return np.ascontiguousarray(
+        np.where(capacity > 0, w[None, :] / np.where(capacity > 0, capacity, 1.0), 0.0))
+
+
+def construct(instance: Instance, order: str = "spread", kind: Objective = "hosts",
+              use_surrogate: bool = True, mode: int = 0) -> np.ndarray:
+    """A placement built by best fit in the given ``order`` (see the module docstring).
+
+    Args:
+        instance: the instance (:func:`applicable` must hold).
+        order: one of :data:`ORDERS`.
+        kind: the objective (decides the order of host types for new hosts).
+        use_surrogate: run on the peak surrogate where the instance has time-indexed resources.
+        mode: host score, 0 the weighted load after the placement (best fit), 1 minus the
+            weighted squared remaining capacity.
+
+    Returns:
+        Host per container, shape ``(n_containers,)``; -1 for containers no host takes.
+    """
+    from solvers.greedy import type_order
+
+    inst = instance
+    if not applicable(inst):
+        raise ValueError("construct: GPU cards and GPU models are not covered")
+    demand, capacity = work_arrays(inst, use_surrogate)
+    st = ClusterState(inst)
+    used = np.zeros_like(capacity)
+    apps = app_order(inst, order, demand, capacity, kind)
+    seq = np.repeat(apps, inst.counts[apps]).astype(np.int64)
+    out = np.empty(len(seq), dtype=np.int64)
+    rank = np.asarray(type_order(inst, kind), dtype=np.int64)
+    _best_fit(seq, demand, capacity, used,  # type: ignore[call-arg]
+              st.count, st.n_on, st.col, inst.cap.astype(np.int64),
+              *st.rule_tables, np.ascontiguousarray(inst.host_type_of, dtype=np.int64), rank,
+              weighted_capacity(demand, capacity, inst.counts), mode, out)
+    host_of = np.full(inst.n_containers, UNPLACED, dtype=np.int64)
+    pos = 0
+    for a in apps:  # containers of an app are identical: fill its slots in order
+        lo, n = int(inst.offsets[a]), int(inst.counts[a])
+        host_of[lo:lo + n] = out[pos:pos + n]
+        pos += n
+    return host_of
+
+
+def fill(instance: Instance, mode: int = 3, kind: Objective = "hosts", use_surrogate: bool = True,
+         constrained_first: float = 0.0, deadline: float | None = None,
+         stop: Stop | None = None, shape_scale: float = 1.0) -> np.ndarray | None:
+    """A placement built host by host (bin-centric; ``mode`` as in the kernel ``_fill_hosts``).
+
+    Args:
+        instance: the instance (:func:`applicable` must hold).
+        mode: 0 dot product, 1 largest first, 2 closest to the remaining capacity, 3 closest to
+            the remaining capacity shaped like the whole demand (the default: best on Tianchi).
+        kind: the objective (decides the order of host types).
+        use_surrogate: run on the peak surrogate where the instance has time-indexed resources.
+        constrained_first: score bonus per unit of ``log1p`` of the rule degree (0: none).
+        deadline: ``time.perf_counter()`` value to give up at (``None``: none).
+        stop: a stop request, looked at between chunks of hosts.
+        shape_scale: multiplies the shape of every resource but the most demanded one (mode 3;
+            capped at 1): other proportions give other packings to choose from.
+
+    Returns:
+        Host per container, shape ``(n_containers,)``, -1 for containers no host takes; ``None``
+        when the deadline or a stop came first.
+    """
+    from solvers.greedy import type_order
+
+    inst = instance
+    demand, capacity = work_arrays(inst, use_surrogate)
+    st = ClusterState(inst)
+    used = np.zeros_like(capacity)
+    left = inst.counts.astype(np.int64).copy()
+    prio = np.ascontiguousarray(constrained_first * np.log1p(rule_degree(inst)))
+    n = inst.n_containers
+    hl = np.empty(n, dtype=np.int64)
+    al = np.empty(n, dtype=np.int64)
+    rank = np.asarray(type_order(inst, kind), dtype=np.int64)
+    h_next = np.zeros(len(rank), dtype=np.int64)
+    args = (demand, capacity, used, st.count, st.n_on, st.col, inst.cap.astype(np.int64),
+            *st.rule_tables, np.ascontiguousarray(inst.host_type_of, dtype=np.int64), rank,
+            weighted_capacity(demand, capacity, inst.counts), prio, mode,
+            np.minimum(1.0, demand_shape(demand, capacity, inst.counts) * shape_scale), hl, al)
+    apps = np.arange(inst.n_apps, dtype=np.int64)
+    k, chunk = 0, 8
+    while int(left.sum()) > 0:
+        if (deadline is not None and time.perf_counter() >= deadline) or (
+                stop is not None and stop.is_set()):
+            return None
+        t = time.perf_counter()
+        k = int(_fill_hosts(apps, left, *args, k, h_next, chunk))  # type: ignore[call-arg]
+        if k < 0:
+            k = -1 - k
+            break
+        took = time.perf_counter() - t
+        chunk = int(max(1, min(4 * chunk, chunk * CHUNK_SECONDS / max(took, 1e-6))))
+    return _assign(inst, hl[:k], al[:k])
+
+
+def _assign(inst: Instance, hosts: np.ndarray, apps: np.ndarray) -> np.ndarray:
+    """Host per container from (host, app) pairs, one per placed container (apps' slots in order)."""
+    host_of = np.full(inst.n_containers, UNPLACED, dtype=np.int64)
+    order = np.argsort(apps, kind="stable")
+    a_sorted = apps[order]
+    start = np.searchsorted(a_sorted, np.arange(inst.n_apps))
+    rank = np.arange(len(order)) - start[a_sorted]
+    host_of[inst.offsets[a_sorted] + rank] = hosts[order]
+    return host_of
+
+
+__all__ = ["ORDERS", "app_order", "applicable", "construct", "demand_shape", "fill",
+           "resource_weights", "rule_degree", "surrogate", "weighted_capacity", "work_arrays"]
