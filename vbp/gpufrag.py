@@ -591,6 +591,9 @@ def plot_curves(path: str | Path, results: Sequence[PolicyResult], until: int, t
 
 # -- the offline bound ---------------------------------------------------------------------------
 
+BOUND_METHODS = ("config", "aggregate")
+"""Offline bounds :class:`GpuBound` can compute: the configuration LP (per host) or the aggregated LP."""
+
 BOUND_CLIQUES = (1, 2, 3)
 """``j`` of the card-count cuts of :class:`GpuBound`: a card holds at most ``j`` GPU-sharing tasks
 whose share exceeds ``1/(j+1)`` of the card."""
@@ -631,13 +634,35 @@ class GpuBound:
     bounds (the arrived GPU and the capacity, which are valid too). Cost: one HiGHS solve of about
     ``apps x types`` variables (a few milliseconds at openb's size).
 
+    **The configuration bound** (``method="config"``, the default for :meth:`levels`): at the
+    arrival levels ``config_levels`` the per-host configuration LP of
+    :class:`solvers.gpu_config.ConfigBound` is solved by column generation with exact CP-SAT pricing
+    (cards, CPU, memory and card models of one host coupled exactly); its value is a Lagrangian
+    certificate valid at every iteration, so a time limit only loosens it. Each level gets the least
+    of the valid bounds it has: this LP's, the aggregated LP's, and the configuration bound of any
+    later prefix (allocation only grows with the pods arrived).
+
     Args:
         instance: the cluster and the apps (pod shapes); rules and anti-affinity are ignored (openb has
             none; ignoring constraints keeps the bound valid).
+        method: ``"config"`` (the configuration LP at ``config_levels`` on top of the aggregated LP)
+            or ``"aggregate"`` (the aggregated LP only, about 1 s per seed).
+        config_levels: arrival levels (%) where the configuration LP is solved.
+        time_limit: seconds of column generation per level (the bound is valid when it stops).
     """
 
-    def __init__(self, instance: Instance) -> None:
+    def __init__(self, instance: Instance, method: str = "config",
+                 config_levels: Sequence[int] = LEVELS, time_limit: float = 300.0) -> None:
         from scipy.sparse import csr_matrix
+
+        if method not in BOUND_METHODS:
+            raise ValueError(f"unknown bound method {method!r}; expected one of {', '.join(BOUND_METHODS)}")
+        self.method = method
+        self.config_levels = tuple(int(x) for x in config_levels)
+        self.time_limit = float(time_limit)
+        self._config: Any = None
+        self.config_results: dict[int, Any] = {}
+        """Per level where the configuration LP ran: its :class:`solvers.gpu_config.ConfigResult`."""
 
         from packing.feasibility import TOL
 
@@ -708,7 +733,8 @@ class GpuBound:
         cert = cert * (1.0 + 1e-9) + 1e-6
         return min(cert, trivial + 1e-6 * max(1.0, trivial))
 
-    def levels(self, workload: Workload, until: int = 130) -> np.ndarray:
+    def levels(self, workload: Workload, until: int = 130,
+               log: Callable[[str], None] | None = None) -> np.ndarray:
         """The bound per whole arrival level ``0..until`` %, as unallocated GPU %, shape ``(until + 1,)``.
 
         Level ``L`` of :meth:`Run.levels` averages the records whose arrived demand rounds to ``L`` (or
@@ -721,7 +747,8 @@ class GpuBound:
         prefixes whose arrived pods all fit fractionally are downward closed (scale a solution down
         app by app) and those whose LP reaches the capacity are upward closed (the LP grows with the
         pods), so two bisections find the levels in between; the others get the trivial bound, which
-        is valid by itself.
+        is valid by itself. With ``method="config"`` the configuration LP then tightens the levels
+        of ``config_levels`` and every level before them (:meth:`_config_levels`).
         """
         seq = pod_sequence(workload.instance)
         total = task_gpu(workload.instance)[0]
@@ -763,7 +790,41 @@ class GpuBound:
         for i, lvl in enumerate(have.tolist()):
             b = bound(i) if first <= i < lo else trivial(i)
             out[lvl] = 100.0 - np.round(b * (1.0 + 1e-9) / cap * 100.0, 2)
+        if self.method == "config":
+            self._config_levels(workload, seq, last, out, log)
         return out
+
+    def solve_config(self, counts: np.ndarray, log: Callable[[str], None] | None = None) -> Any:
+        """The configuration LP bound (:class:`solvers.gpu_config.ConfigResult`) for ``counts`` per app.
+
+        Columns are kept between calls (warm start for the next level).
+        """
+        from solvers.gpu_config import ConfigBound
+
+        if self._config is None:
+            self._config = ConfigBound(self.instance)
+        return self._config.solve(np.asarray(counts), time_limit=self.time_limit, log=log)
+
+    def _config_levels(self, workload: Workload, seq: np.ndarray, last: np.ndarray, out: np.ndarray,
+                       log: Callable[[str], None] | None) -> None:
+        """Tighten ``out`` (unallocated %, shape ``(until + 1,)``) with the configuration LP.
+
+        The bound of the prefix of ``p`` pods holds for every shorter prefix too, so each level takes the
+        largest unallocated % of the configuration bounds at its own or any later solved prefix.
+        """
+        cap = workload.capacity
+        n = workload.instance.n_apps
+        todo = [x for x in self.config_levels if 0 <= x < len(out) and last[x] >= 0]
+        for lvl in sorted(todo, key=lambda x: (abs(x - 100), -x)):  # 100% first (the paper's bars)
+            p = int(last[lvl])
+            if lvl in self.config_results:
+                continue
+            res = self.solve_config(np.bincount(seq[:p], minlength=n), log=log)
+            self.config_results[lvl] = res
+            un = 100.0 - np.round(res.bound * (1.0 + 1e-9) / cap * 100.0, 2)
+            for other in np.flatnonzero((last >= 0) & (last <= p)).tolist():
+                if np.isfinite(out[other]) and un > out[other]:
+                    out[other] = un
 
 
 @dataclass
@@ -779,6 +840,9 @@ class BoundResult:
     seeds: list[int]
     curves: np.ndarray
     seconds: list[float]
+    method: str = "aggregate"
+    details: list[dict[int, Any]] = field(default_factory=list)
+    """Per seed, per level where the configuration LP ran: its ``ConfigResult``."""
 
     def curve(self, stat: str = "median") -> np.ndarray:
         """Median (or mean) over seeds, shape ``(until + 1,)``: below every policy's median (mean)."""
@@ -793,16 +857,31 @@ class BoundResult:
                 for lv in levels}
 
 
-def evaluate_bound(instance: Instance, seeds: Sequence[int], until: float = 1.3) -> BoundResult:
-    """:meth:`GpuBound.levels` on every seed's workload (the same workloads as :func:`evaluate`)."""
+def evaluate_bound(instance: Instance, seeds: Sequence[int], until: float = 1.3, *, method: str = "config",
+                   config_levels: Sequence[int] = LEVELS, time_limit: float = 300.0,
+                   log: Callable[[str], None] | None = None) -> BoundResult:
+    """:meth:`GpuBound.levels` on every seed's workload (the same workloads as :func:`evaluate`).
+
+    Args:
+        instance: the pod list's cluster.
+        seeds: workload seeds.
+        until: arrivals until this fraction of the GPU capacity.
+        method: ``"config"`` or ``"aggregate"`` (see :class:`GpuBound`).
+        config_levels: levels (%) where the configuration LP runs.
+        time_limit: seconds of column generation per level and seed.
+        log: progress lines.
+    """
     top = int(round(until * 100))
-    curves, secs = [], []
+    curves, secs, details = [], [], []
     for s in seeds:
         t0 = time.perf_counter()
         wl = build_workload(instance, int(s), until)
-        curves.append(GpuBound(wl.instance).levels(wl, top))
+        gb = GpuBound(wl.instance, method=method, config_levels=config_levels, time_limit=time_limit)
+        curves.append(gb.levels(wl, top, log=log))
         secs.append(time.perf_counter() - t0)
-    return BoundResult([int(s) for s in seeds], np.array(curves).reshape(len(curves), top + 1), secs)
+        details.append(dict(gb.config_results))
+    return BoundResult([int(s) for s in seeds], np.array(curves).reshape(len(curves), top + 1), secs,
+                       method, details)
 
 
 

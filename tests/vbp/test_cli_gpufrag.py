@@ -132,7 +132,8 @@ def gpu_frag(*args: str) -> tuple[int, str]:
 
 
 def test_cli_table_json_and_plot(tmp_path: Path) -> None:
-    code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd,gpu-bestfit")
+    code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd,gpu-bestfit",
+                         "--bound-time", "5")
     assert code == 0, out
     assert "fgd" in out and "gpu-bestfit" in out and "pub100" in out
     plot = tmp_path / "fig7.png"
@@ -152,9 +153,20 @@ def test_cli_table_json_and_plot(tmp_path: Path) -> None:
     for lv in ("90", "95", "100"):
         if b["median"][lv] is not None and p["unallocated_gpu_pct"][lv] is not None:
             assert b["median"][lv] <= p["unallocated_gpu_pct"][lv]
+    assert b["method"] == "config" and set(b["converged"]) == {str(lv) for lv in LEVELS}
     code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd", "--no-bound", "--json")
     assert code == 0 and json.loads(out)["bound"] is None
-    code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd")
+    code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd", "--bound-method", "aggregate",
+                         "--json")
+    assert code == 0
+    agg = json.loads(out)["bound"]
+    assert agg["method"] == "aggregate" and agg["converged"] is None
+    code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd", "--bound-time", "0", "--json")
+    assert code == 0  # stopped at once: still a valid bound, at least the aggregated one's unallocated %
+    zero = json.loads(out)["bound"]["median"]
+    for lv, v in agg["median"].items():
+        assert (v is None) == (zero[lv] is None) and (v is None or zero[lv] >= v - 1e-9)
+    code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd", "--bound-method", "aggregate")
     assert "offline bound" in out
 
 
@@ -163,6 +175,8 @@ def test_cli_table_json_and_plot(tmp_path: Path) -> None:
     (["--policies", "zzz"], "unknown policy"),
     (["--plot", "fig.txt"], "--plot"),
     (["--pods", "missing.csv"], "no such pod list file"),
+    (["--bound-method", "exact"], "--bound-method"),
+    (["--bound-time", "-1"], "--bound-time"),
 ])
 def test_bad_options_exit_2(args: list[str], words: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as e:

@@ -153,7 +153,7 @@ def test_bound_below_every_policy_at_every_level(small: Instance) -> None:
 
 def test_evaluate_bound_matches_the_median_of_seeds(small: Instance) -> None:
     res = evaluate(small, ["fgd", "gpu-bestfit"], [3, 4, 5], 1.3)
-    br = evaluate_bound(small, [3, 4, 5], 1.3)
+    br = evaluate_bound(small, [3, 4, 5], 1.3, method="aggregate")  # the configuration LP: below
     assert br.curves.shape == (3, 131) and len(br.seconds) == 3
     med = br.at([90, 95, 100, 130])
     for r in res:
@@ -175,3 +175,35 @@ def test_grid_search_for_fgd_plus_keeps_fgd_as_a_candidate(small: Instance) -> N
         grid_fgd_plus(small, [0], [[1.0]], until=1.3)
     with pytest.raises(ValueError):
         grid_fgd_plus(small, [0], [], until=1.0)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_configuration_bound_between_the_optimum_and_the_aggregated_lp(seed: int) -> None:
+    inst = _random_instance(np.random.default_rng(seed))
+    exact = _exact(inst)
+    gb = GpuBound(inst)
+    agg = gb.solve(inst.counts)
+    cfg = gb.solve_config(inst.counts)
+    assert cfg.bound >= exact - 1e-9
+    # the configuration LP implies every aggregated row; its certificate is within the stopping gap
+    assert cfg.converged
+    assert cfg.bound <= agg + 1e-5 * 1000.0 * float(inst.host_gpus.sum()) + 1e-3
+
+
+def test_configuration_bound_is_strictly_tighter_when_cpu_binds_per_host() -> None:
+    # two hosts of 8 CPU and 2 cards, four whole-card pods of 5 CPU each: the aggregate fits 16/5
+    # pods' CPU (3200 milli-GPU), one host really holds one pod (2000)
+    two = (HostType("h", (8.0, 8.0), 2, gpus=2, gpu_capacity=(1000.0,)),)
+    inst = Instance("c", ("cpu", "mem"), two, (App("w", (5.0, 1.0), 4, gpu_cards=1, gpu_whole=True),),
+                    gpu_resources=("gpu_milli",))
+    gb = GpuBound(inst)
+    assert gb.solve(inst.counts) == pytest.approx(3200.0, abs=1e-3)
+    assert gb.solve_config(inst.counts).bound == pytest.approx(2000.0, abs=1e-3)
+
+
+def test_unknown_bound_method_is_refused() -> None:
+    one = (HostType("h", (8.0, 8.0), 1, gpus=1, gpu_capacity=(1000.0,)),)
+    inst = Instance("c", ("cpu", "mem"), one, (App("s", (1.0, 1.0), 1, gpu_cards=1, gpu_per_card=(600.0,)),),
+                    gpu_resources=("gpu_milli",))
+    with pytest.raises(ValueError):
+        GpuBound(inst, method="nope")
