@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -176,3 +177,33 @@ def test_class_bound_sees_patterns() -> None:
     assert lower_bounds(inst).best == 6
     cb = class_config_bound(inst, time_limit=10)
     assert (cb.value, cb.classes, cb.converged) == (7, 3, True)
+
+
+def test_tianchi_fixture_bounds_below_first_fit() -> None:
+    from packing.loaders.tianchi import load_tianchi
+    from solvers.greedy import ffd
+
+    folder = Path(__file__).resolve().parents[1] / "data" / "tianchi_small"
+    for kw in ({"view": "reduced"}, {"view": "full"},
+               {"hosts": "64c128g", "rules": "cross", "round_up": True}):
+        inst = load_tianchi(folder, **kw)  # type: ignore[arg-type]
+        rb = rule_bound(inst, time_limit=20)
+        g = ffd(inst, "hosts")
+        assert rb.status == "optimal", rb
+        assert rb.certified <= rb.lp + 1e-6
+        assert rb.cheap <= rb.value
+        if g.placed == inst.n_containers:
+            assert rb.value <= g.objective
+        assert rb.lp == pytest.approx(rb.certified, abs=1e-3)
+
+
+@pytest.mark.slow
+def test_tianchi_set_b_values(shared_data: Path) -> None:
+    # the values in the README table (benchmarks/bench_tianchi_bounds.py)
+    from packing.loaders.tianchi import load_tianchi
+
+    inst = load_tianchi(shared_data / "alibaba-tianchi-2018")
+    lb = lower_bounds(inst)
+    assert (lb.volume, lb.cap, lb.excluded) == (2951, 610, 1594)
+    rb = rule_bound(inst, time_limit=120)
+    assert rb.value == 2951 and 2950.4 < rb.certified <= rb.lp
