@@ -900,6 +900,65 @@ def _plus_cost(args: tuple[tuple[float, ...], int, int]) -> float:
     return float(run.levels("unallocated", level + 1)[level])
 
 
+def _pack_cost(args: tuple[tuple[float, ...], int, int]) -> float:
+    """Unallocated GPU % at ``level`` of FGD-Pack with ``(lam, threshold)`` on training workload ``i``."""
+    (lam, thr), i, level = args
+    wl = _TRAIN[i]
+    assert wl.pod_counts is not None
+    shapes = shape_distribution(wl.instance, wl.pod_counts, threshold=thr)
+    run = run_policy(wl, FGDPack(lam=lam, threshold=thr, shapes=shapes))
+    return float(run.levels("unallocated", level + 1)[level])
+
+
+def _train_pso(cost: Callable[[tuple[tuple[float, ...], int, int]], float], instance: Instance,
+               seeds: Sequence[int], *, until: float, level: int, box: tuple[np.ndarray, np.ndarray],
+               init: np.ndarray, settings: Any, workers: int, checkpoint: str | Path | None,
+               log: Callable[[str], None] | None) -> tuple[np.ndarray, float, list[dict[str, Any]]]:
+    """The PSO loop both trainers share: minimise the mean of ``cost`` over the training workloads.
+
+    ``cost`` (a module-level function, so forked workers can run it) gets ``(position, workload
+    index, level)``; every particle sees the same workloads (:data:`_TRAIN`, built here and cleared
+    after). ``box`` is the ``(low, high)`` search box and ``init`` particle 0's position, both shape
+    ``(dims,)``.
+
+    Returns:
+        ``(best position, its cost, history)`` (one record per iteration: best cost, mean cost, best).
+    """
+    import multiprocessing
+
+    from policies.swarm.optimizer import PSO
+
+    if level + 1 > round(until * 100):
+        raise ValueError(f"until={until} stops before level {level} + 1")
+    _TRAIN[:] = [build_workload(instance, int(s), until) for s in seeds]
+    pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
+
+    def objective(pos: np.ndarray) -> np.ndarray:
+        jobs = [(tuple(float(v) for v in p), i, level) for p in pos for i in range(len(_TRAIN))]
+        costs = pool.map(cost, jobs) if pool is not None else [cost(j) for j in jobs]
+        return np.array(costs).reshape(len(pos), len(_TRAIN)).mean(axis=1)
+
+    history: list[dict[str, Any]] = []
+
+    def cb(rec: Any) -> None:
+        history.append({"iteration": rec.iteration, "best_cost": round(rec.best_cost, 4),
+                        "mean_cost": round(rec.mean_cost, 4),
+                        "best": [round(v, 4) for v in rec.best_position]})
+        if log is not None:
+            log(f"iter {rec.iteration}: best {rec.best_cost:.3f} mean {rec.mean_cost:.3f} "
+                f"at {[round(v, 3) for v in rec.best_position]}")
+
+    try:
+        res = PSO(settings, checkpoint_path=checkpoint, resume=checkpoint is not None).minimize(
+            objective, len(init), box, init=init, callback=cb)
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+        _TRAIN.clear()
+    return np.asarray(res.best_position, dtype=np.float64), float(res.best_cost), history
+
+
 def train_fgd_plus(instance: Instance, seeds: Sequence[int], *, until: float = 1.01, level: int = 100,
                    particles: int = 8, iters: int = 5, bound: float = 2.0, pso_seed: int = 0,
                    workers: int = 1, checkpoint: str | Path | None = None,
@@ -929,52 +988,14 @@ def train_fgd_plus(instance: Instance, seeds: Sequence[int], *, until: float = 1
         ``(weights, cost, history)``: the best weights, shape ``(len(PLUS_FEATURES),)``, their cost,
         and one record per iteration (best cost, mean cost, best weights).
     """
-    import multiprocessing
-
     from policies.gpu import PLUS_FEATURES
-    from policies.swarm.optimizer import PSO, PSOSettings
+    from policies.swarm.optimizer import PSOSettings
 
-    if level + 1 > round(until * 100):
-        raise ValueError(f"until={until} stops before level {level} + 1")
-    _TRAIN[:] = [build_workload(instance, int(s), until) for s in seeds]
     dims = len(PLUS_FEATURES)
-    pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
-
-    def objective(pos: np.ndarray) -> np.ndarray:
-        jobs = [(tuple(float(v) for v in p), i, level) for p in pos for i in range(len(_TRAIN))]
-        costs = pool.map(_plus_cost, jobs) if pool is not None else [_plus_cost(j) for j in jobs]
-        return np.array(costs).reshape(len(pos), len(_TRAIN)).mean(axis=1)
-
-    history: list[dict[str, Any]] = []
-
-    def cb(rec: Any) -> None:
-        history.append({"iteration": rec.iteration, "best_cost": round(rec.best_cost, 4),
-                        "mean_cost": round(rec.mean_cost, 4),
-                        "best": [round(v, 4) for v in rec.best_position]})
-        if log is not None:
-            log(f"iter {rec.iteration}: best {rec.best_cost:.3f} mean {rec.mean_cost:.3f} "
-                f"at {[round(v, 3) for v in rec.best_position]}")
-
     settings = PSOSettings(n_particles=particles, iters=iters, seed=pso_seed, patience=0, init_scale=0.3)
-    try:
-        res = PSO(settings, checkpoint_path=checkpoint, resume=checkpoint is not None).minimize(
-            objective, dims, (np.full(dims, -bound), np.full(dims, bound)), init=np.zeros(dims), callback=cb)
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
-        _TRAIN.clear()
-    return np.asarray(res.best_position, dtype=np.float64), float(res.best_cost), history
-
-
-def _pack_cost(args: tuple[tuple[float, float], int, int]) -> float:
-    """Unallocated GPU % at ``level`` of FGD-Pack with ``(lam, threshold)`` on training workload ``i``."""
-    (lam, thr), i, level = args
-    wl = _TRAIN[i]
-    assert wl.pod_counts is not None
-    shapes = shape_distribution(wl.instance, wl.pod_counts, threshold=thr)
-    run = run_policy(wl, FGDPack(lam=lam, threshold=thr, shapes=shapes))
-    return float(run.levels("unallocated", level + 1)[level])
+    return _train_pso(_plus_cost, instance, seeds, until=until, level=level,
+                      box=(np.full(dims, -bound), np.full(dims, bound)), init=np.zeros(dims),
+                      settings=settings, workers=workers, checkpoint=checkpoint, log=log)
 
 
 def train_fgd_pack(instance: Instance, seeds: Sequence[int], *, until: float = 1.01, level: int = 100,
@@ -990,40 +1011,12 @@ def train_fgd_pack(instance: Instance, seeds: Sequence[int], *, until: float = 1
     Returns:
         ``(best (lam, threshold), cost, history)``.
     """
-    import multiprocessing
-
-    from policies.swarm.optimizer import PSO, PSOSettings
-
-    if level + 1 > round(until * 100):
-        raise ValueError(f"until={until} stops before level {level} + 1")
-    _TRAIN[:] = [build_workload(instance, int(s), until) for s in seeds]
-    pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
-
-    def objective(pos: np.ndarray) -> np.ndarray:
-        jobs = [((float(p[0]), float(p[1])), i, level) for p in pos for i in range(len(_TRAIN))]
-        costs = pool.map(_pack_cost, jobs) if pool is not None else [_pack_cost(j) for j in jobs]
-        return np.array(costs).reshape(len(pos), len(_TRAIN)).mean(axis=1)
-
-    history: list[dict[str, Any]] = []
-
-    def cb(rec: Any) -> None:
-        history.append({"iteration": rec.iteration, "best_cost": round(rec.best_cost, 4),
-                        "mean_cost": round(rec.mean_cost, 4),
-                        "best": [round(v, 4) for v in rec.best_position]})
-        if log is not None:
-            log(f"iter {rec.iteration}: best {rec.best_cost:.3f} mean {rec.mean_cost:.3f} "
-                f"at {[round(v, 3) for v in rec.best_position]}")
+    from policies.swarm.optimizer import PSOSettings
 
     settings = PSOSettings(n_particles=particles, iters=iters, seed=pso_seed, patience=0, init_scale=0.15)
-    try:
-        res = PSO(settings).minimize(objective, 2, (np.array([0.0, 0.8]), np.array([1.0, 1.0])),
-                                     init=np.array([0.4, 0.9]), callback=cb)
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
-        _TRAIN.clear()
-    return np.asarray(res.best_position, dtype=np.float64), float(res.best_cost), history
+    return _train_pso(_pack_cost, instance, seeds, until=until, level=level,
+                      box=(np.array([0.0, 0.8]), np.array([1.0, 1.0])), init=np.array([0.4, 0.9]),
+                      settings=settings, workers=workers, checkpoint=None, log=log)
 
 
 def grid_fgd_plus(instance: Instance, seeds: Sequence[int], candidates: Sequence[Sequence[float]], *,
@@ -1063,8 +1056,8 @@ def grid_fgd_plus(instance: Instance, seeds: Sequence[int], candidates: Sequence
              for c, m, row in zip(cands, mean, per, strict=True)]
     return np.array(cands[best]), float(mean[best]), table
 
-__all__ = ["BOUND_CLIQUES", "DEFAULT_POLICIES", "FIT_RESOURCES", "LEVELS", "PAPER_CLUSTER", "PAPER_NAMES",
-           "PUBLISHED", "BoundResult", "GpuBound", "PolicyResult", "Run", "Workload", "build_workload",
+__all__ = ["BOUND_CLIQUES", "BOUND_METHODS", "DEFAULT_POLICIES", "FIT_RESOURCES", "LEVELS", "PAPER_CLUSTER",
+           "PAPER_NAMES", "PUBLISHED", "BoundResult", "GpuBound", "PolicyResult", "Run", "Workload", "build_workload",
            "evaluate", "evaluate_bound", "gpu_capacity", "is_paper_cluster", "make_policy", "plot_curves",
            "pod_list_name", "pod_sequence", "run_policy", "task_gpu", "train_fgd_pack", "train_fgd_plus",
            "grid_fgd_plus"]

@@ -207,3 +207,19 @@ def test_unknown_bound_method_is_refused() -> None:
                     gpu_resources=("gpu_milli",))
     with pytest.raises(ValueError):
         GpuBound(inst, method="nope")
+
+
+def test_both_pso_trainers_share_one_loop_and_are_seeded(small: Instance) -> None:
+    from vbp.gpufrag import train_fgd_pack, train_fgd_plus
+
+    kw = {"until": 1.3, "level": 90, "particles": 2, "iters": 1, "pso_seed": 3}
+    w1, c1, h1 = train_fgd_pack(small, [0], **kw)  # type: ignore[arg-type]
+    w2, c2, h2 = train_fgd_pack(small, [0], **kw)  # type: ignore[arg-type]
+    assert np.array_equal(w1, w2) and c1 == c2 and h1 == h2 and w1.shape == (2,)
+    assert 0.0 <= w1[0] <= 1.0 and 0.8 <= w1[1] <= 1.0
+    assert c1 == pytest.approx(min(h["best_cost"] for h in h1), abs=1e-4)
+    wp, cp, _ = train_fgd_plus(small, [0], **kw)  # type: ignore[arg-type]
+    fgd = run_policy(build_workload(small, 0, 1.3), make_policy("fgd", build_workload(small, 0, 1.3).dist))
+    assert cp <= float(fgd.levels("unallocated", 91)[90]) + 1e-9  # particle 0 is FGD
+    with pytest.raises(ValueError):
+        train_fgd_pack(small, [0], until=1.0, level=100)
