@@ -408,7 +408,7 @@ class ConfigBound:
                     col[j] = int(min(td.ub[j], n[j]))
                     self._pool.cols[k].add(tuple(col))
 
-    def solve(self, counts: np.ndarray, *, time_limit: float = 60.0, pricing_limit: float = 5.0,
+    def solve(self, counts: np.ndarray, *, time_limit: float = 60.0, pricing_limit: float = 2.0,
               fast_limit: float = 0.3, alpha: float = 0.5, gap: float = 1e-5, seed: int = 0,
               log: Callable[[str], None] | None = None) -> ConfigResult:
         """The bound for ``counts[a]`` pods per app, shape ``(n_apps,)``.
@@ -418,8 +418,9 @@ class ConfigBound:
             time_limit: seconds for the whole column generation (the bound is valid when it stops).
             pricing_limit: seconds per pricing (CP-SAT) in the proof phase; its proven bound is used
                 if it stops early.
-            fast_limit: seconds per pricing while columns are still found easily (first phase; its
-                bounds count too).
+            fast_limit: seconds per pricing at first; doubled (up to ``pricing_limit``) whenever an
+                iteration finds columns for fewer than half the host types (every iteration's
+                bound counts).
             alpha: Wentges smoothing weight of the best duals so far (0: plain column generation).
             gap: stop when the bound is within ``gap`` (relative to the capacity) of the master.
             seed: CP-SAT seed.
@@ -452,10 +453,10 @@ class ConfigBound:
         it = 0
         converged = False
         a_cur = alpha
-        fast = True
+        lim_cur = min(fast_limit, pricing_limit)
         hints: list[np.ndarray | None] = [None] * len(self.types)
         tol_abs = gap * max(self.capacity, 1.0)
-        while True:
+        while it == 0 or time.perf_counter() - t0 < time_limit:
             it += 1
             # restricted master
             cols: list[tuple[int, tuple[int, ...]]] = [(k, c) for k in range(n_rows_t)
@@ -497,10 +498,10 @@ class ConfigBound:
                 pia[on] = pi[row_of[td.apps[on]]]
                 v = td.value - pia
                 tp = time.perf_counter()
-                lim = fast_limit if fast else pricing_limit
-                pr = price(td, v, n_all[td.apps], time_limit=max(0.01, min(lim, left / 2)),
+                share_left = left / max(1, len(self.types) - k)
+                pr = price(td, v, n_all[td.apps], time_limit=max(0.01, min(lim_cur, share_left)),
                            seed=seed, hint=hints[k], keep=8)
-                if log is not None and time.perf_counter() - tp > 0.5 and not fast:
+                if log is not None and time.perf_counter() - tp > 0.5 and lim_cur >= pricing_limit:
                     log(f"   type {td.t}: pricing {time.perf_counter() - tp:.1f} s, optimal {pr.optimal}, "
                         f"upper {pr.upper:.1f} found {pr.found:.1f}")
                 all_opt &= pr.optimal
@@ -523,14 +524,15 @@ class ConfigBound:
             elapsed = time.perf_counter() - t0
             if log is not None:
                 log(f"it {it}: master {lp_val:.3f}  L {lag:.3f}  best {best:.3f}  cols +{added}  "
-                    f"alpha {a_cur:.2f}  {'fast' if fast else 'proof'}  {elapsed:.1f} s")
+                    f"alpha {a_cur:.2f}  pricing {lim_cur:.2f} s  {elapsed:.1f} s")
             if best - lp_val <= tol_abs:
                 converged = True
                 break
-            if added == 0:
-                if fast:
-                    fast = False  # columns are no longer found easily: price to prove
+            if added < len(self.types) / 2 and lim_cur < pricing_limit:
+                lim_cur = min(2 * lim_cur, pricing_limit)  # columns no longer come easily: price harder
+                if added == 0:
                     continue
+            if added == 0:
                 if a_cur > 0:
                     a_cur = 0.0  # mispricing: price at the master's duals next
                     continue

@@ -1057,7 +1057,8 @@ def grid_fgd_plus(instance: Instance, seeds: Sequence[int], candidates: Sequence
     return np.array(cands[best]), float(mean[best]), table
 
 __all__ = ["BOUND_CLIQUES", "BOUND_METHODS", "DEFAULT_POLICIES", "FIT_RESOURCES", "LEVELS", "PAPER_CLUSTER",
-           "PAPER_NAMES", "PUBLISHED", "BoundResult", "GpuBound", "PolicyResult", "Run", "Workload", "build_workload",
+           "PAPER_NAMES", "PUBLISHED", "BoundResult", "GpuBound", "PolicyResult", "Run", "Workload",
+           "build_workload",
            "evaluate", "evaluate_bound", "gpu_capacity", "is_paper_cluster", "make_policy", "plot_curves",
            "pod_list_name", "pod_sequence", "run_policy", "task_gpu", "train_fgd_pack", "train_fgd_plus",
            "grid_fgd_plus"]
