@@ -410,6 +410,7 @@ class ConfigBound:
 
     def solve(self, counts: np.ndarray, *, time_limit: float = 60.0, pricing_limit: float = 2.0,
               fast_limit: float = 0.3, alpha: float = 0.5, gap: float = 1e-5, seed: int = 0,
+              final_factor: float = 5.0,
               log: Callable[[str], None] | None = None) -> ConfigResult:
         """The bound for ``counts[a]`` pods per app, shape ``(n_apps,)``.
 
@@ -421,6 +422,8 @@ class ConfigBound:
             fast_limit: seconds per pricing at first; doubled (up to ``pricing_limit``) whenever an
                 iteration finds columns for fewer than half the host types (every iteration's
                 bound counts).
+            final_factor: when no column is found but some pricing was not proven optimal, one more
+                round prices with ``final_factor * pricing_limit`` seconds to close the bound.
             alpha: Wentges smoothing weight of the best duals so far (0: plain column generation).
             gap: stop when the bound is within ``gap`` (relative to the capacity) of the master.
             seed: CP-SAT seed.
@@ -535,6 +538,9 @@ class ConfigBound:
             if added == 0:
                 if a_cur > 0:
                     a_cur = 0.0  # mispricing: price at the master's duals next
+                    continue
+                if not all_opt and lim_cur < final_factor * pricing_limit:
+                    lim_cur = final_factor * pricing_limit  # no column, bound not closed: prove harder
                     continue
                 break
             a_cur = alpha
