@@ -168,7 +168,8 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
         click.echo(f"{'offline bound':<15}" + "".join(f"{_fmt(bm[str(lv)]):>8}" for lv in LEVELS)
                    + f"{_fmt(bound_row['mean']['100']):>9}  |" + " " * (8 * len(LEVELS) + 7)
                    + f"{bound_row['seconds_per_seed']:>8.1f}")
-        click.echo("(offline bound: no placement of the arrived pods leaves less GPU unallocated)")
+        what = ("per-node configuration LP" if bound_method == "config" else "LP by pod shape x node type")
+        click.echo(f"(offline bound, {what}: no placement of the arrived pods leaves less GPU unallocated)")
     if plot is not None:
         click.echo(f"plot written to {plot}")
 
