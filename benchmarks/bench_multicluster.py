@@ -20,7 +20,8 @@ only. For each held-out stream it proves the maximum number of deployable tasks
 thread) for seeds ``0 .. --train-seeds - 1`` and saves ``MODELS/ALGO-sSEED.pt`` (an existing file is
 reused, so runs can be split across processes and resumed); the CPU seconds of each training run are
 printed and kept in the JSON. ``--set ALGO.NAME=VALUE`` overrides a hyper-parameter. Every model file
-in ``--models`` is evaluated. ``--curve PNG`` plots the EADE-M training curves (placed per episode).
+in ``--models`` is evaluated. ``--curve PNG`` plots the EADE-M training curves (placed per episode minus
+what ``mc-cardmix`` places on the same training stream, moving mean over 10 episodes).
 
 Needs the data in ../shared/data (alibaba-gpu-v2020 and alibaba-gpu-v2023), or ``--data``.
 """
@@ -141,7 +142,13 @@ def _train(args: argparse.Namespace, models: Path) -> dict[str, float]:
     return cpu
 
 
-def _plot_curves(models: Path, path: str, title: str = "EADE-M training, 16 clusters x 4 T4 nodes") -> None:
+def _plot_curves(models: Path, path: str, title: str = "EADE-M training, 16 clusters x 4 T4 nodes",
+                 baseline: list[int] | None = None, label: str = "") -> None:
+    """Placed per training episode (moving mean of 10 = one pass over 10 streams) of ``eade-m-s*.pt``.
+
+    With ``baseline`` (tasks a fixed policy places on each training stream, episode ``e`` runs stream
+    ``e % len(baseline)``) the curve is placed minus that policy's count on the same stream.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -149,19 +156,36 @@ def _plot_curves(models: Path, path: str, title: str = "EADE-M training, 16 clus
     import torch
 
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    w = 10
     for f in sorted(models.glob("eade-m-s*.pt")):
         curve = torch.load(f, weights_only=True).get("curve", [])
         placed = np.array([r["placed"] for r in curve], dtype=float)
-        if len(placed) >= 5:
-            ax.plot(np.arange(4, len(placed)), np.convolve(placed, np.ones(5) / 5, mode="valid"), lw=1.2,
+        if baseline:
+            placed -= np.array([baseline[r["episode"] % len(baseline)] for r in curve], dtype=float)
+        if len(placed) >= w:
+            ax.plot(np.arange(w - 1, len(placed)), np.convolve(placed, np.ones(w) / w, mode="valid"), lw=1.2,
                     label=f.stem)
+    if baseline:
+        ax.axhline(0.0, color="k", lw=0.8, ls="--")
     ax.set_xlabel("training episode (one 220-task stream, exploring)")
-    ax.set_ylabel("tasks placed (mean of 5)")
+    ax.set_ylabel(f"tasks placed{' - ' + label if label else ''} (mean of {w})")
     ax.set_title(title)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def _cardmix_baseline(args: argparse.Namespace) -> list[int]:
+    """Tasks ``mc-cardmix`` places on each training stream (seeds ``0 .. --train-streams - 1``)."""
+    from packing.simulator import simulate
+
+    out = []
+    for s in range(args.train_streams):
+        inst = generate_multicluster(args.data, args.data, clusters=args.clusters, nodes=args.nodes,
+                                     tasks=args.tasks, seed=s)
+        out.append(int(simulate(inst, make_policy("mc-cardmix"), seed=s).placement.n_placed))
+    return out
 
 
 def main() -> None:
@@ -214,7 +238,7 @@ def main() -> None:
             m = re.match(r"(.+)-s(\d+)$", f.stem)
             agents.append((m.group(1) if m else f.stem, f.stem, load_agent(f)))
     if args.curve and models is not None:
-        _plot_curves(models, args.curve)
+        _plot_curves(models, args.curve, baseline=_cardmix_baseline(args), label="mc-cardmix")
     from packing.simulator import simulate
 
     rows: dict[str, list[dict[str, Any]]] = {}
