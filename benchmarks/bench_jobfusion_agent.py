@@ -7,6 +7,8 @@ then every policy runs through :func:`vbp.jobfusion.compare_dag` on ``--seeds`` 
 held-out pool (other seeds, other jobs): mean JCT, gap to the critical-path bound, decision latency.
 
     python benchmarks/bench_jobfusion_agent.py DATA --episodes 80 --jobs 10  # DATA: the batch-dag folder
+    python benchmarks/bench_jobfusion_agent.py DATA --jobs 10 --seeds 10 --imitate sjf \
+        --episodes 120 --lr 1e-3   # warm start by imitating SJF, then REINFORCE
     python benchmarks/bench_jobfusion_agent.py DATA --jobs 10 --seeds 10 --models bench-jobfusion  # eval only
 """
 
@@ -20,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from packing.dag.loader import load_dag_folder
-from policies.dag import make_dag_policy
+from policies.dag import ShortestJobFirst, make_dag_policy
 from vbp.cli.train_jobfusion import build_envs
 from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs
 
@@ -40,9 +42,12 @@ def main() -> None:
     ap.add_argument("--hosts", default="32c64g:4,92c288g:2")
     ap.add_argument("--interarrival", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--out", default="bench-jobfusion")
     ap.add_argument("--models", default=None,
                     help="Folder with jobfusion-gcn.pt and decima-gcn.pt from an earlier run: skip training.")
+    ap.add_argument("--imitate", default=None, help="Warm start: imitate this DAG policy (e.g. sjf) first.")
+    ap.add_argument("--imitate-epochs", type=int, default=10)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     jf.set_threads(1)
@@ -63,9 +68,14 @@ def main() -> None:
             continue
         envs = build_envs(train_pool, n_envs=a.samples, jobs=a.jobs, seed=a.seed + 1, partition_method=method,
                           q=a.q, hosts=hosts, interarrival=a.interarrival)
-        cfg = jf.Config(batch=a.batch, partition=method)
+        cfg = jf.Config(batch=a.batch, partition=method, lr=a.lr)
         t = time.perf_counter()
-        net, st, opt = jf.train(envs, max(1, a.episodes // a.batch), cfg=cfg, seed=a.seed, progress=True)
+        net = jf.new_net(cfg, a.seed)
+        if a.imitate:
+            nll = jf.imitate(envs, make_dag_policy(a.imitate, a.seed), a.imitate_epochs, net=net, seed=a.seed,
+                             lr=3e-3, progress=True)
+            print(f"{label}: imitating {a.imitate}, NLL per decision {nll[0]:.3f} -> {nll[-1]:.3f}")
+        net, st, opt = jf.train(envs, a.episodes // a.batch, seed=a.seed, net=net, progress=True)
         timing[label] = time.perf_counter() - t
         jf.save_checkpoint(out / f"{label}.pt", net, st, opt, name=label)
         jf.plot_curve(st, out / f"{label}-curve.png", f"{label} training (sampled mean JCT)")
@@ -74,8 +84,10 @@ def main() -> None:
     bounds = []
     for s in range(a.seeds):
         sample = sample_jobs(held_pool, a.jobs, s, a.interarrival)
-        pols = [agents["jobfusion-gcn"], agents["decima-gcn"]] + [make_dag_policy(n, s) for n in
-                                                                   ("sjf", "fifo", "cpf", "decima-like")]
+        one = ShortestJobFirst("single")
+        one.name = "sjf-1type"  # SJF on the Decima-like agent's cluster (one container type)
+        heur = [make_dag_policy(n, s) for n in ("sjf", "fifo", "cpf", "decima-like")]
+        pols = [agents["jobfusion-gcn"], agents["decima-gcn"], *heur, one]
         res = compare_dag(sample, pols, q=a.q, hosts=hosts, seed=s)
         bounds.append(res["bounds"]["critical_path_mean_jct"])
         for p in res["policies"]:

@@ -202,22 +202,40 @@ class JobFusionPolicy:
         jl[active] = np.arange(len(active))
         return stages, x, ei, jl[eng.stage_job[stages]], len(active)
 
-    def _pick(self, logits: torch.Tensor) -> tuple[int, torch.Tensor, torch.Tensor]:
-        logp = torch.log_softmax(logits, 0)
-        if self.sample:
-            i = int(torch.multinomial(logp.exp(), 1, generator=self.generator).item())
-        else:
-            i = int(torch.argmax(logp).item())
-        ent = -(logp.exp() * logp).sum()
-        return i, logp[i], ent
-
     def act(self, obs: DagObservation, mask: np.ndarray) -> DagAction:
         """Stage, container type and count from the three heads (only what ``mask`` allows)."""
         ctx = torch.enable_grad() if self.record is not None else torch.no_grad()
         with ctx:
             return self._act(obs, mask)
 
-    def _act(self, obs: DagObservation, mask: np.ndarray) -> DagAction:
+    def log_prob(self, obs: DagObservation, mask: np.ndarray, action: DagAction) -> torch.Tensor:
+        """Log-probability (with gradient) that the heads take ``action`` (a teacher's, for imitation).
+
+        The count maps to the smallest level whose count is at least the action's; the probability
+        sums over every level that launches that count.
+        """
+        box: list[Step] = []
+        saved, self.record = self.record, box
+        try:
+            with torch.enable_grad():
+                self._act(obs, mask, forced=action)
+        finally:
+            self.record = saved
+        return box[0].logp
+
+    def _pick(self, logits: torch.Tensor, forced: int | None = None
+              ) -> tuple[int, torch.Tensor, torch.Tensor]:
+        logp = torch.log_softmax(logits, 0)
+        if forced is not None:
+            i = forced
+        elif self.sample:
+            i = int(torch.multinomial(logp.exp(), 1, generator=self.generator).item())
+        else:
+            i = int(torch.argmax(logp).item())
+        ent = -(logp.exp() * logp).sum()
+        return i, logp[i], ent
+
+    def _act(self, obs: DagObservation, mask: np.ndarray, forced: DagAction | None = None) -> DagAction:
         stages, x, ei, job, nj = self.features(obs)
         h, dag, glob = self.net.embed(torch.from_numpy(x), torch.from_numpy(np.ascontiguousarray(ei)),
                                       torch.from_numpy(job), nj)
@@ -227,7 +245,8 @@ class JobFusionPolicy:
         idx = torch.from_numpy(pos)
         hc = h[idx]
         sfeat = torch.cat([hc, dag[torch.from_numpy(job[pos])], glob.expand(len(pos), -1)], 1)
-        k, lp1, e1 = self._pick(self.net.stage_head(sfeat).squeeze(1))
+        fk = None if forced is None else int(np.flatnonzero(cand == forced.stage)[0])
+        k, lp1, e1 = self._pick(self.net.stage_head(sfeat).squeeze(1), fk)
         s = int(cand[k])
         allowed = np.flatnonzero(mask[rows[k]])
         free = obs.free[allowed]
@@ -235,14 +254,29 @@ class JobFusionPolicy:
                               np.log1p(free) / 8.0]).astype(np.float32)
         tfeat = torch.cat([hc[k].expand(len(allowed), -1), glob.expand(len(allowed), -1),
                            torch.from_numpy(tf)], 1)
-        j, lp2, e2 = self._pick(self.net.type_head(tfeat).squeeze(1))
+        fj = None if forced is None else int(np.flatnonzero(allowed == forced.ctype)[0])
+        j, lp2, e2 = self._pick(self.net.type_head(tfeat).squeeze(1), fj)
         q = int(allowed[j])
         most = int(min(obs.pending[s], obs.free[q]))
-        c, lp3, e3 = self._pick(self.net.count_head(tfeat[j]))
-        count = max(1, min(most, math.ceil(most * (c + 1) / self.net.cfg.levels)))
+        levels = self.net.cfg.levels
+        counts = [max(1, min(most, math.ceil(most * (lv + 1) / levels))) for lv in range(levels)]
+        fc = None if forced is None else next(
+            (lv for lv in range(levels) if counts[lv] >= forced.count), levels - 1)
+        count_logits = self.net.count_head(tfeat[j])
+        c, lp3, e3 = self._pick(count_logits, fc)
+        if forced is not None:  # every level that launches this count: the action's probability
+            same = torch.tensor([counts[lv] == counts[c] for lv in range(levels)])
+            lp3 = torch.logsumexp(torch.log_softmax(count_logits, 0)[same], 0)
+        count = counts[c]
         if self.record is not None:
             self.record.append(Step(lp1 + lp2 + lp3, e1 + e2 + e3, float(obs.time)))
         return DagAction(s, q, count)
+
+
+def new_net(cfg: Config, seed: int = 0) -> JobFusionNet:
+    """A freshly initialised network, seeded (what :func:`train` starts from without ``net``)."""
+    torch.manual_seed(seed)
+    return JobFusionNet(cfg)
 
 
 def set_threads(n: int = 1) -> None:
@@ -311,9 +345,9 @@ def train(envs: Sequence[Env], iterations: int, *, cfg: Config | None = None, se
     Returns:
         ``(net, state, optimizer state dict)``.
     """
-    torch.manual_seed(seed)
     if net is None:
-        net = JobFusionNet(cfg or Config())
+        net = new_net(cfg or Config(), seed)
+    torch.manual_seed(seed)
     cfg = net.cfg
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     if optim_state is not None:
@@ -372,6 +406,71 @@ def train(envs: Sequence[Env], iterations: int, *, cfg: Config | None = None, se
     if bar is not None:
         bar.close()
     return net, state, opt.state_dict()
+
+
+def imitate(envs: Sequence[Env], teacher: Any, epochs: int, *, net: JobFusionNet, seed: int = 0,
+            lr: float | None = None, progress: bool = False) -> list[float]:
+    """Behaviour cloning: fit the heads to a teacher's decisions on the training environments.
+
+    For each environment (in a seeded order per epoch) the teacher (a
+    :class:`packing.dag.policy.DagPolicy`, e.g. :class:`policies.dag.ShortestJobFirst`) runs an
+    episode; at each of its decisions the loss is the negative log-probability of its (stage, type,
+    count level) under the network; one Adam step per episode. Used as a warm start before
+    :func:`train` (the trained agent's file records it).
+
+    Args:
+        envs: training environments.
+        teacher: the policy imitated (its decisions drive the episodes).
+        epochs: passes over ``envs``.
+        net: the network, trained in place.
+        seed: seeds the order and the engine's overheads.
+        lr: Adam learning rate (default the network's).
+        progress: show a tqdm bar.
+
+    Returns:
+        The mean loss (negative log-likelihood per decision) of each epoch.
+    """
+    opt = torch.optim.Adam(net.parameters(), lr=lr or net.cfg.lr)
+    pol = JobFusionPolicy(net, "student")
+    losses: list[float] = []
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=epochs * len(envs), desc="imitate", unit="ep")
+    for ep in range(epochs):
+        rng = np.random.default_rng([seed, 7919, ep])
+        tot, n = 0.0, 0
+        for i in rng.permutation(len(envs)):
+            env = envs[int(i)]
+            eng = DagEngine(env.workload, env.cluster, overheads=env.overheads,
+                            seed=int(rng.integers(2**31)))
+            d = eng.reset()
+            teacher.reset(eng)
+            pol.reset(eng)
+            lps: list[torch.Tensor] = []
+            while d is not None:
+                obs, mask = eng.observation(), eng.mask()
+                a = teacher.act(obs, mask)
+                if a.stage >= 0:
+                    lps.append(pol.log_prob(obs, mask, a))
+                d = eng.step(a)
+            if lps:
+                loss = -torch.stack(lps).mean()
+                opt.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+                opt.step()
+                tot += float(loss.item()) * len(lps)
+                n += len(lps)
+            if bar is not None:
+                bar.update(1)
+        losses.append(tot / max(n, 1))
+        if bar is not None:
+            bar.set_postfix(nll=f"{losses[-1]:.3f}")
+    if bar is not None:
+        bar.close()
+    return losses
 
 
 # -- files ------------------------------------------------------------------------------------------

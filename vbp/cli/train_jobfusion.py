@@ -66,12 +66,18 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
 @click.option("--dim", type=click.IntRange(2, 256), default=16, show_default=True, help="Embedding width.")
 @click.option("--lr", type=FiniteFloat(0.0, min_open=True), default=3e-3, show_default=True,
               help="Adam learning rate.")
+@click.option("--imitate", default=None, metavar="POLICY",
+              help="Warm start: first fit the heads to this DAG policy's decisions (fifo, sjf, cpf) by "
+                   "behaviour cloning, then REINFORCE.")
+@click.option("--imitate-epochs", type=click.IntRange(1, 10_000), default=10, show_default=True,
+              help="Passes over the training samples for --imitate.")
 @click.option("--resume", is_flag=True, help="Continue the run saved in --out.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Training curve plot.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, samples: int, batch: int,
-                    q: int, single: bool, hosts: str, interarrival: float, dim: int, lr: float, resume: bool,
-                    plot: str | None, quiet: bool) -> None:
+                    q: int, single: bool, hosts: str, interarrival: float, dim: int, lr: float,
+                    imitate: str | None, imitate_epochs: int, resume: bool, plot: str | None,
+                    quiet: bool) -> None:
     """Train the JobFusion GCN agent on seeded samples of DATA's DAG jobs (a batch_task folder).
 
     Saves a weights-only model that `vbp jobs compare --policies sjf,MODEL.pt` accepts. Checkpoints every
@@ -79,6 +85,10 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
     """
     check_output(plot, "--plot", PLOT_SUFFIXES)
     check_output(out, "--out", (".pt",))
+    if imitate is not None and imitate not in ("fifo", "sjf", "cpf"):
+        raise input_error("--imitate", imitate, "expected fifo, sjf or cpf")
+    if imitate is not None and resume:
+        raise input_error("--imitate", imitate, "a resumed run already has its warm start; drop --imitate")
     try:
         from policies.agents import jobfusion as jf
     except ImportError:
@@ -101,13 +111,24 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
             raise input_error("--resume", out, "no model file to resume from")
         net, state, optim = jf.load_checkpoint(out)
     cfg = jf.Config(dim=dim, lr=lr, batch=batch, partition=method)
+    nll: list[float] = []
+    if imitate is not None:
+        from policies.dag import make_dag_policy
+
+        net = jf.new_net(cfg, seed)
+        nll = jf.imitate(envs, make_dag_policy(imitate, seed), imitate_epochs, net=net, seed=seed,
+                         progress=not quiet)
     net, state, opt_state = jf.train(envs, iterations, cfg=cfg, seed=seed, net=net, optim_state=optim,
                                      state=state, checkpoint=Path(out), progress=not quiet)
-    jf.save_checkpoint(out, net, state, opt_state, name="decima-gcn" if single else "jobfusion", seed=seed)
+    jf.save_checkpoint(out, net, state, opt_state, name="decima-gcn" if single else "jobfusion", seed=seed,
+                       **({"imitated": imitate, "imitate_epochs": imitate_epochs, "imitation_nll": nll}
+                          if imitate else {}))
     if plot:
         jf.plot_curve(state, plot, "Decima-like agent training" if single else "JobFusion agent training")
     k = max(1, len(state.curve) // 10)
     first, last = sum(state.curve[:k]) / k, sum(state.curve[-k:]) / k
+    if nll:
+        click.echo(f"imitated {imitate}: negative log-likelihood per decision {nll[0]:.3f} -> {nll[-1]:.3f}")
     click.echo(f"trained {state.iteration} iterations ({state.iteration * batch} episodes) in "
                f"{state.seconds:.0f} s; sampled mean JCT {first:.1f} s -> {last:.1f} s; saved {out}")
 
