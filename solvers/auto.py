@@ -130,8 +130,9 @@ class AutoSettings:
     arcflow_lp_max: float = 10.0
     spread_min_work: int = 100_000_000
     spread_repack: bool = True
-    spread_shapes: tuple[float, ...] = (1.0, 0.97, 1.03, 0.94, 1.06)
-    spread_share: float = 0.8
+    spread_shapes: tuple[float, ...] = (0.9, 0.85, 0.95, 0.8, 1.0, 0.875, 0.925, 0.825, 0.975,
+                                        0.775, 0.75)
+    spread_share: float = 0.85
 
 
 DEFAULT_SETTINGS = AutoSettings()

@@ -214,9 +214,9 @@ def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_pt
     is, for ``mode`` 0, the weighted dot product of its demand with the host's remaining capacity;
     for ``mode`` 1, its weighted size; for ``mode`` 2, minus the weighted squared distance between
     the remaining capacity and the demand; for ``mode`` 3 the same towards the *shaped* capacity
-    ``shape[r] * capacity[h, r]`` (``shape`` ``(n_resources,)``: each resource's total demand
-    relative to the most demanded one, so every host is filled in the proportions of the whole
-    demand and no resource is left over at the end). ``prio`` ``(n_apps,)`` is added (constrained apps first).
+    ``shape[t, r] * capacity[h, r]`` (``shape`` ``(n_types, n_resources)``, ``t`` the host's type,
+    see :func:`demand_shape`), so every host is filled in the proportions of the whole demand and
+    no resource is left over at the end. ``prio`` ``(n_apps,)`` is added (constrained apps first).
     New hosts are taken in ``type_rank`` order (lowest unused index of the type, ``h_next``
     ``(n_types,)`` keeps where the scan of each type stands). The placements are appended to
     ``host_list`` / ``app_list`` (one entry per container) from ``n_out`` on. At most ``max_hosts``
@@ -226,10 +226,13 @@ def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_pt
     n_h = capacity.shape[0]
     n_r = demand.shape[1]
     live = apps.copy()
+    cand = apps.copy()
+    live_pos = np.zeros(left.shape[0], dtype=np.int64)
     n_live = 0
     for i in range(apps.shape[0]):
         if left[apps[i]] > 0:
             live[n_live] = apps[i]
+            live_pos[apps[i]] = n_live
             n_live += 1
     n_filled = 0
     while n_live > 0 and n_filled < max_hosts:
@@ -253,14 +256,22 @@ def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_pt
                 break
         if h < 0:
             return -1 - n_out  # no unused host takes any remaining container
+        # the apps that may still fit on h: loads and counts only grow while h is filled, so an
+        # app that does not fit now never fits on h again (the candidates only shrink)
+        n_cand = n_live
+        for i in range(n_live):
+            cand[i] = live[i]
         while True:
             best = -1
             best_s = -1e300
-            for i in range(n_live):
-                a = live[i]
-                if not feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols,
-                                in_k, out_ptr, out_cols, out_k):
+            j = 0
+            for i in range(n_cand):
+                a = cand[i]
+                if left[a] == 0 or not feasible(h, a, demand, capacity, used, count, col, cap,
+                                                in_ptr, in_cols, in_k, out_ptr, out_cols, out_k):
                     continue
+                cand[j] = a
+                j += 1
                 s = prio[a]
                 if mode == 0:
                     for r in range(n_r):
@@ -274,14 +285,16 @@ def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_pt
                         s -= f * f
                 else:
                     for r in range(n_r):
-                        f = (shape[r] * capacity[h, r] - used[h, r] - demand[a, r]) * wcap[h, r]
+                        f = (shape[host_type[h], r] * capacity[h, r] - used[h, r]
+                             - demand[a, r]) * wcap[h, r]
                         s -= f * f
                 if s > best_s:
                     best_s = s
-                    best = i
+                    best = a
+            n_cand = j
             if best < 0:
                 break
-            a = live[best]
+            a = best
             for r in range(n_r):
                 used[h, r] += demand[a, r]
             if col[a] >= 0:
@@ -292,8 +305,11 @@ def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_pt
             n_out += 1
             left[a] -= 1
             if left[a] == 0:
+                p = live_pos[a]
                 n_live -= 1
-                live[best] = live[n_live]
+                last = live[n_live]
+                live[p] = last
+                live_pos[last] = p
     return n_out
 
 
@@ -307,10 +323,16 @@ def work_arrays(instance: Instance, use_surrogate: bool = True
             np.ascontiguousarray(instance.host_capacity, dtype=np.float64))
 
 
-def demand_shape(demand: np.ndarray, capacity: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Each resource's total demand relative to the most demanded one (by capacity), ``(n_r,)``."""
+def demand_shape(demand: np.ndarray, capacity: np.ndarray, counts: np.ndarray,
+                 n_types: int = 1) -> np.ndarray:
+    """Each resource's total demand over the fleet's total capacity, relative to the largest.
+
+    Returns shape ``(n_types, n_resources)`` (the same row for every host type; values in
+    ``[0, 1]``). Per-type proportions were tried and packed the contest fleet worse.
+    """
     w = resource_weights(demand, capacity, counts)
-    return np.ascontiguousarray(w / max(float(w.max()), 1e-12))
+    row = w / max(float(w.max()), 1e-12)
+    return np.ascontiguousarray(np.tile(row, (n_types, 1)))
 
 
 def weighted_capacity(demand: np.ndarray, capacity: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -374,8 +396,10 @@ def fill(instance: Instance, mode: int = 3, kind: Objective = "hosts", use_surro
         constrained_first: score bonus per unit of ``log1p`` of the rule degree (0: none).
         deadline: ``time.perf_counter()`` value to give up at (``None``: none).
         stop: a stop request, looked at between chunks of hosts.
-        shape_scale: multiplies the shape of every resource but the most demanded one (mode 3;
-            capped at 1): other proportions give other packings to choose from.
+        shape_scale: multiplies the shape of every resource (mode 3; capped at 1). Below 1 the
+            filling aims below the capacity: large containers fill a host to about that share,
+            then the smallest overshoot (small containers) tops it up; other scales give other
+            packings to choose from.
 
     Returns:
         Host per container, shape ``(n_containers,)``, -1 for containers no host takes; ``None``
@@ -394,10 +418,12 @@ def fill(instance: Instance, mode: int = 3, kind: Objective = "hosts", use_surro
     al = np.empty(n, dtype=np.int64)
     rank = np.asarray(type_order(inst, kind), dtype=np.int64)
     h_next = np.zeros(len(rank), dtype=np.int64)
+    shape = demand_shape(demand, capacity, inst.counts, len(inst.host_types))
+    shaped = np.ascontiguousarray(np.minimum(1.0, shape * shape_scale))
     args = (demand, capacity, used, st.count, st.n_on, st.col, inst.cap.astype(np.int64),
             *st.rule_tables, np.ascontiguousarray(inst.host_type_of, dtype=np.int64), rank,
             weighted_capacity(demand, capacity, inst.counts), prio, mode,
-            np.minimum(1.0, demand_shape(demand, capacity, inst.counts) * shape_scale), hl, al)
+            shaped, hl, al)
     apps = np.arange(inst.n_apps, dtype=np.int64)
     k, chunk = 0, 8
     while int(left.sum()) > 0:
