@@ -3,6 +3,12 @@
 0. Presolve (:func:`solvers.reduce.reduce_instance`): resources that can never bind are dropped
    and interchangeable apps merged; everything below runs on the reduced instance and the
    placement is lifted back at the end (same hosts, same objective).
+0b. Large instances (at least ``spread_min_work`` containers x hosts, no GPU cards: Tianchi
+   2018 and alike) skip everything below: shaped host-by-host filling
+   (:func:`solvers.spread.fill`) with several shape scales while time allows, the best kept,
+   then ejection-chain repacking (:func:`solvers.repack.repack`) for the rest of the budget;
+   the bound is the cheap one. Every rule is kept by construction (the compiled predicates of
+   :mod:`packing.feasibility`) and the result passes the checker.
 1. First-fit decreasing (:func:`solvers.greedy.ffd`) and the cheap bounds
    (:func:`packing.bounds.lower_bounds` / :func:`packing.bounds.cost_lower_bound`). If they meet,
    the result is proven optimal at once (``proofs = {"solution": "ffd", "bound": "volume"}``, or
@@ -378,8 +384,11 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
                  cfg: AutoSettings) -> SolveResult | None:
     """Stage 0b: the cheap bound, shaped filling (:func:`solvers.spread.fill`), then repacking.
 
-    Returns ``None`` when the filling does not finish in time or leaves containers unplaced
-    (the usual path, first fit included, takes over then).
+    The first filling always runs to its end (a stop request ends it: the result is then
+    ``"unknown"`` with the cheap bound); later fillings (other shape scales, while the predicted
+    time fits in ``spread_share`` of the budget) and the repacking stop at the time limit.
+    Returns ``None`` when the first filling leaves containers unplaced (the fleet is too small
+    for it; the usual path, first fit included, takes over then).
     """
     from solvers.base import objective_value
     from solvers.repack import repack
@@ -397,8 +406,14 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
                                  or _closed(value, lb, kind)):
             break
         t0 = clock.elapsed
-        h = fill(inst, kind=kind, deadline=deadline, stop=clock.stop, shape_scale=scale)
+        # the first filling always finishes (only a stop ends it): it is the fastest complete
+        # construction there is at this size (first fit takes longer)
+        h = fill(inst, kind=kind, deadline=None if best is None else deadline, stop=clock.stop,
+                 shape_scale=scale)
         took = max(took, clock.elapsed - t0)
+        if h is None and best is None and clock.stopped:
+            return SolveResult("unknown", None, lb, None, None, "auto", clock.elapsed, kind,
+                               {"bound": lb_name}, None, tuple(history))
         if h is None or (h == -1).any():
             break
         v = objective_value(inst, h, kind)
