@@ -45,6 +45,8 @@ POLICIES: dict[str, type[BasePolicy]] = {
     "mc-random": mc.ClusterRandom,
     "mc-util": mc.ClusterUtilization,
     "mc-expert": mc.ClusterExpert,
+    "mc-cardmix": mc.ClusterCardMix,
+    "node-mix": mc.NodeCardMix,
     "fgd-plus": g.FGDPlus,
     "fgd-pack": g.FGDPack,
 }
