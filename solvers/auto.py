@@ -118,6 +118,9 @@ class AutoSettings:
             (:func:`solvers.spread.fill`); the best packing is kept.
         spread_share: a further filling starts only if it should end within this share of the
             budget (its predicted time: 1.2 times the longest so far).
+        spread_blocks: on instances with time curves (the full Tianchi view) the fillings after
+            the first run on a surrogate with this many runs of time points per curve
+            (:func:`solvers.spread.surrogate`): tighter than the peaks, about three times slower.
     """
 
     cpsat_first: float = 0.3
@@ -139,6 +142,7 @@ class AutoSettings:
     spread_shapes: tuple[float, ...] = (0.9, 0.85, 0.95, 0.8, 1.0, 0.875, 0.925, 0.825, 0.975,
                                         0.775, 0.75)
     spread_share: float = 0.85
+    spread_blocks: int = 14
 
 
 DEFAULT_SETTINGS = AutoSettings()
@@ -384,15 +388,17 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
                  cfg: AutoSettings) -> SolveResult | None:
     """Stage 0b: the cheap bound, shaped filling (:func:`solvers.spread.fill`), then repacking.
 
-    The first filling always runs to its end (a stop request ends it: the result is then
-    ``"unknown"`` with the cheap bound); later fillings (other shape scales, while the predicted
-    time fits in ``spread_share`` of the budget) and the repacking stop at the time limit.
+    The first filling (peak surrogate) places what it has not placed by the deadline by first
+    fit; a stop request ends it (the result is then ``"unknown"`` with the cheap bound). Later
+    fillings (other shape scales and, on time curves, the finer surrogate of ``spread_blocks``,
+    while the predicted time fits in ``spread_share`` of the budget) and the repacking stop at
+    the time limit.
     Returns ``None`` when the first filling leaves containers unplaced (the fleet is too small
     for it; the usual path, first fit included, takes over then).
     """
     from solvers.base import objective_value
     from solvers.repack import repack
-    from solvers.spread import fill
+    from solvers.spread import fill, surrogate, work_arrays
 
     lb, lb_name = cheap_lower_bound(inst, kind)
     if bound_infeasible(inst, kind, lb):
@@ -401,26 +407,37 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
     best: np.ndarray | None = None
     value = 0.0
     took = 0.0
-    for scale in cfg.spread_shapes:
-        if best is not None and (clock.elapsed + 1.2 * took > clock.time_limit * cfg.spread_share
-                                 or _closed(value, lb, kind)):
-            break
+    timed = surrogate(inst) is not None
+    variants = [(1, s) for s in cfg.spread_shapes[:1]]
+    if timed:  # time curves: finer surrogates see more of them (slower, tighter)
+        variants += [(cfg.spread_blocks, s) for s in cfg.spread_shapes]
+    variants += [(1, s) for s in cfg.spread_shapes[1:]]
+    dims = {b: work_arrays(inst, True, b)[0].shape[1] for b in {v[0] for v in variants}}
+    took_by: dict[int, float] = {}
+    for blocks, scale in variants:
+        if best is not None:
+            guess = took_by.get(blocks, took * (dims[blocks] / dims[1]) ** 0.7)
+            if (clock.elapsed + 1.2 * guess > clock.time_limit * cfg.spread_share
+                    or _closed(value, lb, kind)):
+                continue
         t0 = clock.elapsed
-        # the first filling always finishes (only a stop ends it): it is the fastest complete
-        # construction there is at this size (first fit takes longer)
-        h = fill(inst, kind=kind, deadline=None if best is None else deadline, stop=clock.stop,
-                 shape_scale=scale)
-        took = max(took, clock.elapsed - t0)
+        # the first filling finishes late by first fit rather than giving up at the deadline
+        h = fill(inst, kind=kind, deadline=deadline, stop=clock.stop, shape_scale=scale,
+                 blocks=blocks, finish_late=best is None)
+        took_by[blocks] = max(took_by.get(blocks, 0.0), clock.elapsed - t0)
+        took = took_by.get(1, took)
         if h is None and best is None and clock.stopped:
             return SolveResult("unknown", None, lb, None, None, "auto", clock.elapsed, kind,
                                {"bound": lb_name}, None, tuple(history))
         if h is None or (h == -1).any():
-            break
+            if best is None:
+                break
+            continue
         v = objective_value(inst, h, kind)
         if best is None or _better(v, value, kind):
             best, value = h, v
             notify(callback, history, clock, value, lb, "spread",
-                   f"shaped host-by-host filling (shape x{scale:g})")
+                   f"shaped host-by-host filling (shape x{scale:g}, {blocks} block(s))")
     if best is None:
         return None
     host_of = best

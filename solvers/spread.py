@@ -50,7 +50,7 @@ import numba
 import numpy as np
 
 from packing.feasibility import ClusterState
-from packing.kernels import feasible, init_candidates, min_demand, update_candidates
+from packing.kernels import _first_fit, feasible, init_candidates, min_demand, update_candidates
 from packing.model import UNPLACED, Instance
 from solvers.result import Objective
 
@@ -80,12 +80,15 @@ def applicable(instance: Instance) -> bool:
     return not any(a.gpu_models for a in inst.apps)
 
 
-def surrogate(instance: Instance) -> tuple[np.ndarray, np.ndarray] | None:
+def surrogate(instance: Instance, blocks: int = 1) -> tuple[np.ndarray, np.ndarray] | None:
     """The peak surrogate of time-indexed resources, or ``None`` when there are none.
 
-    Resources named ``<base>_t<digits>`` with the same base form one group; each group becomes
-    one resource with demand ``max`` over the group and capacity ``min`` over the group (other
-    resources are kept). A placement within the surrogate capacities is within the real ones.
+    Resources named ``<base>_t<digits>`` with the same base form one group; each group is cut
+    into ``blocks`` runs of consecutive time points (as equal as possible), and each run becomes
+    one resource with demand ``max`` over the run and capacity ``min`` over the run (other
+    resources are kept). A placement within the surrogate capacities is within the real ones;
+    more blocks see more of the curves (containers whose peaks fall in different blocks share a
+    host) at more cost per test.
 
     Returns:
         ``(demand, capacity)``: shapes ``(n_apps, m)`` and ``(n_hosts, m)`` with ``m`` the number
@@ -102,8 +105,10 @@ def surrogate(instance: Instance) -> tuple[np.ndarray, np.ndarray] | None:
         groups[key].append(r)
     if len(order) == instance.n_resources:
         return None
-    demand = np.stack([instance.demand[:, groups[k]].max(axis=1) for k in order], axis=1)
-    capacity = np.stack([instance.host_capacity[:, groups[k]].min(axis=1) for k in order], axis=1)
+    runs = [run for k in order for run in np.array_split(np.asarray(groups[k]), max(1, blocks))
+            if len(run)]
+    demand = np.stack([instance.demand[:, run].max(axis=1) for run in runs], axis=1)
+    capacity = np.stack([instance.host_capacity[:, run].min(axis=1) for run in runs], axis=1)
     return np.ascontiguousarray(demand), np.ascontiguousarray(capacity)
 
 
@@ -325,10 +330,14 @@ def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_pt
     return n_out
 
 
-def work_arrays(instance: Instance, use_surrogate: bool = True
+def work_arrays(instance: Instance, use_surrogate: bool = True, blocks: int = 1
                 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(demand, capacity)`` the compiled loops run on: the peak surrogate where it exists."""
-    sur = surrogate(instance) if use_surrogate else None
+    """``(demand, capacity)`` the compiled loops run on.
+
+    The surrogate (``blocks`` runs per curve) where it exists and is asked for, else the
+    instance's own arrays.
+    """
+    sur = surrogate(instance, blocks) if use_surrogate else None
     if sur is not None:
         return sur
     return (np.ascontiguousarray(instance.demand, dtype=np.float64),
@@ -396,7 +405,8 @@ def construct(instance: Instance, order: str = "spread", kind: Objective = "host
 
 def fill(instance: Instance, mode: int = 3, kind: Objective = "hosts", use_surrogate: bool = True,
          constrained_first: float = 0.0, deadline: float | None = None,
-         stop: Stop | None = None, shape_scale: float = 1.0) -> np.ndarray | None:
+         stop: Stop | None = None, shape_scale: float = 1.0, blocks: int = 1,
+         finish_late: bool = False) -> np.ndarray | None:
     """A placement built host by host (bin-centric; ``mode`` as in the kernel ``_fill_hosts``).
 
     Args:
@@ -412,15 +422,19 @@ def fill(instance: Instance, mode: int = 3, kind: Objective = "hosts", use_surro
             filling aims below the capacity: large containers fill a host to about that share,
             then the smallest overshoot (small containers) tops it up; other scales give other
             packings to choose from.
+        blocks: runs of time points per curve in the surrogate (see :func:`surrogate`).
+        finish_late: at the deadline, place the containers still to place by first fit
+            (:func:`packing.kernels` first-fit kernel, lowest feasible host index) instead of
+            giving up.
 
     Returns:
         Host per container, shape ``(n_containers,)``, -1 for containers no host takes; ``None``
-        when the deadline or a stop came first.
+        when a stop came first, or the deadline without ``finish_late``.
     """
     from solvers.greedy import type_order
 
     inst = instance
-    demand, capacity = work_arrays(inst, use_surrogate)
+    demand, capacity = work_arrays(inst, use_surrogate, blocks)
     st = ClusterState(inst)
     used = np.zeros_like(capacity)
     left = inst.counts.astype(np.int64).copy()
@@ -439,9 +453,25 @@ def fill(instance: Instance, mode: int = 3, kind: Objective = "hosts", use_surro
     apps = np.arange(inst.n_apps, dtype=np.int64)
     k, chunk = 0, 8
     while int(left.sum()) > 0:
-        if (deadline is not None and time.perf_counter() >= deadline) or (
-                stop is not None and stop.is_set()):
+        if stop is not None and stop.is_set():
             return None
+        if deadline is not None and time.perf_counter() >= deadline:
+            if not finish_late:
+                return None
+            # out of time: the containers still to place go by first fit (a single scan each)
+            size = demand @ resource_weights(demand, capacity, inst.counts)
+            order = np.argsort(-size, kind="stable")
+            seq = np.repeat(order, left[order]).astype(np.int64)
+            out = np.empty(len(seq), dtype=np.int64)
+            _first_fit(seq, demand, capacity, used, st.count, st.n_on,  # type: ignore[call-arg]
+                       st.col, inst.cap.astype(np.int64), *st.rule_tables,
+                       np.ascontiguousarray(inst.host_type_of, dtype=np.int64),
+                       len(inst.host_types), out)
+            ok = out >= 0
+            hl[k:k + int(ok.sum())] = out[ok]
+            al[k:k + int(ok.sum())] = seq[ok]
+            k += int(ok.sum())
+            break
         t = time.perf_counter()
         k = int(_fill_hosts(apps, left, *args, k, h_next, chunk))  # type: ignore[call-arg]
         if k < 0:
