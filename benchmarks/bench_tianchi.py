@@ -70,7 +70,8 @@ def main() -> None:
           "| solution by |")
     print("|---|---|---|---|---|---|---|")
     for name, _n, _h, obj, lb, gap, took, proofs in rows:
-        print(f"| {name} | `{FLAGS[name]} --time-limit {args.time_limit:g}` | {obj:,.0f} "
+        flags = f"{FLAGS[name]} --time-limit {args.time_limit:g}".strip()
+        print(f"| {name} | `{flags}` | {obj:,.0f} "
               f"| {lb:,.0f} ({proofs.get('bound', '?')}) | {100 * gap:.2f} % "
               f"| {took:.0f} s ({args.time_limit:g} s) | {proofs.get('solution', '?')} |")
 
