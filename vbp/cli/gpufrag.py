@@ -63,7 +63,7 @@ def _fmt(x: float | None) -> str:
 @click.option("--bound-method", type=click.Choice(["config", "aggregate"]), default="config",
               show_default=True,
               help="config: per-node configuration LP (column generation, CP-SAT pricing) at "
-                   "90/95/100/130%, several minutes per seed; aggregate: the LP by pod shape x node type "
+                   "90/95/100%, several minutes per seed; aggregate: the LP by pod shape x node type "
                    "(about 1 s per seed, weaker).")
 @click.option("--bound-time", type=click.FloatRange(0, 86400), default=300.0, show_default=True,
               help="Seconds of column generation per level and seed for --bound-method config (the bound "
