@@ -226,7 +226,8 @@ def cheap_lower_bound(instance: Instance, kind: Objective) -> tuple[float, str]:
     if kind == "cost":
         return float(_bounds.cost_lower_bound(instance)), "cost"
     lb = _bounds.lower_bounds(instance)
-    name = next(f for f in ("volume", "cap", "clique", "excluded", "gpu", "best") if getattr(lb, f) == lb.best)
+    names = ("volume", "cap", "clique", "excluded", "gpu", "best")
+    name = next(f for f in names if getattr(lb, f) == lb.best)
     return float(lb.best), name
 
 

@@ -193,7 +193,7 @@ def test_log_probs_of_every_action_sum_to_one() -> None:
         for q in np.flatnonzero(mask[r]):
             most = int(min(obs.pending[s], obs.free[q]))
             for count in sorted({max(1, min(most, -(-most * (lv + 1) // 4))) for lv in range(4)}):
-                total += float(pol.log_prob(obs, mask, jf.DagAction(s, int(q), count)).exp())
+                total += float(pol.log_prob(obs, mask, jf.DagAction(s, int(q), count)).detach().exp())
                 n_actions += 1
     assert n_actions == 2 * 2 * 4
     assert total == pytest.approx(1.0, abs=1e-5)
