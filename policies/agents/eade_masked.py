@@ -51,6 +51,18 @@ What EADE-M changes (every deviation from the paper, all in this module; the env
    :class:`NodeCardMix` (worst-fit or best-fit card inside ``c``), so the agent, not ``mix_theta``,
    decides when to stop opening fresh cards. Action index ``mode * N + c`` (``MODES``); the expert's
    transitions are labelled with the mode its threshold used.
+9. **Residual on the expert** (``residual=True``, needs ``mix_inner`` and ``card_expert``, not
+   ``mode_action``; off by default): the decision is ``argmax_c Q(s, c) + residual_margin * [c = c_E]``
+   over feasible clusters, ``c_E`` the cluster :class:`ClusterCardMix` (``mc-cardmix``) picks in the
+   same state. The value head's last layer starts at zero, so the untrained agent *is* mc-cardmix
+   (same clusters, and through ``node-mix`` the same cards); it leaves the expert's cluster only where
+   its learned advantage ``Q(s, c) - Q(s, c_E)`` exceeds the margin. Double-Q targets use the same
+   biased argmax (the expert's cluster of ``s'`` is stored in the replay).
+10. **Admission** (``admission=True``, needs ``residual``): one more action, index ``K * N``: WAIT
+   (the task is dropped; the paper's reward gives ``-50``), valued by its own head on the task token
+   (last layer zero at start; with the margin the untrained agent never drops). This lets the agent
+   drop a whole-card or 810-milli task to keep room for later small ones, which is what the proven
+   optimum does (item 6).
 
 Networks: :class:`ClusterQ` embeds the ``N + 1`` tokens of ``M`` values (no position embedding:
 clusters are exchangeable, so the head is permutation-equivariant over clusters), one multi-head
@@ -170,15 +182,34 @@ class MConfig:
     card_expert: bool = False
     mix_theta: float = 0.15
     mode_action: bool = False
+    residual: bool = False
+    residual_margin: float = 0.05
+    admission: bool = False
 
     @property
     def n_modes(self) -> int:
         """Values per cluster: 2 with ``mode_action``, else 1."""
         return len(MODES) if self.mode_action else 1
 
+    @property
+    def n_actions(self) -> int:
+        """Actions of the value head: ``n_modes * N``, plus WAIT with ``admission``."""
+        return self.n_modes * self.n_clusters + int(self.admission)
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` for option combinations items 8-10 of the module docstring exclude."""
+        if self.residual and not (self.mix_inner and self.card_expert) or self.residual and self.mode_action:
+            raise ValueError("residual needs mix_inner and card_expert, and not mode_action")
+        if self.admission and not self.residual:
+            raise ValueError("admission needs residual")
+
 
 class ClusterQ(nn.Module):
-    """State ``(B, (N + 1) * M)`` -> per-cluster values ``(B, K * N)`` (``K = cfg.n_modes``, mode-major)."""
+    """State ``(B, (N + 1) * M)`` -> per-cluster values ``(B, K * N)`` (``K = cfg.n_modes``, mode-major).
+
+    With ``cfg.admission`` one more column, the value of WAIT, ``(B, K * N + 1)``. With
+    ``cfg.residual`` the last layers start at zero (every value 0: the agent equals its expert).
+    """
 
     def __init__(self, cfg: MConfig) -> None:
         super().__init__()
@@ -190,6 +221,13 @@ class ClusterQ(nn.Module):
         h1, h2 = cfg.hidden
         self.head = nn.Sequential(nn.Linear(2 * e, h1), nn.ReLU(), nn.Linear(h1, h2), nn.ReLU(),
                                   nn.Linear(h2, cfg.n_modes))
+        self.wait = (nn.Sequential(nn.Linear(e, h2), nn.ReLU(), nn.Linear(h2, 1)) if cfg.admission
+                     else None)
+        if cfg.residual:
+            for seq in (self.head, self.wait):
+                if seq is not None:
+                    nn.init.zeros_(seq[-1].weight)
+                    nn.init.zeros_(seq[-1].bias)
 
     def forward(self, state: torch.Tensor) -> torch.Tensor:
         """``(B, (N + 1) * M)`` -> ``(B, K * N)``."""
@@ -198,11 +236,17 @@ class ClusterQ(nn.Module):
             x = self.norm(x + self.attention(x, x, x, need_weights=False)[0])
         task = x[:, -1:, :].expand(-1, self.n, -1)
         out = self.head(torch.cat([x[:, :-1, :], task], dim=2))  # (B, N, K)
-        return out.transpose(1, 2).reshape(out.shape[0], self.k * self.n)
+        out = out.transpose(1, 2).reshape(out.shape[0], self.k * self.n)
+        if self.wait is not None:
+            out = torch.cat([out, self.wait(x[:, -1, :])], dim=1)
+        return out
 
 
 class MReplay:
-    """Ring buffer of ``(s, cluster, r, s', done, feasible clusters of s')`` (numpy)."""
+    """Ring buffer of ``(s, action, r, s', done, feasible actions of s', expert cluster of s')`` (numpy).
+
+    ``e2`` is ``-1`` when unused (no ``residual``).
+    """
 
     def __init__(self, capacity: int, n_state: int, n_clusters: int) -> None:
         self.s = np.zeros((capacity, n_state), dtype=np.float32)
@@ -211,16 +255,19 @@ class MReplay:
         self.s2 = np.zeros((capacity, n_state), dtype=np.float32)
         self.done = np.zeros(capacity, dtype=np.float32)
         self.m2 = np.zeros((capacity, n_clusters), dtype=bool)
+        self.e2 = np.full(capacity, -1, dtype=np.int64)
         self.n = 0
         self.i = 0
 
     def __len__(self) -> int:
         return self.n
 
-    def add(self, s: np.ndarray, a: int, r: float, s2: np.ndarray, done: bool, m2: np.ndarray) -> None:
+    def add(self, s: np.ndarray, a: int, r: float, s2: np.ndarray, done: bool, m2: np.ndarray,
+            e2: int = -1) -> None:
         """Store one transition (overwriting the oldest when full)."""
         i = self.i
         self.s[i], self.a[i], self.r[i], self.s2[i], self.done[i], self.m2[i] = s, a, r, s2, float(done), m2
+        self.e2[i] = e2
         self.i = (i + 1) % len(self.s)
         self.n = min(self.n + 1, len(self.s))
 
@@ -230,14 +277,14 @@ def draw(history: MReplay, live: MReplay, batch: int, beta: float, rng: np.rando
     """``round(beta * batch)`` rows from ``history`` (all when ``live`` is empty), the rest from ``live``.
 
     Returns:
-        Columns ``s (B, S), a (B,), r (B,), s2 (B, S), done (B,), m2 (B, K * N)`` with the history rows
+        Columns ``s (B, S), a (B,), r (B,), s2 (B, S), done (B,), m2 (B, A), e2 (B,)`` with the history rows
         first, and the number of history rows.
     """
     k = batch if not len(live) else (int(round(beta * batch)) if len(history) else 0)
     parts = [(history, rng.integers(history.n, size=k)) if k else (history, np.zeros(0, np.int64)),
              (live, rng.integers(live.n, size=batch - k)) if batch - k else (live, np.zeros(0, np.int64))]
     out = {name: torch.from_numpy(np.concatenate([getattr(b, name)[i] for b, i in parts]))
-           for name in ("s", "a", "r", "s2", "done", "m2")}
+           for name in ("s", "a", "r", "s2", "done", "m2", "e2")}
     return out, k
 
 
@@ -247,6 +294,7 @@ class EadeMAgent(ClusterAgent):
     name = "eade-m"
 
     def __init__(self, cfg: MConfig) -> None:
+        cfg.validate()
         self.cfg = cfg
         self.q = ClusterQ(cfg)
         self.q_target = copy.deepcopy(self.q)
@@ -254,22 +302,42 @@ class EadeMAgent(ClusterAgent):
         super().__init__()
         self.n_clusters = cfg.n_clusters
         self.inner = make_inner(cfg)
+        self.expert = ClusterCardMix(cfg.mix_theta)
+        """The residual's base policy (used with ``cfg.residual``)."""
 
     # -- acting --------------------------------------------------------------------------------
     def values(self, state: np.ndarray) -> np.ndarray:
-        """``Q(s, a)`` for every action (cluster, or mode and cluster), shape ``(K * N,)``."""
+        """``Q(s, a)`` for every action (cluster, or mode and cluster; WAIT last), shape ``(A,)``."""
         with torch.no_grad():
             return self.q(torch.as_tensor(state[None], dtype=torch.float32))[0].numpy()
 
-    def choose(self, state: np.ndarray, feasible: np.ndarray) -> int:
-        """The action (``mode * N + cluster``) with the highest value among feasible clusters ``(N,)``.
+    def allowed(self, feasible: np.ndarray) -> np.ndarray:
+        """Feasible actions ``(A,)`` from feasible clusters ``(N,)`` (WAIT allowed when one is feasible)."""
+        m = np.tile(feasible, self.cfg.n_modes)
+        return np.append(m, bool(feasible.any())) if self.cfg.admission else m
 
-        Lowest index on ties; ``-1`` if no cluster is feasible.
+    def choose(self, state: np.ndarray, feasible: np.ndarray, expert: int = -1) -> int:
+        """The action (``mode * N + cluster``, or ``K * N`` = WAIT) with the highest value.
+
+        Over feasible clusters ``(N,)``; with ``cfg.residual`` the expert's cluster ``expert`` gets
+        ``residual_margin`` more. Lowest index on ties; ``-1`` if no cluster is feasible.
         """
         if not feasible.any():
             return -1
-        v = np.where(np.tile(feasible, self.cfg.n_modes), self.values(state), -np.inf)
+        v = np.where(self.allowed(feasible), self.values(state), -np.inf)
+        if self.cfg.residual and expert >= 0:
+            v[expert] += self.cfg.residual_margin
         return int(np.argmax(v))
+
+    def is_wait(self, action: int) -> bool:
+        """Whether ``action`` is the admission head's WAIT."""
+        return self.cfg.admission and action == self.cfg.n_modes * self.n_clusters
+
+    def expert_choice(self, lay: EnvLayout, obs: Observation, mask: np.ndarray) -> int:
+        """The residual's base cluster (mc-cardmix's) for ``obs``; ``-1`` without ``cfg.residual``."""
+        if not self.cfg.residual or not mask.any():
+            return -1
+        return expert_cluster(self.expert, obs, mask, lay)
 
     def set_mode(self, inner: NodeBestFit, action: int) -> int:
         """Set ``inner``'s card mode from ``action`` (with ``mode_action``); returns the cluster."""
@@ -291,8 +359,9 @@ class EadeMAgent(ClusterAgent):
     def act(self, obs: Observation, mask: np.ndarray) -> int:
         """The best feasible cluster, the node in it by the inner rule; WAIT when none fits."""
         lay = self.layout_for(obs)
-        a = self.choose(self.observe(lay, obs, mask), lay.clusters_with(mask).astype(bool))
-        if a < 0:
+        a = self.choose(self.observe(lay, obs, mask), lay.clusters_with(mask).astype(bool),
+                        self.expert_choice(lay, obs, mask))
+        if a < 0 or self.is_wait(a):
             return WAIT
         c = self.set_mode(self.inner, a)
         return self.inner.act(obs, mask & (lay.cluster_of == c))
@@ -305,7 +374,12 @@ class EadeMAgent(ClusterAgent):
         q = q_all.gather(1, cols["a"][:, None]).squeeze(1)
         with torch.no_grad():
             m2 = cols["m2"]
-            nxt = self.q(cols["s2"]).masked_fill(~m2, -1e9).argmax(1, keepdim=True)
+            q2 = self.q(cols["s2"]).masked_fill(~m2, -1e9)
+            if cfg.residual:
+                e2 = cols["e2"]
+                bonus = torch.zeros_like(q2).scatter_(1, e2.clamp(min=0)[:, None], cfg.residual_margin)
+                q2 = q2 + bonus * (e2 >= 0)[:, None]
+            nxt = q2.argmax(1, keepdim=True)
             v2 = self.q_target(cols["s2"]).gather(1, nxt).squeeze(1)
             v2 = torch.where(m2.any(1), v2, torch.zeros_like(v2))
             target = cols["r"] / cfg.reward_scale + cfg.gamma * (1.0 - cols["done"]) * v2
@@ -354,9 +428,26 @@ def _cluster_mask(env: Any) -> np.ndarray:
 
 
 def _actions_mask(env: Any, cfg: MConfig | None) -> np.ndarray:
-    """Feasible actions ``(K * N,)``: the cluster mask once per card mode."""
+    """Feasible actions ``(A,)``: the cluster mask once per card mode (then WAIT with admission)."""
     m = _cluster_mask(env)
-    return np.tile(m, cfg.n_modes) if cfg is not None else m
+    if cfg is None:
+        return m
+    out = np.tile(m, cfg.n_modes)
+    return np.append(out, bool(m.any())) if cfg.admission else out
+
+
+def _expert_now(agent: EadeMAgent | None, env: Any, done: bool) -> int:
+    """mc-cardmix's cluster for the env's current decision (``-1`` without residual or when done)."""
+    if agent is None or done or not agent.cfg.residual:
+        return -1
+    return agent.expert_choice(env.layout, env.observation(), env.host_mask())
+
+
+def _bin(env: Any, agent: EadeMAgent, inner: NodeBestFit, act: int) -> Any:
+    """The env action of agent action ``act`` (sets ``inner``'s card mode; WAIT for -1 and WAIT)."""
+    n = env.layout.n_clusters
+    c = n if act < 0 or agent.is_wait(act) else agent.set_mode(inner, act)
+    return env.actions.action_of_bin(env.layout, c)
 
 
 def _state(agent: EadeMAgent | None, env: Any, s: np.ndarray, done: bool) -> np.ndarray:
@@ -401,7 +492,8 @@ def expert_history(instance: Instance, history: MReplay, miss_penalty: float, *,
             label += env.layout.n_clusters * int(free_card_share(obs.state) <= cfg.mix_theta)
         s2, r, done, _, info = env.step(env.actions.action_of_bin(env.layout, c))  # type: ignore[attr-defined]
         s2 = _state(agent, env, s2, done)
-        history.add(s, label, r - miss_penalty * info["auto_rejected"], s2, done, _actions_mask(env, cfg))
+        history.add(s, label, r - miss_penalty * info["auto_rejected"], s2, done, _actions_mask(env, cfg),
+                    _expert_now(agent, env, done))
         s = s2
     return int(info["placed"])
 
@@ -414,10 +506,8 @@ def evaluate(agent: EadeMAgent, instance: Instance) -> tuple[float, int]:
     s = _state(agent, env, s, False)
     total, done = 0.0, False
     while not done:
-        c = agent.choose(s, _cluster_mask(env))
-        c = agent.set_mode(inner, c) if c >= 0 else c
-        a = env.actions.action_of_bin(env.layout, c if c >= 0 else env.layout.n_clusters)  # type: ignore[attr-defined]
-        s, r, done, _, info = env.step(a)
+        act = agent.choose(s, _cluster_mask(env), _expert_now(agent, env, False))
+        s, r, done, _, info = env.step(_bin(env, agent, inner, act))
         s = _state(agent, env, s, done)
         total += r
     return total, int(info["placed"])
@@ -455,7 +545,7 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
         agent = EadeMAgent(cfg)
     cfg = agent.cfg
     n_state = (cfg.n_clusters + 1) * cfg.n_features
-    n_actions = cfg.n_clusters * cfg.n_modes
+    n_actions = cfg.n_actions
     history = MReplay(cfg.buffer, n_state, n_actions)
     live = MReplay(cfg.buffer, n_state, n_actions)
     for i, inst in enumerate(streams):
@@ -474,21 +564,21 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
         s, _ = env.reset(seed=seed + ep)
         s = _state(agent, env, s, False)
         feasible = _cluster_mask(env)
+        expert = _expert_now(agent, env, False)
         total, done, info = 0.0, False, {"placed": 0}
         while not done:
             if rng.random() < eps and feasible.any():
-                act = int(rng.choice(np.flatnonzero(np.tile(feasible, cfg.n_modes))))
+                act = int(rng.choice(np.flatnonzero(agent.allowed(feasible))))
             else:
-                act = agent.choose(s, feasible)
-            c = agent.set_mode(inner, act) if act >= 0 else -1
-            a = env.actions.action_of_bin(env.layout, c if c >= 0 else lay.n_clusters)  # type: ignore[attr-defined]
-            s2, r, done, _, info = env.step(a)
+                act = agent.choose(s, feasible, expert)
+            s2, r, done, _, info = env.step(_bin(env, agent, inner, act))
             s2 = _state(agent, env, s2, done)
             feasible2 = _cluster_mask(env)
+            expert2 = _expert_now(agent, env, done)
             if act >= 0:
                 live.add(s, act, r - cfg.miss_penalty * info["auto_rejected"], s2, done,
-                         np.tile(feasible2, cfg.n_modes))
-            s, feasible, total = s2, feasible2, total + r
+                         agent.allowed(feasible2), expert2)
+            s, feasible, expert, total = s2, feasible2, expert2, total + r
             steps += 1
             if steps % cfg.update_every == 0 and len(live) >= cfg.batch:
                 cols, k = draw(history, live, cfg.batch, cfg.beta, rng)
