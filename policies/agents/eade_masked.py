@@ -225,9 +225,10 @@ class ClusterQ(nn.Module):
                      else None)
         if cfg.residual:
             for seq in (self.head, self.wait):
-                if seq is not None:
-                    nn.init.zeros_(seq[-1].weight)
-                    nn.init.zeros_(seq[-1].bias)
+                last = seq[-1] if seq is not None else None
+                if isinstance(last, nn.Linear):
+                    nn.init.zeros_(last.weight)
+                    nn.init.zeros_(last.bias)
 
     def forward(self, state: torch.Tensor) -> torch.Tensor:
         """``(B, (N + 1) * M)`` -> ``(B, K * N)``."""

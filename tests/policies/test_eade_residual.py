@@ -91,4 +91,5 @@ def test_residual_training_reproducible_valid_and_round_trip(tmp_path: Path) -> 
     assert check(inst, res.placement) == []
     a1.save(tmp_path / "m.pt")
     back = load_agent(tmp_path / "m.pt")
-    assert simulate(inst, back, seed=0).placement.host_array(inst).tolist() == res.placement.host_array(inst).tolist()
+    again = simulate(inst, back, seed=0).placement
+    assert again.host_array(inst).tolist() == res.placement.host_array(inst).tolist()
