@@ -118,6 +118,11 @@ class AutoSettings:
             (:func:`solvers.spread.fill`); the best packing is kept.
         spread_share: a further filling starts only if it should end within this share of the
             budget (its predicted time: 1.2 times the longest so far).
+        spread_urgent_shapes: on fleets of several host types these shape scales are tried
+            first, with the *urgency* of :func:`solvers.spread.fill` (apps whose per-host cap
+            needs a large share of the hosts left go first on every host); then
+            ``spread_shapes`` without it.
+        spread_urgency_threshold: the share of the hosts left from which an app is urgent.
         spread_blocks: on instances with time curves (the full Tianchi view) the fillings after
             the first run on a surrogate with this many runs of time points per curve
             (:func:`solvers.spread.surrogate`): tighter than the peaks, about three times slower.
@@ -143,6 +148,8 @@ class AutoSettings:
                                         0.775, 0.75)
     spread_share: float = 0.85
     spread_blocks: int = 14
+    spread_urgent_shapes: tuple[float, ...] = (0.85, 0.8, 0.875, 0.825, 0.9)
+    spread_urgency_threshold: float = 0.1
 
 
 DEFAULT_SETTINGS = AutoSettings()
@@ -398,7 +405,7 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
     """
     from solvers.base import objective_value
     from solvers.repack import repack
-    from solvers.spread import fill, surrogate, work_arrays
+    from solvers.spread import URGENCY, fill, surrogate, work_arrays
 
     lb, lb_name = cheap_lower_bound(inst, kind)
     if bound_infeasible(inst, kind, lb):
@@ -408,13 +415,22 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
     value = 0.0
     took = 0.0
     timed = surrogate(inst) is not None
-    variants = [(1, s) for s in cfg.spread_shapes[:1]]
-    if timed:  # time curves: finer surrogates see more of them (slower, tighter)
-        variants += [(cfg.spread_blocks, s) for s in cfg.spread_shapes]
-    variants += [(1, s) for s in cfg.spread_shapes[1:]]
+    urgent = len(inst.host_types) > 1 and len(cfg.spread_urgent_shapes) > 0
+    plain = [(1, s, 0.0) for s in cfg.spread_shapes]
+    if urgent:  # several host types: spread the capped apps while hosts are left
+        u = URGENCY
+        variants = [(1, s, u) for s in cfg.spread_urgent_shapes[:1]]
+        if timed:
+            variants += [(cfg.spread_blocks, s, u) for s in cfg.spread_urgent_shapes]
+        variants += [(1, s, u) for s in cfg.spread_urgent_shapes[1:]] + plain
+    else:
+        variants = plain[:1]
+        if timed:  # time curves: finer surrogates see more of them (slower, tighter)
+            variants += [(cfg.spread_blocks, s, 0.0) for s in cfg.spread_shapes]
+        variants += plain[1:]
     dims = {b: work_arrays(inst, True, b)[0].shape[1] for b in {v[0] for v in variants}}
     took_by: dict[int, float] = {}
-    for blocks, scale in variants:
+    for blocks, scale, urgency in variants:
         if best is not None:
             guess = took_by.get(blocks, took * (dims[blocks] / dims[1]) ** 0.7)
             if (clock.elapsed + 1.2 * guess > clock.time_limit * cfg.spread_share
@@ -423,7 +439,8 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
         t0 = clock.elapsed
         # the first filling finishes late by first fit rather than giving up at the deadline
         h = fill(inst, kind=kind, deadline=deadline, stop=clock.stop, shape_scale=scale,
-                 blocks=blocks, finish_late=best is None)
+                 blocks=blocks, finish_late=best is None, urgency=urgency,
+                 urgency_threshold=cfg.spread_urgency_threshold)
         took_by[blocks] = max(took_by.get(blocks, 0.0), clock.elapsed - t0)
         took = took_by.get(1, took)
         if h is None and best is None and clock.stopped:
@@ -437,7 +454,8 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
         if best is None or _better(v, value, kind):
             best, value = h, v
             notify(callback, history, clock, value, lb, "spread",
-                   f"shaped host-by-host filling (shape x{scale:g}, {blocks} block(s))")
+                   f"shaped host-by-host filling (shape x{scale:g}, {blocks} block(s)"
+                   f"{', urgency' if urgency else ''})")
     if best is None:
         return None
     host_of = best

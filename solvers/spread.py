@@ -63,6 +63,12 @@ CHUNK_SECONDS = 0.2
 ORDERS = ("spread", "size", "mixed")
 """The container orders :func:`construct` knows (see the module docstring)."""
 
+URGENCY = 1e6
+"""The urgency bonus ``auto`` uses on fleets of several host types (see :func:`fill`)."""
+
+URGENCY_THRESHOLD = 0.5
+"""Default share of the hosts left from which an app's cap makes it urgent."""
+
 _TIME_POINT = re.compile(r"^(.*)_t\d+$")
 
 
@@ -223,7 +229,8 @@ def _best_fit(seq, demand, capacity, used, count, n_on, col, cap, in_ptr, in_col
 @numba.njit(cache=True)
 def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_ptr, in_cols, in_k,
                 out_ptr, out_cols, out_k, host_type, type_rank, wcap, prio, mode, shape,
-                host_list, app_list, n_out, h_next, max_hosts):  # pragma: no cover - compiled
+                capf, urgency, threshold, host_list, app_list, n_out, h_next,
+                max_hosts):  # pragma: no cover - compiled
     """Bin-centric filling: open a host, add the best-scoring feasible container until none fits.
 
     ``apps`` ``(m,)`` lists the apps to place and ``left`` ``(n_apps,)`` how many containers of each
@@ -239,6 +246,13 @@ def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_pt
     ``host_list`` / ``app_list`` (one entry per container) from ``n_out`` on. At most ``max_hosts``
     hosts are filled per call (so the caller can look at the clock); returns the new ``n_out``,
     or ``-1 - n_out`` when no unused host takes any remaining container.
+
+    *Urgency* (``urgency`` > 0): when a host opens, ``R`` estimates the hosts still to fill (the
+    largest ratio of the remaining total demand to the host's capacity over the resources). An
+    app whose per-host cap ``capf[a]`` (``(n_apps,)`` float, ``inf`` for none) needs
+    ``u = left[a] / capf[a]`` hosts with ``u >= threshold * R`` gets ``urgency * u / R`` added
+    to its score, so it is spread over the hosts while enough of them are left (apps with a cap
+    of 1 and a hundred containers otherwise end alone on a hundred hosts).
     """
     n_h = capacity.shape[0]
     n_r = demand.shape[1]
@@ -251,6 +265,11 @@ def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_pt
             live[n_live] = apps[i]
             live_pos[apps[i]] = n_live
             n_live += 1
+    rem = np.zeros(n_r)
+    for i in range(n_live):
+        a = live[i]
+        for r in range(n_r):
+            rem[r] += left[a] * demand[a, r]
     n_filled = 0
     while n_live > 0 and n_filled < max_hosts:
         n_filled += 1
@@ -273,6 +292,10 @@ def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_pt
                 break
         if h < 0:
             return -1 - n_out  # no unused host takes any remaining container
+        n_rem = 1.0
+        for r in range(n_r):
+            if capacity[h, r] > 0 and rem[r] / capacity[h, r] > n_rem:
+                n_rem = rem[r] / capacity[h, r]
         # the apps that may still fit on h: loads and counts only grow while h is filled, so an
         # app that does not fit now never fits on h again (the candidates only shrink)
         n_cand = n_live
@@ -290,6 +313,10 @@ def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_pt
                 cand[j] = a
                 j += 1
                 s = prio[a]
+                if urgency > 0.0:
+                    need = left[a] / capf[a]
+                    if need >= threshold * n_rem:
+                        s += urgency * need / n_rem
                 if mode == 0:
                     for r in range(n_r):
                         s += demand[a, r] * wcap[h, r] * (capacity[h, r] - used[h, r]) * wcap[h, r]
@@ -317,6 +344,8 @@ def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_pt
             if col[a] >= 0:
                 count[h, col[a]] += 1
             n_on[h] += 1
+            for r in range(n_r):
+                rem[r] -= demand[a, r]
             host_list[n_out] = h
             app_list[n_out] = a
             n_out += 1
@@ -328,6 +357,12 @@ def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_pt
                 live[p] = last
                 live_pos[last] = p
     return n_out
+
+
+def cap_float(instance: Instance) -> np.ndarray:
+    """Per-host cap of every app as floats, ``inf`` where none binds, shape ``(n_apps,)``."""
+    cap = instance.cap.astype(np.float64)
+    return np.ascontiguousarray(np.where(cap >= instance.counts, np.inf, np.maximum(cap, 1.0)))
 
 
 def work_arrays(instance: Instance, use_surrogate: bool = True, blocks: int = 1
@@ -406,7 +441,8 @@ def construct(instance: Instance, order: str = "spread", kind: Objective = "host
 def fill(instance: Instance, mode: int = 3, kind: Objective = "hosts", use_surrogate: bool = True,
          constrained_first: float = 0.0, deadline: float | None = None,
          stop: Stop | None = None, shape_scale: float = 1.0, blocks: int = 1,
-         finish_late: bool = False) -> np.ndarray | None:
+         finish_late: bool = False, urgency: float = 0.0,
+         urgency_threshold: float = URGENCY_THRESHOLD) -> np.ndarray | None:
     """A placement built host by host (bin-centric; ``mode`` as in the kernel ``_fill_hosts``).
 
     Args:
@@ -426,6 +462,11 @@ def fill(instance: Instance, mode: int = 3, kind: Objective = "hosts", use_surro
         finish_late: at the deadline, place the containers still to place by first fit
             (:func:`packing.kernels` first-fit kernel, lowest feasible host index) instead of
             giving up.
+        urgency: score bonus for apps whose per-host cap makes them need a large share of the
+            hosts still to fill (see the kernel ``_fill_hosts``; 0: none, else e.g. 1e6 so that
+            urgent apps go first on every host).
+        urgency_threshold: an app is urgent once the hosts its cap needs reach this share of the
+            estimated hosts left.
 
     Returns:
         Host per container, shape ``(n_containers,)``, -1 for containers no host takes; ``None``
@@ -449,7 +490,7 @@ def fill(instance: Instance, mode: int = 3, kind: Objective = "hosts", use_surro
     args = (demand, capacity, used, st.count, st.n_on, st.col, inst.cap.astype(np.int64),
             *st.rule_tables, np.ascontiguousarray(inst.host_type_of, dtype=np.int64), rank,
             weighted_capacity(demand, capacity, inst.counts), prio, mode,
-            shaped, hl, al)
+            shaped, cap_float(inst), float(urgency), float(urgency_threshold), hl, al)
     apps = np.arange(inst.n_apps, dtype=np.int64)
     k, chunk = 0, 8
     while int(left.sum()) > 0:
@@ -493,5 +534,6 @@ def _assign(inst: Instance, hosts: np.ndarray, apps: np.ndarray) -> np.ndarray:
     return host_of
 
 
-__all__ = ["ORDERS", "app_order", "applicable", "construct", "demand_shape", "fill",
+__all__ = ["ORDERS", "URGENCY", "URGENCY_THRESHOLD", "app_order", "applicable", "cap_float",
+           "construct", "demand_shape", "fill",
            "resource_weights", "rule_degree", "surrogate", "weighted_capacity", "work_arrays"]

@@ -18,7 +18,7 @@ from solvers.auto import AutoSettings, solve_auto
 from solvers.base import StopFlag, cheap_lower_bound
 from solvers.greedy import ffd
 from solvers.repack import repack
-from solvers.spread import ORDERS, applicable, construct, fill, surrogate
+from solvers.spread import ORDERS, URGENCY, applicable, cap_float, construct, fill, surrogate
 from tests.packing.brute import brute_force
 from tests.packing.strategies import instances, tiny_instances
 
@@ -36,7 +36,8 @@ def test_fill_and_construct_keep_every_rule(inst: Instance, mode: int) -> None:
     """Every placement the constructions make passes the checker (caps, exclusions, rules)."""
     if not applicable(inst):
         return
-    outs = [fill(inst, mode=mode)] + [construct(inst, o, mode=mode % 2) for o in ORDERS]
+    outs = [fill(inst, mode=mode), fill(inst, mode=mode, urgency=URGENCY, urgency_threshold=0.1)]
+    outs += [construct(inst, o, mode=mode % 2) for o in ORDERS]
     for h in outs:
         assert h is not None
         assert check(inst, Placement.from_arrays(inst, h, None), require_all=False) == []
@@ -172,3 +173,50 @@ def test_auto_small_instances_skip_the_large_path(kind: str) -> None:
     inst = _mid(seed=6, n=120)
     r = solve_auto(inst, time_limit=2.0, objective=kind)
     assert r.proofs.get("solution") not in ("spread", "repack")
+
+
+def test_urgency_spreads_a_capped_app() -> None:
+    """A capped app left to the end ends alone on many hosts; urgency spreads it first.
+
+    Capacity 10 (one resource); f: 8 x4, c: 2 x4 at most one per host, s: 1 x8 (volume 48). At
+    shape 0.9 the filling aims at 9: f, then s (closest to the 1 left of the aim), then s again
+    (c no longer fits), four times; the four c then need four hosts of their own: 8 hosts. With
+    urgency, c needs 4 hosts of the about 4.8 left (48 / 10), so it goes first: f + c on four
+    hosts, the eight s on a fifth: 5 hosts, the optimum (volume 48 / 10 rounds up to 5).
+    """
+    inst = Instance("u", ("cpu",), (HostType("h", (10.0,), 10),),
+                    (App("f", (8.0,), 4), App("c", (2.0,), 4, max_per_host=1),
+                     App("s", (1.0,), 8)))
+    plain = fill(inst, shape_scale=0.9)
+    urgent = fill(inst, shape_scale=0.9, urgency=URGENCY, urgency_threshold=0.1)
+    assert plain is not None and urgent is not None
+    assert _hosts(plain) == 8 and _hosts(urgent) == 5
+    for h in (plain, urgent):
+        assert check(inst, Placement.from_arrays(inst, h, None)) == []
+    assert cap_float(inst).tolist() == [np.inf, 1.0, np.inf]
+
+
+def _two_types(seed: int, n: int = 600) -> Instance:
+    """``_mid`` with a second host type of half the capacity (the fleet of several types)."""
+    inst = _mid(seed, n)
+    t = inst.host_types[0]
+    half = dataclasses.replace(t, name="half", capacity=tuple(c / 2 for c in t.capacity),
+                               host_names=None)
+    return inst.replace(host_types=(t, half))
+
+
+def test_urgent_fill_is_deterministic_and_checked() -> None:
+    inst = _two_types(seed=8)
+    a = fill(inst, urgency=URGENCY, urgency_threshold=0.1)
+    b = fill(inst, urgency=URGENCY, urgency_threshold=0.1)
+    assert a is not None and b is not None and np.array_equal(a, b)
+    assert check(inst, Placement.from_arrays(inst, a, None)) == []
+
+
+def test_auto_large_path_uses_urgency_on_several_types() -> None:
+    """On a fleet of two host types the first filling of stage 0b is the urgent one."""
+    inst = _two_types(seed=9)
+    r = solve_auto(inst, time_limit=5.0, settings=LARGE)
+    assert r.placement is not None and check(inst, r.placement) == []
+    spreads = [p.message for p in r.history if p.method == "spread"]
+    assert spreads and "urgency" in spreads[0]
