@@ -63,6 +63,12 @@ What EADE-M changes (every deviation from the paper, all in this module; the env
    (last layer zero at start; with the margin the untrained agent never drops). This lets the agent
    drop a whole-card or 810-milli task to keep room for later small ones, which is what the proven
    optimum does (item 6).
+11. **Selection on the training streams** (``select_every=k > 0``; off by default): before the
+   first update and after every ``k`` episodes the greedy agent is replayed on all training streams;
+   the weights with the most tasks placed in total are kept (ties keep the earlier). With
+   ``residual`` the first candidate is the zero-initialised agent, i.e. mc-cardmix, so the returned
+   agent places at least as many tasks as mc-cardmix *on the training streams* (not a guarantee on
+   other streams). Only training streams are used.
 
 Networks: :class:`ClusterQ` embeds the ``N + 1`` tokens of ``M`` values (no position embedding:
 clusters are exchangeable, so the head is permutation-equivariant over clusters), one multi-head
@@ -185,6 +191,7 @@ class MConfig:
     residual: bool = False
     residual_margin: float = 0.05
     admission: bool = False
+    select_every: int = 0
 
     @property
     def n_modes(self) -> int:
@@ -544,19 +551,34 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
         cfg = MConfig(n_clusters=lay.n_clusters, n_features=m, **overrides)
     if agent is None:
         agent = EadeMAgent(cfg)
+    trained = agent
     cfg = agent.cfg
     n_state = (cfg.n_clusters + 1) * cfg.n_features
     n_actions = cfg.n_actions
     history = MReplay(cfg.buffer, n_state, n_actions)
     live = MReplay(cfg.buffer, n_state, n_actions)
+    curve: list[dict[str, Any]] = []
+    steps = 0
+    best: tuple[int, dict[str, Any]] | None = None
+
+    def select(row: dict[str, Any] | None) -> None:
+        nonlocal best
+        placed = sum(evaluate(trained, inst)[1] for inst in streams)
+        if row is not None:
+            row["train_placed"] = placed
+        if best is None or placed > best[0]:
+            best = (placed, copy.deepcopy(trained.q.state_dict()))
+
     for i, inst in enumerate(streams):
         expert_history(inst, history, cfg.miss_penalty, seed=seed + i, agent=agent)
+    if start_episode == 0 and cfg.select_every > 0 and cfg.residual:
+        select(None)  # the zero-initialised residual: mc-cardmix
     if start_episode == 0:
         for _ in range(cfg.pretrain):
             cols, k = draw(history, live, cfg.batch, cfg.beta, rng)
             agent.update(cols, k)
-    curve: list[dict[str, Any]] = []
-    steps = 0
+    if cfg.select_every > 0 and start_episode == 0:
+        select(None)  # after pretraining
     for ep in range(start_episode, episodes):
         t0 = time.perf_counter()
         eps = cfg.eps_start + (cfg.eps_end - cfg.eps_start) * ep / max(1, episodes - 1)
@@ -586,11 +608,16 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
                 agent.update(cols, k)
         row = {"episode": ep, "return": total, "placed": int(info["placed"]),
                "seconds": time.perf_counter() - t0}
+        if cfg.select_every > 0 and ((ep + 1) % cfg.select_every == 0 or ep + 1 == episodes):
+            select(row)
         curve.append(row)
         if log:
             log(row)
         if checkpoint:
             checkpoint(agent, ep + 1)
+    if best is not None:
+        agent.q.load_state_dict(best[1])
+        agent.q_target.load_state_dict(best[1])
     return agent, curve
 
 

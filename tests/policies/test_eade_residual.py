@@ -93,3 +93,13 @@ def test_residual_training_reproducible_valid_and_round_trip(tmp_path: Path) -> 
     back = load_agent(tmp_path / "m.pt")
     again = simulate(inst, back, seed=0).placement
     assert again.host_array(inst).tolist() == res.placement.host_array(inst).tolist()
+
+
+def test_selection_never_ends_below_cardmix_on_the_training_streams() -> None:
+    streams = [stream(s, 40) for s in (1, 2)]
+    ref = sum(simulate(i, ClusterCardMix(), seed=0).placement.n_placed for i in streams)
+    agent, curve = em.train(streams, episodes=4, seed=0, **RESID, select_every=2,  # type: ignore[arg-type]
+                            eps_start=0.5)
+    got = sum(em.evaluate(agent, i)[1] for i in streams)
+    assert got >= max([ref] + [r["train_placed"] for r in curve if "train_placed" in r])  # the best is kept
+    assert [r["episode"] for r in curve if "train_placed" in r] == [1, 3]
