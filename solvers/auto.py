@@ -5,8 +5,10 @@
    placement is lifted back at the end (same hosts, same objective).
 0b. Large instances (at least ``spread_min_work`` containers x hosts, no GPU cards: Tianchi
    2018 and alike) skip everything below: shaped host-by-host filling
-   (:func:`solvers.spread.fill`) with several shape scales while time allows, the best kept,
-   then ejection-chain repacking (:func:`solvers.repack.repack`) for the rest of the budget;
+   (:func:`solvers.spread.fill`) with several shape scales while time allows, the best kept
+   (on fleets of several host types the *urgent* fillings first, which spread the apps whose
+   per-host cap needs many of the hosts left), then ejection-chain repacking
+   (:func:`solvers.repack.repack`) for the rest of the budget;
    the bound is the cheap one. Every rule is kept by construction (the compiled predicates of
    :mod:`packing.feasibility`) and the result passes the checker.
 1. First-fit decreasing (:func:`solvers.greedy.ffd`) and the cheap bounds

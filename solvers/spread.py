@@ -12,7 +12,12 @@ demand over the fleet's total capacity relative to the most demanded resource
 resource is left over at the end (filling by plain size leaves a tail of hosts full in memory and
 a third empty in CPU on Tianchi's uniform fleet). With ``shape_scale`` below 1 large containers
 fill a host to about that share and then the smallest overshoot, i.e. small containers, tops it
-up. The filling is sensitive to the scale, so ``auto`` tries several and keeps the best. Rules
+up. The filling is sensitive to the scale, so ``auto`` tries several and keeps the best.
+With *urgency* an app whose per-host cap (anti-affinity) makes it need a large share of the
+hosts still to fill goes first on every host: on the contest machines of Tianchi 2018 the plain
+filling leaves apps such as one of 117 containers at most one per host to the end, each then
+alone on a small host (3,210 hosts after one filling); with urgency the big hosts reach 99.3%
+CPU and one filling needs 2,970 hosts (bound 2,951). Rules
 need no special treatment: a container whose rules forbid the host is never a candidate, and the
 host-by-host order keeps the candidates of a host in a list that only shrinks (loads and counts
 only grow while a host fills, so an app that does not fit never fits on that host again).
