@@ -70,6 +70,17 @@ What EADE-M changes (every deviation from the paper, all in this module; the env
    agent places at least as many tasks as mc-cardmix *on the training streams* (not a guarantee on
    other streams). Only training streams are used.
 
+   Measured (default scenario, training seed 1, 40 episodes, ``lambda_expert=0.1`` and the card
+   options; tasks deployed, mean over 10 streams): mc-cardmix places 159.1 on training streams
+   0-9 and 159.0 on validation streams 50-59. Residual, margin 0.05, no selection: 158.6 / 158.7
+   (the learned advantages of the 11-21 deviations per stream are mostly wrong). With admission
+   (margin 0.05): 155.7 on validation, 66-68 tasks dropped per stream (the WAIT head overestimates).
+   Margin 0.3 with selection every 5 episodes, with or without admission: no checkpoint beat
+   mc-cardmix on the training streams (1589-1591 vs 1591 in total; with admission down to 1454),
+   so the returned agent is mc-cardmix (159.0 on validation). Margin 0.1, 60 episodes, selection:
+   best checkpoint 1592 on training streams (+1, noise), 158.7 on validation. **None of these
+   beats mc-cardmix**; items 9-11 are kept as options for further work.
+
 Networks: :class:`ClusterQ` embeds the ``N + 1`` tokens of ``M`` values (no position embedding:
 clusters are exchangeable, so the head is permutation-equivariant over clusters), one multi-head
 self-attention layer with residual and layer norm, then ``[h_c, h_task] -> 128 -> 64 -> 1`` per
