@@ -79,7 +79,10 @@ What EADE-M changes (every deviation from the paper, all in this module; the env
    mc-cardmix on the training streams (1589-1591 vs 1591 in total; with admission down to 1454),
    so the returned agent is mc-cardmix (159.0 on validation). Margin 0.1, 60 episodes, selection:
    best checkpoint 1592 on training streams (+1, noise), 158.7 on validation. **None of these
-   beats mc-cardmix**; items 9-11 are kept as options for further work.
+   beats mc-cardmix**. Margin 0.3 with selection, training seeds 0-4, scored once on held-out
+   streams 100-109 (benchmarks/bench_multicluster.py): 160.7, the same count as mc-cardmix on every
+   stream and seed (validation 159.1, 159.0, 159.1, 159.0, 159.0). Items 9-11 are kept as options
+   for further work; the shipped model does not use them.
 
 Networks: :class:`ClusterQ` embeds the ``N + 1`` tokens of ``M`` values (no position embedding:
 clusters are exchangeable, so the head is permutation-equivariant over clusters), one multi-head
