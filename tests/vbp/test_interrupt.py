@@ -139,7 +139,7 @@ def grabbing(inst, method, **kw):
     saved = libc.signal(signal.SIGINT, 1)  # SIG_IGN
     kw["callback"](Progress(0.1, 9.0, 7.0, "cpsat", "incumbent"))
     stop = kw["stop"]
-    stop.wait(10)
+    stop.wait(60)
     libc.signal(signal.SIGINT, saved)
     kw["time_limit"] = 0.5
     return real(inst, method, **kw)
@@ -163,13 +163,14 @@ def test_sigint_reaches_the_solve_while_a_native_library_holds_the_handler() -> 
         _wait_for_progress(proc, timeout=30)
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=30)
+        stdout, stderr = proc.communicate(timeout=50)
         took = time.monotonic() - t0
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     assert proc.returncode == 130, (stdout, stderr)
-    assert took < 8, took  # the stand-in waits 10 s for a stop that never comes without the fix
+    # the stand-in waits 60 s for a stop that never comes without the fix (margin for a loaded machine)
+    assert took < 25, took
     doc = json.loads(stdout)
     assert doc["interrupted"] is True and "Traceback" not in stderr
