@@ -37,6 +37,7 @@ from packing.feasibility import ClusterState
 from packing.kernels import feasible, fits_c
 from packing.model import UNPLACED, Instance, Placement
 from solvers.spread import applicable, weighted_capacity, work_arrays
+from solvers.tabu import _rand  # the one xorshift64* of the compiled searches
 
 if TYPE_CHECKING:
     from solvers.base import Stop
@@ -49,17 +50,6 @@ PATIENCE = 400
 
 TENURE = (7, 10)
 """An ejected container may not return to its host for ``TENURE[0] + U[0, TENURE[1])`` iterations."""
-
-
-@numba.njit(cache=True)
-def _rand(state):  # pragma: no cover - compiled
-    """xorshift64*: the next number in [0, 1) from ``state[0]`` (updated in place)."""
-    x = state[0]
-    x ^= x >> np.uint64(12)
-    x ^= x << np.uint64(25)
-    x ^= x >> np.uint64(27)
-    state[0] = x
-    return float((x * np.uint64(2685821657736338717)) >> np.uint64(11)) / 9007199254740992.0
 
 
 @numba.njit(cache=True, inline="always")
