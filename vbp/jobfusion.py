@@ -30,6 +30,7 @@ from packing.dag.model import Workload
 from packing.dag.partition import Partition, partition
 from packing.dag.policy import DagPolicy, run_dag
 from packing.errors import input_error
+from packing.loaders.tianchi import parse_fleet
 from packing.model import App, HostType, Instance, Placement
 
 HOST_SHAPES: dict[str, tuple[float, float]] = {"32c64g": (32.0, 64.0), "92c288g": (92.0, 288.0)}
@@ -42,6 +43,9 @@ REF = np.array(HOST_SHAPES["92c288g"])
 def parse_hosts(text: str) -> list[tuple[str, tuple[float, float], int]]:
     """``"32c64g:8,92c288g:4"`` -> ``[(name, (cores, GB), count), ...]``; shapes ``<c>c<g>g`` are free.
 
+    Each entry is read by :func:`packing.loaders.tianchi.parse_fleet` (the one parser of host
+    specs); a missing count is 1.
+
     Raises:
         InputError: a malformed entry.
     """
@@ -49,16 +53,11 @@ def parse_hosts(text: str) -> list[tuple[str, tuple[float, float], int]]:
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
-        name, _, cnt = part.partition(":")
-        try:
-            c, g = name.lower().rstrip("g").split("c")
-            shape = (float(c), float(g))
-            n = int(cnt) if cnt else 1
-        except ValueError:
-            raise input_error("--hosts", part, "expected <cores>c<GB>g:<count>, e.g. 32c64g:8") from None
-        if n < 1 or min(shape) <= 0 or not all(math.isfinite(x) for x in shape) or n > 100_000:
-            raise input_error("--hosts", part, "cores, GB and count must be positive (count <= 100000)")
-        out.append((name, shape, n))
+        f = parse_fleet(part, "--hosts")
+        n = 1 if f.count is None else f.count
+        if n > 100_000:
+            raise input_error("--hosts", part, "count must be at most 100000")
+        out.append((part.partition(":")[0], (f.cpu, f.mem), n))
     if not out:
         raise input_error("--hosts", text, "no host given")
     return out

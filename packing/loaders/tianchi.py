@@ -21,8 +21,8 @@ Fleets (``hosts=``): by default the contest's 6,000 machines (two types). ``host
 cores and GB and keeps only CPU and memory (``disk, P, M, PM`` are dropped), as published work on
 this data set does (the 2-D form ``TClab_dataset_2D.csv`` of "Affinity-Aware Resource Provisioning
 for Long-Running Applications in Shared Clusters"). Without a count the fleet has twice the
-volume bound (at least one host per app and enough for the largest app's cap), which is never the
-binding limit in practice; a solver that needs more says the instance is infeasible *for that
+volume bound, or more if an app's per-host cap needs more hosts, which is never the binding limit
+in practice; a solver that needs more says the instance is infeasible *for that
 fleet*. The initial deployment names contest machines, so a uniform fleet has none.
 ``round_up=True`` rounds each app's peak CPU and memory up to whole units, as that 2-D form does
 (reduced view only); vbp keeps the exact peaks otherwise.
