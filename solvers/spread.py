@@ -1,4 +1,4 @@
-"""Construction for large instances: shaped host-by-host filling (and item-centric best fit).
+"""Construction for large instances: shaped host-by-host filling.
 
 Tianchi-sized instances (tens of thousands of containers, thousands of hosts, tens of thousands of
 ``<A, B, k>`` rules) are too large for the exact models and for the dense tables of the tabu
@@ -22,24 +22,14 @@ need no special treatment: a container whose rules forbid the host is never a ca
 host-by-host order keeps the candidates of a host in a list that only shrinks (loads and counts
 only grow while a host fills, so an app that does not fit never fits on that host again).
 
-:func:`construct` is the item-centric alternative: containers in a fixed order, each on the
-best-fitting host in use (highest weighted load after the placement), opening a new host only
-when none takes it:
-
-* ``"spread"``: the *constrained* apps first — apps that appear in a rule, or whose cap is below
-  their count — by decreasing rule degree (rules naming the app, exclusions weigh double) and then
-  size; their containers are spread by the rules themselves, since a host that refuses one more
-  of them is skipped. Then the unconstrained apps by decreasing size.
-* ``"size"``: every app by decreasing size (best-fit decreasing).
-* ``"mixed"``: by decreasing size, the constrained apps' size counted double.
-
-On Tianchi's uniform fleet (cross rules) it lands near first fit (about 5,830 hosts against
-5,181 for one filling), so ``auto`` does not use it.
+An item-centric alternative (containers in a fixed order, the constrained apps first, each on the
+best-fitting host) was built and measured in the same session: about 5,830 hosts on Tianchi's uniform
+fleet with the cross rules, against 5,181 for one filling, so it was dropped.
 
 Every feasibility decision is :func:`packing.kernels.feasible` (the compiled predicates of
 :mod:`packing.feasibility`) on the arrays of a :class:`packing.feasibility.ClusterState`.
-On instances with time-indexed resources (the full Tianchi view: ``cpu_t00 .. cpu_t97``) both
-run on a *peak surrogate* (:func:`surrogate`) by default: each group of time points becomes one
+On instances with time-indexed resources (the full Tianchi view: ``cpu_t00 .. cpu_t97``) it
+runs on a *peak surrogate* (:func:`surrogate`) by default: each group of time points becomes one
 resource with the largest demand and the smallest capacity of the group. A host within capacity on
 the surrogate is within capacity at every time point, so the placement is feasible on the real
 instance (the checker confirms it).
@@ -55,7 +45,7 @@ import numba
 import numpy as np
 
 from packing.feasibility import ClusterState
-from packing.kernels import _first_fit, feasible, init_candidates, min_demand, update_candidates
+from packing.kernels import _first_fit, feasible
 from packing.model import UNPLACED, Instance
 from solvers.result import Objective
 
@@ -64,9 +54,6 @@ if TYPE_CHECKING:
 
 CHUNK_SECONDS = 0.2
 """About this long between two looks at the clock while filling."""
-
-ORDERS = ("spread", "size", "mixed")
-"""The container orders :func:`construct` knows (see the module docstring)."""
 
 URGENCY = 1e6
 """The urgency bonus ``auto`` uses on fleets of several host types (see :func:`fill`)."""
@@ -152,83 +139,6 @@ def rule_degree(instance: Instance) -> np.ndarray:
     capped = inst.cap < inst.counts
     deg[capped] = np.maximum(deg[capped], 1.0)
     return deg
-
-
-def app_order(instance: Instance, order: str, demand: np.ndarray, capacity: np.ndarray,
-              kind: Objective = "hosts") -> np.ndarray:
-    """The apps in construction order (see the module docstring), shape ``(n_apps,)``."""
-    if order not in ORDERS:
-        raise ValueError(f"unknown order {order!r}; expected one of {ORDERS}")
-    w = resource_weights(demand, capacity, instance.counts)
-    top = capacity.max(axis=0)
-    size = (demand / np.where(top > 0, top, 1.0)) @ w
-    deg = rule_degree(instance)
-    constrained = deg > 0
-    if order == "size":
-        return np.lexsort((-deg, -size)).astype(np.int64)
-    if order == "mixed":
-        return np.lexsort((-deg, -size * np.where(constrained, 2.0, 1.0))).astype(np.int64)
-    return np.lexsort((-size, -deg, ~constrained)).astype(np.int64)
-
-
-@numba.njit(cache=True)
-def _best_fit(seq, demand, capacity, used, count, n_on, col, cap, in_ptr, in_cols, in_k,
-              out_ptr, out_cols, out_k, host_type, type_rank, wcap, mode,
-              host_out):  # pragma: no cover - compiled
-    """Best fit over the hosts in use, else a new host in ``type_rank`` order; mutates the state.
-
-    ``wcap`` ``(n_hosts, n_resources)`` holds ``w[r] / capacity[h, r]`` (0 where the capacity is
-    0); a host's score is the weighted load after the placement, the highest wins (ties: lowest
-    index). ``host_out[t]`` receives the host of container ``t`` of ``seq`` (-1: none).
-    """
-    n_h = capacity.shape[0]
-    n_r = demand.shape[1]
-    n_types = type_rank.shape[0]
-    dmin = min_demand(demand)
-    active = np.empty(n_h, dtype=np.int64)
-    next_empty = np.empty(n_types, dtype=np.int64)
-    last_empty = np.empty(n_types, dtype=np.int64)
-    n_active, _ = init_candidates(dmin, capacity, used, n_on, host_type, active, next_empty,
-                                  last_empty)
-    for t in range(seq.shape[0]):
-        a = seq[t]
-        best = -1
-        best_s = -1e300
-        for i in range(n_active):
-            h = active[i]
-            if not feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
-                            out_ptr, out_cols, out_k):
-                continue
-            s = 0.0
-            if mode == 0:
-                for r in range(n_r):
-                    s += (used[h, r] + demand[a, r]) * wcap[h, r]
-            else:
-                for r in range(n_r):
-                    f = (capacity[h, r] - used[h, r] - demand[a, r]) * wcap[h, r]
-                    s -= f * f
-            if s > best_s + 1e-12 or (s > best_s - 1e-12 and h < best):
-                best_s = s
-                best = h
-        if best < 0:
-            for k in range(n_types):
-                h = next_empty[type_rank[k]]
-                if h < n_h and feasible(h, a, demand, capacity, used, count, col, cap, in_ptr,
-                                        in_cols, in_k, out_ptr, out_cols, out_k):
-                    best = h
-                    break
-        host_out[t] = best
-        if best < 0:
-            continue
-        h = best
-        for r in range(n_r):
-            used[h, r] += demand[a, r]
-        if col[a] >= 0:
-            count[h, col[a]] += 1
-        was_empty = n_on[h] == 0
-        n_on[h] += 1
-        n_active = update_candidates(h, was_empty, dmin, capacity, used, n_on, host_type, active,
-                                     n_active, next_empty, last_empty)
 
 
 @numba.njit(cache=True)
@@ -403,46 +313,6 @@ def weighted_capacity(demand: np.ndarray, capacity: np.ndarray, counts: np.ndarr
         np.where(capacity > 0, w[None, :] / np.where(capacity > 0, capacity, 1.0), 0.0))
 
 
-def construct(instance: Instance, order: str = "spread", kind: Objective = "hosts",
-              use_surrogate: bool = True, mode: int = 0) -> np.ndarray:
-    """A placement built by best fit in the given ``order`` (see the module docstring).
-
-    Args:
-        instance: the instance (:func:`applicable` must hold).
-        order: one of :data:`ORDERS`.
-        kind: the objective (decides the order of host types for new hosts).
-        use_surrogate: run on the peak surrogate where the instance has time-indexed resources.
-        mode: host score, 0 the weighted load after the placement (best fit), 1 minus the
-            weighted squared remaining capacity.
-
-    Returns:
-        Host per container, shape ``(n_containers,)``; -1 for containers no host takes.
-    """
-    from solvers.greedy import type_order
-
-    inst = instance
-    if not applicable(inst):
-        raise ValueError("construct: GPU cards and GPU models are not covered")
-    demand, capacity = work_arrays(inst, use_surrogate)
-    st = ClusterState(inst)
-    used = np.zeros_like(capacity)
-    apps = app_order(inst, order, demand, capacity, kind)
-    seq = np.repeat(apps, inst.counts[apps]).astype(np.int64)
-    out = np.empty(len(seq), dtype=np.int64)
-    rank = np.asarray(type_order(inst, kind), dtype=np.int64)
-    _best_fit(seq, demand, capacity, used,  # type: ignore[call-arg]
-              st.count, st.n_on, st.col, inst.cap.astype(np.int64),
-              *st.rule_tables, np.ascontiguousarray(inst.host_type_of, dtype=np.int64), rank,
-              weighted_capacity(demand, capacity, inst.counts), mode, out)
-    host_of = np.full(inst.n_containers, UNPLACED, dtype=np.int64)
-    pos = 0
-    for a in apps:  # containers of an app are identical: fill its slots in order
-        lo, n = int(inst.offsets[a]), int(inst.counts[a])
-        host_of[lo:lo + n] = out[pos:pos + n]
-        pos += n
-    return host_of
-
-
 def fill(instance: Instance, mode: int = 3, kind: Objective = "hosts", use_surrogate: bool = True,
          constrained_first: float = 0.0, deadline: float | None = None,
          stop: Stop | None = None, shape_scale: float = 1.0, blocks: int = 1,
@@ -539,6 +409,5 @@ def _assign(inst: Instance, hosts: np.ndarray, apps: np.ndarray) -> np.ndarray:
     return host_of
 
 
-__all__ = ["ORDERS", "URGENCY", "URGENCY_THRESHOLD", "app_order", "applicable", "cap_float",
-           "construct", "demand_shape", "fill",
+__all__ = ["URGENCY", "URGENCY_THRESHOLD", "applicable", "cap_float", "demand_shape", "fill",
            "resource_weights", "rule_degree", "surrogate", "weighted_capacity", "work_arrays"]
