@@ -50,15 +50,24 @@ def _fill(instance: Instance, host_of: np.ndarray) -> np.ndarray:
     return fill + 1e-6 * n_on
 
 
-def _sub_instance(inst: Instance, hosts: np.ndarray, host_of: np.ndarray
+def _sub_instance(inst: Instance, hosts: np.ndarray, host_of: np.ndarray, compact: bool = False
                   ) -> tuple[Instance, np.ndarray, np.ndarray]:
     """The containers on ``hosts`` as an instance of their own.
 
+    Args:
+        inst: the instance.
+        hosts: the chosen hosts, shape ``(k,)``.
+        host_of: host per container, shape ``(n_containers,)``.
+        compact: keep only the apps with a container on ``hosts`` and the rules and exclusions
+            between two kept apps (a rule naming an app absent from these hosts cannot bind on
+            them); for instances with thousands of apps, of which a neighbourhood holds few.
+
     Returns:
-        ``(sub, hosts_sorted, containers)``: the sub-instance (every app kept, with the count it
-        has on ``hosts``; one host type per original type with as many hosts as chosen), the
-        chosen hosts in the sub-instance's host order, shape ``(k,)``, and the original
-        containers in the sub-instance's container order, shape ``(n_sub,)``.
+        ``(sub, hosts_sorted, containers)``: the sub-instance (every app kept, or only the present
+        ones when ``compact``, with the count it has on ``hosts``; one host type per original type
+        with as many hosts as chosen), the chosen hosts in the sub-instance's host order, shape
+        ``(k,)``, and the original containers in the sub-instance's container order, shape
+        ``(n_sub,)``.
     """
     hosts = np.sort(hosts)  # global order is type order, so sub host j <-> hosts[j]
     on = np.isin(host_of, hosts)
@@ -71,7 +80,16 @@ def _sub_instance(inst: Instance, hosts: np.ndarray, host_of: np.ndarray
     apps = tuple(a.__class__(a.name, a.demand, int(n), a.max_per_host, a.gpu_cards,
                              a.gpu_per_card, a.gpu_whole, a.gpu_models)
                  for a, n in zip(inst.apps, counts.tolist(), strict=True))
-    sub = inst.replace(apps=apps, host_types=types, initial=None, requests=())
+    if not compact:
+        sub = inst.replace(apps=apps, host_types=types, initial=None, requests=())
+        return sub, hosts, containers
+    keep = counts > 0  # containers stay in app order: the kept apps keep their relative order
+    names = {a.name for a, k in zip(inst.apps, keep.tolist(), strict=True) if k}
+    sub = inst.replace(apps=tuple(a for a, k in zip(apps, keep.tolist(), strict=True) if k),
+                       host_types=types, initial=None, requests=(),
+                       rules=tuple(r for r in inst.rules if r.a in names and r.b in names),
+                       exclusions=tuple(e for e in inst.exclusions
+                                        if e[0] in names and e[1] in names))
     return sub, hosts, containers
 
 

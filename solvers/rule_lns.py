@@ -1,0 +1,325 @@
+"""Rule-aware large-neighbourhood search: repack, with CP-SAT, the hosts where the rules bite.
+
+Every constraint of the model is local to a host (capacities, caps, ``<A, B, k>`` rules,
+exclusions), so the containers on a set of hosts can be repacked onto those same hosts without
+looking at the rest, and repackings of *disjoint* host sets are independent. Each round builds
+one or more disjoint neighbourhoods, solves them with :func:`solvers.cpsat.solve_cpsat` (hinted
+with the current packing, asked only for packings with fewer hosts, or a lower cost, than now)
+on an executor (:mod:`packing.evaluation`: serial, local processes, or Ray) and merges the
+results that free a host.
+
+Neighbourhoods (``neighbourhood=``):
+
+* ``"rules"`` (the default): a *seed* host to empty (the emptiest hosts in turn, skipping seeds
+  that failed recently), then the hosts the rules tie to it: a host is *linked* when it holds a
+  container of an app of the seed, or of an app a rule ties to one (either side of a cross-app
+  rule or exclusion). On a tight packing the seed's containers fit by capacity on many hosts but
+  are barred there by a rule partner or by their app's per-host cap; repacking the seed together
+  with those hosts lets CP-SAT move the partners away. Half of the other hosts are the linked
+  hosts with the most room (drawn at random among twice as many), the rest the emptiest hosts
+  (destinations with slack).
+* ``"emptiest"``: the seed and hosts drawn from the emptier hosts (as :mod:`solvers.lns`).
+* ``"mixed"``: the two in alternate rounds.
+
+The size of the neighbourhoods grows when CP-SAT proves that they cannot free a host (or fails
+three times) and shrinks when the sub-solves run out of time. Sub-instances keep only the apps
+present on their hosts and the rules between them (:func:`solvers.lns._sub_instance` with
+``compact``), so they stay small on Tianchi 2018 (9,338 apps, 24k rules).
+
+With the serial executor the search is deterministic for a seed when the sub-solves finish
+within their step (small neighbourhoods) and ``max_rounds`` ends it rather than the clock; the
+process executor then gives the same result as the serial one with the same ``workers``
+(neighbourhoods are built in the parent, each task carries its own CP-SAT seed, results are
+merged in order).
+
+Instances with GPU cards are returned unchanged (the host array does not carry cards).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from packing.checker import check
+from packing.evaluation import Executor, make_executor
+from packing.model import UNPLACED, Instance, Placement
+from solvers.base import EPS, Clock, Stop, objective_value
+from solvers.lns import _fill, _sub_instance
+from solvers.result import Objective
+
+NEIGHBOURHOODS = ("rules", "emptiest", "mixed")
+"""The neighbourhood kinds (module docstring)."""
+
+SIZE = 12
+"""Hosts in the first neighbourhoods."""
+
+SIZE_MIN = 6
+"""Fewest hosts in a neighbourhood."""
+
+SIZE_MAX = 60
+"""Most hosts in a neighbourhood."""
+
+STEP_SECONDS = 3.0
+"""Most seconds of one sub-solve."""
+
+SEED_TENURE = 8
+"""Rounds a seed host that failed to empty is skipped."""
+
+SEED_POOL = 64
+"""Seeds are the emptiest hosts among this many (the others are rarely emptied by a repack)."""
+
+
+@dataclass(frozen=True)
+class _Task:
+    """One neighbourhood to repack (picklable: it travels to worker processes).
+
+    Attributes:
+        sub: the sub-instance of the neighbourhood's containers and hosts.
+        hint: the current sub-host of each sub-container, shape ``(n_sub,)``.
+        before: the sub-packing's objective now.
+        kind: ``"hosts"`` or ``"cost"``.
+        seconds: CP-SAT's time limit.
+        seed: CP-SAT's seed.
+        workers: CP-SAT's workers.
+    """
+
+    sub: Instance
+    hint: np.ndarray
+    before: float
+    kind: Objective
+    seconds: float
+    seed: int
+    workers: int
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What a sub-solve gave.
+
+    Attributes:
+        pos: the new sub-host of each sub-container, shape ``(n_sub,)`` (``None``: nothing better).
+        value: its objective.
+        proven: CP-SAT proved that nothing better exists on these hosts.
+        seconds: the sub-solve's wall time.
+    """
+
+    pos: np.ndarray | None
+    value: float
+    proven: bool
+    seconds: float
+
+
+def _solve_task(task: _Task) -> _Outcome:
+    """Repack one neighbourhood (module-level, so process and Ray workers can import it)."""
+    from solvers.cpsat import solve_cpsat
+
+    start = Placement.from_arrays(task.sub, task.hint)
+    res = solve_cpsat(task.sub, time_limit=task.seconds, workers=task.workers, seed=task.seed,
+                      objective=task.kind, hint=start, below=task.before)
+    proven = res.lower_bound >= task.before - EPS
+    if res.placement is None or res.objective is None or res.objective >= task.before - EPS:
+        return _Outcome(None, task.before, proven, res.seconds)
+    if check(task.sub, res.placement, require_all=True):  # pragma: no cover - a bug in cpsat
+        return _Outcome(None, task.before, proven, res.seconds)
+    return _Outcome(res.placement.host_array(task.sub), float(res.objective), False, res.seconds)
+
+
+def _links(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """Rule partners of every app as CSR arrays ``(indptr (n_apps + 1,), partners (n_links,))``.
+
+    Both sides of every cross-app rule and exclusion; each app is also its own partner when its
+    per-host cap binds (cap below its count), since its other containers then bar it from hosts.
+    """
+    a, b, _ = inst.rule_arrays
+    capped = np.flatnonzero(inst.cap < inst.counts)
+    src = np.concatenate([a, b, capped])
+    dst = np.concatenate([b, a, capped])
+    order = np.lexsort((dst, src))
+    src, dst = src[order], dst[order]
+    indptr = np.zeros(inst.n_apps + 1, dtype=np.int64)
+    np.add.at(indptr, src + 1, 1)
+    return np.cumsum(indptr), dst.astype(np.int64)
+
+
+def _choose(inst: Instance, host_of: np.ndarray, fill: np.ndarray, used: np.ndarray,
+            taken: np.ndarray, seed_host: int, size: int, kind: str,
+            links: tuple[np.ndarray, np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    """The hosts of one neighbourhood around ``seed_host``, shape ``(<= size,)``.
+
+    Args:
+        inst: the instance.
+        host_of: host per container, shape ``(n_containers,)``.
+        fill: relative fill per host, shape ``(n_hosts,)``.
+        used: hosts in use, ascending fill, shape ``(n_used,)``.
+        taken: hosts already in a neighbourhood of this round, shape ``(n_hosts,)`` (bool).
+        seed_host: the host to empty.
+        size: hosts wanted.
+        kind: ``"rules"`` or ``"emptiest"``.
+        links: :func:`_links`.
+        rng: the search's generator.
+    """
+    free = used[~taken[used]]
+    free = free[free != seed_host]
+    chosen = [seed_host]
+    want = size - 1
+    if kind == "rules" and want > 0:
+        placed = host_of != UNPLACED
+        apps = np.unique(inst.container_app[host_of == seed_host])
+        indptr, partners = links
+        mark = np.zeros(inst.n_apps, dtype=bool)
+        mark[apps] = True  # the seed's own apps: a host holding one may be at the cap or full
+        for a in apps.tolist():
+            mark[partners[indptr[a]: indptr[a + 1]]] = True
+        hits = placed & mark[inst.container_app]
+        linked = np.bincount(host_of[hits], minlength=inst.n_hosts)
+        cand = free[linked[free] > 0]  # ascending fill: the roomiest first
+        n_link = min(len(cand), (want + 1) // 2)
+        if n_link:
+            pool = cand[: max(n_link, 2 * n_link)]
+            chosen += rng.choice(pool, size=n_link, replace=False).tolist()
+            want -= n_link
+    if want > 0:
+        rest = free[~np.isin(free, chosen)]
+        pool = rest[: max(want, 2 * want)]
+        chosen += rng.choice(pool, size=min(want, len(pool)), replace=False).tolist()
+    return np.array(chosen, dtype=np.int64)
+
+
+def improve(
+    instance: Instance,
+    host_of: np.ndarray,
+    *,
+    time_limit: float,
+    kind: Objective = "hosts",
+    seed: int = 0,
+    workers: int = 1,
+    executor: str | Executor | None = None,
+    neighbourhood: str = "rules",
+    size: int = SIZE,
+    step_seconds: float = STEP_SECONDS,
+    cpsat_workers: int = 1,
+    lower_bound: float = 0.0,
+    max_rounds: int | None = None,
+    callback: Callable[[float], None] | None = None,
+    stop: Stop | None = None,
+) -> np.ndarray:
+    """Free hosts of a complete packing by repacking rule-tied neighbourhoods (module docstring).
+
+    Args:
+        instance: the instance.
+        host_of: a complete, feasible packing, host per container, shape ``(n_containers,)``.
+        time_limit: seconds (executor start-up included).
+        kind: ``"hosts"`` or ``"cost"`` (``"deployed"`` returns ``host_of`` unchanged).
+        seed: seed of the neighbourhood choice and of the sub-solves.
+        workers: neighbourhoods solved at once per round (one task each).
+        executor: ``"serial"``, ``"process"``, ``"ray"`` or an open :class:`Executor` (not
+            closed here); default: serial for one worker, processes otherwise.
+        neighbourhood: ``"rules"``, ``"emptiest"`` or ``"mixed"`` (:data:`NEIGHBOURHOODS`).
+        size: hosts in the first neighbourhoods (adapted as the search goes).
+        step_seconds: most seconds of one sub-solve.
+        cpsat_workers: CP-SAT workers per sub-solve.
+        lower_bound: a proven bound; the search stops when it is reached.
+        max_rounds: stop after this many rounds (``None``: only the clock).
+        callback: called as ``callback(objective)`` after every round that improved.
+        stop: a stop request (:class:`solvers.base.StopFlag`), looked at between rounds.
+
+    Returns:
+        The best packing found, shape ``(n_containers,)`` (a copy; ``host_of`` itself if the
+        search did not run).
+
+    Raises:
+        InputError: an unknown neighbourhood or executor, or fewer than one worker.
+    """
+    from packing.errors import input_error
+
+    if neighbourhood not in NEIGHBOURHOODS:
+        raise input_error("neighbourhood", neighbourhood,
+                          f"unknown neighbourhood; use {', '.join(NEIGHBOURHOODS)}")
+    if workers < 1:
+        raise input_error("workers", str(workers), "must be at least 1")
+    inst = instance
+    if kind == "deployed" or inst.n_hosts == 0 or inst.max_gpus or (host_of == UNPLACED).any():
+        return host_of
+    clock = Clock(time_limit, stop)
+    rng = np.random.default_rng(seed)
+    own = not isinstance(executor, Executor)
+    ex = (executor if isinstance(executor, Executor)
+          else make_executor(executor or ("serial" if workers == 1 else "process"), workers))
+    links = _links(inst)
+    host_of = np.array(host_of, dtype=np.int64, copy=True)
+    value = objective_value(inst, host_of, kind)
+    tabu = np.zeros(inst.n_hosts, dtype=np.int64)  # round until which a seed is skipped
+    fails = 0
+    rounds = 0
+    try:
+        while (clock.left(0.0) > 0.3 and value > lower_bound + EPS * max(1.0, lower_bound)
+               and (max_rounds is None or rounds < max_rounds)):
+            step = min(step_seconds, clock.left(0.0) - 0.2)
+            if step <= 0.1:
+                break
+            rounds += 1
+            kind_now = ("rules" if rounds % 2 else "emptiest") if neighbourhood == "mixed" \
+                else neighbourhood
+            fill = _fill(inst, host_of)
+            n_on = np.bincount(host_of, minlength=inst.n_hosts)
+            used = np.flatnonzero(n_on)
+            if len(used) < 2:
+                break
+            used = used[np.argsort(fill[used], kind="stable")]
+            seeds = [int(h) for h in used[:SEED_POOL] if tabu[h] < rounds]
+            if not seeds:
+                tabu[:] = 0
+                seeds = [int(h) for h in used[:SEED_POOL]]
+            k = min(size, len(used))
+            taken = np.zeros(inst.n_hosts, dtype=bool)
+            tasks: list[_Task] = []
+            groups: list[tuple[np.ndarray, np.ndarray, int]] = []
+            for s in seeds:
+                if len(tasks) == workers:
+                    break
+                if taken[s]:
+                    continue
+                hosts = _choose(inst, host_of, fill, used, taken, s, k, kind_now, links, rng)
+                if len(hosts) < 2:
+                    continue
+                taken[hosts] = True
+                sub, hosts, members = _sub_instance(inst, hosts, host_of, compact=True)
+                pos = np.searchsorted(hosts, host_of[members])
+                tasks.append(_Task(sub, pos, objective_value(sub, pos, kind), kind, step,
+                                   int(rng.integers(2**31 - 1)), cpsat_workers))
+                groups.append((hosts, members, s))
+            if not tasks:
+                break
+            outs = ex.map(_solve_task, tasks)
+            improved = False
+            timeouts = 0
+            proven = 0
+            for (hosts, members, s), out, task in zip(groups, outs, tasks, strict=True):
+                if out.pos is None:
+                    tabu[s] = rounds + SEED_TENURE
+                    proven += out.proven
+                    timeouts += out.seconds >= task.seconds - 0.05
+                    continue
+                host_of[members] = hosts[out.pos]
+                improved = True
+            if improved:
+                value = objective_value(inst, host_of, kind)
+                fails = 0
+                if callback is not None:
+                    callback(value)
+                continue
+            fails += 1
+            if proven * 2 >= len(tasks) or fails >= 3:  # this size cannot free a host: grow
+                size = min(SIZE_MAX, int(size * 1.5) + 1)
+                fails = 0
+            elif timeouts * 2 >= len(tasks):  # too hard to solve in a step: shrink
+                size = max(SIZE_MIN, int(size * 0.8))
+    finally:
+        if own:
+            ex.close()
+    return host_of
+
+
+__all__ = ["NEIGHBOURHOODS", "SIZE", "SIZE_MAX", "SIZE_MIN", "STEP_SECONDS", "improve"]
