@@ -10,6 +10,11 @@ held-out pool (other seeds, other jobs): mean JCT, gap to the critical-path boun
     python benchmarks/bench_jobfusion_agent.py DATA --jobs 10 --seeds 10 --imitate sjf \
         --episodes 120 --lr 1e-3   # warm start by imitating SJF, then REINFORCE
     python benchmarks/bench_jobfusion_agent.py DATA --jobs 10 --seeds 10 --models bench-jobfusion  # eval only
+
+The Q types are carved ``--carving nested`` by default with ``--large-share auto``: the share of the
+large containers with the least SJF mean JCT on ``--tune-samples`` samples of the TRAINING pool (seeds
+5000+, not the agents' training samples nor the held-out ones); ``--carving proportional`` is the old
+carving (counts in proportion to the types' task counts).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import numpy as np
 from packing.dag.loader import load_dag_folder
 from policies.dag import ShortestJobFirst, make_dag_policy
 from vbp.cli.train_jobfusion import build_envs
-from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs
+from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs, tune_large_share
 
 
 def main() -> None:
@@ -48,6 +53,11 @@ def main() -> None:
                     help="Folder with jobfusion-gcn.pt and decima-gcn.pt from an earlier run: skip training.")
     ap.add_argument("--imitate", default=None, help="Warm start: imitate this DAG policy (e.g. sjf) first.")
     ap.add_argument("--imitate-epochs", type=int, default=10)
+    ap.add_argument("--carving", choices=["proportional", "nested"], default="nested")
+    ap.add_argument("--large-share", default="auto",
+                    help="Nested carving: share of the large containers, or 'auto' (least SJF mean JCT "
+                         "on --tune-samples TRAINING samples; never the held-out ones).")
+    ap.add_argument("--tune-samples", type=int, default=40)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     jf.set_threads(1)
@@ -58,6 +68,20 @@ def main() -> None:
     train_pool = w.subset(sorted(perm[: w.n_jobs // 2].tolist()), "train-pool")
     held_pool = w.subset(sorted(perm[w.n_jobs // 2:].tolist()), "held-out-pool")
     hosts = parse_hosts(a.hosts)
+    tuning: dict[float, float] = {}
+    t = time.perf_counter()
+    if a.carving != "nested":
+        share = 1.0
+    elif a.large_share == "auto":  # training pool, seeds disjoint from the agents' training samples
+        tune = [sample_jobs(train_pool, a.jobs, 5000 + i, a.interarrival) for i in range(a.tune_samples)]
+        share, tuning = tune_large_share(tune, hosts, q=a.q, seed=a.seed)
+    else:
+        share = float(a.large_share)
+    tune_seconds = time.perf_counter() - t
+    print(f"carving {a.carving}, large share {share:g}"
+          + (f" (SJF mean JCT on {a.tune_samples} training samples: "
+             + ", ".join(f"{f:g}: {m:.0f} s" for f, m in tuning.items()) + f"; {tune_seconds:.0f} s)"
+             if tuning else ""))
     agents = {}
     timing = {}
     for method, label in (("constrained", "jobfusion-gcn"), ("single", "decima-gcn")):
@@ -67,15 +91,17 @@ def main() -> None:
             agents[label] = jf.JobFusionPolicy(net, label)
             continue
         envs = build_envs(train_pool, n_envs=a.samples, jobs=a.jobs, seed=a.seed + 1, partition_method=method,
-                          q=a.q, hosts=hosts, interarrival=a.interarrival)
+                          q=a.q, hosts=hosts, interarrival=a.interarrival, carving=a.carving,
+                          large_share=share)
         cfg = jf.Config(batch=a.batch, partition=method, lr=a.lr)
         t = time.perf_counter()
         net = jf.new_net(cfg, a.seed)
         if a.imitate:
-            nll = jf.imitate(envs, make_dag_policy(a.imitate, a.seed), a.imitate_epochs, net=net, seed=a.seed,
-                             lr=3e-3, progress=True)
+            teacher = make_dag_policy(a.imitate, a.seed)
+            teacher.partition = method
+            nll = jf.imitate(envs, teacher, a.imitate_epochs, net=net, seed=a.seed, lr=3e-3, progress=True)
             print(f"{label}: imitating {a.imitate}, NLL per decision {nll[0]:.3f} -> {nll[-1]:.3f}")
-        net, st, opt = jf.train(envs, a.episodes // a.batch, seed=a.seed, net=net, progress=True)
+        net, st, opt = jf.train(envs, max(a.episodes // a.batch, 0), seed=a.seed, net=net, progress=True)
         timing[label] = time.perf_counter() - t
         jf.save_checkpoint(out / f"{label}.pt", net, st, opt, name=label)
         jf.plot_curve(st, out / f"{label}-curve.png", f"{label} training (sampled mean JCT)")
@@ -88,11 +114,12 @@ def main() -> None:
         one.name = "sjf-1type"  # SJF on the Decima-like agent's cluster (one container type)
         heur = [make_dag_policy(n, s) for n in ("sjf", "fifo", "cpf", "decima-like")]
         pols = [agents["jobfusion-gcn"], agents["decima-gcn"], *heur, one]
-        res = compare_dag(sample, pols, q=a.q, hosts=hosts, seed=s)
+        res = compare_dag(sample, pols, q=a.q, hosts=hosts, seed=s, carving=a.carving, large_share=share)
         bounds.append(res["bounds"]["critical_path_mean_jct"])
         for p in res["policies"]:
             rows.setdefault(p["name"], []).append(p)
     summary = {
+        "carving": a.carving, "large_share": share, "tuning": tuning, "tune_seconds": tune_seconds,
         "train_seconds": timing, "episodes": a.episodes, "jobs": a.jobs, "samples": a.samples,
         "hosts": a.hosts, "seeds": a.seeds, "critical_path_mean_jct": float(np.mean(bounds)),
         "policies": {n: {"mean_jct": float(np.mean([r["mean_jct"] for r in rs])),

@@ -4,7 +4,10 @@
   the tasks each type was built for), the host types bins; :func:`carve_sweep` solves it with
   :func:`solvers.solve` (cost objective, proven lower bound) for the Fig. 12 sweep, and
   :func:`carve_cluster` fills a *fixed* cluster (after the online snapshot) with first-fit decreasing
-  (:func:`solvers.greedy.ffd`). Every carving placement passes :func:`packing.checker.check`.
+  (:func:`solvers.greedy.ffd`), either in the types' task proportions or *nested* (the large types
+  first, as the one-type cluster would, then smaller ones on what is left; :func:`tune_large_share`
+  picks how much of the large types to keep by simulated mean JCT on training samples). Every
+  carving placement passes :func:`packing.checker.check`.
 * **Idle share** (sweep): ``1 - task demand / capacity of the hosts opened``, each resource divided by
   the large host (92c288g) and averaged; host cost is measured in the same units, so the solver's
   cost bound gives a proven bound on the idle share: ``1 - task demand / cost bound``.
@@ -204,22 +207,190 @@ class Carved:
     carved_share: float
 
 
-def carve_cluster(part: Partition, hosts: list[tuple[str, tuple[float, float], int]], *,
-                  online: np.ndarray | None = None, online_share: float = 0.0, surges: int = 0,
-                  horizon: float = 3600.0, seed: int = 0) -> Carved:
-    """Place online containers first, then carve the rest into the partition's types.
+CARVINGS = ("proportional", "nested")
+"""How :func:`carve_cluster` chooses the container counts (see there)."""
 
-    Online containers (rows of ``online``, shape ``(N, 2)``, sampled with the seed until they request
-    ``online_share`` of the CPU) are placed by first-fit decreasing; the free capacity is carved with
-    the most containers in the types' proportions that first-fit decreasing still places (a search
-    over the total). ``surges`` seeded online surges hit hosts with online containers in ``[0,
-    horizon)`` for 60-600 s each.
 
-    Raises:
-        InputError: online containers that do not fit, or a type that fits no host.
+def _type_size(types: np.ndarray) -> np.ndarray:
+    """Size of each type relative to the largest per resource, summed, shape ``(Q,)`` from ``(Q, 2)``."""
+    return (types / np.maximum(types.max(axis=0), 1e-12)).sum(axis=1)
+
+
+def _place(resid: np.ndarray, types: np.ndarray, counts: np.ndarray) -> np.ndarray | None:
+    """First-fit decreasing of ``counts[q]`` containers of ``types[q]`` on hosts with ``resid`` free.
+
+    Args:
+        resid: free capacity per host, shape ``(H, 2)``.
+        types: container shapes, shape ``(Q, 2)``.
+        counts: containers per type, shape ``(Q,)`` (zeros allowed).
+
+    Returns:
+        The host of each container in type order, shape ``(counts.sum(),)``, or None when first-fit
+        decreasing does not place them all.
     """
     from solvers.greedy import ffd
 
+    if int(counts.sum()) == 0:
+        return np.zeros(0, dtype=np.int64)
+    keep = np.flatnonzero(counts > 0)
+    hts = tuple(HostType(f"h{h}", tuple(map(float, resid[h])), 1) for h in range(len(resid)))
+    inst = Instance("carve", ("cpu", "mem"), hts, tuple(
+        App(f"t{q}", tuple(map(float, types[q])), int(counts[q])) for q in keep))
+    gr = ffd(inst, "hosts")
+    return np.asarray(gr.host_of, dtype=np.int64) if gr.complete else None
+
+
+def _max_proportional(resid: np.ndarray, types: np.ndarray, w: np.ndarray, minimum: np.ndarray | int = 0
+                      ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The most containers in the proportions ``w`` (shape ``(Q,)``) that first-fit decreasing places.
+
+    Counts are ``max(minimum, floor(w * m))`` (``minimum`` a number or shape ``(Q,)``), ``m`` found
+    by bisection (monotone in practice). Returns ``(counts (Q,), host of each container in type
+    order)``, or None when even ``m = 0`` does not fit.
+    """
+    def counts_of(m: int) -> np.ndarray:
+        return np.maximum(minimum, np.floor(w * m)).astype(np.int64)
+
+    best = _place(resid, types, counts_of(0))
+    if best is None:
+        return None
+    use = w > 0
+    if not use.any():
+        return counts_of(0), best
+    per_m = np.maximum((w[use, None] * types[use]).sum(axis=0), 1e-12)  # capacity per unit of m, (2,)
+    hi = int(np.floor((resid.sum(axis=0) / per_m).min())) + 1
+    lo = 0
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        got = _place(resid, types, counts_of(mid))
+        if got is not None:
+            lo, best = mid, got
+        else:
+            hi = mid - 1
+    return counts_of(lo), best
+
+
+def _load(n_hosts: int, types: np.ndarray, counts: np.ndarray, host_of: np.ndarray) -> np.ndarray:
+    """Capacity used per host by containers in type order, shape ``(n_hosts, 2)``."""
+    out = np.zeros((n_hosts, 2))
+    if len(host_of):
+        np.add.at(out, host_of, np.repeat(types, counts, axis=0))
+    return out
+
+
+def maximal_types(types: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Types no other type dominates, and the maximal type that serves each type.
+
+    Args:
+        types: container shapes, shape ``(Q, 2)``.
+
+    Returns:
+        ``(is_maximal (Q,) bool, server (Q,) int)``: ``server[q]`` is the smallest (by size relative
+        to the largest per resource) maximal type that dominates ``q`` (``q`` itself when maximal).
+    """
+    nq = len(types)
+    dom = np.all(types[:, None, :] >= types[None, :, :] - 1e-9, axis=2)  # dom[p, q]: p dominates q
+    strict = dom & ~np.all(np.abs(types[:, None, :] - types[None, :, :]) <= 1e-9, axis=2)
+    is_max = ~strict.any(axis=0)
+    # identical types: keep the first as maximal
+    for q in range(nq):
+        if is_max[q] and any(is_max[p] and dom[p, q] and dom[q, p] for p in range(q)):
+            is_max[q] = False
+    size = _type_size(types)
+    server = np.array([q if is_max[q] else
+                       int(min(np.flatnonzero(is_max & dom[:, q]), key=lambda p: (size[p], p)))
+                       for q in range(nq)], dtype=np.int64)
+    return is_max, server
+
+
+def _carve_nested(resid: np.ndarray, part: Partition, large_share: float) -> tuple[np.ndarray, np.ndarray]:
+    """Nested carving: the large (maximal) types first, then the smaller types on what they leave.
+
+    1. the maximal types (no other type dominates them; with the constrained partition usually one,
+       the component-wise maximum of all tasks): ``large_share`` of the most that first-fit
+       decreasing places in proportion to the tasks each would serve alone (every task counted at
+       the smallest maximal type dominating its own type), at least one each. With one maximal type
+       and ``large_share = 1`` that is the one-type cluster's count of it;
+    2. the other types in proportion to their task counts, the most first-fit decreasing places on
+       the capacity left;
+    3. top-up: each other type, largest first, as many more as still fit.
+
+    Returns:
+        counts per type, shape ``(Q,)``, and the host of each container in type order.
+    """
+    types = part.types
+    nq = part.n_types
+    is_max, server = maximal_types(types)
+    wm = np.bincount(server, weights=part.weight, minlength=nq)
+    wm = wm / wm.sum()
+    alone = _max_proportional(resid, types, wm, is_max.astype(np.int64))
+    if alone is None:
+        raise input_error("--hosts", "", f"the container types {types[is_max].tolist()} do not fit "
+                          "on the capacity the online containers leave")
+    counts = alone[0] if nq == 1 else np.where(
+        is_max, np.maximum(1, np.floor(large_share * alone[0] + 1e-9)), 0).astype(np.int64)
+    stages: list[np.ndarray] = [counts]
+    first = _place(resid, types, counts)
+    assert first is not None
+    hosts_of: list[np.ndarray] = [first]
+    left = resid - _load(len(resid), types, counts, first)
+    others = np.flatnonzero(~is_max)
+    size = _type_size(types)
+
+    def add(got: tuple[np.ndarray, np.ndarray] | None) -> None:
+        nonlocal left
+        if got is not None and got[0].sum():
+            stages.append(got[0])
+            hosts_of.append(got[1])
+            left = left - _load(len(left), types, got[0], got[1])
+
+    if len(others):
+        fits = np.array([bool(np.all(left >= types[q] - 1e-9, axis=1).any()) for q in range(nq)])
+        w = np.where(~is_max & fits, part.weight, 0.0)
+        if w.sum() > 0:
+            add(_max_proportional(left, types, w / w.sum()))
+        for q in others[np.argsort(-size[others], kind="stable")]:
+            add(_max_proportional(left, types, (np.arange(nq) == q).astype(np.float64)))
+    total = np.sum(stages, axis=0).astype(np.int64)
+    per_type: list[list[int]] = [[] for _ in range(nq)]
+    for c, h in zip(stages, hosts_of, strict=True):
+        o = 0
+        for q in range(nq):
+            per_type[q].extend(h[o:o + c[q]].tolist())
+            o += int(c[q])
+    return total, np.array([x for lst in per_type for x in lst], dtype=np.int64)
+
+
+def carve_cluster(part: Partition, hosts: list[tuple[str, tuple[float, float], int]], *,
+                  online: np.ndarray | None = None, online_share: float = 0.0, surges: int = 0,
+                  horizon: float = 3600.0, seed: int = 0, carving: str = "proportional",
+                  large_share: float = 1.0) -> Carved:
+    """Place online containers first, then carve the rest into the partition's types.
+
+    Online containers (rows of ``online``, shape ``(N, 2)``, sampled with the seed until they request
+    ``online_share`` of the CPU) are placed by first-fit decreasing. The free capacity is carved by
+    ``carving``:
+
+    * ``"proportional"``: the most containers in the types' task-count proportions that first-fit
+      decreasing still places (a search over the total);
+    * ``"nested"``: ``large_share`` of the most containers of the largest type that fit (1.0: as many
+      as the one-type cluster gets), then the other types on the capacity left (see
+      :func:`_carve_nested`), so the memory-heavy tasks keep the one-type cluster's large containers
+      and the small tasks get extra small ones. With one type both carvings are the same.
+
+    ``surges`` seeded online surges hit hosts with online containers in ``[0, horizon)`` for 60-600 s
+    each. Every carving goes through :func:`packing.checker.check`.
+
+    Raises:
+        InputError: online containers that do not fit, a type that fits no host, an unknown carving
+            or a ``large_share`` outside ``[0, 1]``.
+    """
+    from solvers.greedy import ffd
+
+    if carving not in CARVINGS:
+        raise input_error("--carving", carving, f"expected one of {', '.join(CARVINGS)}")
+    if not 0.0 <= large_share <= 1.0:
+        raise input_error("--large-share", str(large_share), "expected a share in [0, 1]")
     rng = np.random.default_rng(seed)
     hts = tuple(HostType(n, shape, c) for n, shape, c in hosts)
     base = Instance("cluster", ("cpu", "mem"), hts, ())
@@ -248,32 +419,17 @@ def carve_cluster(part: Partition, hosts: list[tuple[str, tuple[float, float], i
         dem = np.repeat(np.array([a.demand for a in on_apps]), [a.count for a in on_apps], axis=0)
         np.add.at(on_load, on_host, dem)
     resid = np.maximum(base.host_capacity - on_load, 0.0)
-    res_types = tuple(HostType(f"h{h}", tuple(map(float, resid[h])), 1) for h in range(base.n_hosts))
-    w = part.weight / part.weight.sum()
-
-    def attempt(m: int) -> np.ndarray | None:
-        counts = np.maximum(1, np.floor(w * m)).astype(np.int64)
-        inst = Instance("carve", ("cpu", "mem"), res_types, tuple(
-            App(f"t{q}", tuple(map(float, part.types[q])), int(counts[q])) for q in range(part.n_types)))
-        gr = ffd(inst, "hosts")
-        return np.asarray(gr.host_of, dtype=np.int64) if gr.complete else None
-
-    hi = int(np.floor((resid.sum(axis=0) / (w[:, None] * part.types).sum(axis=0)).min())) + 1
-    lo, best = 0, attempt(0)
-    if best is None:
-        raise input_error("--hosts", "", f"the container types {part.types.tolist()} do not fit on the "
-                          "capacity the online containers leave")
-    while lo < hi:  # most containers first-fit decreasing places (monotone in practice)
-        mid = (lo + hi + 1) // 2
-        got = attempt(mid)
-        if got is not None:
-            lo, best = mid, got
-        else:
-            hi = mid - 1
-    counts = np.maximum(1, np.floor(w * lo)).astype(np.int64)
-    assert best is not None
+    if carving == "nested":
+        counts, best = _carve_nested(resid, part, large_share)
+    else:
+        got = _max_proportional(resid, part.types, part.weight / part.weight.sum(), 1)
+        if got is None:
+            raise input_error("--hosts", "", f"the container types {part.types.tolist()} do not fit on the "
+                              "capacity the online containers leave")
+        counts, best = got
+    keep = np.flatnonzero(counts > 0)
     off_apps = [App(f"type{q}:{part.types[q, 0]:g}c{part.types[q, 1]:g}g", tuple(map(float, part.types[q])),
-                    int(counts[q])) for q in range(part.n_types)]
+                    int(counts[q])) for q in keep]
     full = base.replace(apps=tuple(on_apps + off_apps), name="carved")
     pl = Placement.from_arrays(full, np.concatenate([on_host, best]))
     viol = check(full, pl, require_all=True)
@@ -291,6 +447,35 @@ def carve_cluster(part: Partition, hosts: list[tuple[str, tuple[float, float], i
     carved = (part.types * counts[:, None]).sum(axis=0)
     return Carved(cluster, full, pl, float(_norm(on_load.sum(axis=0)) / _norm(cap_total)),
                   float((carved / np.maximum(offline_cap, 1e-12)).mean()))
+
+
+def tune_large_share(samples: list[Workload], hosts: list[tuple[str, tuple[float, float], int]], *,
+                     q: int = 4, method: str = "constrained", policy: str = "sjf",
+                     grid: tuple[float, ...] = (0.25, 0.5, 0.6, 0.75, 0.9, 1.0),
+                     overheads: Overheads | None = None, seed: int = 0) -> tuple[float, dict[float, float]]:
+    """The nested carving's ``large_share`` with the least simulated mean JCT on ``samples``.
+
+    Pass TRAINING samples only: the share is a setting of the cluster, chosen like any other
+    hyper-parameter. Each sample is partitioned (``q``, ``method``), carved nested with every share of
+    ``grid`` and run by the DAG baseline ``policy`` (engine seed ``seed``).
+
+    Returns:
+        ``(best share, {share: mean JCT over the samples})`` (ties: the larger share).
+    """
+    from policies.dag import make_dag_policy
+
+    oh = Overheads() if overheads is None else overheads
+    parts = [partition(s, q, method) for s in samples]
+    means: dict[float, float] = {}
+    for f in grid:
+        jct = []
+        for s, part in zip(samples, parts, strict=True):
+            c = carve_cluster(part, hosts, carving="nested", large_share=f, seed=seed)
+            res, _ = run_dag(DagEngine(s, c.cluster, overheads=oh, seed=seed), make_dag_policy(policy, seed))
+            jct.append(res.mean_jct)
+        means[float(f)] = float(np.mean(jct))
+    best = min(sorted(means, reverse=True), key=lambda f: means[f])
+    return best, means
 
 
 # -- bounds ---------------------------------------------------------------------------------------
@@ -388,8 +573,11 @@ def sample_jobs(workload: Workload, n: int | None, seed: int, interarrival: floa
 def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
                 hosts: list[tuple[str, tuple[float, float], int]] | None = None,
                 online: np.ndarray | None = None, online_share: float = 0.0, surges: int = 0,
-                preempt: bool = False, overheads: Overheads | None = None, seed: int = 0) -> dict[str, Any]:
+                preempt: bool = False, overheads: Overheads | None = None, seed: int = 0,
+                carving: str = "proportional", large_share: float = 1.0) -> dict[str, Any]:
     """Run each policy on its partition's carved cluster; bounds and gaps.
+
+    ``carving`` and ``large_share`` choose the container counts (see :func:`carve_cluster`).
 
     Returns:
         ``{"bounds": {...}, "policies": [PolicyRow as dict, ...], "clusters": {...}}``.
@@ -404,7 +592,8 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
             parts[p.partition] = partition(workload, 1 if p.partition == "single" else q, p.partition)
             carved[p.partition] = carve_cluster(parts[p.partition], hosts, online=online,
                                                 online_share=online_share, surges=surges,
-                                                horizon=horizon, seed=seed)
+                                                horizon=horizon, seed=seed, carving=carving,
+                                                large_share=large_share)
     cap = np.max([c.cluster.capacity for c in carved.values()], axis=0)
     b = dag_bounds(workload, cap, oh)
     rows = []
@@ -421,6 +610,7 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
     return {
         "bounds": {"critical_path_mean_jct": b["critical_path_mean_jct"], "makespan": b["makespan"]},
         "policies": rows,
+        "carving": {"method": carving, "large_share": large_share},
         "clusters": {k: {"types": v.cluster.types.round(3).tolist(), "containers": v.cluster.counts.tolist(),
                          "online_share": v.online_share, "carved_share": v.carved_share}
                      for k, v in carved.items()},
@@ -428,6 +618,6 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
     }
 
 
-__all__ = ["HOST_SHAPES", "Carved", "PolicyRow", "SweepRow", "carve_cluster", "carve_sweep",
-           "carving_instance", "compare_dag", "container_counts", "dag_bounds", "parse_hosts",
-           "resolve_dag_policy", "sample_jobs"]
+__all__ = ["CARVINGS", "HOST_SHAPES", "Carved", "PolicyRow", "SweepRow", "carve_cluster", "carve_sweep",
+           "carving_instance", "compare_dag", "container_counts", "dag_bounds", "maximal_types",
+           "parse_hosts", "resolve_dag_policy", "sample_jobs", "tune_large_share"]

@@ -58,6 +58,7 @@ from packing.dag.model import Workload
 
 NODE_FEATURES = 11
 TYPE_FEATURES = 4
+"""Type features without ``Config.slack``: shape (2), free share, ``log1p(free) / 8``."""
 
 
 def _mlp(n_in: int, hidden: int, n_out: int) -> nn.Sequential:
@@ -94,6 +95,8 @@ class Config:
     anneal: int = 100
     batch: int = 4
     partition: str = "constrained"
+    slack: bool = True
+    """Type head also sees the type's slack over the chosen stage's task (2 more type features)."""
 
 
 class JobFusionNet(nn.Module):
@@ -108,8 +111,9 @@ class JobFusionNet(nn.Module):
         self.dag_mlp = _mlp(h, h, h)
         self.glob_mlp = _mlp(h, h, h)
         self.stage_head = _mlp(3 * h, h, 1)
-        self.type_head = _mlp(2 * h + TYPE_FEATURES, h, 1)
-        self.count_head = _mlp(2 * h + TYPE_FEATURES, h, cfg.levels)
+        tfe = TYPE_FEATURES + (2 if cfg.slack else 0)
+        self.type_head = _mlp(2 * h + tfe, h, 1)
+        self.count_head = _mlp(2 * h + tfe, h, cfg.levels)
         with torch.no_grad():  # start near "launch all that fit" (what the heuristics do)
             last = self.count_head[2]
             assert isinstance(last, nn.Linear)
@@ -250,8 +254,10 @@ class JobFusionPolicy:
         s = int(cand[k])
         allowed = np.flatnonzero(mask[rows[k]])
         free = obs.free[allowed]
-        tf = np.column_stack([self.type_shape[allowed], free / self.type_count[allowed],
-                              np.log1p(free) / 8.0]).astype(np.float32)
+        cols = [self.type_shape[allowed], free / self.type_count[allowed], np.log1p(free) / 8.0]
+        if self.net.cfg.slack:  # how much of the type the task leaves idle (0: an exact fit)
+            cols.append(self.type_shape[allowed] - self.engine.stage_demand[s] / self.scale)
+        tf = np.column_stack(cols).astype(np.float32)
         tfeat = torch.cat([hc[k].expand(len(allowed), -1), glob.expand(len(allowed), -1),
                            torch.from_numpy(tf)], 1)
         fj = None if forced is None else int(np.flatnonzero(allowed == forced.ctype)[0])
@@ -498,7 +504,8 @@ def _net_from(data: dict[str, Any]) -> JobFusionNet:
     if not isinstance(cfg_d, dict):
         raise ValueError("config is not a dict")
     known = set(Config.__dataclass_fields__)
-    cfg = Config(**{k: v for k, v in cfg_d.items() if k in known})
+    cfg = Config(**{"slack": False,  # files from before the slack features
+                    **{k: v for k, v in cfg_d.items() if k in known}})
     if cfg.partition not in ("constrained", "single", "plain"):
         raise ValueError(f"unknown partition {cfg.partition!r}")
     net = JobFusionNet(cfg)

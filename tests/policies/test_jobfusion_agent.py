@@ -197,3 +197,43 @@ def test_log_probs_of_every_action_sum_to_one() -> None:
                 n_actions += 1
     assert n_actions == 2 * 2 * 4
     assert total == pytest.approx(1.0, abs=1e-5)
+
+
+def test_files_from_before_the_slack_features_still_load(tmp_path: Path) -> None:
+    old = jf.JobFusionNet(jf.Config(dim=8, slack=False))
+    data = jf.checkpoint_data(old)
+    del data["config"]["slack"]  # what a file written before the option holds
+    net = jf._net_from(data)
+    assert net.cfg.slack is False
+    assert net.type_head[0].in_features == 2 * 8 + jf.TYPE_FEATURES
+    assert jf.JobFusionNet(jf.Config(dim=8)).type_head[0].in_features == 2 * 8 + jf.TYPE_FEATURES + 2
+
+
+def test_imitation_learns_the_smallest_fitting_type() -> None:
+    # small (1,1) and large (2,2) tasks on types [1,1] x 2 and [2,2] x 2: SJF sends small tasks to the
+    # small type while it has free containers; the imitated agent must make the same type choices.
+    from policies.dag import ShortestJobFirst
+
+    jobs = [Job(f"j{i}", float(i), (Stage("J1", 2, ((1.0, 1.0) if i % 2 else (2.0, 2.0)), 3.0 + i),))
+            for i in range(6)]
+    env = jf.Env(make_workload("types", jobs, "test"),
+                 Cluster.from_counts(np.array([[1.0, 1.0], [2.0, 2.0]]), np.array([2, 2])), NO_OVERHEADS)
+    torch.manual_seed(1)
+    net = jf.JobFusionNet(jf.Config(dim=8, rounds=2))
+    jf.imitate([env], ShortestJobFirst(), 40, net=net, seed=0, lr=1e-2)
+
+    def types_chosen(pol: object) -> list[tuple[int, int]]:
+        eng = DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=0)
+        d = eng.reset()
+        pol.reset(eng)  # type: ignore[attr-defined]
+        out = []
+        while d is not None:
+            a = pol.act(eng.observation(), eng.mask())  # type: ignore[attr-defined]
+            if a.stage >= 0:
+                out.append((int(eng.stage_demand[a.stage, 0]), a.ctype))
+            d = eng.step(a)
+        return out
+
+    got = types_chosen(jf.JobFusionPolicy(net))
+    assert any(t == 0 for _, t in got) and all(t == 1 for d, t in got if d == 2)
+    assert got == types_chosen(ShortestJobFirst())

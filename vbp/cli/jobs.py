@@ -57,6 +57,13 @@ def jobs() -> None:
               help="The cluster: <cores>c<GB>g:<count>, comma-separated.")
 @click.option("--interarrival", type=FiniteFloat(0.0), default=10.0, show_default=True,
               help="Mean seconds between job arrivals (Poisson, seeded); 0: all at once.")
+@click.option("--carving", type=click.Choice(["proportional", "nested"]), default="nested", show_default=True,
+              help="Container counts of the Q types: nested keeps --large-share of the one-type cluster's "
+                   "large containers and fills the rest with smaller types; proportional splits by task "
+                   "counts.")
+@click.option("--large-share", type=FiniteFloat(0.0, 1.0), default=0.75, show_default=True,
+              help="Nested carving: share of the large containers kept (chosen on training samples by "
+                   "benchmarks/bench_jobfusion_agent.py).")
 @click.option("--trace-arrivals", is_flag=True, help="Keep the trace's arrival times instead.")
 @click.option("--online", type=click.Path(file_okay=False), default=None,
               help="Folder with the online container digests (derived_from_full_container_meta).")
@@ -70,7 +77,8 @@ def jobs() -> None:
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Plot the JCT distribution of each policy (CDF) with the critical-path bound.")
 def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, hosts: str,
-            interarrival: float, trace_arrivals: bool, online: str | None, online_share: float, surges: int,
+            interarrival: float, carving: str, large_share: float, trace_arrivals: bool, online: str | None,
+            online_share: float, surges: int,
             preempt: bool, no_overheads: bool, as_json: bool, plot: str | None) -> None:
     """Run DAG scheduling policies on a seeded sample of DATA's jobs, against the bounds.
 
@@ -93,13 +101,15 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     sample = sample_jobs(w, n_jobs, seed, None if trace_arrivals else interarrival)
     res = compare_dag(sample, pols, q=q, hosts=host_list, online=on,
                       online_share=online_share if on is not None else 0.0, surges=surges, preempt=preempt,
-                      overheads=NO_OVERHEADS if no_overheads else Overheads(), seed=seed)
+                      overheads=NO_OVERHEADS if no_overheads else Overheads(), seed=seed,
+                      carving=carving, large_share=large_share)
     if plot:
         _plot(res, plot)
     if as_json:
         out = {"bounds": res["bounds"], "policies": [
             {k: v for k, v in p.items() if k != "jct"} for p in res["policies"]],
-            "clusters": res["clusters"], "jobs": res["jobs"], "tasks": res["tasks"]}
+            "carving": res["carving"], "clusters": res["clusters"], "jobs": res["jobs"],
+            "tasks": res["tasks"]}
         click.echo(json.dumps(out, indent=2))
         return
     b = res["bounds"]

@@ -26,11 +26,13 @@ def is_dag_folder(path: str) -> bool:
 
 
 def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_method: str, q: int,
-               hosts: list[tuple[str, tuple[float, float], int]], interarrival: float) -> list[Any]:
+               hosts: list[tuple[str, tuple[float, float], int]], interarrival: float,
+               carving: str = "proportional", large_share: float = 1.0) -> list[Any]:
     """``n_envs`` training environments: seeded samples of ``jobs`` jobs, each on its own carved cluster.
 
     Sample ``i`` uses seed ``seed * 1000 + i`` (Poisson arrivals of mean ``interarrival``); the
-    partition is computed on the sample (as ``vbp jobs compare`` does) and carved on ``hosts``.
+    partition is computed on the sample (as ``vbp jobs compare`` does) and carved on ``hosts``
+    (``carving``, ``large_share``: see :func:`vbp.jobfusion.carve_cluster`).
     """
     from packing.dag.partition import partition
     from policies.agents.jobfusion import Env
@@ -40,7 +42,8 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
     for i in range(n_envs):
         s = sample_jobs(workload, jobs, seed * 1000 + i, interarrival)
         part = partition(s, 1 if partition_method == "single" else q, partition_method)
-        out.append(Env(s, carve_cluster(part, hosts, seed=seed).cluster))
+        out.append(Env(s, carve_cluster(part, hosts, seed=seed, carving=carving,
+                                        large_share=large_share).cluster))
     return out
 
 
@@ -63,6 +66,11 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
               help="The training cluster: <cores>c<GB>g:<count>, comma-separated.")
 @click.option("--interarrival", type=FiniteFloat(0.0), default=10.0, show_default=True,
               help="Mean seconds between job arrivals (Poisson, seeded).")
+@click.option("--carving", type=click.Choice(["proportional", "nested"]), default="nested", show_default=True,
+              help="Container counts of the Q types (see `vbp jobs compare --help`).")
+@click.option("--large-share", default="0.75", show_default=True,
+              help="Nested carving: share of the large containers kept, or 'auto': the share with the "
+                   "least SJF mean JCT on the training samples.")
 @click.option("--dim", type=click.IntRange(2, 256), default=16, show_default=True, help="Embedding width.")
 @click.option("--lr", type=FiniteFloat(0.0, min_open=True), default=3e-3, show_default=True,
               help="Adam learning rate.")
@@ -75,7 +83,8 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Training curve plot.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, samples: int, batch: int,
-                    q: int, single: bool, hosts: str, interarrival: float, dim: int, lr: float,
+                    q: int, single: bool, hosts: str, interarrival: float, carving: str, large_share: str,
+                    dim: int, lr: float,
                     imitate: str | None, imitate_epochs: int, resume: bool, plot: str | None,
                     quiet: bool) -> None:
     """Train the JobFusion GCN agent on seeded samples of DATA's DAG jobs (a batch_task folder).
@@ -95,15 +104,31 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
         raise input_error("command line", "gcn", "needs torch and torch_geometric (pip install 'vbp[rl]')"
                           ) from None
     from packing.dag.loader import load_dag_folder
-    from vbp.jobfusion import parse_hosts
+    from vbp.jobfusion import parse_hosts, sample_jobs, tune_large_share
 
+    share: float | None = None
+    if large_share != "auto":
+        try:
+            share = float(large_share)
+        except ValueError:
+            share = -1.0
+        if not 0.0 <= share <= 1.0:
+            raise input_error("--large-share", large_share, "expected a share in [0, 1] or 'auto'")
     jf.set_threads(1)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     method = "single" if single else "constrained"
     host_list = parse_hosts(hosts)
     w = load_dag_folder(data)
+    if share is None:
+        if carving != "nested" or single:
+            share = 1.0
+        else:
+            tune = [sample_jobs(w, n_jobs, seed * 1000 + i, interarrival) for i in range(samples)]
+            share, means = tune_large_share(tune, host_list, q=q, seed=seed)
+            click.echo("nested carving, SJF mean JCT on the training samples by large share: "
+                       + ", ".join(f"{f:g}: {m:.1f} s" for f, m in means.items()) + f"; using {share:g}")
     envs = build_envs(w, n_envs=samples, jobs=n_jobs, seed=seed, partition_method=method, q=q,
-                      hosts=host_list, interarrival=interarrival)
+                      hosts=host_list, interarrival=interarrival, carving=carving, large_share=share)
     iterations = max(1, episodes // batch)
     net = state = optim = None
     if resume:
@@ -121,6 +146,7 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
     net, state, opt_state = jf.train(envs, iterations, cfg=cfg, seed=seed, net=net, optim_state=optim,
                                      state=state, checkpoint=Path(out), progress=not quiet)
     jf.save_checkpoint(out, net, state, opt_state, name="decima-gcn" if single else "jobfusion", seed=seed,
+                       carving=carving, large_share=share,
                        **({"imitated": imitate, "imitate_epochs": imitate_epochs, "imitation_nll": nll}
                           if imitate else {}))
     if plot:
