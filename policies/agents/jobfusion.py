@@ -20,7 +20,8 @@ Heads (the action triple of :class:`packing.dag.engine.DagAction`)
     * stage: masked softmax over the runnable stages the mask allows (score from node, DAG and
       global embeddings);
     * container type: masked softmax over the types with a free container for that stage (score from
-      the chosen node's embedding, the global embedding and the type's shape and free share);
+      the chosen node's embedding, the global embedding, the type's shape and free share and, with
+      ``Config.slack``, the type's slack over the stage's task: 0 for an exact fit);
     * count: a softmax over ``levels`` shares of the most it may launch, ``count = ceil(most * l /
       levels)`` for ``l = 1..levels``.
 

@@ -237,3 +237,19 @@ def test_imitation_learns_the_smallest_fitting_type() -> None:
     got = types_chosen(jf.JobFusionPolicy(net))
     assert any(t == 0 for _, t in got) and all(t == 1 for d, t in got if d == 2)
     assert got == types_chosen(ShortestJobFirst())
+
+
+def test_cli_large_share_auto_and_bad(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from vbp.cli.train_jobfusion import train_jobfusion
+
+    model = tmp_path / "jf.pt"
+    r = CliRunner().invoke(train_jobfusion, [FIXTURE, "--out", str(model), "--episodes", "2", "--batch", "2",
+                                             "--jobs", "3", "--samples", "1", "--hosts", "32c64g:1", "--dim", "8",
+                                             "--quiet", "--large-share", "auto"])
+    assert r.exit_code == 0, r.output
+    assert "by large share" in r.output and "using" in r.output
+    import vbp.cli
+
+    with pytest.raises(SystemExit) as e:
+        vbp.cli.main(["train", "gcn", FIXTURE, "--out", str(tmp_path / "m.pt"), "--large-share", "x"])
+    assert e.value.code == 2 and "--large-share" in capsys.readouterr().err

@@ -68,7 +68,7 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
               help="Mean seconds between job arrivals (Poisson, seeded).")
 @click.option("--carving", type=click.Choice(["proportional", "nested"]), default="nested", show_default=True,
               help="Container counts of the Q types (see `vbp jobs compare --help`).")
-@click.option("--large-share", default="0.75", show_default=True,
+@click.option("--large-share", default="0.6", show_default=True,
               help="Nested carving: share of the large containers kept, or 'auto': the share with the "
                    "least SJF mean JCT on the training samples.")
 @click.option("--dim", type=click.IntRange(2, 256), default=16, show_default=True, help="Embedding width.")
