@@ -243,9 +243,9 @@ def test_cli_large_share_auto_and_bad(tmp_path: Path, capsys: pytest.CaptureFixt
     from vbp.cli.train_jobfusion import train_jobfusion
 
     model = tmp_path / "jf.pt"
-    r = CliRunner().invoke(train_jobfusion, [FIXTURE, "--out", str(model), "--episodes", "2", "--batch", "2",
-                                             "--jobs", "3", "--samples", "1", "--hosts", "32c64g:1", "--dim", "8",
-                                             "--quiet", "--large-share", "auto"])
+    args = [FIXTURE, "--out", str(model), "--episodes", "2", "--batch", "2", "--jobs", "3", "--samples", "1",
+            "--hosts", "32c64g:1", "--dim", "8", "--quiet", "--large-share", "auto"]
+    r = CliRunner().invoke(train_jobfusion, args)
     assert r.exit_code == 0, r.output
     assert "by large share" in r.output and "using" in r.output
     import vbp.cli
