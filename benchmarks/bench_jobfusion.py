@@ -5,7 +5,9 @@ this script; a learned agent must be trained on other jobs). Arrivals are a seed
 (``--interarrival``); the cluster is ``--hosts`` with online containers holding ``--online-share`` of
 the CPU when ``--online`` is given. Prints mean over seeds of mean JCT, gap to the critical-path
 bound, makespan, utilisation, idle share and decision latency per policy; with ``--sweep`` also the
-partition sweep (idle share of carving and its proven bound for Q = 1..8).
+partition sweep (idle share of carving and its proven bound for Q = 1..8; the sweep always splits
+the containers by the types' task counts, so ``--carving`` does not change it). The Q types are
+carved ``--carving nested --large-share 0.6`` by default (see :func:`vbp.jobfusion.carve_cluster`).
 
     python benchmarks/bench_jobfusion.py /work/shared/data/alibaba-v2018-batch-dag \
         --online /work/shared/data/alibaba-v2018/derived_from_full_container_meta --seeds 3 --sweep
@@ -38,6 +40,8 @@ def main() -> None:
     ap.add_argument("--interarrival", type=float, default=10.0)
     ap.add_argument("--surges", type=int, default=0)
     ap.add_argument("--preempt", action="store_true")
+    ap.add_argument("--carving", choices=["proportional", "nested"], default="nested")
+    ap.add_argument("--large-share", type=float, default=0.6)
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--time-limit", type=float, default=30.0)
     ap.add_argument("--json", action="store_true")
@@ -54,7 +58,8 @@ def main() -> None:
         t = time.perf_counter()
         res = compare_dag(sample, [make_dag_policy(n, s) for n in DEFAULT_DAG_POLICIES], q=a.q,
                           hosts=parse_hosts(a.hosts), online=on, online_share=a.online_share if on is not None
-                          else 0.0, surges=a.surges, preempt=a.preempt, seed=s)
+                          else 0.0, surges=a.surges, preempt=a.preempt, seed=s,
+                          carving=a.carving, large_share=a.large_share)
         bounds.append(res["bounds"])
         print(f"seed {s}: {sample.n_jobs} jobs, {sample.n_tasks} tasks, {time.perf_counter() - t:.1f} s, "
               f"clusters {json.dumps(res['clusters'])}")
