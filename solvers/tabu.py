@@ -49,8 +49,11 @@ TENURE = (5, 10)
 _over_cap = numba.njit(cache=True)(over_cap)
 _rule_broken = numba.njit(cache=True)(rule_broken)
 
-MAX_CELLS = 40_000_000
-"""Largest ``containers x hosts`` the search takes on (its tabu table has that many cells)."""
+RING = TENURE[0] + TENURE[1]
+"""Tabu entries kept per container (more than the longest tenure: see the module docstring)."""
+
+NO_RULE = 1 << 62
+"""The ``k`` of a pair of apps without a rule (no count reaches it)."""
 
 
 def applicable(instance: Instance) -> bool:
@@ -60,6 +63,8 @@ def applicable(instance: Instance) -> bool:
         return False
     if bool(np.any(inst.gpu_cards > 0)):
         return False
+    if bool(np.any(inst.demand < 0)) or any(r.k < 0 for r in inst.all_rules):
+        return False  # the pruning needs demands >= 0, the sparse rule check k >= 0
     first = inst.host_types[0]
     return all(t.capacity == first.capacity and t.cost == first.cost for t in inst.host_types)
 
@@ -97,24 +102,70 @@ def _excess(load_b, size, m1, m2, p1, p2, limit, inv):  # pragma: no cover - com
 
 
 @numba.njit(cache=True, inline="always")
-def _delta(c, col, app, m1, m2, p1, p2):  # pragma: no cover - compiled
-    """Change of count column ``c`` on a host when ``m1, m2`` leave and ``p1, p2`` arrive."""
-    d = 0
-    for p in (p1, p2):
-        if p >= 0 and col[app[p]] == c:
-            d += 1
-    for m in (m1, m2):
-        if m >= 0 and col[app[m]] == c:
-            d -= 1
-    return d
+def _is_tabu(i, b, it, t_host, t_until, t_max):  # pragma: no cover - compiled
+    """Whether container ``i`` (-1: none) may not go to host ``b`` at iteration ``it``."""
+    if i < 0 or t_max[i] <= it:
+        return False
+    for s in range(t_host.shape[1]):
+        if t_host[i, s] == b and t_until[i, s] > it:
+            return True
+    return False
 
 
 @numba.njit(cache=True, inline="always")
-def counts_ok(cnt_b, col, app, cap, rules, m1, m2, p1, p2):  # pragma: no cover - compiled
-    """Whether caps and ``<A, B, k>`` rules hold on a host (counts ``cnt_b``) after the exchange.
+def _set_tabu(i, b, it, until, t_host, t_until, t_max):  # pragma: no cover - compiled
+    """Container ``i`` may not go back to host ``b`` before iteration ``until`` (set at ``it``)."""
+    s = it % t_host.shape[1]
+    t_host[i, s] = b
+    t_until[i, s] = until
+    if until > t_max[i]:
+        t_max[i] = until
 
+
+@numba.njit(cache=True, inline="always")
+def _count(c, row, n, col, app, m1, m2, p1, p2):  # pragma: no cover - compiled
+    """Containers of count column ``c`` on a host (members ``row[:n]``) after the exchange."""
+    k = 0
+    for x in range(n):
+        q = row[x]
+        if q != m1 and q != m2 and col[app[q]] == c:
+            k += 1
+    if p1 >= 0 and col[app[p1]] == c:
+        k += 1
+    if p2 >= 0 and col[app[p2]] == c:
+        k += 1
+    return k
+
+
+@numba.njit(cache=True, inline="always")
+def _rule_k(ptr, cols, ks, a, o):  # pragma: no cover - compiled
+    """The smallest ``k`` of app ``a``'s rules with column ``o`` (``cols`` sorted per app)."""
+    lo = ptr[a]
+    hi = ptr[a + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cols[mid] < o:
+            lo = mid + 1
+        else:
+            hi = mid
+    k = NO_RULE
+    while lo < ptr[a + 1] and cols[lo] == o:
+        if ks[lo] < k:
+            k = ks[lo]
+        lo += 1
+    return k
+
+
+@numba.njit(cache=True)
+def counts_ok(row, n, col, app, cap, rules, m1, m2, p1, p2):  # pragma: no cover - compiled
+    """Whether caps and ``<A, B, k>`` rules hold on a host after an exchange.
+
+    The host's members are ``row[:n]``; ``m1, m2`` (-1: none) leave it and ``p1, p2`` arrive.
     Only arriving containers can break a cap or a rule (fewer containers never do), so the apps
-    of ``p1`` and ``p2`` are checked, with the predicates of :mod:`packing.feasibility`.
+    of ``p1`` and ``p2`` are checked, with the predicates of :mod:`packing.feasibility`, against
+    every app on the host after the exchange (a rule with an absent app holds: its count is 0).
+    ``rules`` are the CSR tables of :func:`packing.feasibility._rule_tables` with each app's
+    columns sorted.
     """
     in_ptr, in_cols, in_k, out_ptr, out_cols, out_k = rules
     for p in (p1, p2):
@@ -124,24 +175,30 @@ def counts_ok(cnt_b, col, app, cap, rules, m1, m2, p1, p2):  # pragma: no cover 
         c = col[a]
         if c < 0:
             continue
-        after = cnt_b[c] + _delta(c, col, app, m1, m2, p1, p2)
+        after = _count(c, row, n, col, app, m1, m2, p1, p2)
         if _over_cap(after, cap[a]):
             return False
-        for i in range(in_ptr[a], in_ptr[a + 1]):  # <A, a, k>: a host running A takes <= k of a
-            o = in_cols[i]
-            if _rule_broken(cnt_b[o] + _delta(o, col, app, m1, m2, p1, p2), after, in_k[i]):
+        if in_ptr[a + 1] == in_ptr[a] and out_ptr[a + 1] == out_ptr[a]:
+            continue
+        for x in range(-2, n):  # every container on the host after the exchange
+            q = p1 if x == -2 else (p2 if x == -1 else row[x])
+            if q < 0 or (x >= 0 and (q == m1 or q == m2)):
+                continue
+            o = col[app[q]]
+            if o < 0:
+                continue
+            there = _count(o, row, n, col, app, m1, m2, p1, p2)
+            # <A, a, k>: a host running A takes <= k of a; <a, B, k>: the other way round
+            if _rule_broken(there, after, _rule_k(in_ptr, in_cols, in_k, a, o)):
                 return False
-        for i in range(out_ptr[a], out_ptr[a + 1]):  # <a, B, k>
-            o = out_cols[i]
-            if _rule_broken(after, cnt_b[o] + _delta(o, col, app, m1, m2, p1, p2), out_k[i]):
+            if _rule_broken(after, there, _rule_k(out_ptr, out_cols, out_k, a, o)):
                 return False
     return True
 
 
 @numba.njit(cache=True)
-def _relocate(i, dst, bin_of, load, cnt, members, mlen, mpos, size, app,
-              col):  # pragma: no cover - compiled
-    """Move container ``i`` to host ``dst`` (member lists, loads and counts follow)."""
+def _relocate(i, dst, bin_of, load, members, mlen, mpos, size):  # pragma: no cover - compiled
+    """Move container ``i`` to host ``dst`` (member lists and loads follow)."""
     src = bin_of[i]
     j = mpos[i]
     last = members[src, mlen[src] - 1]
@@ -155,28 +212,26 @@ def _relocate(i, dst, bin_of, load, cnt, members, mlen, mpos, size, app,
     for r in range(size.shape[1]):
         load[src, r] -= size[i, r]
         load[dst, r] += size[i, r]
-    c = col[app[i]]
-    if c >= 0:
-        cnt[src, c] -= 1
-        cnt[dst, c] += 1
 
 
 @numba.njit(cache=True)
-def _search(iters, n_bins, bin_of, load, cnt, members, mlen, mpos, size, app, cap, col, rules,
-            use_counts, limit, inv, exc, tabu, it_box, best_total, rng, tenure_min,
-            tenure_span):  # pragma: no cover - compiled
-    """Up to ``iters`` iterations on hosts ``0..n_bins-1``; True when the excess is zero.
+def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, col, rules,
+            use_counts, limit, inv, exc, t_host, t_until, t_max, it_box, best_total, rng,
+            tenure_min, tenure_span):  # pragma: no cover - compiled
+    """Up to ``iters`` iterations on hosts ``0..n_bins-1``.
 
     ``exc`` (shape ``(n_bins,)``) holds every host's excess, ``it_box[0]`` the iteration counter
     and ``best_total[0]`` the lowest total excess met on this number of hosts; all are updated in
-    place.
+    place. Returns 1 when the excess is zero, 2 when a host has fewer than 2 free member slots
+    (grow ``members``, then go on), else 0.
     """
+    slots = members.shape[1]
     for _ in range(iters):
         total = 0.0
         for b in range(n_bins):
             total += exc[b]
         if total <= 0.0:
-            return True
+            return 1
         it = it_box[0]
         best = 1e300
         ties = 0
@@ -192,36 +247,44 @@ def _search(iters, n_bins, bin_of, load, cnt, members, mlen, mpos, size, app, ca
                 i = members[b1, x]
                 for x2 in range(x, mlen[b1]):  # x2 == x: i alone; else the pair (i, i2)
                     i2 = members[b1, x2] if x2 > x else -1
+                    # what b1 keeps at least: containers arriving only add excess
+                    base1 = _excess(load[b1], size, i, i2, -1, -1, limit, inv) - exc[b1]
                     for b2 in range(n_bins):
-                        if b2 == b1:
+                        if b2 == b1 or (exc[b2] <= 0.0 and base1 >= best + 1e-12):
                             continue
-                        t_out = tabu[i, b2] > it or (i2 >= 0 and tabu[i2, b2] > it)
+                        t_out = -1  # whether i or i2 may not go to b2 (looked up when needed)
                         # j1 == -1: shift (i, i2) to b2; else swap with j1 (and j2)
                         for y in range(-1, mlen[b2]):
                             j1 = members[b2, y] if y >= 0 else -1
                             for y2 in range(y, mlen[b2] if (y >= 0 and i2 < 0) else y + 1):
                                 j2 = members[b2, y2] if y2 > y else -1
-                                if use_counts and not (
-                                        counts_ok(cnt[b1], col, app, cap, rules, i, i2, j1, j2)
-                                        and counts_ok(cnt[b2], col, app, cap, rules, j1, j2, i,
-                                                       i2)):
-                                    continue
                                 d = (_excess(load[b1], size, i, i2, j1, j2, limit, inv) - exc[b1]
                                      + _excess(load[b2], size, j1, j2, i, i2, limit, inv)
                                      - exc[b2])
-                                is_tabu = t_out or (j1 >= 0 and tabu[j1, b1] > it) or (
-                                    j2 >= 0 and tabu[j2, b1] > it)
+                                if not d < best + 1e-12:
+                                    continue
+                                if t_out < 0:
+                                    t_out = 1 if (
+                                        _is_tabu(i, b2, it, t_host, t_until, t_max)
+                                        or _is_tabu(i2, b2, it, t_host, t_until, t_max)) else 0
+                                is_tabu = t_out == 1 or _is_tabu(
+                                    j1, b1, it, t_host, t_until, t_max) or _is_tabu(
+                                    j2, b1, it, t_host, t_until, t_max)
                                 if is_tabu and total + d >= best_total[0] - 1e-12:
+                                    continue
+                                if use_counts and not (
+                                        counts_ok(members[b1], mlen[b1], col, app, cap, rules,
+                                                  i, i2, j1, j2)
+                                        and counts_ok(members[b2], mlen[b2], col, app, cap,
+                                                      rules, j1, j2, i, i2)):
                                     continue
                                 if d < best - 1e-12:
                                     best = d
                                     ties = 1
-                                elif d < best + 1e-12:
+                                else:
                                     ties += 1
                                     if _rand(rng) * ties >= 1.0:
                                         continue
-                                else:
-                                    continue
                                 mi1, mi2, mj1, mj2, mdst = i, i2, j1, j2, b2
         it_box[0] = it + 1
         if mdst < 0:  # every move is tabu: wait for tenures to end
@@ -229,32 +292,37 @@ def _search(iters, n_bins, bin_of, load, cnt, members, mlen, mpos, size, app, ca
         src = bin_of[mi1]
         for k in (mi1, mi2):
             if k >= 0:
-                _relocate(k, mdst, bin_of, load, cnt, members, mlen, mpos, size, app, col)
-                tabu[k, src] = it + tenure_min + int(_rand(rng) * tenure_span)
+                _relocate(k, mdst, bin_of, load, members, mlen, mpos, size)
+                _set_tabu(k, src, it, it + tenure_min + int(_rand(rng) * tenure_span),
+                          t_host, t_until, t_max)
         for k in (mj1, mj2):
             if k >= 0:
-                _relocate(k, src, bin_of, load, cnt, members, mlen, mpos, size, app, col)
-                tabu[k, mdst] = it + tenure_min + int(_rand(rng) * tenure_span)
+                _relocate(k, src, bin_of, load, members, mlen, mpos, size)
+                _set_tabu(k, mdst, it, it + tenure_min + int(_rand(rng) * tenure_span),
+                          t_host, t_until, t_max)
         exc[src] = _excess(load[src], size, -1, -1, -1, -1, limit, inv)
         exc[mdst] = _excess(load[mdst], size, -1, -1, -1, -1, limit, inv)
         total += best
         if total < best_total[0]:
             best_total[0] = total
+        if mlen[src] > slots - 2 or mlen[mdst] > slots - 2:
+            return 2
     total = 0.0
     for b in range(n_bins):
         total += exc[b]
-    return total <= 0.0
+    return 1 if total <= 0.0 else 0
 
 
 @numba.njit(cache=True)
-def _drop(b, n_bins, weight, bin_of, load, cnt, members, mlen, mpos, size, app, cap, col, rules,
-          use_counts, limit, inv, exc, tabu):  # pragma: no cover - compiled
+def _drop(b, n_bins, weight, bin_of, load, members, mlen, mpos, size, app, cap, col, rules,
+          use_counts, limit, inv, exc, t_host, t_until):  # pragma: no cover - compiled
     """Empty host ``b`` onto hosts ``0..n_bins-2`` (least added excess first, heaviest first).
 
     Host ``n_bins - 1`` is renumbered ``b`` first, so the hosts in use stay ``0..n_bins-2``.
+    ``members`` must have room for every container of host ``b`` on any host.
     """
     last = n_bins - 1
-    if b != last:  # swap host b and the last host (lists, loads, counts, tabu columns)
+    if b != last:  # swap host b and the last host (lists and loads)
         for k in range(mlen[b]):
             bin_of[members[b, k]] = last
         for k in range(mlen[last]):
@@ -270,30 +338,28 @@ def _drop(b, n_bins, weight, bin_of, load, cnt, members, mlen, mpos, size, app, 
             v = load[b, r]
             load[b, r] = load[last, r]
             load[last, r] = v
-        if use_counts:
-            for a in range(cnt.shape[1]):
-                c = cnt[b, a]
-                cnt[b, a] = cnt[last, a]
-                cnt[last, a] = c
-    for i in range(tabu.shape[0]):
-        tabu[i, b] = 0
-        tabu[i, last] = 0
+    for i in range(t_host.shape[0]):  # tabu entries of both hosts end
+        for s in range(t_host.shape[1]):
+            if t_host[i, s] == b or t_host[i, s] == last:
+                t_until[i, s] = 0
     items = members[last, : mlen[last]].copy()
     items = items[np.argsort(-weight[items], kind="mergesort")]
     for i in items:
         best = 1e300
         dst = -1
         for h in range(last):
-            if use_counts and not counts_ok(cnt[h], col, app, cap, rules, -1, -1, i, -1):
-                continue
             d = _excess(load[h], size, -1, -1, i, -1, limit, inv) - _excess(
                 load[h], size, -1, -1, -1, -1, limit, inv)
-            if d < best:
-                best = d
-                dst = h
+            if not d < best:
+                continue
+            if use_counts and not counts_ok(members[h], mlen[h], col, app, cap, rules, -1, -1,
+                                            i, -1):
+                continue
+            best = d
+            dst = h
         if dst < 0:
             return False
-        _relocate(i, dst, bin_of, load, cnt, members, mlen, mpos, size, app, col)
+        _relocate(i, dst, bin_of, load, members, mlen, mpos, size)
     for h in range(last):
         exc[h] = _excess(load[h], size, -1, -1, -1, -1, limit, inv)
     exc[last] = 0.0
@@ -303,6 +369,35 @@ def _drop(b, n_bins, weight, bin_of, load, cnt, members, mlen, mpos, size, app, 
 def warm() -> bool:
     """Whether the compiled search is loaded in this process (its next call costs no compiling)."""
     return bool(_search.signatures) and bool(_drop.signatures)
+
+
+# ----------------------------------------------------------------------------------------------
+def _sorted_rules(tables: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """The rule tables of :class:`packing.feasibility.ClusterState`, each app's columns sorted.
+
+    Args:
+        tables: ``(in_ptr, in_cols, in_k, out_ptr, out_cols, out_k)``, pointers of shape
+            ``(n_apps + 1,)``, the others ``(n_rules,)``.
+
+    Returns:
+        The same tables (int64) with ``cols`` ascending within each app (``k`` follows).
+    """
+    out: list[np.ndarray] = []
+    for ptr, cols, ks in (tables[:3], tables[3:]):
+        ptr = np.asarray(ptr, dtype=np.int64)
+        owner = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+        order = np.lexsort((np.asarray(cols), owner))
+        out += [ptr, np.asarray(cols, dtype=np.int64)[order], np.asarray(ks, dtype=np.int64)[order]]
+    return tuple(out)
+
+
+def _room(members: np.ndarray, slots: int) -> np.ndarray:
+    """``members`` (shape ``(hosts, s)``, -1 where empty) with at least ``slots`` columns."""
+    if members.shape[1] >= slots:
+        return members
+    grown = np.full((members.shape[0], max(slots, 2 * members.shape[1])), -1, dtype=np.int64)
+    grown[:, : members.shape[1]] = members
+    return grown
 
 
 # ----------------------------------------------------------------------------------------------
@@ -345,7 +440,7 @@ def tabu_pack(
     used = np.unique(host_of)
     n_bins = len(used)
     n = inst.n_containers
-    if n_bins <= max(target, 1) or n * n_bins > MAX_CELLS:
+    if n_bins <= max(target, 1):
         return None
     cap_vec = np.asarray(inst.host_types[0].capacity, dtype=np.float64)
     limit = cap_vec + TOL * np.maximum(1.0, np.abs(cap_vec))  # what fits() accepts
@@ -356,16 +451,13 @@ def tabu_pack(
     cap = np.asarray(inst.cap, dtype=np.int64)
     st = ClusterState(inst)  # the count columns and rule tables every feasibility test uses
     col = st.col.astype(np.int64)
-    rules = tuple(np.asarray(t, dtype=np.int64) for t in st.rule_tables)
+    rules = _sorted_rules(st.rule_tables)
     use_counts = bool((col >= 0).any())
     bin_of = np.searchsorted(used, host_of).astype(np.int64)
     load = np.zeros((n_bins, inst.n_resources))
     np.add.at(load, bin_of, size)
-    cnt = np.zeros((n_bins, max(int(col.max(initial=-1)) + 1, 1)), dtype=np.int64)
-    counted = col[app] >= 0
-    np.add.at(cnt, (bin_of[counted], col[app][counted]), 1)
     per_bin = np.bincount(bin_of, minlength=n_bins)
-    members = np.full((n_bins, n), -1, dtype=np.int64)
+    members = np.full((n_bins, max(8, 2 * int(per_bin.max()))), -1, dtype=np.int64)
     mlen = np.zeros(n_bins, dtype=np.int64)
     mpos = np.zeros(n, dtype=np.int64)
     order = np.argsort(bin_of, kind="stable")
@@ -374,7 +466,9 @@ def tabu_pack(
     members[bin_of[order], mpos[order]] = order
     mlen[:] = per_bin
     exc = np.zeros(n_bins)
-    tabu = np.zeros((n, n_bins), dtype=np.int64)
+    t_host = np.full((n, RING), -1, dtype=np.int64)  # tabu ring: (host, until) per container
+    t_until = np.zeros((n, RING), dtype=np.int64)
+    t_max = np.zeros(n, dtype=np.int64)  # the latest until per container
     it_box = np.zeros(1, dtype=np.int64)
     rng = np.array([np.random.default_rng(seed).integers(1, 2**63, dtype=np.uint64)],
                    dtype=np.uint64)
@@ -382,8 +476,9 @@ def tabu_pack(
     while n_bins > target:
         wsum = np.bincount(bin_of, weights=weight, minlength=n_bins)[:n_bins]
         b = int(np.argmin(wsum))  # the lightest host is the easiest to empty
-        if not _drop(b, n_bins, weight, bin_of, load, cnt, members, mlen, mpos, size, app, cap,
-                     col, rules, use_counts, limit, inv, exc, tabu):
+        members = _room(members, int(mlen[:n_bins].max() + mlen[b]) + 2)
+        if not _drop(b, n_bins, weight, bin_of, load, members, mlen, mpos, size, app, cap,
+                     col, rules, use_counts, limit, inv, exc, t_host, t_until):
             break  # the caps leave no host for one of its containers
         n_bins -= 1
         best_total = np.array([exc[:n_bins].sum()])
@@ -398,10 +493,12 @@ def tabu_pack(
             if max_iters is not None:
                 step = int(min(step, max_iters - it_box[0]))
             start = int(it_box[0])
-            solved = bool(_search(step, n_bins, bin_of, load, cnt, members, mlen, mpos, size,
-                                  app, cap, col, rules, use_counts, limit, inv, exc, tabu,
-                                  it_box, best_total,
-                                  rng, TENURE[0], TENURE[1]))
+            code = _search(step, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, col,
+                           rules, use_counts, limit, inv, exc, t_host, t_until, t_max, it_box,
+                           best_total, rng, TENURE[0], TENURE[1])
+            solved = code == 1
+            if code == 2:  # a host is close to its member slots
+                members = _room(members, 2 * members.shape[1])
             done = int(it_box[0]) - start
             took = time.perf_counter() - now
             since = 0 if best_total[0] < last_best - 1e-12 else since + done
