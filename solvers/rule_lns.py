@@ -46,7 +46,7 @@ from packing.checker import check
 from packing.evaluation import Executor, make_executor
 from packing.model import UNPLACED, Instance, Placement
 from solvers.base import EPS, Clock, Stop, objective_value
-from solvers.lns import _fill, _sub_instance
+from solvers.lns import _sub_instance
 from solvers.result import Objective
 
 NEIGHBOURHOODS = ("rules", "emptiest", "mixed")
@@ -124,6 +124,27 @@ def _solve_task(task: _Task) -> _Outcome:
     if check(task.sub, res.placement, require_all=True):  # pragma: no cover - a bug in cpsat
         return _Outcome(None, task.before, proven, res.seconds)
     return _Outcome(res.placement.host_array(task.sub), float(res.objective), False, res.seconds)
+
+
+def _loads(inst: Instance, host_of: np.ndarray) -> np.ndarray:
+    """Load per host and resource, shape ``(n_hosts, n_resources)``."""
+    load = np.zeros((inst.n_hosts, inst.n_resources))
+    placed = host_of != UNPLACED
+    np.add.at(load, host_of[placed], inst.demand[inst.container_app[placed]])
+    return load
+
+
+def _fill(inst: Instance, load: np.ndarray, n_on: np.ndarray) -> np.ndarray:
+    """Fill of every host, shape ``(n_hosts,)``: its largest relative load (the bottleneck).
+
+    Ranking hosts by the bottleneck finds the room where it matters: on a memory-bound packing a
+    host with little memory left is full whatever its CPU. The container count breaks ties, so
+    hosts of zero-demand apps rank as well.
+    """
+    cap = inst.host_capacity
+    rel = np.where(cap > 0, load / np.where(cap > 0, cap, 1.0), 0.0)
+    fill = rel.max(axis=1) if inst.n_resources else np.zeros(inst.n_hosts)
+    return fill + 1e-6 * n_on
 
 
 def _links(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
@@ -204,6 +225,7 @@ def improve(
     max_rounds: int | None = None,
     callback: Callable[[float], None] | None = None,
     stop: Stop | None = None,
+    stats: dict[str, float] | None = None,
 ) -> np.ndarray:
     """Free hosts of a complete packing by repacking rule-tied neighbourhoods (module docstring).
 
@@ -224,6 +246,10 @@ def improve(
         max_rounds: stop after this many rounds (``None``: only the clock).
         callback: called as ``callback(objective)`` after every round that improved.
         stop: a stop request (:class:`solvers.base.StopFlag`), looked at between rounds.
+        stats: if given, receives counts: ``rounds``, ``tasks`` (sub-solves), ``freed``
+            (sub-solves that freed a host or cut the cost), ``proven`` (proved that nothing
+            better exists on their hosts), ``timeouts``, ``solve_seconds`` (summed over the
+            sub-solves) and ``size`` (the last neighbourhood size).
 
     Returns:
         The best packing found, shape ``(n_containers,)`` (a copy; ``host_of`` itself if the
@@ -250,9 +276,13 @@ def improve(
     links = _links(inst)
     host_of = np.array(host_of, dtype=np.int64, copy=True)
     value = objective_value(inst, host_of, kind)
+    load = _loads(inst, host_of)
+    n_on = np.bincount(host_of, minlength=inst.n_hosts)
     tabu = np.zeros(inst.n_hosts, dtype=np.int64)  # round until which a seed is skipped
     fails = 0
     rounds = 0
+    count = {"rounds": 0.0, "tasks": 0.0, "freed": 0.0, "proven": 0.0, "timeouts": 0.0,
+             "solve_seconds": 0.0, "size": float(size)}
     try:
         while (clock.left(0.0) > 0.3 and value > lower_bound + EPS * max(1.0, lower_bound)
                and (max_rounds is None or rounds < max_rounds)):
@@ -262,8 +292,7 @@ def improve(
             rounds += 1
             kind_now = ("rules" if rounds % 2 else "emptiest") if neighbourhood == "mixed" \
                 else neighbourhood
-            fill = _fill(inst, host_of)
-            n_on = np.bincount(host_of, minlength=inst.n_hosts)
+            fill = _fill(inst, load, n_on)
             used = np.flatnonzero(n_on)
             if len(used) < 2:
                 break
@@ -296,14 +325,26 @@ def improve(
             improved = False
             timeouts = 0
             proven = 0
+            count["rounds"] = rounds
+            count["tasks"] += len(tasks)
+            count["solve_seconds"] += sum(o.seconds for o in outs)
             for (hosts, members, s), out, task in zip(groups, outs, tasks, strict=True):
                 if out.pos is None:
                     tabu[s] = rounds + SEED_TENURE
                     proven += out.proven
                     timeouts += out.seconds >= task.seconds - 0.05
                     continue
+                d = inst.demand[inst.container_app[members]]
+                np.subtract.at(load, host_of[members], d)
+                np.subtract.at(n_on, host_of[members], 1)
                 host_of[members] = hosts[out.pos]
+                np.add.at(load, host_of[members], d)
+                np.add.at(n_on, host_of[members], 1)
+                load[hosts[n_on[hosts] == 0]] = 0.0  # no rounding residue on freed hosts
                 improved = True
+                count["freed"] += 1
+            count["proven"] += proven
+            count["timeouts"] += timeouts
             if improved:
                 value = objective_value(inst, host_of, kind)
                 fails = 0
@@ -319,6 +360,9 @@ def improve(
     finally:
         if own:
             ex.close()
+        count["size"] = size
+        if stats is not None:
+            stats.update(count)
     return host_of
 
 
