@@ -64,6 +64,14 @@ SIZE_MAX = 60
 STEP_SECONDS = 3.0
 """Most seconds of one sub-solve."""
 
+SLACK_MARGIN = 1.1
+"""A neighbourhood gets hosts until their room is this many times the seed's load, resource by
+resource (up to :data:`SIZE_MAX` hosts): with less, CP-SAT only proves that it cannot free one."""
+
+RULE_POOL = 4
+"""``"rules"`` takes its rule-tied hosts among the ``RULE_POOL * (size - 1)`` roomiest hosts (a
+rule-tied host without room only makes the sub-problem larger)."""
+
 SEED_TENURE = 8
 """Rounds a seed host that failed to empty is skipped."""
 
@@ -134,17 +142,34 @@ def _loads(inst: Instance, host_of: np.ndarray) -> np.ndarray:
     return load
 
 
-def _fill(inst: Instance, load: np.ndarray, n_on: np.ndarray) -> np.ndarray:
-    """Fill of every host, shape ``(n_hosts,)``: its largest relative load (the bottleneck).
+def _need(inst: Instance, load: np.ndarray, used: np.ndarray) -> np.ndarray:
+    """How hard each used host is to empty, shape ``(n_used,)``.
 
-    Ranking hosts by the bottleneck finds the room where it matters: on a memory-bound packing a
-    host with little memory left is full whatever its CPU. The container count breaks ties, so
-    hosts of zero-demand apps rank as well.
+    The largest share of the total room on a resource (over the used hosts) its load would take.
+
+    On a memory-bound packing this ranks hosts by memory whatever their CPU; the container count
+    breaks ties (so hosts of zero-demand apps rank as well).
     """
-    cap = inst.host_capacity
-    rel = np.where(cap > 0, load / np.where(cap > 0, cap, 1.0), 0.0)
-    fill = rel.max(axis=1) if inst.n_resources else np.zeros(inst.n_hosts)
-    return fill + 1e-6 * n_on
+    cap = inst.host_capacity[used]
+    room = np.maximum(cap - load[used], 0.0).sum(axis=0)
+    share = load[used] / np.maximum(room, 1e-9)
+    need = share.max(axis=1) if inst.n_resources else np.zeros(len(used))
+    return need + 1e-9 * (load[used] > 0).sum(axis=1)
+
+
+def _room(inst: Instance, load: np.ndarray, hosts: np.ndarray, seed_host: int) -> np.ndarray:
+    """Share of the seed's load each host could take on its own, shape ``(len(hosts),)``.
+
+    ``min_r (capacity - load)[h, r] / load[seed, r]`` over the resources the seed uses, in
+    ``[0, 1]``: a host with room on every resource the seed loads scores high, one full on a
+    single resource the seed needs scores 0.
+    """
+    need = load[seed_host]
+    on = need > 0
+    if not on.any():
+        return np.ones(len(hosts))
+    slack = np.maximum(inst.host_capacity[hosts][:, on] - load[hosts][:, on], 0.0)
+    return np.clip((slack / need[on]).min(axis=1), 0.0, 1.0)
 
 
 def _links(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
@@ -164,7 +189,7 @@ def _links(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
     return np.cumsum(indptr), dst.astype(np.int64)
 
 
-def _choose(inst: Instance, host_of: np.ndarray, fill: np.ndarray, used: np.ndarray,
+def _choose(inst: Instance, host_of: np.ndarray, load: np.ndarray, used: np.ndarray,
             taken: np.ndarray, seed_host: int, size: int, kind: str,
             links: tuple[np.ndarray, np.ndarray], rng: np.random.Generator) -> np.ndarray:
     """The hosts of one neighbourhood around ``seed_host``, shape ``(<= size,)``.
@@ -172,8 +197,8 @@ def _choose(inst: Instance, host_of: np.ndarray, fill: np.ndarray, used: np.ndar
     Args:
         inst: the instance.
         host_of: host per container, shape ``(n_containers,)``.
-        fill: relative fill per host, shape ``(n_hosts,)``.
-        used: hosts in use, ascending fill, shape ``(n_used,)``.
+        load: load per host and resource, shape ``(n_hosts, n_resources)``.
+        used: hosts in use, shape ``(n_used,)``.
         taken: hosts already in a neighbourhood of this round, shape ``(n_hosts,)`` (bool).
         seed_host: the host to empty.
         size: hosts wanted.
@@ -183,6 +208,7 @@ def _choose(inst: Instance, host_of: np.ndarray, fill: np.ndarray, used: np.ndar
     """
     free = used[~taken[used]]
     free = free[free != seed_host]
+    free = free[np.argsort(-_room(inst, load, free, seed_host), kind="stable")]  # roomiest first
     chosen = [seed_host]
     want = size - 1
     if kind == "rules" and want > 0:
@@ -195,16 +221,27 @@ def _choose(inst: Instance, host_of: np.ndarray, fill: np.ndarray, used: np.ndar
             mark[partners[indptr[a]: indptr[a + 1]]] = True
         hits = placed & mark[inst.container_app]
         linked = np.bincount(host_of[hits], minlength=inst.n_hosts)
-        cand = free[linked[free] > 0]  # ascending fill: the roomiest first
+        roomy = free[: RULE_POOL * want]  # rule-tied hosts among the roomy ones only
+        cand = roomy[linked[roomy] > 0]  # the roomiest first
         n_link = min(len(cand), (want + 1) // 2)
         if n_link:
             pool = cand[: max(n_link, 2 * n_link)]
             chosen += rng.choice(pool, size=n_link, replace=False).tolist()
             want -= n_link
+    rest = free[~np.isin(free, chosen)]
     if want > 0:
-        rest = free[~np.isin(free, chosen)]
         pool = rest[: max(want, 2 * want)]
         chosen += rng.choice(pool, size=min(want, len(pool)), replace=False).tolist()
+        rest = rest[~np.isin(rest, chosen)]
+    # too little room for the seed's load: add the roomiest hosts left until there is enough
+    cap = inst.host_capacity
+    short = SLACK_MARGIN * load[seed_host] - np.maximum(cap[chosen[1:]] - load[chosen[1:]],
+                                                         0.0).sum(axis=0)
+    if (short > 0).any() and len(rest) and len(chosen) < SIZE_MAX:
+        more = np.cumsum(np.maximum(cap[rest] - load[rest], 0.0), axis=0)
+        enough = np.flatnonzero((more >= short).all(axis=1))
+        m = int(enough[0]) + 1 if len(enough) else len(rest)
+        chosen += rest[: min(m, SIZE_MAX - len(chosen))].tolist()
     return np.array(chosen, dtype=np.int64)
 
 
@@ -292,11 +329,10 @@ def improve(
             rounds += 1
             kind_now = ("rules" if rounds % 2 else "emptiest") if neighbourhood == "mixed" \
                 else neighbourhood
-            fill = _fill(inst, load, n_on)
             used = np.flatnonzero(n_on)
             if len(used) < 2:
                 break
-            used = used[np.argsort(fill[used], kind="stable")]
+            used = used[np.argsort(_need(inst, load, used), kind="stable")]  # easiest first
             seeds = [int(h) for h in used[:SEED_POOL] if tabu[h] < rounds]
             if not seeds:
                 tabu[:] = 0
@@ -310,7 +346,7 @@ def improve(
                     break
                 if taken[s]:
                     continue
-                hosts = _choose(inst, host_of, fill, used, taken, s, k, kind_now, links, rng)
+                hosts = _choose(inst, host_of, load, used, taken, s, k, kind_now, links, rng)
                 if len(hosts) < 2:
                     continue
                 taken[hosts] = True

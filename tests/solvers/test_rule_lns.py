@@ -14,25 +14,25 @@ from solvers.greedy import ffd
 from solvers.lns import _sub_instance
 from solvers.rule_lns import improve
 
-N_DECOYS = 10
+N_DECOYS = 6
 
 
 def _rule_bound() -> tuple[Instance, np.ndarray]:
-    """Capacity 10 (1-D). Host 0: A (5), the emptiest. Hosts 1..10 (decoys): one E (6) each.
-    Host 11: B (1) + F (5). A and B exclude each other.
+    """Capacity 10 (1-D). Host 0: A (5), the emptiest. Hosts 1..6 (decoys): one E (5.8) each.
+    Host 7: B (1) + F (5). A and B exclude each other.
 
-    A fits on no decoy (5 + 6 > 10) and is barred from host 11 by B; two E never share a host.
-    Freeing a host needs the rule partner moved: B to a decoy (6 + 1), A next to F (5 + 5), so
-    the optimum is 11 hosts (10 hosts for the E's, which A cannot join, plus A + F) from 12. The
-    emptiest hosts (host 0 and the decoys, fill 0.6 against host 11's 0.6 with two containers)
-    cannot do it: A + E, E + E and A + E + E never fit. A rule-aware neighbourhood of 3 hosts
-    takes host 0, host 11 (it holds B, A's rule partner) and the emptiest decoy.
+    A fits on no decoy (5 + 5.8 > 10) and is barred from host 7 by B; two E never share a host.
+    Freeing a host needs the rule partner moved: B to a decoy (5.8 + 1), A next to F (5 + 5), so
+    the optimum is 7 hosts (6 hosts for the E's, which A cannot join, plus A + F) from 8. The
+    roomiest hosts (the decoys, room 4.2 against host 7's 4) cannot do it with host 0: A + E,
+    E + E and A + E + E never fit. A rule-aware neighbourhood of 3 hosts takes host 0, host 7
+    (it holds B, A's rule partner, and is among the roomy hosts) and a decoy.
     """
-    apps = (App("A", (5.0,), 1), App("B", (1.0,), 1), App("E", (6.0,), N_DECOYS),
+    apps = (App("A", (5.0,), 1), App("B", (1.0,), 1), App("E", (5.8,), N_DECOYS),
             App("F", (5.0,), 1))
     inst = Instance("rule-bound", ("s",), (HostType("h", (10.0,), N_DECOYS + 2),), apps,
                     exclusions=(("A", "B"),))
-    # containers app by app: A, B, E x 10, F
+    # containers app by app: A, B, E x 6, F
     host_of = np.array([0, N_DECOYS + 1, *range(1, N_DECOYS + 1), N_DECOYS + 1])
     return inst, host_of
 
@@ -44,14 +44,14 @@ def _hosts(inst: Instance, host_of: np.ndarray) -> float:
 def test_hand_made_instance_needs_the_rule_partner_moved() -> None:
     inst, start = _rule_bound()
     assert check(inst, Placement.from_arrays(inst, start), require_all=True) == []
-    assert _hosts(inst, start) == 12
+    assert _hosts(inst, start) == 8
     out = improve(inst, start, time_limit=60, size=3, max_rounds=1, seed=0)
     assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
-    assert _hosts(inst, out) == 11  # the optimum, computed in the docstring
+    assert _hosts(inst, out) == 7  # the optimum, computed in the docstring
     assert out[0] == out[-1] and out[1] != out[0]  # A moved next to F, B away from A
     plain = improve(inst, start, time_limit=60, size=3, max_rounds=1, seed=0,
                     neighbourhood="emptiest")
-    assert _hosts(inst, plain) == 12  # the emptiest hosts alone cannot free one
+    assert _hosts(inst, plain) == 8  # the roomiest hosts alone cannot free one
 
 
 def _random(seed: int) -> Instance:
@@ -77,8 +77,8 @@ def test_random_instances_stay_feasible_and_never_worse(seed: int) -> None:
 
 def test_compact_sub_instance_keeps_only_present_apps_and_their_rules() -> None:
     inst, host_of = _rule_bound()
-    sub, hosts, members = _sub_instance(inst, np.array([11, 0]), host_of, compact=True)
-    assert hosts.tolist() == [0, 11] and members.tolist() == [0, 1, N_DECOYS + 2]
+    sub, hosts, members = _sub_instance(inst, np.array([N_DECOYS + 1, 0]), host_of, compact=True)
+    assert hosts.tolist() == [0, N_DECOYS + 1] and members.tolist() == [0, 1, N_DECOYS + 2]
     assert [a.name for a in sub.apps] == ["A", "B", "F"] and sub.exclusions == (("A", "B"),)
     sub2, _, _ = _sub_instance(inst, np.array([1, 2]), host_of, compact=True)
     assert [a.name for a in sub2.apps] == ["E"] and sub2.exclusions == ()
