@@ -53,6 +53,8 @@ def main() -> None:
                     help="Folder with jobfusion-gcn.pt and decima-gcn.pt from an earlier run: skip training.")
     ap.add_argument("--imitate", default=None, help="Warm start: imitate this DAG policy (e.g. sjf) first.")
     ap.add_argument("--imitate-epochs", type=int, default=10)
+    ap.add_argument("--dagger", type=float, default=0.0,
+                    help="DAgger: share of decisions the student drives after the first imitation epoch.")
     ap.add_argument("--carving", choices=["proportional", "nested"], default="nested")
     ap.add_argument("--large-share", default="auto",
                     help="Nested carving: share of the large containers, or 'auto' (least SJF mean JCT "
@@ -99,7 +101,8 @@ def main() -> None:
         if a.imitate:
             teacher = make_dag_policy(a.imitate, a.seed)
             teacher.partition = method
-            nll = jf.imitate(envs, teacher, a.imitate_epochs, net=net, seed=a.seed, lr=3e-3, progress=True)
+            nll = jf.imitate(envs, teacher, a.imitate_epochs, net=net, seed=a.seed, lr=3e-3, progress=True,
+                             dagger=a.dagger)
             print(f"{label}: imitating {a.imitate}, NLL per decision {nll[0]:.3f} -> {nll[-1]:.3f}")
         net, st, opt = jf.train(envs, max(a.episodes // a.batch, 0), seed=a.seed, net=net, progress=True)
         timing[label] = time.perf_counter() - t
@@ -120,6 +123,7 @@ def main() -> None:
             rows.setdefault(p["name"], []).append(p)
     summary = {
         "carving": a.carving, "large_share": share, "tuning": tuning, "tune_seconds": tune_seconds,
+        "imitate": a.imitate, "imitate_epochs": a.imitate_epochs, "dagger": a.dagger,
         "train_seconds": timing, "episodes": a.episodes, "jobs": a.jobs, "samples": a.samples,
         "hosts": a.hosts, "seeds": a.seeds, "critical_path_mean_jct": float(np.mean(bounds)),
         "policies": {n: {"mean_jct": float(np.mean([r["mean_jct"] for r in rs])),

@@ -416,7 +416,7 @@ def train(envs: Sequence[Env], iterations: int, *, cfg: Config | None = None, se
 
 
 def imitate(envs: Sequence[Env], teacher: Any, epochs: int, *, net: JobFusionNet, seed: int = 0,
-            lr: float | None = None, progress: bool = False) -> list[float]:
+            lr: float | None = None, progress: bool = False, dagger: float = 0.0) -> list[float]:
     """Behaviour cloning: fit the heads to a teacher's decisions on the training environments.
 
     For each environment (in a seeded order per epoch) the teacher (a
@@ -424,6 +424,10 @@ def imitate(envs: Sequence[Env], teacher: Any, epochs: int, *, net: JobFusionNet
     episode; at each of its decisions the loss is the negative log-probability of its (stage, type,
     count level) under the network; one Adam step per episode. Used as a warm start before
     :func:`train` (the trained agent's file records it).
+
+    With ``dagger > 0`` (DAgger), from the second epoch on each decision is the student's own greedy
+    action with probability ``dagger`` (seeded) while the loss stays on the teacher's action in that
+    state: the student also learns what to do in the states its own mistakes lead to.
 
     Args:
         envs: training environments.
@@ -433,10 +437,13 @@ def imitate(envs: Sequence[Env], teacher: Any, epochs: int, *, net: JobFusionNet
         seed: seeds the order and the engine's overheads.
         lr: Adam learning rate (default the network's).
         progress: show a tqdm bar.
+        dagger: probability that the student's action drives the episode (epochs after the first).
 
     Returns:
         The mean loss (negative log-likelihood per decision) of each epoch.
     """
+    if not 0.0 <= dagger <= 1.0:
+        raise ValueError(f"dagger must be in [0, 1], got {dagger}")
     opt = torch.optim.Adam(net.parameters(), lr=lr or net.cfg.lr)
     pol = JobFusionPolicy(net, "student")
     losses: list[float] = []
@@ -461,6 +468,8 @@ def imitate(envs: Sequence[Env], teacher: Any, epochs: int, *, net: JobFusionNet
                 a = teacher.act(obs, mask)
                 if a.stage >= 0:
                     lps.append(pol.log_prob(obs, mask, a))
+                    if ep > 0 and dagger > 0 and rng.random() < dagger:
+                        a = pol.act(obs, mask)
                 d = eng.step(a)
             if lps:
                 loss = -torch.stack(lps).mean()

@@ -79,13 +79,16 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
                    "behaviour cloning, then REINFORCE.")
 @click.option("--imitate-epochs", type=click.IntRange(1, 10_000), default=10, show_default=True,
               help="Passes over the training samples for --imitate.")
+@click.option("--dagger", type=FiniteFloat(0.0, 1.0), default=0.0, show_default=True,
+              help="With --imitate: share of decisions the agent itself drives after the first epoch "
+                   "(DAgger; the teacher still labels every state).")
 @click.option("--resume", is_flag=True, help="Continue the run saved in --out.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Training curve plot.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, samples: int, batch: int,
                     q: int, single: bool, hosts: str, interarrival: float, carving: str, large_share: str,
                     dim: int, lr: float,
-                    imitate: str | None, imitate_epochs: int, resume: bool, plot: str | None,
+                    imitate: str | None, imitate_epochs: int, dagger: float, resume: bool, plot: str | None,
                     quiet: bool) -> None:
     """Train the JobFusion GCN agent on seeded samples of DATA's DAG jobs (a batch_task folder).
 
@@ -142,12 +145,13 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
 
         net = jf.new_net(cfg, seed)
         nll = jf.imitate(envs, make_dag_policy(imitate, seed), imitate_epochs, net=net, seed=seed,
-                         progress=not quiet)
+                         progress=not quiet, dagger=dagger)
     net, state, opt_state = jf.train(envs, iterations, cfg=cfg, seed=seed, net=net, optim_state=optim,
                                      state=state, checkpoint=Path(out), progress=not quiet)
     jf.save_checkpoint(out, net, state, opt_state, name="decima-gcn" if single else "jobfusion", seed=seed,
                        carving=carving, large_share=share,
-                       **({"imitated": imitate, "imitate_epochs": imitate_epochs, "imitation_nll": nll}
+                       **({"imitated": imitate, "imitate_epochs": imitate_epochs, "imitation_nll": nll,
+                           "dagger": dagger}
                           if imitate else {}))
     if plot:
         jf.plot_curve(state, plot, "Decima-like agent training" if single else "JobFusion agent training")
