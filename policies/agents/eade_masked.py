@@ -110,6 +110,16 @@ from packing.model import Instance
 from packing.multicluster import make_env
 from policies.agents.eade import ClusterAgent
 from policies.base import WAIT, Observation
+from policies.card_rollout import (
+    BIG,
+    FULL,
+    OPTIONS,
+    RolloutLabeler,
+    act_option,
+    card_free,
+    options,
+    task_milli,
+)
 from policies.cluster_heuristics import (
     ClusterCardMix,
     ClusterExpert,
@@ -128,6 +138,48 @@ MODES = ("fresh", "fit")
 
 CARD_FEATURES = 4
 """Values :func:`card_tokens` adds to every token."""
+
+GLOBAL_FEATURES = 17
+"""Values :func:`global_features` appends to the state with ``distil``."""
+
+
+def global_features(obs: Observation, theta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Stream position and card-model view of the decision (item 12), and the options available.
+
+    Returns:
+        ``(g, avail)``: ``g`` shape ``(17,)`` float32 = tasks still to come / stream length, the task's
+        card share, share of entirely free cards, share of cards the task fits on, free share of the
+        emptiest fitting card, free share left on the tightest fitting card after placing, 1 when
+        ``mc-cardmix`` would take the tightest card, then the share of cards whose free share is in
+        ``[1, 100), [100, 200), ..., [900, 1000)`` milli; ``avail`` shape ``(3,)`` bool over
+        :data:`~policies.card_rollout.OPTIONS` (``fit`` when its card differs from ``fresh``'s, ``drop``
+        for tasks of at least :data:`~policies.card_rollout.BIG` milli; all False when no card fits).
+        Only the stream's length is read, never its later tasks.
+    """
+    inst, st = obs.instance, obs.state
+    free = card_free(st)
+    s = task_milli(inst, obs.app)
+    n = max(1, len(free))
+    total = len(inst.container_app)
+    g = np.zeros(GLOBAL_FEATURES, dtype=np.float32)
+    g[0] = (total - obs.step - 1) / max(1, total)
+    g[1] = s / FULL
+    g[2] = (free == FULL).sum() / n
+    fit = free >= s
+    g[3] = fit.sum() / n
+    avail = np.zeros(len(OPTIONS), dtype=bool)
+    opts, base = options(free, s, theta, BIG) if s > 0 else ([], "fit")
+    if opts:
+        names = dict(opts)
+        g[4] = free[names["fresh"]] / FULL
+        c_fit = names.get("fit", names["fresh"])
+        g[5] = (free[c_fit] - s) / FULL
+        g[6] = float(base == "fit")
+        for name in names:
+            avail[OPTIONS.index(name)] = True
+    part = free[(free > 0) & (free < FULL)]
+    g[7:] = np.bincount(np.minimum(part // 100, 9), minlength=10)[:10] / n
+    return g, avail
 
 
 def card_tokens(lay: EnvLayout, obs: Observation, mask: np.ndarray) -> np.ndarray:
@@ -206,6 +258,9 @@ class MConfig:
     residual_margin: float = 0.05
     admission: bool = False
     select_every: int = 0
+    distil: bool = False
+    rollout_k: int = 32
+    distil_updates: int = 200
 
     @property
     def n_modes(self) -> int:
@@ -223,6 +278,15 @@ class MConfig:
             raise ValueError("residual needs mix_inner and card_expert, and not mode_action")
         if self.admission and not self.residual:
             raise ValueError("admission needs residual")
+        if self.distil and not (self.card_features and self.mix_inner) or self.distil and (
+                self.residual or self.mode_action or self.admission):
+            raise ValueError("distil needs card_features and mix_inner, and none of residual, mode_action, "
+                             "admission")
+
+    @property
+    def n_state(self) -> int:
+        """Length of the network input: the tokens, then :data:`GLOBAL_FEATURES` with ``distil``."""
+        return (self.n_clusters + 1) * self.n_features + (GLOBAL_FEATURES if self.distil else 0)
 
 
 class ClusterQ(nn.Module):
@@ -244,6 +308,8 @@ class ClusterQ(nn.Module):
                                   nn.Linear(h2, cfg.n_modes))
         self.wait = (nn.Sequential(nn.Linear(e, h2), nn.ReLU(), nn.Linear(h2, 1)) if cfg.admission
                      else None)
+        self.meta = (nn.Sequential(nn.Linear(e + GLOBAL_FEATURES, h1), nn.ReLU(), nn.Linear(h1, h2),
+                                   nn.ReLU(), nn.Linear(h2, len(OPTIONS))) if cfg.distil else None)
         if cfg.residual:
             for seq in (self.head, self.wait):
                 last = seq[-1] if seq is not None else None
@@ -251,11 +317,25 @@ class ClusterQ(nn.Module):
                     nn.init.zeros_(last.weight)
                     nn.init.zeros_(last.bias)
 
-    def forward(self, state: torch.Tensor) -> torch.Tensor:
-        """``(B, (N + 1) * M)`` -> ``(B, K * N)``."""
-        x = self.embed(state.view(-1, self.n + 1, self.m))
+    def tokens(self, state: torch.Tensor) -> torch.Tensor:
+        """The attention tokens ``(B, N + 1, E)`` of the first ``(N + 1) * M`` state values."""
+        x = self.embed(state[:, : (self.n + 1) * self.m].reshape(-1, self.n + 1, self.m))
         if self.attention is not None:
             x = self.norm(x + self.attention(x, x, x, need_weights=False)[0])
+        return x
+
+    def option_logits(self, state: torch.Tensor) -> torch.Tensor:
+        """``distil``: logits of :data:`OPTIONS` from the task token and the global features, ``(B, 3)``.
+
+        ``state`` is ``(B, (N + 1) * M + G)``, ``G`` = :data:`GLOBAL_FEATURES`.
+        """
+        assert self.meta is not None
+        x = self.tokens(state)
+        return self.meta(torch.cat([x[:, -1, :], state[:, (self.n + 1) * self.m:]], dim=1))
+
+    def forward(self, state: torch.Tensor) -> torch.Tensor:
+        """``(B, (N + 1) * M)`` -> ``(B, K * N)``."""
+        x = self.tokens(state)
         task = x[:, -1:, :].expand(-1, self.n, -1)
         out = self.head(torch.cat([x[:, :-1, :], task], dim=2))  # (B, N, K)
         out = out.transpose(1, 2).reshape(out.shape[0], self.k * self.n)
@@ -378,15 +458,52 @@ class EadeMAgent(ClusterAgent):
         tokens = base.reshape(lay.n_clusters + 1, -1)
         return np.concatenate([tokens, card_tokens(lay, obs, mask)], axis=1).ravel()
 
+    def reset(self, instance: Instance, seed: int | None = None) -> None:
+        """Layout and inner rule (:class:`ClusterAgent`), and the expert's layout."""
+        super().reset(instance, seed)
+        self.expert.reset(instance, seed)
+
+    def distil_input(self, lay: EnvLayout, obs: Observation, mask: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """``distil``: the network input and the available options.
+
+        Returns:
+            The input ``(n_state,)`` float32 (tokens, then :func:`global_features`) and ``(3,)`` bool.
+        """
+        g, avail = global_features(obs, self.cfg.mix_theta)
+        return np.concatenate([self.observe(lay, obs, mask), g]), avail
+
+    def option(self, x: np.ndarray, avail: np.ndarray) -> int:
+        """``distil``: index in :data:`OPTIONS` of the highest logit among ``avail`` (lowest on ties)."""
+        with torch.no_grad():
+            logits = self.q.option_logits(torch.as_tensor(x[None], dtype=torch.float32))[0].numpy()
+        return int(np.argmax(np.where(avail, logits, -np.inf)))
+
     def act(self, obs: Observation, mask: np.ndarray) -> int:
-        """The best feasible cluster, the node in it by the inner rule; WAIT when none fits."""
+        """The best feasible cluster, the node in it by the inner rule; WAIT when none fits.
+
+        With ``distil``: the chosen option (item 12) applied to ``mc-cardmix``.
+        """
         lay = self.layout_for(obs)
+        if self.cfg.distil:
+            if not mask.any():
+                return WAIT
+            x, avail = self.distil_input(lay, obs, mask)
+            if avail.sum() <= 1:  # one option (or none in the card model): mc-cardmix itself
+                return ClusterCardMix.act(self.expert, obs, mask)
+            return act_option(self.expert, obs, mask, OPTIONS[self.option(x, avail)])
         a = self.choose(self.observe(lay, obs, mask), lay.clusters_with(mask).astype(bool),
                         self.expert_choice(lay, obs, mask))
         if a < 0 or self.is_wait(a):
             return WAIT
         c = self.set_mode(self.inner, a)
         return self.inner.act(obs, mask & (lay.cluster_of == c))
+
+    def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
+        """The inner rule's cards (``mc-cardmix``'s with ``distil``)."""
+        if self.cfg.distil:
+            return self.expert.choose_cards(obs, host)
+        return self.inner.choose_cards(obs, host)
 
     # -- learning ------------------------------------------------------------------------------
     def update(self, cols: dict[str, torch.Tensor], n_expert: int) -> float:
@@ -565,6 +682,9 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
         cfg = MConfig(n_clusters=lay.n_clusters, n_features=m, **overrides)
     if agent is None:
         agent = EadeMAgent(cfg)
+    if agent.cfg.distil:
+        return train_distil(streams, agent, episodes=episodes, seed=seed, log=log,
+                            start_episode=start_episode, checkpoint=checkpoint)
     trained = agent
     cfg = agent.cfg
     n_state = (cfg.n_clusters + 1) * cfg.n_features
@@ -635,6 +755,125 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
     return agent, curve
 
 
-__all__ = ["CARD_FEATURES", "KIND", "ClusterQ", "EadeMAgent", "MConfig", "MReplay",
+def size_table(streams: Sequence[Instance]) -> list[tuple[int, int]]:
+    """``(card share in milli, count)`` of the GPU tasks of ``streams`` (the rollouts' size distribution)."""
+    counts: dict[int, int] = {}
+    for inst in streams:
+        for a in np.asarray(inst.container_app):
+            m = task_milli(inst, int(a))
+            if m > 0:
+                counts[m] = counts.get(m, 0) + 1
+    return sorted(counts.items())
+
+
+class _DistilRun:
+    """One episode of :func:`train_distil`: acts (expert or agent) and records labelled decisions."""
+
+    def __init__(self, agent: EadeMAgent, labeler: RolloutLabeler, expert_acts: bool) -> None:
+        self.agent, self.labeler, self.expert_acts = agent, labeler, expert_acts
+        self.name = "distil-run"
+        self.rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]] = []
+
+    def reset(self, instance: Instance, seed: int | None = None) -> None:
+        self.agent.reset(instance, seed)
+
+    def act(self, obs: Observation, mask: np.ndarray) -> int:
+        ag = self.agent
+        if not mask.any():
+            return WAIT
+        x, avail = ag.distil_input(ag.layout_for(obs), obs, mask)
+        if avail.sum() <= 1:
+            return ClusterCardMix.act(ag.expert, obs, mask)
+        inst = obs.instance
+        values, best = self.labeler.evaluate(card_free(obs.state), task_milli(inst, obs.app),
+                                             len(inst.container_app) - obs.step - 1)
+        target = np.array([values.get(o, -np.inf) for o in OPTIONS], dtype=np.float32)
+        stake = float(max(values.values()) - min(values.values()))
+        self.rows.append((x, avail, target, stake))
+        choice = OPTIONS.index(best) if self.expert_acts else ag.option(x, avail)
+        return act_option(ag.expert, obs, mask, OPTIONS[choice])
+
+    def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
+        return self.agent.expert.choose_cards(obs, host)
+
+
+def placed_by(agent: Any, instance: Instance, seed: int = 0) -> int:
+    """Tasks ``agent`` (any policy) places on ``instance``'s stream (:func:`packing.simulator.simulate`)."""
+    from packing.simulator import simulate
+
+    return int(simulate(instance, agent, seed=seed, record=False, compiled=False).placement.n_placed)
+
+
+def train_distil(streams: Sequence[Instance], agent: EadeMAgent, *, episodes: int, seed: int = 0,
+                 log: Callable[[dict[str, Any]], None] | None = None, start_episode: int = 0,
+                 checkpoint: Callable[[Any, int], None] | None = None
+                 ) -> tuple[EadeMAgent, list[dict[str, Any]]]:
+    """Expert iteration for ``distil`` (item 12): DAgger on rollout labels, then selection.
+
+    Episode ``e`` replays training stream ``e mod len(streams)``: during the first pass the rollout
+    expert (:class:`policies.card_rollout.RolloutLabeler`, futures drawn from the size distribution of
+    ``streams``, :func:`size_table`) acts, afterwards the agent; every decision with more than one
+    option is labelled by the expert with each option's rollout value and kept. After each episode
+    ``distil_updates`` Adam steps on all labelled decisions so far minimise the cross-entropy
+    between the option logits and the expert's best option, each decision weighted by its stake
+    (best minus worst rollout value, plus 0.05). After each pass over the streams (and at the end) the
+    greedy agent replays every training stream; the weights with the most tasks placed are kept.
+    """
+    cfg = agent.cfg
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    labeler = RolloutLabeler(size_table(streams), k=cfg.rollout_k, theta=cfg.mix_theta, seed=seed)
+    xs: list[np.ndarray] = []
+    avs: list[np.ndarray] = []
+    tgs: list[np.ndarray] = []
+    wts: list[float] = []
+    curve: list[dict[str, Any]] = []
+    best: tuple[int, dict[str, Any]] | None = None
+    n = len(streams)
+    opt = torch.optim.Adam(agent.q.parameters(), lr=cfg.lr)
+    for ep in range(start_episode, episodes):
+        t0 = time.perf_counter()
+        inst = streams[ep % n]
+        labeler.reset(seed * 100_003 + ep)
+        run = _DistilRun(agent, labeler, expert_acts=ep < n)
+        placed = placed_by(run, inst, seed=ep)
+        for x, av, tg, st in run.rows:
+            xs.append(x)
+            avs.append(av)
+            tgs.append(tg)
+            wts.append(st + 0.05)
+        x_t = torch.as_tensor(np.stack(xs))
+        av_t = torch.as_tensor(np.stack(avs))
+        y_t = torch.as_tensor(np.stack(tgs)).argmax(dim=1)
+        w_t = torch.as_tensor(np.array(wts, dtype=np.float32))
+        loss_v = 0.0
+        for _ in range(cfg.distil_updates):
+            idx = torch.as_tensor(rng.integers(len(xs), size=min(cfg.batch, len(xs))))
+            logits = agent.q.option_logits(x_t[idx]).masked_fill(~av_t[idx], -1e9)
+            ce = nn.functional.cross_entropy(logits, y_t[idx], reduction="none")
+            loss = (ce * w_t[idx]).sum() / w_t[idx].sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            loss_v = float(loss.item())
+        row: dict[str, Any] = {"episode": ep, "return": float(placed), "placed": placed, "loss": loss_v,
+                               "labels": len(xs), "seconds": time.perf_counter() - t0}
+        if (ep + 1) % n == 0 or ep + 1 == episodes:
+            total = sum(placed_by(agent, s) for s in streams)
+            row["train_placed"] = total
+            if best is None or total > best[0]:
+                best = (total, copy.deepcopy(agent.q.state_dict()))
+        curve.append(row)
+        if log:
+            log(row)
+        if checkpoint:
+            checkpoint(agent, ep + 1)
+    if best is not None:
+        agent.q.load_state_dict(best[1])
+    agent.q_target.load_state_dict(agent.q.state_dict())
+    return agent, curve
+
+
+__all__ = ["CARD_FEATURES", "GLOBAL_FEATURES", "KIND", "ClusterQ", "EadeMAgent", "MConfig", "MReplay",
            "card_tokens", "draw", "evaluate", "expert_cluster", "expert_history", "from_checkpoint",
-           "make_expert", "make_inner", "train"]
+           "global_features", "make_expert", "make_inner", "placed_by", "size_table", "train", "train_distil"]

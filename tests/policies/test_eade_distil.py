@@ -1,0 +1,81 @@
+"""EADE-M distilled from the rollout expert (item 12 of :mod:`policies.agents.eade_masked`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from packing.checker import check  # noqa: E402
+from packing.generators.multicluster import generate_multicluster  # noqa: E402
+from packing.model import Instance  # noqa: E402
+from packing.simulator import simulate  # noqa: E402
+from policies.agents import eade_masked as em  # noqa: E402
+from policies.agents.files import load_agent  # noqa: E402
+from policies.card_rollout import OPTIONS, card_free, options, task_milli  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "multicluster_small"
+DISTIL = dict(embed=16, heads=2, hidden=(32, 16), batch=32, card_features=True, mix_inner=True, distil=True,
+              rollout_k=4, distil_updates=5)
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> Iterator[None]:
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def stream(seed: int = 1, tasks: int = 24) -> Instance:
+    return generate_multicluster(DATA, DATA, clusters=3, nodes=2, tasks=tasks, seed=seed)
+
+
+def test_global_features_match_the_card_model() -> None:
+    inst = stream()
+    seen = []
+
+    class Probe(em.ClusterCardMix):
+        def act(self, obs: em.Observation, mask: np.ndarray) -> int:
+            g, avail = em.global_features(obs, 0.15)
+            free, s = card_free(obs.state), task_milli(inst, obs.app)
+            opts, base = options(free, s, 0.15)
+            assert avail.tolist() == [o in dict(opts) for o in OPTIONS]
+            assert g[0] == pytest.approx((inst.n_containers - obs.step - 1) / inst.n_containers)
+            assert g[1] == pytest.approx(s / 1000) and g[6] == float(bool(opts) and base == "fit")
+            assert g[7:].sum() == pytest.approx(((free > 0) & (free < 1000)).sum() / len(free))
+            seen.append(obs.step)
+            return super().act(obs, mask)
+
+    simulate(inst, Probe(), seed=0)
+    assert len(seen) > 10
+
+
+def test_distil_options_are_validated() -> None:
+    with pytest.raises(ValueError):
+        em.MConfig(n_clusters=3, n_features=8, card_features=True, distil=True).validate()  # no mix_inner
+    with pytest.raises(ValueError):
+        em.MConfig(n_clusters=3, n_features=8, card_features=True, mix_inner=True, card_expert=True,
+                   residual=True, distil=True).validate()
+
+
+def test_distil_training_reproducible_valid_and_round_trip(tmp_path: Path) -> None:
+    streams = [stream(s) for s in (1, 2)]
+    a1, c1 = em.train(streams, episodes=3, seed=5, **DISTIL)  # type: ignore[arg-type]
+    a2, c2 = em.train(streams, episodes=3, seed=5, **DISTIL)  # type: ignore[arg-type]
+    assert [r["placed"] for r in c1] == [r["placed"] for r in c2]
+    assert [r["labels"] for r in c1] == [r["labels"] for r in c2] and c1[-1]["labels"] > 0
+    assert [r["loss"] for r in c1] == pytest.approx([r["loss"] for r in c2])
+    assert "train_placed" in c1[1] and "train_placed" in c1[2]  # after the pass, and at the end
+    inst = stream(3, 40)
+    res = simulate(inst, a1, seed=0)
+    assert check(inst, res.placement) == []
+    hosts = res.placement.host_array(inst).tolist()
+    assert simulate(inst, a2, seed=0).placement.host_array(inst).tolist() == hosts
+    a1.save(tmp_path / "d.pt")
+    back = load_agent(tmp_path / "d.pt")
+    assert simulate(inst, back, seed=0).placement.host_array(inst).tolist() == hosts
