@@ -51,10 +51,12 @@ from vbp.multicluster import metrics_row, optimum  # noqa: E402
 
 POLICIES = ("mc-expert", "mc-util", "mc-bf", "mc-greedy", "mc-random", "node-bf", "bf", "ff", "gpu-bestfit",
             "fgd", "mc-cardmix", "mc-util/mix", "mc-random/mix", "mc-bf/mix", "mc-expert/mix",
-            "mc-greedy/mix")
+            "mc-greedy/mix", "mc-rollout")
 """Cluster heuristics and the expert, then vbp's host-level heuristics (same nodes, no cluster step),
 then the card rule ``mc-cardmix`` and the cluster heuristics with the ``node-mix`` inner rule
-(``NAME/mix``, the inner rule of EADE-M with ``inner=node-mix``)."""
+(``NAME/mix``, the inner rule of EADE-M with ``inner=node-mix``), then ``mc-rollout``
+(:mod:`policies.card_rollout`: mc-cardmix with a rollout look-ahead choosing card mode and admission,
+the expert EADE-M's ``distil`` option learns from; seeded by the stream seed)."""
 
 
 def make_policy(name: str) -> Any:
