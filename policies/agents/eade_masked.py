@@ -83,6 +83,21 @@ What EADE-M changes (every deviation from the paper, all in this module; the env
    streams 100-109 (benchmarks/bench_multicluster.py): 160.7, the same count as mc-cardmix on every
    stream and seed (validation 159.1, 159.0, 159.1, 159.0, 159.0). Items 9-11 are kept as options
    for further work; the shipped model does not use them.
+12. **Distilled rollout expert** (``distil=True``, needs ``card_features`` and ``mix_inner``; none of
+   items 8-10): expert iteration. The expert is :class:`policies.card_rollout.RolloutLabeler`: for
+   the current task it compares ``fresh`` (emptiest fitting card), ``fit`` (tightest fitting card)
+   and, for 810-milli and whole-card tasks, ``drop`` (WAIT, the task is lost) by rolling out
+   ``mc-cardmix`` on ``rollout_k`` futures drawn from the training streams' size distribution (only
+   the stream's *length* is known, never its later tasks). The network keeps the attention encoder
+   over the cluster tokens (with item 6's card features) and adds an option head:
+   ``[task token, g] -> 128 -> 64 -> 3`` logits over ``(fresh, fit, drop)``, ``g`` the 17 values of
+   :func:`global_features` (stream position, task share, free-card shares and a histogram of the
+   cards' free shares). The decision is one network pass: the highest logit among the available
+   options, then ``mc-cardmix``'s card in that mode (or WAIT); the per-cluster value head is unused.
+   Training (:func:`train_distil`): DAgger, the expert acts in the first pass over the training
+   streams and the agent afterwards, every decision with more than one option is labelled by the
+   expert, a stake-weighted cross-entropy fits the option head, and the greedy agent is selected
+   after every pass by tasks placed on the training streams.
 
 Networks: :class:`ClusterQ` embeds the ``N + 1`` tokens of ``M`` values (no position embedding:
 clusters are exchangeable, so the head is permutation-equivariant over clusters), one multi-head
@@ -488,9 +503,10 @@ class EadeMAgent(ClusterAgent):
         if self.cfg.distil:
             if not mask.any():
                 return WAIT
-            x, avail = self.distil_input(lay, obs, mask)
+            g, avail = global_features(obs, self.cfg.mix_theta)
             if avail.sum() <= 1:  # one option (or none in the card model): mc-cardmix itself
                 return ClusterCardMix.act(self.expert, obs, mask)
+            x = np.concatenate([self.observe(lay, obs, mask), g])
             return act_option(self.expert, obs, mask, OPTIONS[self.option(x, avail)])
         a = self.choose(self.observe(lay, obs, mask), lay.clusters_with(mask).astype(bool),
                         self.expert_choice(lay, obs, mask))
