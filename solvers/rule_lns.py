@@ -37,13 +37,14 @@ Instances with GPU cards are returned unchanged (the host array does not carry c
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from packing.checker import check
-from packing.evaluation import Executor, make_executor
+from packing.evaluation import Executor, SerialExecutor, make_executor
 from packing.model import UNPLACED, Instance, Placement
 from solvers.base import EPS, Clock, Stop, objective_value
 from solvers.lns import _sub_instance
@@ -119,13 +120,16 @@ class _Outcome:
     seconds: float
 
 
-def _solve_task(task: _Task) -> _Outcome:
-    """Repack one neighbourhood (module-level, so process and Ray workers can import it)."""
+def _solve_task(task: _Task, stop: Stop | None = None) -> _Outcome:
+    """Repack one neighbourhood (module-level, so process and Ray workers can import it).
+
+    ``stop`` (in this process only: the serial executor) ends the sub-solve early.
+    """
     from solvers.cpsat import solve_cpsat
 
     start = Placement.from_arrays(task.sub, task.hint)
     res = solve_cpsat(task.sub, time_limit=task.seconds, workers=task.workers, seed=task.seed,
-                      objective=task.kind, hint=start, below=task.before)
+                      objective=task.kind, hint=start, below=task.before, stop=stop)
     proven = res.lower_bound >= task.before - EPS
     if res.placement is None or res.objective is None or res.objective >= task.before - EPS:
         return _Outcome(None, task.before, proven, res.seconds)
@@ -310,6 +314,9 @@ def improve(
     own = not isinstance(executor, Executor)
     ex = (executor if isinstance(executor, Executor)
           else make_executor(executor or ("serial" if workers == 1 else "process"), workers))
+    # a stop request reaches the sub-solves run in this process; workers see their step's end
+    solve_one = (functools.partial(_solve_task, stop=stop) if isinstance(ex, SerialExecutor)
+                 else _solve_task)
     links = _links(inst)
     host_of = np.array(host_of, dtype=np.int64, copy=True)
     value = objective_value(inst, host_of, kind)
@@ -357,7 +364,7 @@ def improve(
                 groups.append((hosts, members, s))
             if not tasks:
                 break
-            outs = ex.map(_solve_task, tasks)
+            outs = ex.map(solve_one, tasks)
             improved = False
             timeouts = 0
             proven = 0

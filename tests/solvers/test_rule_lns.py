@@ -102,3 +102,21 @@ def test_bad_arguments_and_untouched_cases() -> None:
     with pytest.raises(InputError):
         improve(inst, start, time_limit=1, workers=0)
     assert improve(inst, start, time_limit=1, kind="deployed") is start
+
+
+def test_a_stop_request_ends_the_search_after_the_round() -> None:
+    from solvers.base import StopFlag
+
+    inst, start = _rule_bound()
+    flag = StopFlag()
+    seen: list[float] = []
+
+    def on_improve(value: float) -> None:
+        seen.append(value)
+        flag.set()
+
+    out = improve(inst, start, time_limit=60, size=3, seed=0, callback=on_improve, stop=flag)
+    assert seen == [7.0] and _hosts(inst, out) == 7
+    flag2 = StopFlag()
+    flag2.set()
+    assert np.array_equal(improve(inst, start, time_limit=60, stop=flag2), start)
