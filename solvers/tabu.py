@@ -52,6 +52,12 @@ _rule_broken = numba.njit(cache=True)(rule_broken)
 RING = TENURE[0] + TENURE[1]
 """Tabu entries kept per container (more than the longest tenure: see the module docstring)."""
 
+SLOTS = 8
+"""Member slots per host beyond the fullest host's containers at the start (doubled as needed)."""
+
+SAMPLE = 400
+"""With more hosts than this, an iteration looks at a sample of them as destinations."""
+
 NO_RULE = 1 << 62
 """The ``k`` of a pair of apps without a rule (no count reaches it)."""
 
@@ -215,15 +221,58 @@ def _relocate(i, dst, bin_of, load, members, mlen, mpos, size):  # pragma: no co
 
 
 @numba.njit(cache=True)
+def _candidates(n_bins, sample, load, exc, limit, inv, cand, mark, it,
+                rng):  # pragma: no cover - compiled
+    """The hosts an iteration moves containers to, ascending in ``cand``; returns their number.
+
+    Every host when ``sample`` is 0 or covers them; else the overloaded hosts, the
+    ``sample // 2`` with the most room (the least relative free capacity over the resources)
+    and ``sample // 2`` drawn at random. ``mark`` (shape ``(n_bins,)``) is scratch.
+    """
+    if sample <= 0 or n_bins <= sample:
+        for b in range(n_bins):
+            cand[b] = b
+        return n_bins
+    room = np.empty(n_bins)
+    for b in range(n_bins):
+        v = 1e300
+        for r in range(load.shape[1]):
+            f = (limit[r] - load[b, r]) * inv[r]
+            if f < v:
+                v = f
+        room[b] = -v
+    stamp = it + 1
+    n = 0
+    for b in np.argsort(room)[: sample // 2]:
+        mark[b] = stamp
+        cand[n] = b
+        n += 1
+    for b in range(n_bins):
+        if exc[b] > 0.0 and mark[b] != stamp:
+            mark[b] = stamp
+            cand[n] = b
+            n += 1
+    for _ in range(sample - sample // 2):
+        b = min(int(_rand(rng) * n_bins), n_bins - 1)
+        if mark[b] != stamp:
+            mark[b] = stamp
+            cand[n] = b
+            n += 1
+    cand[:n].sort()
+    return n
+
+
+@numba.njit(cache=True)
 def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, col, rules,
             use_counts, limit, inv, exc, t_host, t_until, t_max, it_box, best_total, rng,
-            tenure_min, tenure_span):  # pragma: no cover - compiled
+            tenure_min, tenure_span, sample, cand, mark):  # pragma: no cover - compiled
     """Up to ``iters`` iterations on hosts ``0..n_bins-1``.
 
     ``exc`` (shape ``(n_bins,)``) holds every host's excess, ``it_box[0]`` the iteration counter
     and ``best_total[0]`` the lowest total excess met on this number of hosts; all are updated in
-    place. Returns 1 when the excess is zero, 2 when a host has fewer than 2 free member slots
-    (grow ``members``, then go on), else 0.
+    place. Containers move to the hosts :func:`_candidates` picks (``sample``; ``cand`` and
+    ``mark`` are its scratch, shape ``(n_bins,)``). Returns 1 when the excess is zero, 2 when a
+    host has fewer than 2 free member slots (grow ``members``, then go on), else 0.
     """
     slots = members.shape[1]
     for _ in range(iters):
@@ -233,6 +282,7 @@ def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, co
         if total <= 0.0:
             return 1
         it = it_box[0]
+        n_cand = _candidates(n_bins, sample, load, exc, limit, inv, cand, mark, it, rng)
         best = 1e300
         ties = 0
         mi1 = -1
@@ -249,13 +299,18 @@ def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, co
                     i2 = members[b1, x2] if x2 > x else -1
                     # what b1 keeps at least: containers arriving only add excess
                     base1 = _excess(load[b1], size, i, i2, -1, -1, limit, inv) - exc[b1]
-                    for b2 in range(n_bins):
-                        if b2 == b1 or (exc[b2] <= 0.0 and base1 >= best + 1e-12):
+                    for q in range(n_cand):
+                        b2 = cand[q]
+                        full = exc[b2] <= 0.0  # then b2's excess can only grow: d >= b1's part
+                        if b2 == b1 or (full and base1 >= best + 1e-12):
                             continue
                         t_out = -1  # whether i or i2 may not go to b2 (looked up when needed)
                         # j1 == -1: shift (i, i2) to b2; else swap with j1 (and j2)
                         for y in range(-1, mlen[b2]):
                             j1 = members[b2, y] if y >= 0 else -1
+                            if y >= 0 and full and _excess(load[b1], size, i, i2, j1, -1, limit,
+                                                           inv) - exc[b1] >= best + 1e-12:
+                                continue  # and with a second container j2 even more
                             for y2 in range(y, mlen[b2] if (y >= 0 and i2 < 0) else y + 1):
                                 j2 = members[b2, y2] if y2 > y else -1
                                 d = (_excess(load[b1], size, i, i2, j1, j2, limit, inv) - exc[b1]
@@ -412,6 +467,7 @@ def tabu_pack(
     max_iters: int | None = None,
     patience: int = PATIENCE,
     stop: Stop | None = None,
+    sample: int = SAMPLE,
 ) -> np.ndarray | None:
     """Search for a packing on fewer hosts than ``host_of`` uses, down to ``target`` hosts.
 
@@ -426,6 +482,9 @@ def tabu_pack(
         patience: stop after this many iterations without progress on one number of hosts.
         stop: a stop request (:class:`solvers.base.StopFlag`), looked at between chunks of
             the compiled search (about ``CHUNK_SECONDS`` each).
+        sample: with more hosts than this, an iteration moves containers only to the overloaded
+            hosts, the ``sample // 2`` with the most room and ``sample // 2`` drawn at random
+            (0: always every host).
 
     Returns:
         Host per container on the fewest hosts found, all fewer than ``host_of`` uses (checked
@@ -457,7 +516,7 @@ def tabu_pack(
     load = np.zeros((n_bins, inst.n_resources))
     np.add.at(load, bin_of, size)
     per_bin = np.bincount(bin_of, minlength=n_bins)
-    members = np.full((n_bins, max(8, 2 * int(per_bin.max()))), -1, dtype=np.int64)
+    members = np.full((n_bins, int(per_bin.max()) + SLOTS), -1, dtype=np.int64)
     mlen = np.zeros(n_bins, dtype=np.int64)
     mpos = np.zeros(n, dtype=np.int64)
     order = np.argsort(bin_of, kind="stable")
@@ -470,6 +529,8 @@ def tabu_pack(
     t_until = np.zeros((n, RING), dtype=np.int64)
     t_max = np.zeros(n, dtype=np.int64)  # the latest until per container
     it_box = np.zeros(1, dtype=np.int64)
+    cand = np.zeros(n_bins, dtype=np.int64)
+    mark = np.zeros(n_bins, dtype=np.int64)
     rng = np.array([np.random.default_rng(seed).integers(1, 2**63, dtype=np.uint64)],
                    dtype=np.uint64)
     best: np.ndarray | None = None
@@ -495,7 +556,7 @@ def tabu_pack(
             start = int(it_box[0])
             code = _search(step, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, col,
                            rules, use_counts, limit, inv, exc, t_host, t_until, t_max, it_box,
-                           best_total, rng, TENURE[0], TENURE[1])
+                           best_total, rng, TENURE[0], TENURE[1], sample, cand, mark)
             solved = code == 1
             if code == 2:  # a host is close to its member slots
                 members = _room(members, 2 * members.shape[1])
@@ -509,12 +570,14 @@ def tabu_pack(
             step = int(max(1, min(CHUNK_SECONDS, room) / max(per_it, 1e-7)))
         if not solved:
             break
-        out = used[bin_of]
-        if check(inst, Placement.from_arrays(inst, out, None), require_all=True):
-            break  # pragma: no cover - zero excess is feasible by construction
-        best = out
+        best = used[bin_of]
         if on_improve is not None:
             on_improve(n_bins)
+    # zero excess is feasible by construction; the checker confirms the packing returned (once:
+    # it takes about 0.5 s on 68,000 containers)
+    if best is not None and check(inst, Placement.from_arrays(inst, best, None),
+                                  require_all=True):
+        return None  # pragma: no cover
     return best
 
 

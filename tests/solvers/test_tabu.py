@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from packing.builtin import builtin_instance
 from packing.checker import check
 from packing.generators.random import generate_random
 from packing.model import App, HostType, Instance, Placement
+from solvers import tabu
 from solvers.base import cheap_lower_bound
 from solvers.greedy import ffd
 from solvers.tabu import applicable, tabu_pack
@@ -115,3 +117,83 @@ def test_caprara_toth_class_1_reaches_the_published_optimum() -> None:
     out = tabu_pack(inst, g.host_of, target=25, time_limit=120, seed=1, max_iters=200_000)
     assert out is not None and _hosts(out) == 25
     assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
+
+
+# Results of the dense-table search (commit 55b0e57: a tabu table containers x hosts and per-host
+# app counts apps x hosts) on seeded instances with caps, exclusions and <A, B, k> rules, from
+# first fit, seed 7, 1,500 iterations: (hosts, first 16 hex digits of the sha256 of host_of as
+# int64). The sparse tables must make the same moves.
+DENSE = {
+    "sigma": (15, "f3d477744e0af561"),
+    (1, 0.3, 0.1, 0.5): (21, "d821a4b49c12865b"),
+    (3, 0.0, 0.0, 0.5): (12, "1144c2ecf1f2f30b"),
+    (4, 0.2, 0.0, 0.0): (18, "74c57fe8d51090e2"),
+    (5, 0.4, 0.1, 0.5): (21, "5fe1d7f495b8f3b2"),
+    (6, 0.6, 0.0, 0.2): (17, "7ad88a1dfadbbc42"),
+}
+
+
+def _case(key: object) -> Instance:
+    if key == "sigma":
+        return builtin_instance("sigma")
+    seed, rules, exclusions, caps = key  # type: ignore[misc]
+    return generate_random(10, 80, binding="two", rule_density=rules,
+                           exclusion_density=exclusions, cap_fraction=caps, seed=seed)
+
+
+def _digest(host_of: np.ndarray) -> str:
+    return hashlib.sha256(np.asarray(host_of, dtype=np.int64).tobytes()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("slots", [tabu.SLOTS, 0])
+def test_sparse_tables_make_the_dense_moves(slots: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # slots 0: the member rows start as long as the fullest host and grow during the search
+    monkeypatch.setattr(tabu, "SLOTS", slots)
+    for key, (hosts, digest) in DENSE.items():
+        inst = _case(key)
+        g = ffd(inst, "hosts")
+        lb, _ = cheap_lower_bound(inst, "hosts")
+        out = tabu_pack(inst, g.host_of, target=int(lb), time_limit=600, seed=7,
+                        max_iters=1_500)
+        assert out is not None, key
+        assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
+        assert (_hosts(out), _digest(out)) == (hosts, digest), key
+
+
+def test_freeing_the_host_needs_a_swap() -> None:
+    # bins of 10: {6, 3}, {5, 4}, {2}. The 2 fits on neither full host (11), and no single
+    # container moves to make room for it; after it is dropped onto one, one exchange frees the
+    # host: {6, 3, 2} {5, 4} -> swap 3 + 2 with 4, or {6, 3} {5, 4, 2} -> swap 4 with 3.
+    sizes = (6.0, 3.0, 5.0, 4.0, 2.0)
+    inst = Instance("swap", ("s",), (HostType("b", (10.0,), 3),),
+                    tuple(App(f"i{k}", (s,), 1) for k, s in enumerate(sizes)))
+    start = np.array([0, 0, 1, 1, 2])
+    for moved in range(5):  # no single shift of the start packing frees a host
+        for h in range(3):
+            trial = start.copy()
+            trial[moved] = h
+            if _hosts(trial) == 2:
+                assert check(inst, Placement.from_arrays(inst, trial), require_all=True)
+    for seed in range(4):
+        out = tabu_pack(inst, start, target=2, time_limit=60, seed=seed, max_iters=1)
+        assert out is not None and _hosts(out) == 2
+        assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
+        loads = sorted(np.bincount(out, weights=np.array(sizes))[np.unique(out)])
+        assert loads == [10.0, 10.0]
+
+
+def test_a_sample_of_destinations_on_many_hosts() -> None:
+    # 8 destinations per iteration out of about 25 hosts: still feasible, above the bound,
+    # fewer hosts than first fit, the same for the same seed
+    inst = generate_random(15, 120, binding="two", rule_density=0.3, cap_fraction=0.3, seed=11)
+    g = ffd(inst, "hosts")
+    lb, _ = cheap_lower_bound(inst, "hosts")
+    runs = [tabu_pack(inst, g.host_of, target=int(lb), time_limit=600, seed=3, max_iters=2_000,
+                      sample=8) for _ in range(2)]
+    assert runs[0] is not None and runs[1] is not None
+    assert np.array_equal(runs[0], runs[1])
+    assert check(inst, Placement.from_arrays(inst, runs[0]), require_all=True) == []
+    assert lb <= _hosts(runs[0]) < _hosts(g.host_of)
+    full = tabu_pack(inst, g.host_of, target=int(lb), time_limit=600, seed=3, max_iters=2_000,
+                     sample=0)
+    assert full is not None and not np.array_equal(full, runs[0])  # the sample did change moves
