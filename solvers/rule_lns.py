@@ -65,6 +65,10 @@ SIZE_MAX = 60
 STEP_SECONDS = 3.0
 """Most seconds of one sub-solve."""
 
+STEP_GROWTH = 4.0
+"""Sub-solves that keep running out of time on the smallest neighbourhoods get longer steps, up
+to this many times ``step_seconds``."""
+
 SLACK_MARGIN = 1.1
 """A neighbourhood gets hosts until their room is this many times the seed's load, resource by
 resource (up to :data:`SIZE_MAX` hosts): with less, CP-SAT only proves that it cannot free one."""
@@ -281,7 +285,8 @@ def improve(
             closed here); default: serial for one worker, processes otherwise.
         neighbourhood: ``"rules"``, ``"emptiest"`` or ``"mixed"`` (:data:`NEIGHBOURHOODS`).
         size: hosts in the first neighbourhoods (adapted as the search goes).
-        step_seconds: most seconds of one sub-solve.
+        step_seconds: most seconds of one sub-solve (raised, up to :data:`STEP_GROWTH` times,
+            when the smallest neighbourhoods keep running out of time).
         cpsat_workers: CP-SAT workers per sub-solve.
         lower_bound: a proven bound; the search stops when it is reached.
         max_rounds: stop after this many rounds (``None``: only the clock).
@@ -314,6 +319,7 @@ def improve(
     own = not isinstance(executor, Executor)
     ex = (executor if isinstance(executor, Executor)
           else make_executor(executor or ("serial" if workers == 1 else "process"), workers))
+    step_base = step_seconds
     # a stop request reaches the sub-solves run in this process; workers see their step's end
     solve_one = (functools.partial(_solve_task, stop=stop) if isinstance(ex, SerialExecutor)
                  else _solve_task)
@@ -398,8 +404,11 @@ def improve(
             if proven * 2 >= len(tasks) or fails >= 3:  # this size cannot free a host: grow
                 size = min(SIZE_MAX, int(size * 1.5) + 1)
                 fails = 0
-            elif timeouts * 2 >= len(tasks):  # too hard to solve in a step: shrink
-                size = max(SIZE_MIN, int(size * 0.8))
+            elif timeouts * 2 >= len(tasks):  # too hard to solve in a step: shrink, then wait
+                if size > SIZE_MIN:  # longer (the room the seed needs sets a floor on the size)
+                    size = max(SIZE_MIN, int(size * 0.8))
+                else:
+                    step_seconds = min(STEP_GROWTH * step_base, step_seconds * 1.5)
     finally:
         if own:
             ex.close()
