@@ -401,14 +401,14 @@ def improve(
                     callback(value)
                 continue
             fails += 1
-            if proven * 2 >= len(tasks) or fails >= 3:  # this size cannot free a host: grow
-                size = min(SIZE_MAX, int(size * 1.5) + 1)
-                fails = 0
-            elif timeouts * 2 >= len(tasks):  # too hard to solve in a step: shrink, then wait
+            if timeouts * 2 >= len(tasks):  # too hard to solve in a step: shrink, then wait
                 if size > SIZE_MIN:  # longer (the room the seed needs sets a floor on the size)
                     size = max(SIZE_MIN, int(size * 0.8))
                 else:
                     step_seconds = min(STEP_GROWTH * step_base, step_seconds * 1.5)
+            elif proven * 2 >= len(tasks) or fails >= 3:  # this size cannot free a host: grow
+                size = min(SIZE_MAX, int(size * 1.5) + 1)
+                fails = 0
     finally:
         if own:
             ex.close()
