@@ -66,6 +66,10 @@ def make_policy(name: str) -> Any:
 
     if name == "mc-cardmix":
         return mc.ClusterCardMix()
+    if name == "mc-rollout":  # not registered: it WAITs (drops) without declaring wait_when_full
+        from policies.card_rollout import ClusterRollout
+
+        return ClusterRollout()
     if name.endswith("/mix"):
         base = {"mc-util": mc.ClusterUtilization, "mc-random": mc.ClusterRandom, "mc-bf": mc.ClusterBestFit,
                 "mc-expert": mc.ClusterExpert, "mc-greedy": mc.ClusterGreedy}[name[:-4]]

@@ -23,8 +23,10 @@ the **training** size distribution (:data:`TRAIN_SIZES`; the same futures for ev
 option with the most tasks placed (this one included) wins; ties keep ``mc-cardmix``'s own option.
 Nothing of the stream after the current task is read (only its length).
 
-``mc-rollout`` (:class:`ClusterRollout`) is the labeler as a policy (about 7 ms a decision, too slow for
-the 2 ms target; EADE-M distils it, see :mod:`policies.agents.eade_masked` item 12).
+``mc-rollout`` (:class:`ClusterRollout`) is the labeler as a policy (7-30 ms a decision, too slow for
+the 2 ms target; EADE-M distils it, see :mod:`policies.agents.eade_masked` item 12). It is not in the
+policy registry (its ``drop`` is a WAIT, and it does not declare ``wait_when_full``: ``simulate``
+runs it, the env contract of registered policies does not); benchmarks/bench_multicluster.py has it.
 """
 
 from __future__ import annotations

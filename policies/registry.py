@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from packing.errors import input_error
-from policies import card_rollout as cr
 from policies import cluster_heuristics as mc
 from policies import gpu as g
 from policies import heuristics as h
@@ -50,7 +49,6 @@ POLICIES: dict[str, type[BasePolicy]] = {
     "node-mix": mc.NodeCardMix,
     "fgd-plus": g.FGDPlus,
     "fgd-pack": g.FGDPack,
-    "mc-rollout": cr.ClusterRollout,
 }
 """Stable policy names and their classes."""
 
