@@ -10,19 +10,23 @@ results that free a host.
 
 Neighbourhoods (``neighbourhood=``):
 
-* ``"rules"`` (the default): a *seed* host to empty (the emptiest hosts in turn, skipping seeds
-  that failed recently), then the hosts the rules tie to it: a host is *linked* when it holds a
-  container of an app of the seed, or of an app a rule ties to one (either side of a cross-app
-  rule or exclusion). On a tight packing the seed's containers fit by capacity on many hosts but
-  are barred there by a rule partner or by their app's per-host cap; repacking the seed together
-  with those hosts lets CP-SAT move the partners away. Half of the other hosts are the linked
-  hosts with the most room (drawn at random among twice as many), the rest the emptiest hosts
-  (destinations with slack).
-* ``"emptiest"``: the seed and hosts drawn from the emptier hosts (as :mod:`solvers.lns`).
+* ``"rules"`` (the default): a *seed* host to empty (the hosts whose load takes the smallest
+  share of the total room on some resource, in turn, skipping seeds that failed recently), then
+  hosts ranked by their *room for the seed's load* (``min_r`` free capacity over the seed's load):
+  up to half of them are *rule-tied* hosts among the roomiest, those holding a container of an
+  app of the seed or of an app a rule ties to one (either side of a cross-app rule or exclusion,
+  or the app itself when its per-host cap binds). The seed's containers may fit by capacity there
+  but be barred by a rule partner or by their cap; repacking them together lets CP-SAT move the
+  partners away. The rest are drawn among the roomiest hosts (destinations).
+* ``"emptiest"``: the seed and hosts drawn among the roomiest (as :mod:`solvers.lns`, with room
+  measured for the seed's load).
 * ``"mixed"``: the two in alternate rounds.
 
-The size of the neighbourhoods grows when CP-SAT proves that they cannot free a host (or fails
-three times) and shrinks when the sub-solves run out of time. Sub-instances keep only the apps
+Every neighbourhood gets more of the roomiest hosts until their room covers the seed's load
+(:data:`SLACK_MARGIN`) on every resource, else CP-SAT can only prove that it frees nothing.
+The size of the neighbourhoods shrinks when the sub-solves run out of time (then their step
+grows, up to :data:`STEP_GROWTH` times) and grows when CP-SAT proves that they cannot free a host
+(or fails three times). Sub-instances keep only the apps
 present on their hosts and the rules between them (:func:`solvers.lns._sub_instance` with
 ``compact``), so they stay small on Tianchi 2018 (9,338 apps, 24k rules).
 
@@ -33,6 +37,13 @@ process executor then gives the same result as the serial one with the same ``wo
 merged in order).
 
 Instances with GPU cards are returned unchanged (the host array does not carry cards).
+
+Measured on Tianchi 2018 set B (``benchmarks/bench_rule_lns.py``, from ``auto``'s 60 s packing,
+2 shared cores): on the uniform 64c128g fleet (memory-bound) 5,107 -> 5,101 hosts within 60 s
+(plateau; ejection chains: 5,106 in 150 s); on the contest machines it frees nothing in 60-90 s
+(sub-solves of 20-35 crowded hosts time out) where ejection chains free 4 (peaks) and 52 (full
+view). The neighbourhoods that free hosts hold almost no rules between their apps there: the room
+the seed's load needs decides, the rules rarely bite inside a neighbourhood.
 """
 
 from __future__ import annotations
