@@ -7,8 +7,9 @@
    2018 and alike) skip everything below: shaped host-by-host filling
    (:func:`solvers.spread.fill`) with several shape scales while time allows, the best kept
    (on fleets of several host types the *urgent* fillings first, which spread the apps whose
-   per-host cap needs many of the hosts left), then ejection-chain repacking
-   (:func:`solvers.repack.repack`) for the rest of the budget;
+   per-host cap needs many of the hosts left), then on one host type CP-SAT repacks of
+   rule-tied neighbourhoods (:func:`solvers.rule_lns.improve`, at most half the time left) and
+   ejection-chain repacking (:func:`solvers.repack.repack`) for the rest of the budget;
    the bound is the cheap one. Every rule is kept by construction (the compiled predicates of
    :mod:`packing.feasibility`) and the result passes the checker.
 1. First-fit decreasing (:func:`solvers.greedy.ffd`) and the cheap bounds
@@ -114,6 +115,11 @@ class AutoSettings:
         spread_min_work: instances with at least this many containers x hosts (and within
             :func:`solvers.spread.applicable`) take the large-scale path (stage 0b) instead of
             the exact models: shaped host-by-host filling, then repacking.
+        spread_rule_lns: on one host type, after the filling and before the ejection chains,
+            free hosts by CP-SAT repacks of neighbourhoods with room for a host's load and the
+            hosts its rules tie to it (:func:`solvers.rule_lns.improve`), for
+            ``min(spread_rule_lns_share * time left, spread_rule_lns_seconds)`` (Tianchi uniform
+            fleet: 5,107 -> 5,101 hosts in 60 s; on the contest's two host types it freed none).
         spread_repack: after the filling, free hosts by ejection chains
             (:func:`solvers.repack.repack`) for the rest of the budget.
         spread_shapes: the shape scales the filling tries, in order, while time is left
@@ -148,6 +154,9 @@ class AutoSettings:
     arcflow_lp_max: float = 10.0
     spread_min_work: int = 100_000_000
     spread_repack: bool = True
+    spread_rule_lns: bool = True
+    spread_rule_lns_share: float = 0.5
+    spread_rule_lns_seconds: float = 120.0
     spread_shapes: tuple[float, ...] = (0.9, 0.85, 0.95, 0.8, 1.0, 0.875, 0.925, 0.825, 0.975,
                                         0.775, 0.75)
     spread_share: float = 0.85
@@ -468,6 +477,21 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
         return None
     method = "spread"
     left = clock.time_limit - clock.elapsed - cfg.margin
+    if (cfg.spread_rule_lns and len(inst.host_types) == 1 and left > 2.0
+            and not _closed(value, lb, kind)):
+        from solvers.rule_lns import improve as rule_lns
+
+        def on_lns(v: float) -> None:
+            notify(callback, history, clock, v, lb, "rule-lns", "repacked a neighbourhood")
+
+        moved = rule_lns(inst, host_of, time_limit=min(cfg.spread_rule_lns_share * left,
+                                                       cfg.spread_rule_lns_seconds),
+                         kind=kind, seed=seed, lower_bound=lb, callback=on_lns, stop=clock.stop)
+        v2 = objective_value(inst, moved, kind)
+        if _better(v2, value, kind):
+            host_of, value, method = moved, v2, "rule-lns"
+            pl = Placement.from_arrays(inst, host_of, None)
+        left = clock.time_limit - clock.elapsed - cfg.margin
     if cfg.spread_repack and left > 0.5 and not _closed(value, lb, kind):
         def on_improve(hosts: int) -> None:
             notify(callback, history, clock, None, lb, "repack", f"{hosts} hosts")
