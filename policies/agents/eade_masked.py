@@ -104,7 +104,7 @@ What EADE-M changes (every deviation from the paper, all in this module; the env
    160.1, 160.2, 160.3 (mc-cardmix 159.0, the expert mc-rollout 161.1); held-out streams 100-109
    161.0 over the five seeds (per seed 160.8-161.4; mc-cardmix 160.7, mc-rollout 162.0, optimum
    163.0). The gain over mc-cardmix comes from the look-ahead, which a heuristic can use too
-   (``mc-rollout``, 7-30 ms a decision); the network keeps a third of it on held-out streams and
+   (``mc-rollout``, 7-30 ms a decision); the network keeps about a quarter of it on held-out streams and
    beats mc-cardmix on 5 of 10 held-out streams (loses on 5).
 
 Networks: :class:`ClusterQ` embeds the ``N + 1`` tokens of ``M`` values (no position embedding:
