@@ -78,3 +78,14 @@ def test_bad_input_is_a_clean_error(scenario: Path, tmp_path: Path,
     with pytest.raises(SystemExit) as e:
         main(["train", "rl", str(scenario), "--out", str(tmp_path / "m.json")])
     assert e.value.code == 2 and ".pt" in capsys.readouterr().err
+
+
+def test_compare_table_lost_counts_every_task_not_deployed(scenario: Path) -> None:
+    code, out, err = run("compare", str(scenario), "--policies", "mc-util,mc-greedy", "--orders", "1", "-q")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "lost" in lines[1]
+    rows = [ln.split() for ln in lines if ln.startswith(("mc-util", "mc-greedy"))]
+    assert len(rows) == 2
+    for r in rows:  # lost = the scenario's 20 tasks minus those deployed
+        assert float(r[3]) == pytest.approx(20 - float(r[1]))

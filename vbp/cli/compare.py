@@ -159,7 +159,7 @@ def _used(inst: Instance, placement: Any) -> Any:
 def _deployed_table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> None:
     """The table of a multi-cluster scenario: tasks deployed against the proven maximum."""
     click.echo(f"{inst.name}: {inst.n_containers} tasks, {inst.n_hosts} nodes; {runs}, seed {seed}")
-    head = f"{'policy':<22}{'deployed':>10}{'gap':>9}{'rejected':>10}{'nodes used':>12}"
+    head = f"{'policy':<22}{'deployed':>10}{'gap':>9}{'lost':>10}{'nodes used':>12}"
     click.echo(head)
     click.echo("-" * len(head))
     obj = "-" if res.objective is None else f"{res.objective:g}"
@@ -168,8 +168,10 @@ def _deployed_table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: 
     click.echo("-" * len(head))
     for r in rows:
         gap = "-" if r.gap is None else f"{100 * r.gap:.1f}%"
-        click.echo(f"{r.name:<22}{r.deployed_mean:>10.1f}{gap:>9}{r.rejected_mean:>10.1f}{r.hosts_mean:>12.1f}")
+        lost = inst.n_containers - r.deployed_mean
+        click.echo(f"{r.name:<22}{r.deployed_mean:>10.1f}{gap:>9}{lost:>10.1f}{r.hosts_mean:>12.1f}")
     click.echo("gap: (optimum - deployed) / optimum; the optimum places all tasks at once (offline).")
+    click.echo("lost: tasks not deployed (rejected, or still waiting after a WAIT when the stream ends).")
 
 
 def _table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> None:
