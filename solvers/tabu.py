@@ -38,8 +38,10 @@ same random ties, as with dense tables (a tabu table containers x hosts, app cou
 ``tests/solvers/test_tabu.py`` pins their results). On more hosts an iteration only looks at
 ``SAMPLE`` destination hosts besides the overloaded ones (half with the most room, half at random):
 on the Tianchi 2018 data set B on the uniform fleet (68,224 containers, 24,078 cross-app rules) it
-goes from the 5,107 hosts of :mod:`solvers.spread` to the volume bound 5,087 in about 35 s, and
-frees about 75 hosts a minute from the 5,724 of first fit (``benchmarks/bench_tabu_large.py``).
+goes from the 5,106 or 5,107 hosts of :mod:`solvers.spread` to the volume bound 5,087 (so an
+optimum) in 30 to 70 s, and from the 5,724 of first fit to 5,087 in 266 s
+(``benchmarks/bench_tabu_large.py``; the ejection chains of :mod:`solvers.repack` free 4 and 2
+hosts from the same starts in 300 s).
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ SAMPLE_FROM = 1000
 """Packings on more hosts than this are searched with a sample of destinations by default.
 
 On the Tianchi uniform fleet (about 5,100 hosts), samples of 100 reached the bound from 5,107 hosts
-in about 33 s, 200 in 41 s, 400 in 50 s, and 50 stalled one host above it.
+in about 33 s, 200 in 41 s, 400 in 50 s (one run each), and 50 stalled one host above it.
 """
 
 NO_RULE = 1 << 62
