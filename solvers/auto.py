@@ -7,7 +7,8 @@
    2018 and alike) skip everything below: shaped host-by-host filling
    (:func:`solvers.spread.fill`) with several shape scales while time allows, the best kept
    (on fleets of several host types the *urgent* fillings first, which spread the apps whose
-   per-host cap needs many of the hosts left), then on one host type CP-SAT repacks of
+   per-host cap needs many of the hosts left; on one host type one filling, then the tabu
+   search of stage 1b on sparse tables), then on one host type CP-SAT repacks of
    rule-tied neighbourhoods (:func:`solvers.rule_lns.improve`, at most half the time left) and
    ejection-chain repacking (:func:`solvers.repack.repack`) for the rest of the budget;
    the bound is the cheap one. Every rule is kept by construction (the compiled predicates of
@@ -115,6 +116,10 @@ class AutoSettings:
         spread_min_work: instances with at least this many containers x hosts (and within
             :func:`solvers.spread.applicable`) take the large-scale path (stage 0b) instead of
             the exact models: shaped host-by-host filling, then repacking.
+        spread_tabu: where the tabu search applies (one host type, no GPU cards,
+            :func:`solvers.tabu.applicable`), one filling only, then the tabu search from it
+            towards the bound (Tianchi uniform fleet, cross rules: 5,106 -> 5,087, the memory
+            volume bound, in about 70 s), then what follows with the time left.
         spread_rule_lns: on one host type, after the filling and before the ejection chains,
             free hosts by CP-SAT repacks of neighbourhoods with room for a host's load and the
             hosts its rules tie to it (:func:`solvers.rule_lns.improve`), for
@@ -154,6 +159,7 @@ class AutoSettings:
     arcflow_lp_max: float = 10.0
     spread_min_work: int = 100_000_000
     spread_repack: bool = True
+    spread_tabu: bool = True
     spread_rule_lns: bool = True
     spread_rule_lns_share: float = 0.5
     spread_rule_lns_seconds: float = 120.0
@@ -441,6 +447,11 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
         if timed:  # time curves: finer surrogates see more of them (slower, tighter)
             variants += [(cfg.spread_blocks, s, 0.0) for s in cfg.spread_shapes]
         variants += plain[1:]
+    from solvers.tabu import applicable as tabu_applicable
+
+    tabu = cfg.spread_tabu and tabu_applicable(inst)
+    if tabu:  # one filling: the tabu search makes far more of the time than further fillings
+        variants = variants[:1]
     dims = {b: work_arrays(inst, True, b)[0].shape[1] for b in {v[0] for v in variants}}
     took_by: dict[int, float] = {}
     for blocks, scale, urgency in variants:
@@ -477,6 +488,22 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
         return None
     method = "spread"
     left = clock.time_limit - clock.elapsed - cfg.margin
+    if tabu and left > 1.0 and not _closed(value, lb, kind):
+        from solvers.tabu import tabu_pack
+
+        def on_tabu(hosts: int) -> None:
+            notify(callback, history, clock, None, lb, "tabu", f"{hosts} hosts")
+
+        # its last step, the checker, takes about half a second at Tianchi's size
+        packed = tabu_pack(inst, host_of, target=_hosts_for(inst, kind, lb), time_limit=left - 1.0,
+                           seed=seed, on_improve=on_tabu, stop=clock.stop)
+        if packed is not None:
+            v2 = objective_value(inst, packed, kind)
+            if _better(v2, value, kind):
+                host_of, value, method = packed, v2, "tabu"
+                pl = Placement.from_arrays(inst, host_of, None)
+                notify(callback, history, clock, value, lb, "tabu", "freed hosts")
+        left = clock.time_limit - clock.elapsed - cfg.margin
     if (cfg.spread_rule_lns and len(inst.host_types) == 1 and left > 2.0
             and not _closed(value, lb, kind)):
         from solvers.rule_lns import improve as rule_lns
