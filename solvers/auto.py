@@ -64,6 +64,7 @@ an unfinished proof), ``"optimal"`` only if they meet, with ``interrupted=True``
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -487,51 +488,51 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
     if check(inst, pl, require_all=True):  # pragma: no cover - built by the feasibility code
         return None
     method = "spread"
-    left = clock.time_limit - clock.elapsed - cfg.margin
-    if tabu and left > 1.0 and not _closed(value, lb, kind):
+
+    def progress(stage: str) -> Callable[[float], None]:
+        def on(hosts: float) -> None:
+            notify(callback, history, clock, None, lb, stage, f"{hosts:g} hosts")
+        return on
+
+    def run_tabu(start: np.ndarray, left: float) -> np.ndarray | None:
         from solvers.tabu import tabu_pack
 
-        def on_tabu(hosts: int) -> None:
-            notify(callback, history, clock, None, lb, "tabu", f"{hosts} hosts")
-
         # its last step, the checker, takes about half a second at Tianchi's size
-        packed = tabu_pack(inst, host_of, target=_hosts_for(inst, kind, lb), time_limit=left - 1.0,
-                           seed=seed, on_improve=on_tabu, stop=clock.stop)
-        if packed is not None:
-            v2 = objective_value(inst, packed, kind)
-            if _better(v2, value, kind):
-                host_of, value, method = packed, v2, "tabu"
-                pl = Placement.from_arrays(inst, host_of, None)
-                notify(callback, history, clock, value, lb, "tabu", "freed hosts")
-        left = clock.time_limit - clock.elapsed - cfg.margin
-    if (cfg.spread_rule_lns and len(inst.host_types) == 1 and left > 2.0
-            and not _closed(value, lb, kind)):
-        from solvers.rule_lns import improve as rule_lns
+        return tabu_pack(inst, start, target=_hosts_for(inst, kind, lb), time_limit=left - 1.0,
+                         seed=seed, on_improve=progress("tabu"), stop=clock.stop)
 
-        def on_lns(v: float) -> None:
-            notify(callback, history, clock, v, lb, "rule-lns", "repacked a neighbourhood")
+    def run_rule_lns(start: np.ndarray, left: float) -> np.ndarray | None:
+        from solvers.rule_lns import improve
 
-        moved = rule_lns(inst, host_of, time_limit=min(cfg.spread_rule_lns_share * left,
-                                                       cfg.spread_rule_lns_seconds),
-                         kind=kind, seed=seed, lower_bound=lb, callback=on_lns, stop=clock.stop)
-        v2 = objective_value(inst, moved, kind)
-        if _better(v2, value, kind):
-            host_of, value, method = moved, v2, "rule-lns"
-            pl = Placement.from_arrays(inst, host_of, None)
-        left = clock.time_limit - clock.elapsed - cfg.margin
-    if cfg.spread_repack and left > 0.5 and not _closed(value, lb, kind):
-        def on_improve(hosts: int) -> None:
-            notify(callback, history, clock, None, lb, "repack", f"{hosts} hosts")
+        return improve(inst, start, time_limit=min(cfg.spread_rule_lns_share * left,
+                                                   cfg.spread_rule_lns_seconds),
+                       kind=kind, seed=seed, lower_bound=lb, callback=progress("rule-lns"),
+                       stop=clock.stop)
 
+    def run_repack(start: np.ndarray, left: float) -> np.ndarray | None:
         target = _hosts_for(inst, kind, lb) if len(inst.host_types) == 1 else 0
-        better = repack(inst, host_of, time_limit=left, target=target, seed=seed,
-                        on_improve=on_improve, stop=clock.stop)
-        if better is not None:
-            v2 = objective_value(inst, better, kind)
-            if _better(v2, value, kind):
-                host_of, value, method = better, v2, "repack"
-                pl = Placement.from_arrays(inst, host_of, None)
-                notify(callback, history, clock, value, lb, "repack", "freed hosts")
+        return repack(inst, start, time_limit=left, target=target, seed=seed,
+                      on_improve=progress("repack"), stop=clock.stop)
+
+    stages: list[tuple[str, float, Callable[[np.ndarray, float], np.ndarray | None]]] = []
+    if tabu:
+        stages.append(("tabu", 1.0, run_tabu))
+    if cfg.spread_rule_lns and len(inst.host_types) == 1:
+        stages.append(("rule-lns", 2.0, run_rule_lns))
+    if cfg.spread_repack:
+        stages.append(("repack", 0.5, run_repack))
+    for stage, least, run in stages:  # each from the best so far, with the time left
+        left = clock.time_limit - clock.elapsed - cfg.margin
+        if left <= least or _closed(value, lb, kind):
+            continue
+        found = run(host_of, left)
+        if found is None:
+            continue
+        v2 = objective_value(inst, found, kind)
+        if _better(v2, value, kind):
+            host_of, value, method = found, v2, stage
+            pl = Placement.from_arrays(inst, host_of, None)
+            notify(callback, history, clock, value, lb, stage, "freed hosts")
     ok = _closed(value, lb, kind)
     return SolveResult("optimal" if ok else "feasible", value, value if ok else lb, pl,
                        _n_hosts(host_of), "auto", clock.elapsed, kind,
