@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -30,12 +29,7 @@ SMALL = dict(embed=16, heads=2, hidden=(32, 16), batch=64, tau_soft=0.02, noise=
 """A small network and the settings the short run learns with (paper: embed 128, batch 256, lr 1e-4)."""
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)  # 3x faster on the shared 2-core machine, and bit-reproducible
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def stream() -> object:

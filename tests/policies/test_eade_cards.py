@@ -9,7 +9,6 @@ card 1, whole-card tasks (``s000``) on host 4 card 0 and host 5 card 0. The task
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -33,12 +32,7 @@ TINY = dict(embed=16, heads=2, hidden=(32, 16), batch=32, pretrain=50, update_ev
             mix_inner=True, card_expert=True)
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def stream() -> Instance:

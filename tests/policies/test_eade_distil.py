@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -23,12 +22,7 @@ DISTIL = dict(embed=16, heads=2, hidden=(32, 16), batch=32, card_features=True, 
               rollout_k=4, distil_updates=5)
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def stream(seed: int = 1, tasks: int = 24) -> Instance:

@@ -7,7 +7,6 @@ cards) on a whole stream; and a trained run stays valid and reproducible.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -28,12 +27,7 @@ RESID = dict(embed=16, heads=2, hidden=(32, 16), batch=32, pretrain=30, update_e
              mix_inner=True, card_expert=True, residual=True)
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def stream(seed: int = 1, tasks: int = 40) -> Instance:

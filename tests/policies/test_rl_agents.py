@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +20,7 @@ TINY = dict(embed=8, heads=2, hidden=(16, 8), batch=32, pretrain=40)
 """A tiny EADE-M (paper-size networks are exercised by tests/policies/test_eade.py)."""
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)  # bit-reproducible and faster on a shared machine
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def stream(seed: int = 1) -> object:
