@@ -118,7 +118,8 @@ def shape_distribution(instance: Instance, counts: np.ndarray | None = None, *,
             uses ``("cpu_milli",)``.
 
     Raises:
-        ValueError: a bad threshold, counts of the wrong shape, or no task at all.
+        ValueError: a bad threshold or counts of the wrong shape. A workload without tasks has
+            no shape (an empty distribution: every node's fragmentation is 0).
     """
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
@@ -137,8 +138,6 @@ def shape_distribution(instance: Instance, counts: np.ndarray | None = None, *,
         key = (tuple(float(x) for x in inst.demand[a, fit]), per_card, int(app.gpu_cards),
                tuple(app.gpu_models) if app.gpu_cards else ())
         groups.setdefault(key, []).append(a)
-    if not groups:
-        raise ValueError("no task to build a shape distribution from")
     total = float(c.sum())
     items = [(float(c[members].sum()), key, members) for key, members in groups.items()]
     # most popular first; ties: the larger shape first (the simulator's reverse sort)
@@ -159,7 +158,8 @@ def shape_distribution(instance: Instance, counts: np.ndarray | None = None, *,
         for i, (_, _, members) in enumerate(kept):
             type_ok[i] = model_ok[members[0]]
     weight = np.array([n for n, _, _ in kept], dtype=np.float64)
-    weight /= weight.sum()
+    if len(weight):
+        weight /= weight.sum()
     apps = tuple(tuple(m) for _, _, m in kept)
     for arr in (fit, demand, share, cards, type_ok, weight):
         arr.setflags(write=False)

@@ -146,3 +146,12 @@ def test_openb_small_empty_cluster() -> None:
     # every node: at least the CPU-only share of its idle GPU is fragmented
     cpu_only = d.weight[d.gpu_cards == 0].sum()
     assert np.all(f >= cpu_only * idle - 1e-6)
+
+
+def test_a_workload_without_tasks_has_no_shape() -> None:
+    """No task: an empty distribution, fragmentation 0 on every node (FGD then has nothing to place)."""
+    inst = Instance("e", ("cpu",), (HostType("h", (4.0,), 2),), (App("a0", (1.0,), 0),))
+    d = shape_distribution(inst)
+    assert d.n_shapes == 0 and d.demand.shape == (0, 1)
+    with pytest.raises(ValueError, match="threshold"):
+        shape_distribution(inst, threshold=0.0)
