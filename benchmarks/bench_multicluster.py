@@ -82,9 +82,7 @@ TABLE6 = ("gpu_mem", "gpu_core", "cpu", "memory")
 
 def resource_utilisation(inst: Instance, placement: Placement) -> dict[str, tuple[float, float]]:
     """Per metric resource: mean and std over clusters of allocated / capacity, e.g. ``{"cpu": (m, s)}``."""
-    from packing.metrics import _cards  # the card lists of a placement, as compute_metrics reads them
-
-    st = ClusterState.from_placement(inst, placement.host_array(inst), _cards(inst, placement))
+    st = ClusterState.from_placement(inst, placement.host_array(inst), placement.card_lists(inst))
     load, cap = cluster_loads(EnvLayout.of(inst), st)
     u = np.divide(load, cap, out=np.zeros_like(load), where=cap > 0)
     return {r: (float(u[:, j].mean()), float(u[:, j].std())) for j, r in enumerate(metric_resources(inst))}

@@ -74,16 +74,6 @@ class Metrics:
         return dataclasses.asdict(self)
 
 
-def _cards(instance: Instance, placement: Placement) -> list[tuple[int, ...]] | None:
-    """GPU cards per container, in container order (``None`` for instances without cards)."""
-    if not instance.max_gpus:
-        return None
-    out: list[tuple[int, ...]] = []
-    for app in instance.apps:
-        out.extend(placement.cards_of(app.name, j) for j in range(app.count))
-    return out
-
-
 def metric_resources(instance: Instance) -> tuple[str, ...]:
     """Names of the metric resources: the host resources, then the GPU resources (if any)."""
     return tuple(instance.resources) + tuple(instance.gpu_resources)
@@ -130,7 +120,7 @@ def _loads(instance: Instance, placement: Placement) -> tuple[ClusterState, np.n
         ``(n_hosts, n_resources + n_gpu_resources)`` and ``names`` the resource names.
     """
     host_of = placement.host_array(instance)
-    st = ClusterState.from_placement(instance, host_of, _cards(instance, placement))
+    st = ClusterState.from_placement(instance, host_of, placement.card_lists(instance))
     load, cap = state_loads(st)
     return st, load, cap, metric_resources(instance)
 
@@ -232,7 +222,7 @@ def host_utilisation(instance: Instance, placement: Placement) -> np.ndarray:
     :func:`compute_metrics`).
     """
     host_of = placement.host_array(instance)
-    st = ClusterState.from_placement(instance, host_of, _cards(instance, placement))
+    st = ClusterState.from_placement(instance, host_of, placement.card_lists(instance))
     return _ratio(st.used, st.capacity)
 
 

@@ -203,6 +203,17 @@ class Placement:
         g = self.gpus.get(app)
         return g[j] if g is not None and j < len(g) else ()
 
+    def card_lists(self, instance: Instance) -> list[tuple[int, ...]] | None:
+        """GPU cards of every container of ``instance``, in container order.
+
+        Returns:
+            ``n_containers`` tuples of card indices (empty for unplaced or card-less
+            containers), or ``None`` for an instance without GPU cards.
+        """
+        if not instance.max_gpus:
+            return None
+        return [self.cards_of(app.name, j) for app in instance.apps for j in range(app.count)]
+
     @property
     def n_placed(self) -> int:
         """Number of containers on a host."""
