@@ -15,6 +15,10 @@ The Q types are carved ``--carving nested`` by default with ``--large-share auto
 large containers with the least SJF mean JCT on ``--tune-samples`` samples of the TRAINING pool (seeds
 5000+, not the agents' training samples nor the held-out ones); ``--carving proportional`` is the old
 carving (counts in proportion to the types' task counts).
+
+``--expert rollout`` (after ``--imitate sjf``): expert iteration -- ``--expert-epochs`` DAgger passes
+on the training samples labelled by :class:`policies.dag.RolloutExpert` (SJF rollouts of the jobs in
+the system from a copy of the engine); ``--expert-row`` also measures the expert itself held out.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from packing.dag.loader import load_dag_folder
-from policies.dag import ShortestJobFirst, make_dag_policy
+from policies.dag import RolloutExpert, ShortestJobFirst, make_dag_policy
 from vbp.cli.train_jobfusion import build_envs
 from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs, tune_large_share
 
@@ -55,6 +59,15 @@ def main() -> None:
     ap.add_argument("--imitate-epochs", type=int, default=10)
     ap.add_argument("--dagger", type=float, default=0.0,
                     help="DAgger: share of decisions the student drives after the first imitation epoch.")
+    ap.add_argument("--expert", choices=["rollout"], default=None,
+                    help="After --imitate: DAgger epochs labelled by the rollout expert "
+                         "(JobFusion agent only).")
+    ap.add_argument("--expert-epochs", type=int, default=3)
+    ap.add_argument("--expert-dagger", type=float, default=0.5)
+    ap.add_argument("--expert-horizon", type=int, default=40,
+                    help="SJF decisions per rollout (0: to the end).")
+    ap.add_argument("--expert-row", action="store_true",
+                    help="Also run the rollout expert on the held-out samples.")
     ap.add_argument("--carving", choices=["proportional", "nested"], default="nested")
     ap.add_argument("--large-share", default="auto",
                     help="Nested carving: share of the large containers, or 'auto' (least SJF mean JCT "
@@ -104,6 +117,11 @@ def main() -> None:
             nll = jf.imitate(envs, teacher, a.imitate_epochs, net=net, seed=a.seed, lr=3e-3, progress=True,
                              dagger=a.dagger)
             print(f"{label}: imitating {a.imitate}, NLL per decision {nll[0]:.3f} -> {nll[-1]:.3f}")
+        if a.expert and method == "constrained":
+            ex = RolloutExpert(method, horizon=a.expert_horizon or None, seed=a.seed)
+            nll = jf.imitate(envs, ex, a.expert_epochs, net=net, seed=a.seed + 1, lr=1e-3, progress=True,
+                             dagger=a.expert_dagger)
+            print(f"{label}: distilling the rollout expert ({ex.stats}), NLL {nll[0]:.3f} -> {nll[-1]:.3f}")
         net, st, opt = jf.train(envs, max(a.episodes // a.batch, 0), seed=a.seed, net=net, progress=True)
         timing[label] = time.perf_counter() - t
         jf.save_checkpoint(out / f"{label}.pt", net, st, opt, name=label)
@@ -117,13 +135,17 @@ def main() -> None:
         one.name = "sjf-1type"  # SJF on the Decima-like agent's cluster (one container type)
         heur = [make_dag_policy(n, s) for n in ("sjf", "fifo", "cpf", "decima-like")]
         pols = [agents["jobfusion-gcn"], agents["decima-gcn"], *heur, one]
+        if a.expert_row:
+            pols.append(RolloutExpert(horizon=a.expert_horizon or None, seed=s))
         res = compare_dag(sample, pols, q=a.q, hosts=hosts, seed=s, carving=a.carving, large_share=share)
         bounds.append(res["bounds"]["critical_path_mean_jct"])
         for p in res["policies"]:
             rows.setdefault(p["name"], []).append(p)
     summary = {
         "carving": a.carving, "large_share": share, "tuning": tuning, "tune_seconds": tune_seconds,
-        "imitate": a.imitate, "imitate_epochs": a.imitate_epochs, "dagger": a.dagger,
+        "imitate": a.imitate, "imitate_epochs": a.imitate_epochs, "dagger": a.dagger, "expert": a.expert,
+        "expert_epochs": a.expert_epochs, "expert_dagger": a.expert_dagger,
+        "expert_horizon": a.expert_horizon,
         "train_seconds": timing, "episodes": a.episodes, "jobs": a.jobs, "samples": a.samples,
         "hosts": a.hosts, "seeds": a.seeds, "critical_path_mean_jct": float(np.mean(bounds)),
         "policies": {n: {"mean_jct": float(np.mean([r["mean_jct"] for r in rs])),

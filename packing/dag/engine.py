@@ -291,6 +291,45 @@ class DagEngine:
         self._advance()
         return self.decision
 
+    def clone(self, *, known_only: bool = False) -> DagEngine:
+        """A copy of the engine mid-episode, cheap: static tables shared, episode state copied.
+
+        The copy steps independently of the original (same pending events, same overheads' generator
+        state; re-seed ``clone.rng`` for fresh draws). Used by look-ahead experts
+        (:class:`policies.dag.RolloutExpert`) to simulate the rest of an episode from the current
+        decision.
+
+        Args:
+            known_only: drop the future job arrivals and online surges from the copy's event queue, so
+                that it simulates only what an online scheduler knows now (the jobs already arrived,
+                the tasks running); its episode then ends when those jobs finish (their ``finish``
+                times are set; the others stay unfinished, so :meth:`result` is not for such copies).
+
+        Raises:
+            RuntimeError: before :meth:`reset`.
+        """
+        if not hasattr(self, "pending"):
+            raise RuntimeError("clone() needs a started episode: call reset() first")
+        c = object.__new__(DagEngine)
+        c.__dict__.update(self.__dict__)  # static tables (workload, cluster, stage arrays) are shared
+        c.rng = np.random.default_rng()
+        c.rng.bit_generator.state = self.rng.bit_generator.state
+        for name in ("pending", "finished", "running", "waiting_parents", "arrived", "done", "stages_left",
+                     "finish", "slot_batch", "reclaimed", "reclaim_since"):
+            setattr(c, name, getattr(self, name).copy())
+        c.runnable = set(self.runnable)
+        c.free = [list(f) for f in self.free]
+        c.batches = {b: (s, list(sl)) for b, (s, sl) in self.batches.items()}
+        c._heap = list(self._heap)
+        if known_only:
+            c._heap = [e for e in c._heap if e[2] not in (_ARRIVE, _SURGE)]
+            heapq.heapify(c._heap)
+        c._curve_t = list(self._curve_t)
+        c._curve_used = list(self._curve_used)  # elements are replaced, never changed in place
+        c._curve_held = list(self._curve_held)
+        c._curve_avail = list(self._curve_avail)
+        return c
+
     def _push(self, t: float, kind: int, payload: int) -> None:
         heapq.heappush(self._heap, (t, self._seq, kind, payload))
         self._seq += 1

@@ -277,3 +277,19 @@ def test_dagger_imitation_is_seeded_and_still_learns_sjf() -> None:
     assert eng.result().mean_jct == pytest.approx(17.6)  # SJF's schedule (57.6 before imitation)
     with pytest.raises(ValueError):
         jf.imitate([env], ShortestJobFirst(), 1, net=net, dagger=1.5)
+
+
+def test_cli_expert_rollout_distils(tmp_path: Path) -> None:
+    from policies.agents.files import read_agent_file
+    from vbp.cli.train_jobfusion import train_jobfusion
+
+    model = tmp_path / "jf.pt"
+    args = [FIXTURE, "--out", str(model), "--episodes", "2", "--batch", "2", "--jobs", "3", "--samples", "1",
+            "--hosts", "32c64g:1", "--dim", "8", "--quiet", "--imitate", "sjf", "--imitate-epochs", "1",
+            "--expert", "rollout", "--expert-epochs", "2", "--expert-horizon", "0"]
+    r = CliRunner().invoke(train_jobfusion, args)
+    assert r.exit_code == 0, r.output
+    assert "distilled the rollout expert" in r.output and model.exists()
+    assert read_agent_file(model)["info"]["expert"] == "rollout"
+    r = CliRunner().invoke(train_jobfusion, [*args[:3], "--expert", "rollout", "--resume"])
+    assert r.exit_code != 0 and "drop --expert" in str(r.exception)  # vbp main turns it into exit 2

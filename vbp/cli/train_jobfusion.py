@@ -82,13 +82,21 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
 @click.option("--dagger", type=FiniteFloat(0.0, 1.0), default=0.0, show_default=True,
               help="With --imitate: share of decisions the agent itself drives after the first epoch "
                    "(DAgger; the teacher still labels every state).")
+@click.option("--expert", type=click.Choice(["rollout"]), default=None,
+              help="Expert iteration after --imitate: DAgger passes labelled by the rollout expert (a few "
+                   "candidate actions compared by simulating the jobs in the system with SJF).")
+@click.option("--expert-epochs", type=click.IntRange(1, 10_000), default=3, show_default=True,
+              help="Passes over the training samples for --expert.")
+@click.option("--expert-horizon", type=click.IntRange(0, 1_000_000), default=40, show_default=True,
+              help="SJF decisions per rollout of --expert (0: to the end of the jobs in the system).")
 @click.option("--resume", is_flag=True, help="Continue the run saved in --out.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Training curve plot.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, samples: int, batch: int,
                     q: int, single: bool, hosts: str, interarrival: float, carving: str, large_share: str,
                     dim: int, lr: float,
-                    imitate: str | None, imitate_epochs: int, dagger: float, resume: bool, plot: str | None,
+                    imitate: str | None, imitate_epochs: int, dagger: float, expert: str | None,
+                    expert_epochs: int, expert_horizon: int, resume: bool, plot: str | None,
                     quiet: bool) -> None:
     """Train the JobFusion GCN agent on seeded samples of DATA's DAG jobs (a batch_task folder).
 
@@ -101,6 +109,8 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
         raise input_error("--imitate", imitate, "expected fifo, sjf or cpf")
     if imitate is not None and resume:
         raise input_error("--imitate", imitate, "a resumed run already has its warm start; drop --imitate")
+    if expert is not None and resume:
+        raise input_error("--expert", expert, "a resumed run already has its warm start; drop --expert")
     try:
         from policies.agents import jobfusion as jf
     except ImportError:
@@ -146,19 +156,32 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
         net = jf.new_net(cfg, seed)
         nll = jf.imitate(envs, make_dag_policy(imitate, seed), imitate_epochs, net=net, seed=seed,
                          progress=not quiet, dagger=dagger)
+    expert_nll: list[float] = []
+    if expert is not None:
+        from policies.dag import RolloutExpert
+
+        net = jf.new_net(cfg, seed) if net is None else net
+        teacher = RolloutExpert(method, horizon=expert_horizon or None, seed=seed)
+        expert_nll = jf.imitate(envs, teacher, expert_epochs, net=net, seed=seed + 1, lr=1e-3,
+                                progress=not quiet, dagger=max(dagger, 0.5))
     net, state, opt_state = jf.train(envs, iterations, cfg=cfg, seed=seed, net=net, optim_state=optim,
                                      state=state, checkpoint=Path(out), progress=not quiet)
     jf.save_checkpoint(out, net, state, opt_state, name="decima-gcn" if single else "jobfusion", seed=seed,
                        carving=carving, large_share=share,
                        **({"imitated": imitate, "imitate_epochs": imitate_epochs, "imitation_nll": nll,
                            "dagger": dagger}
-                          if imitate else {}))
+                          if imitate else {}),
+                       **({"expert": expert, "expert_epochs": expert_epochs, "expert_horizon": expert_horizon,
+                           "expert_nll": expert_nll} if expert else {}))
     if plot:
         jf.plot_curve(state, plot, "Decima-like agent training" if single else "JobFusion agent training")
     k = max(1, len(state.curve) // 10)
     first, last = sum(state.curve[:k]) / k, sum(state.curve[-k:]) / k
     if nll:
         click.echo(f"imitated {imitate}: negative log-likelihood per decision {nll[0]:.3f} -> {nll[-1]:.3f}")
+    if expert_nll:
+        click.echo(f"distilled the {expert} expert: negative log-likelihood per decision "
+                   f"{expert_nll[0]:.3f} -> {expert_nll[-1]:.3f}")
     click.echo(f"trained {state.iteration} iterations ({state.iteration * batch} episodes) in "
                f"{state.seconds:.0f} s; sampled mean JCT {first:.1f} s -> {last:.1f} s; saved {out}")
 
