@@ -130,8 +130,8 @@ class RolloutExpert(StagePriority):
     shortest jobs (smallest allowed type, all tasks), SJF's stage in each other allowed container type,
     and (with ``half``) SJF's stage and type with half the tasks. Each candidate is applied to a copy of
     the engine (:meth:`packing.dag.engine.DagEngine.clone` with ``known_only=True``) that is then run
-    to the end with :class:`ShortestJobFirst`; the candidate with the least total completion time of the jobs in
-    the system wins (ties: the earlier candidate, SJF's action first).
+    to the end with :class:`ShortestJobFirst`; the candidate with the least total completion time of the
+    jobs in the system wins (ties: the earlier candidate, SJF's action first).
 
     What a rollout may see: only what an online scheduler knows at the decision -- the jobs already
     arrived (their full DAGs, task counts and durations, as SJF itself uses), the tasks running and
