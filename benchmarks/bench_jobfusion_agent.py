@@ -66,8 +66,11 @@ def main() -> None:
     ap.add_argument("--expert-dagger", type=float, default=0.5)
     ap.add_argument("--expert-horizon", type=int, default=40,
                     help="SJF decisions per rollout (0: to the end).")
+    ap.add_argument("--expert-rollouts", type=int, default=1, help="Rollouts per candidate (averaged).")
     ap.add_argument("--expert-row", action="store_true",
                     help="Also run the rollout expert on the held-out samples.")
+    ap.add_argument("--expert-row-horizon", type=int, default=40,
+                    help="Horizon of the held-out expert row (full rollouts take hours on the long samples).")
     ap.add_argument("--carving", choices=["proportional", "nested"], default="nested")
     ap.add_argument("--large-share", default="auto",
                     help="Nested carving: share of the large containers, or 'auto' (least SJF mean JCT "
@@ -118,7 +121,8 @@ def main() -> None:
                              dagger=a.dagger)
             print(f"{label}: imitating {a.imitate}, NLL per decision {nll[0]:.3f} -> {nll[-1]:.3f}")
         if a.expert and method == "constrained":
-            ex = RolloutExpert(method, horizon=a.expert_horizon or None, seed=a.seed)
+            ex = RolloutExpert(method, horizon=a.expert_horizon or None, rollouts=a.expert_rollouts,
+                               seed=a.seed)
             nll = jf.imitate(envs, ex, a.expert_epochs, net=net, seed=a.seed + 1, lr=1e-3, progress=True,
                              dagger=a.expert_dagger)
             print(f"{label}: distilling the rollout expert ({ex.stats}), NLL {nll[0]:.3f} -> {nll[-1]:.3f}")
@@ -136,7 +140,7 @@ def main() -> None:
         heur = [make_dag_policy(n, s) for n in ("sjf", "fifo", "cpf", "decima-like")]
         pols = [agents["jobfusion-gcn"], agents["decima-gcn"], *heur, one]
         if a.expert_row:
-            pols.append(RolloutExpert(horizon=a.expert_horizon or None, seed=s))
+            pols.append(RolloutExpert(horizon=a.expert_row_horizon or None, seed=s))
         res = compare_dag(sample, pols, q=a.q, hosts=hosts, seed=s, carving=a.carving, large_share=share)
         bounds.append(res["bounds"]["critical_path_mean_jct"])
         for p in res["policies"]:
@@ -145,7 +149,8 @@ def main() -> None:
         "carving": a.carving, "large_share": share, "tuning": tuning, "tune_seconds": tune_seconds,
         "imitate": a.imitate, "imitate_epochs": a.imitate_epochs, "dagger": a.dagger, "expert": a.expert,
         "expert_epochs": a.expert_epochs, "expert_dagger": a.expert_dagger,
-        "expert_horizon": a.expert_horizon,
+        "expert_horizon": a.expert_horizon, "expert_rollouts": a.expert_rollouts,
+        "expert_row_horizon": a.expert_row_horizon,
         "train_seconds": timing, "episodes": a.episodes, "jobs": a.jobs, "samples": a.samples,
         "hosts": a.hosts, "seeds": a.seeds, "critical_path_mean_jct": float(np.mean(bounds)),
         "policies": {n: {"mean_jct": float(np.mean([r["mean_jct"] for r in rs])),

@@ -89,6 +89,8 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
               help="Passes over the training samples for --expert.")
 @click.option("--expert-horizon", type=click.IntRange(0, 1_000_000), default=40, show_default=True,
               help="SJF decisions per rollout of --expert (0: to the end of the jobs in the system).")
+@click.option("--expert-rollouts", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="SJF rollouts per candidate of --expert (averaged over overhead draws).")
 @click.option("--resume", is_flag=True, help="Continue the run saved in --out.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Training curve plot.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -96,8 +98,8 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
                     q: int, single: bool, hosts: str, interarrival: float, carving: str, large_share: str,
                     dim: int, lr: float,
                     imitate: str | None, imitate_epochs: int, dagger: float, expert: str | None,
-                    expert_epochs: int, expert_horizon: int, resume: bool, plot: str | None,
-                    quiet: bool) -> None:
+                    expert_epochs: int, expert_horizon: int, expert_rollouts: int, resume: bool,
+                    plot: str | None, quiet: bool) -> None:
     """Train the JobFusion GCN agent on seeded samples of DATA's DAG jobs (a batch_task folder).
 
     Saves a weights-only model that `vbp jobs compare --policies sjf,MODEL.pt` accepts. Checkpoints every
@@ -161,7 +163,8 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
         from policies.dag import RolloutExpert
 
         net = jf.new_net(cfg, seed) if net is None else net
-        teacher = RolloutExpert(method, horizon=expert_horizon or None, seed=seed)
+        teacher = RolloutExpert(method, horizon=expert_horizon or None, rollouts=expert_rollouts,
+                                seed=seed)
         expert_nll = jf.imitate(envs, teacher, expert_epochs, net=net, seed=seed + 1, lr=1e-3,
                                 progress=not quiet, dagger=max(dagger, 0.5))
     net, state, opt_state = jf.train(envs, iterations, cfg=cfg, seed=seed, net=net, optim_state=optim,
@@ -172,7 +175,7 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
                            "dagger": dagger}
                           if imitate else {}),
                        **({"expert": expert, "expert_epochs": expert_epochs, "expert_horizon": expert_horizon,
-                           "expert_nll": expert_nll} if expert else {}))
+                           "expert_rollouts": expert_rollouts, "expert_nll": expert_nll} if expert else {}))
     if plot:
         jf.plot_curve(state, plot, "Decima-like agent training" if single else "JobFusion agent training")
     k = max(1, len(state.curve) // 10)
