@@ -450,7 +450,9 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
         variants += plain[1:]
     from solvers.tabu import applicable as tabu_applicable
 
-    tabu = cfg.spread_tabu and tabu_applicable(inst)
+    # (compiling the tabu search the first time on a machine takes about 15 s)
+    tabu = (cfg.spread_tabu and tabu_applicable(inst)
+            and (clock.time_limit - clock.elapsed >= cfg.search_min_left or _search_warm(cover=False)))
     if tabu:  # one filling: the tabu search makes far more of the time than further fillings
         variants = variants[:1]
     dims = {b: work_arrays(inst, True, b)[0].shape[1] for b in {v[0] for v in variants}}
@@ -525,6 +527,8 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
         left = clock.time_limit - clock.elapsed - cfg.margin
         if left <= least or _closed(value, lb, kind):
             continue
+        if stage == "tabu" and left < cfg.search_min_left and not _search_warm(cover=False):
+            continue  # it would spend the time compiling
         found = run(host_of, left)
         if found is None:
             continue

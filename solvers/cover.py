@@ -39,15 +39,43 @@ import numba
 import numpy as np
 
 from packing.checker import check
-from packing.feasibility import ClusterState
+from packing.feasibility import ClusterState, over_cap, rule_broken
 from packing.model import Instance
 from solvers import tabu
 from solvers.pricing import placement_from_counts
 from solvers.scaling import CBC_LIMIT, scale_columns
-from solvers.tabu import counts_ok
 
 if TYPE_CHECKING:
     from solvers.base import Stop
+
+_over_cap = numba.njit(cache=True)(over_cap)
+_rule_broken = numba.njit(cache=True)(rule_broken)
+
+
+@numba.njit(cache=True, inline="always")
+def _pattern_takes(cnt_col, c, cap_a, rules, a):  # pragma: no cover - compiled
+    """Whether a pattern takes one more container of app ``a`` under its cap and the rules.
+
+    ``cnt_col`` holds the pattern's counts per :class:`ClusterState` column, shape ``(n_col,)``;
+    ``c`` is the app's column (-1 for an app no cap or rule names); ``rules`` are the
+    ``<A, B, k>`` CSR tables. The predicates are those of :mod:`packing.feasibility`.
+    """
+    if c < 0:
+        return True
+    in_ptr, in_cols, in_k, out_ptr, out_cols, out_k = rules
+    after = cnt_col[c] + 1
+    if _over_cap(after, cap_a):
+        return False
+    for i in range(in_ptr[a], in_ptr[a + 1]):  # <A, a, k>: a host running A takes <= k of a
+        o = in_cols[i]
+        if _rule_broken(cnt_col[o] + (1 if o == c else 0), after, in_k[i]):
+            return False
+    for i in range(out_ptr[a], out_ptr[a + 1]):  # <a, B, k>
+        o = out_cols[i]
+        if _rule_broken(after, cnt_col[o] + (1 if o == c else 0), out_k[i]):
+            return False
+    return True
+
 
 MAX_PATTERNS = 60_000
 """Most tight patterns enumerated (fewer containers per pattern are enumerated first)."""
@@ -115,7 +143,6 @@ def _enumerate(size, ub, lo, hi, suffix, depth_max, out, order, col, cap, rules,
     for c in col:
         n_col = max(n_col, c + 1)
     cnt_col = np.zeros(n_col, dtype=np.int64)  # the pattern's counts in ClusterState columns
-    ident = np.arange(len(col))  # "container" i is app i for counts_ok
     depth = 0
     found = 0
     deeper = False
@@ -142,7 +169,7 @@ def _enumerate(size, ub, lo, hi, suffix, depth_max, out, order, col, cap, rules,
                         fit = False
                         break
                 if fit and use_rules:
-                    fit = counts_ok(cnt_col, col, ident, cap, rules, -1, -1, order[a], -1)
+                    fit = _pattern_takes(cnt_col, col[order[a]], cap[order[a]], rules, order[a])
                 if fit:
                     ok = True
                     break

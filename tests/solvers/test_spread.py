@@ -21,6 +21,7 @@ from solvers.repack import repack
 from solvers.spread import URGENCY, applicable, cap_float, fill, surrogate
 from tests.packing.brute import brute_force
 from tests.packing.strategies import instances, tiny_instances
+from tests.solvers.warm import warm_search
 
 LARGE = AutoSettings(spread_min_work=0)
 """Settings that send every instance to the large-scale path."""
@@ -139,6 +140,7 @@ def test_fill_is_deterministic() -> None:
 def test_auto_large_path_time_limit_and_checker() -> None:
     """Stage 0b on a mid-size instance: within the time limit, checked, never above first fit."""
     inst = _mid(seed=11, n=3000)
+    warm_search()
     fill(_mid(seed=1, n=100))  # compile (or load) the kernels first: the limit is for solving
     repack(_mid(seed=1, n=100), ffd(_mid(seed=1, n=100)).host_of, time_limit=0.5)
     cheap_lower_bound(inst, "hosts")  # the bounds' first call loads their code
@@ -155,6 +157,7 @@ def test_auto_large_path_time_limit_and_checker() -> None:
 
 def test_auto_large_path_runs_the_tabu_search_on_one_host_type() -> None:
     """One host type: one filling, then the (sparse) tabu search frees hosts towards the bound."""
+    warm_search()  # with less than 20 s to go, auto runs only a compiled tabu search
     inst = _mid(seed=3)
     r = solve_auto(inst, time_limit=10.0, settings=LARGE)
     assert r.placement is not None and r.objective is not None
