@@ -22,13 +22,7 @@ from policies.agents.files import load_agent  # noqa: E402
 FIXTURE = str(Path(__file__).parents[1] / "data" / "dag")
 
 
-@pytest.fixture(autouse=True)
-def one_thread():  # type: ignore[no-untyped-def]
-    """Tiny networks: one torch thread is faster (and fair to the other test worker)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: one torch thread
 
 
 def tiny_env() -> jf.Env:
@@ -41,6 +35,17 @@ def tiny_env() -> jf.Env:
     short = [Job(f"s{i}", 0.0, (Stage("J1", 1, (1.0, 1.0), 2.0),)) for i in range(4)]
     w = make_workload("tiny", [long, *short], "test")
     return jf.Env(w, Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([1])), NO_OVERHEADS)
+
+
+def greedy_jct(env: jf.Env, net: jf.JobFusionNet) -> float:
+    """Mean JCT of the agent's greedy schedule of ``env`` (engine seed 0)."""
+    eng = DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=0)
+    pol = jf.JobFusionPolicy(net)
+    d = eng.reset()
+    pol.reset(eng)
+    while d is not None:
+        d = eng.step(pol.act(eng.observation(), eng.mask()))
+    return eng.result().mean_jct
 
 
 def sampled_jct(net: jf.JobFusionNet, env: jf.Env, n: int = 16) -> float:
@@ -165,13 +170,7 @@ def test_imitation_of_sjf_makes_the_greedy_agent_run_shortest_first() -> None:
     nll = jf.imitate([env], ShortestJobFirst(), 30, net=net, seed=0, lr=1e-2)
     # identical short jobs are ties the features cannot break: the NLL cannot reach 0
     assert nll[-1] < nll[0] - 0.1
-    eng = DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=0)
-    pol = jf.JobFusionPolicy(net)
-    d = eng.reset()
-    pol.reset(eng)
-    while d is not None:
-        d = eng.step(pol.act(eng.observation(), eng.mask()))
-    assert eng.result().mean_jct == pytest.approx(17.6)
+    assert greedy_jct(env, net) == pytest.approx(17.6)
 
 
 def test_log_probs_of_every_action_sum_to_one() -> None:
@@ -268,13 +267,7 @@ def test_dagger_imitation_is_seeded_and_still_learns_sjf() -> None:
     assert out[0][0] == out[1][0]
     assert all(torch.equal(a, b) for a, b in zip(out[0][1], out[1][1], strict=True))
     assert out[0][0][-1] < out[0][0][0] - 0.1
-    eng = DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=0)
-    pol = jf.JobFusionPolicy(net)
-    d = eng.reset()
-    pol.reset(eng)
-    while d is not None:
-        d = eng.step(pol.act(eng.observation(), eng.mask()))
-    assert eng.result().mean_jct == pytest.approx(17.6)  # SJF's schedule (57.6 before imitation)
+    assert greedy_jct(env, net) == pytest.approx(17.6)  # SJF's schedule (57.6 before imitation)
     with pytest.raises(ValueError):
         jf.imitate([env], ShortestJobFirst(), 1, net=net, dagger=1.5)
 
