@@ -768,15 +768,31 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
                "seconds": time.perf_counter() - t0}
         if cfg.select_every > 0 and ((ep + 1) % cfg.select_every == 0 or ep + 1 == episodes):
             select(row)
-        curve.append(row)
-        if log:
-            log(row)
-        if checkpoint:
-            checkpoint(agent, ep + 1)
+        _record(row, curve, log, checkpoint, agent, ep)
+    return _restore(agent, best), curve
+
+
+def _record(row: dict[str, Any], curve: list[dict[str, Any]], log: Callable[[dict[str, Any]], None] | None,
+            checkpoint: Callable[[EadeMAgent, int], None] | None, agent: EadeMAgent, ep: int) -> None:
+    """End of a training episode: the curve, the log line and the checkpoint."""
+    curve.append(row)
+    if log:
+        log(row)
+    if checkpoint:
+        checkpoint(agent, ep + 1)
+
+
+def _restore(agent: EadeMAgent, best: tuple[Any, dict[str, Any]] | None, *, sync: bool = False
+             ) -> EadeMAgent:
+    """Load the selected weights (if any) into the network and its target.
+
+    With ``sync`` the target takes the network's weights even when nothing was selected.
+    """
     if best is not None:
         agent.q.load_state_dict(best[1])
-        agent.q_target.load_state_dict(best[1])
-    return agent, curve
+    if best is not None or sync:
+        agent.q_target.load_state_dict(agent.q.state_dict())
+    return agent
 
 
 def size_table(streams: Sequence[Instance]) -> list[tuple[int, int]]:
@@ -887,15 +903,8 @@ def train_distil(streams: Sequence[Instance], agent: EadeMAgent, *, episodes: in
             row["train_placed"] = total
             if best is None or total > best[0]:
                 best = (total, copy.deepcopy(agent.q.state_dict()))
-        curve.append(row)
-        if log:
-            log(row)
-        if checkpoint:
-            checkpoint(agent, ep + 1)
-    if best is not None:
-        agent.q.load_state_dict(best[1])
-    agent.q_target.load_state_dict(agent.q.state_dict())
-    return agent, curve
+        _record(row, curve, log, checkpoint, agent, ep)
+    return _restore(agent, best, sync=True), curve
 
 
 __all__ = ["CARD_FEATURES", "GLOBAL_FEATURES", "KIND", "ClusterQ", "EadeMAgent", "MConfig", "MReplay",
