@@ -65,11 +65,14 @@ def _run_stoppable(work: Callable[[StopFlag], SolveResult]) -> tuple[SolveResult
     """Run ``work(stop)`` with Ctrl-C wired to ``stop``; return its result and whether stopped.
 
     The solve runs in a worker thread while the main thread waits for SIGINT. On POSIX, SIGINT
-    is blocked in every thread for the duration (the worker and the threads the solvers start
-    inherit the mask) and the main thread takes it with ``sigtimedwait``: native solvers that
-    install a SIGINT handler of their own for a moment (CBC does, during branch and bound)
-    cannot swallow the Ctrl-C, and the main thread sees it even while the worker is inside
-    native code. Elsewhere a Python handler does the same, less robustly. The first SIGINT sets
+    is blocked in every thread the solve starts (the worker and the threads the solvers start
+    inherit the mask) and the main thread takes it with ``sigwait``, waiting there without a
+    break until the worker wakes it (``pthread_kill``) as it ends. The kernel hands a
+    process-wide signal to the main thread whenever that thread is waiting for it, so neither a
+    native solver that installs a SIGINT disposition of its own for a moment (CBC does, during
+    branch and bound) nor a thread started before the mask (OpenBLAS's, at numpy's import) can
+    take the Ctrl-C; the main thread sees it even while the worker is inside native code.
+    Elsewhere a Python handler does the same, less robustly. The first SIGINT sets
     the flag; the solver then returns its best so far. A second SIGINT raises
     :class:`KeyboardInterrupt` here (hard abort). Outside the main thread no handler can be
     installed and the solve runs directly.
@@ -85,11 +88,20 @@ def _run_stoppable(work: Callable[[StopFlag], SolveResult]) -> tuple[SolveResult
         return work(stop), stop.is_set()
     box: dict[str, Any] = {}
 
+    done = threading.Event()
+    listening = threading.Event()  # the main thread still waits (not after a hard abort)
+    main_id = threading.main_thread().ident
+    waitable = hasattr(signal, "pthread_sigmask") and hasattr(signal, "sigwait")
+
     def target() -> None:
         try:
             box["result"] = work(stop)
         except BaseException as e:  # noqa: BLE001 - re-raised in the main thread
             box["error"] = e
+        finally:
+            done.set()
+            if waitable and listening.is_set() and main_id is not None:
+                signal.pthread_kill(main_id, signal.SIGINT)  # wake the main thread's sigwait
 
     def on_sigint(signum: int = signal.SIGINT, frame: object = None) -> None:
         if stop.is_set():
@@ -98,23 +110,25 @@ def _run_stoppable(work: Callable[[StopFlag], SolveResult]) -> tuple[SolveResult
         click.echo("interrupted: stopping the solver; the best placement and bound found so far "
                    "follow (Ctrl-C again to abort)", err=True)
 
-    waitable = hasattr(signal, "pthread_sigmask") and hasattr(signal, "sigtimedwait")
     worker = threading.Thread(target=target, name="vbp-solve", daemon=True)
     previous = signal.signal(signal.SIGINT, on_sigint)
     if waitable:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        listening.set()
     try:
         worker.start()
-        while worker.is_alive():
+        while not done.is_set():
             if not waitable:
                 worker.join(0.5)
-            elif signal.sigtimedwait({signal.SIGINT}, 0.5) is not None:
+            elif signal.sigwait({signal.SIGINT}) and not done.is_set():
                 on_sigint()
+        worker.join()
     except KeyboardInterrupt:
         if worker.is_alive():
             raise _Aborted from None
         raise
     finally:
+        listening.clear()
         if waitable:
             while signal.sigtimedwait({signal.SIGINT}, 0) is not None:
                 pass  # a Ctrl-C as the solve ended: its result is complete
