@@ -16,6 +16,10 @@ large containers with the least SJF mean JCT on ``--tune-samples`` samples of th
 5000+, not the agents' training samples nor the held-out ones); ``--carving proportional`` is the old
 carving (counts in proportion to the types' task counts).
 
+The agents use the scale-free features and the stage head over the ``--candidates`` shortest jobs'
+stages (0: every runnable stage); ``--long-samples`` adds long training-pool samples to the training
+set and ``--max-labels`` caps the labelled decisions per imitation episode on them.
+
 ``--expert rollout`` (after ``--imitate sjf``): expert iteration -- ``--expert-epochs`` DAgger passes
 on the training samples labelled by :class:`policies.dag.RolloutExpert` (SJF rollouts of the jobs in
 the system from a copy of the engine); ``--expert-row`` also measures the expert itself held out.
@@ -71,6 +75,12 @@ def main() -> None:
                     help="Also run the rollout expert on the held-out samples.")
     ap.add_argument("--expert-row-horizon", type=int, default=40,
                     help="Horizon of the held-out expert row (full rollouts take hours on the long samples).")
+    ap.add_argument("--candidates", type=int, default=3,
+                    help="Stage head over the stages of this many shortest jobs (0: all, as in the paper).")
+    ap.add_argument("--long-samples", type=int, default=0,
+                    help="Also train on this many long TRAINING-pool samples (most work of 10x draws).")
+    ap.add_argument("--max-labels", type=int, default=None,
+                    help="Label about this many decisions per imitation episode at most (others: SJF's).")
     ap.add_argument("--carving", choices=["proportional", "nested"], default="nested")
     ap.add_argument("--large-share", default="auto",
                     help="Nested carving: share of the large containers, or 'auto' (least SJF mean JCT "
@@ -110,21 +120,22 @@ def main() -> None:
             continue
         envs = build_envs(train_pool, n_envs=a.samples, jobs=a.jobs, seed=a.seed + 1, partition_method=method,
                           q=a.q, hosts=hosts, interarrival=a.interarrival, carving=a.carving,
-                          large_share=share)
-        cfg = jf.Config(batch=a.batch, partition=method, lr=a.lr)
+                          large_share=share, long_samples=a.long_samples)
+        cfg = jf.Config(batch=a.batch, partition=method, lr=a.lr, candidates=a.candidates)
+        driver = ShortestJobFirst(method) if a.max_labels is not None else None
         t = time.perf_counter()
         net = jf.new_net(cfg, a.seed)
         if a.imitate:
             teacher = make_dag_policy(a.imitate, a.seed)
             teacher.partition = method
             nll = jf.imitate(envs, teacher, a.imitate_epochs, net=net, seed=a.seed, lr=3e-3, progress=True,
-                             dagger=a.dagger)
+                             dagger=a.dagger, max_labels=a.max_labels, driver=driver)
             print(f"{label}: imitating {a.imitate}, NLL per decision {nll[0]:.3f} -> {nll[-1]:.3f}")
         if a.expert and method == "constrained":
             ex = RolloutExpert(method, horizon=a.expert_horizon or None, rollouts=a.expert_rollouts,
                                seed=a.seed)
             nll = jf.imitate(envs, ex, a.expert_epochs, net=net, seed=a.seed + 1, lr=1e-3, progress=True,
-                             dagger=a.expert_dagger)
+                             dagger=a.expert_dagger, max_labels=a.max_labels, driver=driver)
             print(f"{label}: distilling the rollout expert ({ex.stats}), NLL {nll[0]:.3f} -> {nll[-1]:.3f}")
         net, st, opt = jf.train(envs, max(a.episodes // a.batch, 0), seed=a.seed, net=net, progress=True)
         timing[label] = time.perf_counter() - t
@@ -151,7 +162,9 @@ def main() -> None:
         "expert_epochs": a.expert_epochs, "expert_dagger": a.expert_dagger,
         "expert_horizon": a.expert_horizon, "expert_rollouts": a.expert_rollouts,
         "expert_row_horizon": a.expert_row_horizon,
-        "train_seconds": timing, "episodes": a.episodes, "jobs": a.jobs, "samples": a.samples,
+        "candidates": a.candidates, "long_samples": a.long_samples, "max_labels": a.max_labels,
+        "train_seconds": timing, "per_seed_bound": [round(b, 1) for b in bounds],
+        "episodes": a.episodes, "jobs": a.jobs, "samples": a.samples,
         "hosts": a.hosts, "seeds": a.seeds, "critical_path_mean_jct": float(np.mean(bounds)),
         "policies": {n: {"mean_jct": float(np.mean([r["mean_jct"] for r in rs])),
                          "jct_gap": float(np.mean([r["jct_gap"] for r in rs])),

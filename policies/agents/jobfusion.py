@@ -504,8 +504,19 @@ def train(envs: Sequence[Env], iterations: int, *, cfg: Config | None = None, se
     return net, state, opt.state_dict()
 
 
+def _decisions(env: Env, policy: Any) -> int:
+    """Decisions ``policy`` takes on ``env`` (engine seed 0)."""
+    eng = DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=0)
+    d = eng.reset()
+    policy.reset(eng)
+    while d is not None:
+        d = eng.step(policy.act(eng.observation(), eng.mask()))
+    return eng.result().decisions
+
+
 def imitate(envs: Sequence[Env], teacher: Any, epochs: int, *, net: JobFusionNet, seed: int = 0,
-            lr: float | None = None, progress: bool = False, dagger: float = 0.0) -> list[float]:
+            lr: float | None = None, progress: bool = False, dagger: float = 0.0,
+            max_labels: int | None = None, driver: Any = None) -> list[float]:
     """Behaviour cloning: fit the heads to a teacher's decisions on the training environments.
 
     For each environment (in a seeded order per epoch) the teacher (a
@@ -518,6 +529,11 @@ def imitate(envs: Sequence[Env], teacher: Any, epochs: int, *, net: JobFusionNet
     action with probability ``dagger`` (seeded) while the loss stays on the teacher's action in that
     state: the student also learns what to do in the states its own mistakes lead to.
 
+    With ``max_labels`` an environment with more decisions than that (counted once with ``driver``,
+    else the teacher) labels each decision with probability ``max_labels / decisions`` (seeded), so
+    long job sets cost about ``max_labels`` gradient terms per episode; the unlabelled decisions are
+    taken by ``driver`` (e.g. SJF, when the teacher is a slow rollout expert) or the teacher.
+
     Args:
         envs: training environments.
         teacher: the policy imitated (its decisions drive the episodes).
@@ -527,6 +543,8 @@ def imitate(envs: Sequence[Env], teacher: Any, epochs: int, *, net: JobFusionNet
         lr: Adam learning rate (default the network's).
         progress: show a tqdm bar.
         dagger: probability that the student's action drives the episode (epochs after the first).
+        max_labels: about this many labelled decisions per episode at most (None: every decision).
+        driver: the policy of the unlabelled decisions (default: the teacher).
 
     Returns:
         The mean loss (negative log-likelihood per decision) of each epoch.
@@ -541,6 +559,9 @@ def imitate(envs: Sequence[Env], teacher: Any, epochs: int, *, net: JobFusionNet
         from tqdm import tqdm
 
         bar = tqdm(total=epochs * len(envs), desc="imitate", unit="ep")
+    share = [1.0] * len(envs)
+    if max_labels is not None:
+        share = [min(1.0, max_labels / max(_decisions(e, driver or teacher), 1)) for e in envs]
     for ep in range(epochs):
         rng = np.random.default_rng([seed, 7919, ep])
         tot, n = 0.0, 0
@@ -550,10 +571,19 @@ def imitate(envs: Sequence[Env], teacher: Any, epochs: int, *, net: JobFusionNet
                             seed=int(rng.integers(2**31)))
             d = eng.reset()
             teacher.reset(eng)
+            if driver is not None:
+                driver.reset(eng)
             pol.reset(eng)
+            p_label = share[int(i)]
             lps: list[torch.Tensor] = []
             while d is not None:
                 obs, mask = eng.observation(), eng.mask()
+                if p_label < 1.0 and rng.random() >= p_label:  # unlabelled: the driver decides
+                    a = (driver or teacher).act(obs, mask)
+                    if ep > 0 and dagger > 0 and rng.random() < dagger:
+                        a = pol.act(obs, mask)
+                    d = eng.step(a)
+                    continue
                 a = teacher.act(obs, mask)
                 if a.stage >= 0:
                     lps.append(pol.log_prob(obs, mask, a))

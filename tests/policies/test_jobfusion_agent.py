@@ -286,3 +286,107 @@ def test_cli_expert_rollout_distils(tmp_path: Path) -> None:
     assert read_agent_file(model)["info"]["expert"] == "rollout"
     r = CliRunner().invoke(train_jobfusion, [*args[:3], "--expert", "rollout", "--resume"])
     assert r.exit_code != 0 and "drop --expert" in str(r.exception)  # vbp main turns it into exit 2
+
+
+def test_candidate_stages_keep_an_untrained_agent_next_to_sjf() -> None:
+    # Whatever the (random) weights, candidates=1 leaves only SJF's job to the stage head, and with
+    # candidates=2 every stage the agent runs belongs to one of SJF's two shortest jobs.
+    from policies.dag import ShortestJobFirst
+
+    w = generate_dag_workload(12, seed=5, max_stages=4, max_tasks=6, mean_interarrival=2.0)
+    cl = Cluster.from_counts(np.array([[1.0, 2.0], [4.0, 8.0]]), np.array([3, 2]))
+    for k in (1, 2):
+        torch.manual_seed(k)
+        pol = jf.JobFusionPolicy(jf.JobFusionNet(jf.Config(dim=8, candidates=k)))
+        sjf = ShortestJobFirst()
+        eng = DagEngine(w, cl, overheads=NO_OVERHEADS, seed=0)
+        d = eng.reset()
+        pol.reset(eng)
+        sjf.reset(eng)
+        n = 0
+        while d is not None:
+            obs, mask = eng.observation(), eng.mask()
+            a, b = pol.act(obs, mask), sjf.act(obs, mask)
+            keys = sjf.keys(obs, obs.runnable[mask.any(axis=1)])
+            _, rank = pol.sjf_order(obs, obs.runnable[mask.any(axis=1)])
+            assert rank[eng.stage_job[b.stage]] == 0 and sorted(keys)[0] == keys.min()
+            if k == 1:
+                assert eng.stage_job[a.stage] == eng.stage_job[b.stage]
+            assert rank[eng.stage_job[a.stage]] < k
+            n += 1
+            d = eng.step(a)
+        assert n > 12
+
+
+def test_scale_free_features_do_not_grow_with_task_counts() -> None:
+    # the same jobs with every stage 1000x wider: the v2 features stay in [0, 2] and, but for the
+    # clipped log task count, equal the narrow jobs' features at the first decision
+    def features(mult: int, version: int) -> np.ndarray:
+        jobs = [Job(f"j{i}", 0.0, (Stage("J1", 3 * mult, (1.0, 1.0), 5.0 + i),
+                                   Stage("J2_1", 2 * mult, (1.0, 1.0), 4.0, (0,)))) for i in range(3)]
+        w = make_workload("wide", jobs, "test")
+        eng = DagEngine(w, Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([4])), seed=0)
+        eng.reset()
+        pol = jf.JobFusionPolicy(jf.JobFusionNet(jf.Config(dim=8, features=version)))
+        pol.reset(eng)
+        return pol.features(eng.observation())[1]
+
+    narrow, wide = features(1, 2), features(1000, 2)
+    assert narrow.shape == (6, jf.NODE_FEATURES_V2) and wide.max() <= 2.0 and wide.min() >= 0.0
+    cols = [c for c in range(jf.NODE_FEATURES_V2) if c != 5]
+    np.testing.assert_allclose(narrow[:, cols], wide[:, cols], atol=1e-6)
+    assert narrow[:, 9].tolist() == [1, 0, 0, 0, 0, 0]  # SJF's stage: the shortest job's first stage
+    assert features(100_000, 1).max() > 1.5  # the old features grow (log1p(300,000) / 8)
+
+
+def test_files_from_before_the_scale_free_features_load_as_v1() -> None:
+    old = jf.JobFusionNet(jf.Config(dim=8, features=1, candidates=0))
+    data = jf.checkpoint_data(old)
+    del data["config"]["features"], data["config"]["candidates"]
+    net = jf._net_from(data)
+    assert net.cfg.features == 1 and net.cfg.candidates == 0
+    assert net.inp.in_features == jf.NODE_FEATURES
+    data["config"]["features"] = 7
+    with pytest.raises(ValueError, match="feature set"):
+        jf._net_from(data)
+
+
+def test_max_labels_asks_the_teacher_only_on_labelled_decisions() -> None:
+    from policies.dag import ShortestJobFirst
+
+    class Counting(ShortestJobFirst):
+        calls = 0
+
+        def act(self, obs, mask):  # type: ignore[no-untyped-def]
+            Counting.calls += 1
+            return super().act(obs, mask)
+
+    w = generate_dag_workload(10, seed=1, max_stages=4, max_tasks=6, mean_interarrival=1.0)
+    env = jf.Env(w, Cluster.from_counts(np.array([[1.0, 2.0], [4.0, 8.0]]), np.array([2, 1])), NO_OVERHEADS)
+    n = jf._decisions(env, ShortestJobFirst())
+    assert n > 20
+    torch.manual_seed(0)
+    net = jf.JobFusionNet(jf.Config(dim=8))
+    jf.imitate([env], Counting(), 3, net=net, seed=0, max_labels=5, driver=ShortestJobFirst())
+    assert 0 < Counting.calls < 3 * n / 2  # about 5 per episode (each decision labelled w.p. 5 / n)
+    Counting.calls = 0
+    jf.imitate([env], Counting(), 1, net=net, seed=0)
+    assert Counting.calls >= n - 2  # unlabelled: the teacher takes every decision
+
+
+def test_build_envs_adds_the_longest_draws() -> None:
+    from packing.dag.loader import load_dag_folder
+    from vbp.cli.train_jobfusion import build_envs
+    from vbp.jobfusion import parse_hosts, sample_jobs
+
+    w = load_dag_folder(FIXTURE)
+    kw = dict(jobs=3, seed=0, partition_method="constrained", q=2, hosts=parse_hosts("32c64g:2"),
+              interarrival=5.0)
+    envs = build_envs(w, n_envs=2, long_samples=1, **kw)  # type: ignore[arg-type]
+    assert len(envs) == 3
+
+    def work(x: object) -> float:
+        return sum(s.n_tasks * s.duration for j in x.jobs for s in j.stages)  # type: ignore[attr-defined]
+
+    draws = [work(sample_jobs(w, 3, 10**6 + i, 5.0)) for i in range(10)]
+    assert work(envs[2].workload) == max(draws)

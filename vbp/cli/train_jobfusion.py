@@ -27,20 +27,30 @@ def is_dag_folder(path: str) -> bool:
 
 def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_method: str, q: int,
                hosts: list[tuple[str, tuple[float, float], int]], interarrival: float,
-               carving: str = "proportional", large_share: float = 1.0) -> list[Any]:
+               carving: str = "proportional", large_share: float = 1.0, long_samples: int = 0) -> list[Any]:
     """``n_envs`` training environments: seeded samples of ``jobs`` jobs, each on its own carved cluster.
 
     Sample ``i`` uses seed ``seed * 1000 + i`` (Poisson arrivals of mean ``interarrival``); the
     partition is computed on the sample (as ``vbp jobs compare`` does) and carved on ``hosts``
-    (``carving``, ``large_share``: see :func:`vbp.jobfusion.carve_cluster`).
+    (``carving``, ``large_share``: see :func:`vbp.jobfusion.carve_cluster`). With ``long_samples``
+    the environments also hold that many *long* samples of ``jobs`` jobs: the ones with the most
+    task-seconds among ``10 * long_samples`` more seeded draws (seeds ``10**6 + seed * 1000 + i``)
+    from the same ``workload``, so training also sees job sets with thousands of decisions.
     """
+    import numpy as np
+
     from packing.dag.partition import partition
     from policies.agents.jobfusion import Env
     from vbp.jobfusion import carve_cluster, sample_jobs
 
+    samples = [sample_jobs(workload, jobs, seed * 1000 + i, interarrival) for i in range(n_envs)]
+    if long_samples > 0:
+        draws = [sample_jobs(workload, jobs, 10**6 + seed * 1000 + i, interarrival)
+                 for i in range(10 * long_samples)]
+        work = [sum(st.n_tasks * st.duration for j in d.jobs for st in j.stages) for d in draws]
+        samples += [draws[i] for i in sorted(np.argsort(work)[::-1][:long_samples].tolist())]
     out = []
-    for i in range(n_envs):
-        s = sample_jobs(workload, jobs, seed * 1000 + i, interarrival)
+    for s in samples:
         part = partition(s, 1 if partition_method == "single" else q, partition_method)
         out.append(Env(s, carve_cluster(part, hosts, seed=seed, carving=carving,
                                         large_share=large_share).cluster))
@@ -91,6 +101,15 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
               help="SJF decisions per rollout of --expert (0: to the end of the jobs in the system).")
 @click.option("--expert-rollouts", type=click.IntRange(1, 100), default=1, show_default=True,
               help="SJF rollouts per candidate of --expert (averaged over overhead draws).")
+@click.option("--candidates", type=click.IntRange(0, 10_000), default=3, show_default=True,
+              help="Stage head over the runnable stages of this many jobs with the least remaining work "
+                   "(SJF's among them; 0: every runnable stage, as in the paper).")
+@click.option("--long-samples", type=click.IntRange(0, 1000), default=0, show_default=True,
+              help="Also train on this many long samples of --jobs jobs (the most task-seconds among "
+                   "10x as many seeded draws), so the agent sees job sets with thousands of decisions.")
+@click.option("--max-labels", type=click.IntRange(1, 10_000_000), default=None,
+              help="--imitate/--expert: label about this many decisions per episode at most (long "
+                   "samples); the others are SJF's.")
 @click.option("--resume", is_flag=True, help="Continue the run saved in --out.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Training curve plot.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -98,7 +117,8 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
                     q: int, single: bool, hosts: str, interarrival: float, carving: str, large_share: str,
                     dim: int, lr: float,
                     imitate: str | None, imitate_epochs: int, dagger: float, expert: str | None,
-                    expert_epochs: int, expert_horizon: int, expert_rollouts: int, resume: bool,
+                    expert_epochs: int, expert_horizon: int, expert_rollouts: int, candidates: int,
+                    long_samples: int, max_labels: int | None, resume: bool,
                     plot: str | None, quiet: bool) -> None:
     """Train the JobFusion GCN agent on seeded samples of DATA's DAG jobs (a batch_task folder).
 
@@ -143,21 +163,25 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
             click.echo("nested carving, SJF mean JCT on the training samples by large share: "
                        + ", ".join(f"{f:g}: {m:.1f} s" for f, m in means.items()) + f"; using {share:g}")
     envs = build_envs(w, n_envs=samples, jobs=n_jobs, seed=seed, partition_method=method, q=q,
-                      hosts=host_list, interarrival=interarrival, carving=carving, large_share=share)
+                      hosts=host_list, interarrival=interarrival, carving=carving, large_share=share,
+                      long_samples=long_samples)
     iterations = max(1, episodes // batch)
     net = state = optim = None
     if resume:
         if not Path(out).exists():
             raise input_error("--resume", out, "no model file to resume from")
         net, state, optim = jf.load_checkpoint(out)
-    cfg = jf.Config(dim=dim, lr=lr, batch=batch, partition=method)
+    cfg = jf.Config(dim=dim, lr=lr, batch=batch, partition=method, candidates=candidates)
+    from policies.dag import ShortestJobFirst
+
+    driver = ShortestJobFirst(method) if max_labels is not None else None
     nll: list[float] = []
     if imitate is not None:
         from policies.dag import make_dag_policy
 
         net = jf.new_net(cfg, seed)
         nll = jf.imitate(envs, make_dag_policy(imitate, seed), imitate_epochs, net=net, seed=seed,
-                         progress=not quiet, dagger=dagger)
+                         progress=not quiet, dagger=dagger, max_labels=max_labels, driver=driver)
     expert_nll: list[float] = []
     if expert is not None:
         from policies.dag import RolloutExpert
@@ -166,11 +190,13 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
         teacher = RolloutExpert(method, horizon=expert_horizon or None, rollouts=expert_rollouts,
                                 seed=seed)
         expert_nll = jf.imitate(envs, teacher, expert_epochs, net=net, seed=seed + 1, lr=1e-3,
-                                progress=not quiet, dagger=max(dagger, 0.5))
+                                progress=not quiet, dagger=max(dagger, 0.5), max_labels=max_labels,
+                                driver=driver)
     net, state, opt_state = jf.train(envs, iterations, cfg=cfg, seed=seed, net=net, optim_state=optim,
                                      state=state, checkpoint=Path(out), progress=not quiet)
     jf.save_checkpoint(out, net, state, opt_state, name="decima-gcn" if single else "jobfusion", seed=seed,
-                       carving=carving, large_share=share,
+                       carving=carving, large_share=share, samples=samples, long_samples=long_samples,
+                       max_labels=max_labels if max_labels is not None else 0,
                        **({"imitated": imitate, "imitate_epochs": imitate_epochs, "imitation_nll": nll,
                            "dagger": dagger}
                           if imitate else {}),
