@@ -284,6 +284,9 @@ class MConfig:
     distil: bool = False
     rollout_k: int = 32
     distil_updates: int = 200
+    distil_temp: float = 0.0
+    distil_expert_episodes: int = -1
+    distil_ties: bool = False
 
     @property
     def n_modes(self) -> int:
@@ -828,6 +831,8 @@ class _DistilRun:
         values, best = self.labeler.evaluate(card_free(obs.state), task_milli(inst, obs.app),
                                              len(inst.container_app) - obs.step - 1)
         target = np.array([values.get(o, -np.inf) for o in OPTIONS], dtype=np.float32)
+        if self.agent.cfg.distil_ties:  # a tie is labelled with the expert's choice (mc-cardmix's option)
+            target[OPTIONS.index(best)] += 1e-3
         stake = float(max(values.values()) - min(values.values()))
         self.rows.append((x, avail, target, stake))
         choice = OPTIONS.index(best) if self.expert_acts else ag.option(x, avail)
@@ -835,6 +840,18 @@ class _DistilRun:
 
     def choose_cards(self, obs: Observation, host: int) -> tuple[int, ...]:
         return self.agent.expert.choose_cards(obs, host)
+
+
+def distil_targets(values: torch.Tensor, temp: float) -> torch.Tensor:
+    """Cross-entropy targets from rollout values ``(B, 3)`` (``-inf`` = option not available).
+
+    ``temp <= 0``: the index of the best option ``(B,)`` (ties to the lowest index). Otherwise soft
+    targets ``softmax(values / temp)`` ``(B, 3)``: options whose rollout values differ by less than
+    ``temp`` tasks (within the rollouts' noise) share the probability.
+    """
+    if temp <= 0:
+        return values.argmax(dim=1)
+    return torch.softmax(values / temp, dim=1)
 
 
 def placed_by(agent: Any, instance: Instance, seed: int = 0) -> int:
@@ -870,12 +887,13 @@ def train_distil(streams: Sequence[Instance], agent: EadeMAgent, *, episodes: in
     curve: list[dict[str, Any]] = []
     best: tuple[int, dict[str, Any]] | None = None
     n = len(streams)
+    expert_eps = n if cfg.distil_expert_episodes < 0 else cfg.distil_expert_episodes
     opt = torch.optim.Adam(agent.q.parameters(), lr=cfg.lr)
     for ep in range(start_episode, episodes):
         t0 = time.perf_counter()
         inst = streams[ep % n]
         labeler.reset(seed * 100_003 + ep)
-        run = _DistilRun(agent, labeler, expert_acts=ep < n)
+        run = _DistilRun(agent, labeler, expert_acts=ep < expert_eps)
         placed = placed_by(run, inst, seed=ep)
         for x, av, tg, st in run.rows:
             xs.append(x)
@@ -884,7 +902,7 @@ def train_distil(streams: Sequence[Instance], agent: EadeMAgent, *, episodes: in
             wts.append(st + 0.05)
         x_t = torch.as_tensor(np.stack(xs))
         av_t = torch.as_tensor(np.stack(avs))
-        y_t = torch.as_tensor(np.stack(tgs)).argmax(dim=1)
+        y_t = distil_targets(torch.as_tensor(np.stack(tgs)), cfg.distil_temp)
         w_t = torch.as_tensor(np.array(wts, dtype=np.float32))
         loss_v = 0.0
         for _ in range(cfg.distil_updates):

@@ -73,3 +73,25 @@ def test_distil_training_reproducible_valid_and_round_trip(tmp_path: Path) -> No
     a1.save(tmp_path / "d.pt")
     back = load_agent(tmp_path / "d.pt")
     assert simulate(inst, back, seed=0).placement.host_array(inst).tolist() == hosts
+
+
+def test_distil_targets_hard_and_soft() -> None:
+    inf = float("inf")
+    v = torch.tensor([[3.0, 3.5, -inf], [2.0, 2.0, 1.0]])
+    assert em.distil_targets(v, 0.0).tolist() == [1, 0]  # ties to the lowest index
+    soft = em.distil_targets(v, 0.5)
+    assert soft.sum(dim=1).tolist() == pytest.approx([1.0, 1.0])
+    assert soft[0, 2] == 0.0 and soft[0, 1] / soft[0, 0] == pytest.approx(np.e)  # exp(0.5 / 0.5)
+    assert soft[1, 0] == pytest.approx(soft[1, 1]) and soft[1, 2] == pytest.approx(soft[1, 0] / np.e ** 2)
+
+
+def test_distil_expert_episodes_zero_lets_the_agent_act_first() -> None:
+    streams = [stream(s) for s in (1, 2)]
+    cfg = dict(DISTIL, distil_expert_episodes=0, distil_temp=0.3, distil_ties=True)
+    _, curve = em.train(streams, episodes=1, seed=5, **cfg)  # type: ignore[arg-type]
+    torch.manual_seed(5)
+    lay = em.EnvLayout.of(streams[0])
+    fresh = em.EadeMAgent(em.MConfig(n_clusters=lay.n_clusters, n_features=int(lay.cluster_capacity.shape[1])
+                                     + em.CARD_FEATURES, **cfg))  # type: ignore[arg-type]
+    assert curve[0]["placed"] == em.placed_by(fresh, streams[0], seed=0)
+    assert curve[0]["labels"] > 0
