@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -10,6 +11,40 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 TEST_DATA = Path(__file__).resolve().parent / "data"
 SHARED_DATA = Path(os.environ.get("VBP_SHARED_DATA", REPO.parent / "shared" / "data"))
+COMPILED_PACKAGES = ("packing", "policies", "solvers")
+
+
+def _numba_sources_digest() -> str:
+    """SHA-256 over the source files that import numba (compiled code calls only compiled code)."""
+    h = hashlib.sha256()
+    for pkg in COMPILED_PACKAGES:
+        for f in sorted((REPO / pkg).rglob("*.py")):
+            text = f.read_bytes()
+            if b"import numba" in text:
+                h.update(str(f.relative_to(REPO)).encode())
+                h.update(text)
+    return h.hexdigest()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Drop numba's on-disk cache when any source of the compiled packages changed.
+
+    numba's ``cache=True`` checks only the source file of the compiled function itself: a caller
+    compiled against an older callee in another module is reused stale (a changed signature in
+    ``solvers/tabu.py`` once passed here and failed on a clean clone). Runs once, in the xdist
+    controller (or the only process), before any test imports a compiled module.
+    """
+    if hasattr(config, "workerinput"):
+        return
+    stamp = REPO / "packing" / "__pycache__" / "vbp-numba-sources.sha256"
+    digest = _numba_sources_digest()
+    if stamp.is_file() and stamp.read_text().strip() == digest:
+        return
+    for pkg in COMPILED_PACKAGES:
+        for f in (REPO / pkg).rglob("__pycache__/*.nb[ic]"):
+            f.unlink(missing_ok=True)
+    stamp.parent.mkdir(exist_ok=True)
+    stamp.write_text(digest + "\n")
 
 
 @pytest.fixture
