@@ -2,8 +2,10 @@
 
 Held-out streams are the seeds ``--first-seed ..`` (default 100..109) of ``vbp generate multicluster``
 (16 clusters x 4 T4 nodes, 220 openb tasks, FIFO); agents train on seeds ``0 .. --train-streams - 1``
-only. For each held-out stream it proves the maximum number of deployable tasks
-(:func:`vbp.multicluster.optimum`), replays every heuristic and every trained model, and prints
+only (or ``--train-stream-list``, e.g. ``0-49,60-99``: never the held-out seeds, nor 50-59, the
+validation streams that pick a shipped model). For each held-out stream it proves the maximum
+number of deployable tasks (:func:`vbp.multicluster.optimum`), replays every heuristic and every
+trained model, and prints
 
 * Table 7: tasks deployed (mean and std; for agents over training seeds x streams, with the spread
   of the per-seed means), gap to the optimum, and the improvement of the best agent over each
@@ -112,6 +114,17 @@ def row_for(inst: Instance, name: str, placement: Placement, seconds: float) -> 
     return row
 
 
+def _train_seeds(args: argparse.Namespace) -> list[int]:
+    """Training scenario seeds: ``--train-stream-list`` (``"0-49,60-99"``) or ``0 .. --train-streams - 1``."""
+    if not args.train_stream_list:
+        return list(range(args.train_streams))
+    out: list[int] = []
+    for part in args.train_stream_list.split(","):
+        a, _, b = part.partition("-")
+        out.extend(range(int(a), int(b or a) + 1))
+    return out
+
+
 def _train(args: argparse.Namespace, models: Path) -> dict[str, float]:
     from policies.agents.rl import coerce, train_rl
 
@@ -121,7 +134,7 @@ def _train(args: argparse.Namespace, models: Path) -> dict[str, float]:
         algo, _, name = key.partition(".")
         overrides.setdefault(algo, {})[name] = value
     streams = [generate_multicluster(args.data, args.data, clusters=args.clusters, nodes=args.nodes,
-                                     tasks=args.tasks, seed=s) for s in range(args.train_streams)]
+                                     tasks=args.tasks, seed=s) for s in _train_seeds(args)]
     cpu: dict[str, float] = {}
     for spec in args.train.split(","):
         algo, _, eps = spec.partition(":")
@@ -185,7 +198,7 @@ def _cardmix_baseline(args: argparse.Namespace) -> list[int]:
     from packing.simulator import simulate
 
     out = []
-    for s in range(args.train_streams):
+    for s in _train_seeds(args):
         inst = generate_multicluster(args.data, args.data, clusters=args.clusters, nodes=args.nodes,
                                      tasks=args.tasks, seed=s)
         out.append(int(simulate(inst, make_policy("mc-cardmix"), seed=s).placement.n_placed))
@@ -207,6 +220,7 @@ def main() -> None:
     ap.add_argument("--train-seeds", type=int, default=5)
     ap.add_argument("--train-seed-list", default=None, help="train only these seeds, e.g. 3,4")
     ap.add_argument("--train-streams", type=int, default=20)
+    ap.add_argument("--train-stream-list", default=None, help="training scenario seeds, e.g. 0-49,60-99")
     ap.add_argument("--set", action="append", default=[], help="ALGO.NAME=VALUE hyper-parameter")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--curve", default=None, help="PNG of the EADE-M training curves")
