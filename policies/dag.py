@@ -83,6 +83,18 @@ class ShortestJobFirst(StagePriority):
         return per_job[eng.stage_job[stages]]
 
 
+class SjfCriticalPath(ShortestJobFirst):
+    """Shortest job first; within the job, the stage with the longest duration path to its end first.
+
+    (SJF itself takes the job's runnable stage with the lowest id.)
+    """
+
+    name = "sjf-cp"
+
+    def choose(self, obs: DagObservation, stages: np.ndarray) -> int:  # noqa: D102
+        return int(np.lexsort((stages, -self.down[stages], self.keys(obs, stages)))[0])
+
+
 class CriticalPathFirst(StagePriority):
     """The stage with the longest duration path to the end of its job first."""
 
@@ -151,15 +163,22 @@ class RolloutExpert(StagePriority):
         half: also try launching half of SJF's tasks (off by default: on held-out Alibaba samples it
             split launches into many more decisions and was no better).
         seed: seeds the rollouts' overheads.
+        base: the rollout policy and first candidate: ``"sjf"`` or ``"sjf-cp"``
+            (:class:`SjfCriticalPath`).
+        within: also try every other allowed stage of the base policy's job.
     """
 
     name = "rollout"
 
     def __init__(self, partition: str | None = None, *, jobs: int = 2, rollouts: int = 1,
-                 horizon: int | None = 60, half: bool = False, seed: int = 0) -> None:
+                 horizon: int | None = 60, half: bool = False, seed: int = 0, base: str = "sjf",
+                 within: bool = False) -> None:
         super().__init__(partition)
         self.jobs, self.rollouts, self.horizon, self.half, self.seed = jobs, rollouts, horizon, half, seed
-        self.base = ShortestJobFirst(partition)
+        if base not in ("sjf", "sjf-cp"):
+            raise ValueError(f"unknown rollout base {base!r}; known: sjf, sjf-cp")
+        self.base = ShortestJobFirst(partition) if base == "sjf" else SjfCriticalPath(partition)
+        self.within = within
         self.stats = {"decisions": 0, "changed": 0, "rollouts": 0}
 
     def reset(self, engine: DagEngine) -> None:  # noqa: D102
@@ -186,11 +205,14 @@ class RolloutExpert(StagePriority):
             allowed = np.flatnonzero(mask[r])
             return int(allowed[np.argmin(self.type_size[allowed])])
 
-        r0 = int(rows[order[0]])
+        r0 = int(rows[self.base.choose(obs, stages)])
         q0 = smallest(r0)
         add(r0, q0)
         assert self.engine is not None
         job0 = int(self.engine.stage_job[obs.runnable[r0]])
+        if self.within:
+            for r in rows[self.engine.stage_job[stages] == job0]:
+                add(int(r), smallest(int(r)))
         seen = {job0}
         for i in order[1:]:
             if len(seen) > self.jobs:
@@ -243,7 +265,7 @@ class RolloutExpert(StagePriority):
 
 DAG_POLICIES: dict[str, type[StagePriority]] = {
     "fifo": Fifo, "sjf": ShortestJobFirst, "cpf": CriticalPathFirst, "random": RandomDag,
-    "decima-like": DecimaLike,
+    "decima-like": DecimaLike, "sjf-cp": SjfCriticalPath,
 }
 """Name -> class of the DAG baselines."""
 
@@ -262,4 +284,4 @@ def make_dag_policy(name: str, seed: int = 0) -> StagePriority:
 
 
 __all__ = ["DAG_POLICIES", "DEFAULT_DAG_POLICIES", "CriticalPathFirst", "DecimaLike", "Fifo", "RandomDag",
-           "RolloutExpert", "ShortestJobFirst", "StagePriority", "make_dag_policy"]
+           "RolloutExpert", "ShortestJobFirst", "SjfCriticalPath", "StagePriority", "make_dag_policy"]

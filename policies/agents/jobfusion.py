@@ -16,7 +16,8 @@ Node features (``Config.features``)
     the largest container type); pending, running and finished shares of the stage's tasks; total
     tasks and task duration (``log1p / 8``, clipped at 1); the job's shortest-job-first rank, whether
     it is SJF's job and SJF's stage, the log-ratio of its remaining work to SJF's job's, its share
-    of all remaining work and the stage's share of its job's; allowed; 1. DAG and global embeddings
+    of all remaining work, the stage's share of its job's and its path to the job's end over the
+    job's critical path; allowed; 1. DAG and global embeddings
     are means. Why: with the raw log-scaled counts of feature set 1 (:data:`NODE_FEATURES`; files
     written before) an agent imitating SJF on 10-job training samples (at most ~1,000 decisions,
     ~6,500 tasks) left SJF's stage in 2,791 of 4,890 decisions of a held-out sample of 80,245 tasks
@@ -72,7 +73,7 @@ from packing.dag.model import Workload
 
 NODE_FEATURES = 11
 """Node features of ``Config.features == 1`` (files from before the scale-free features)."""
-NODE_FEATURES_V2 = 15
+NODE_FEATURES_V2 = 16
 """Node features of ``Config.features == 2`` (scale-free; see :meth:`JobFusionPolicy.features`)."""
 TYPE_FEATURES = 4
 """Type features without ``Config.slack``: shape (2), free share, ``log1p(free) / 8``."""
@@ -200,6 +201,11 @@ class JobFusionPolicy:
             edges.extend((s, int(p)) for p in ps)
         self.edges = np.array(edges, dtype=np.int64).reshape(-1, 2)  # (E, 2) global child, parent
         self.edge_job = engine.stage_job[self.edges[:, 0]] if len(self.edges) else np.zeros(0, dtype=np.int64)
+        down = np.concatenate([j.downward_path for j in engine.workload.jobs]) \
+            if engine.workload.jobs else np.zeros(0)
+        job_down = np.zeros(len(engine.workload.jobs))
+        np.maximum.at(job_down, engine.stage_job, down)
+        self.path_share = down / np.maximum(job_down[engine.stage_job], 1e-9)  # (S,) in (0, 1]
         self.static = np.stack([
             engine.stage_demand[:, 0] / self.scale[0], engine.stage_demand[:, 1] / self.scale[1],
             np.log1p(engine.stage_tasks) / 8.0, np.log1p(engine.stage_duration) / 8.0], axis=1)
@@ -233,7 +239,8 @@ class JobFusionPolicy:
         ``log1p(task duration) / 8``, both clipped at 1; the job's SJF rank among the jobs with an
         allowed stage (divided by ``candidates``, clipped at 1); whether it is SJF's job; whether
         the stage is SJF's stage; ``log(job's remaining work / SJF job's) / 4`` clipped at 2; the
-        job's share of all remaining work; the stage's share of its job's; allowed; 1.
+        job's share of all remaining work; the stage's share of its job's; the stage's longest duration
+        path to the job's end over the job's longest; allowed; 1.
 
         Args:
             obs: the observation.
@@ -280,8 +287,8 @@ class JobFusionPolicy:
                 obs.finished[stages] / tot1, np.minimum(st[:, 2], 1.0), np.minimum(st[:, 3], 1.0),
                 np.minimum(rank[sj] / max(self.net.cfg.candidates, 1), 1.0), (rank[sj] == 0).astype(float),
                 is_sjf_stage, np.clip(np.log(np.maximum(jl, 1e-9) / max(best, 1e-9)) / 4.0, 0.0, 2.0),
-                jl / all_left, left[stages] / np.maximum(jl, 1e-9), runnable[stages].astype(np.float64),
-                np.ones(len(stages))])
+                jl / all_left, left[stages] / np.maximum(jl, 1e-9), self.path_share[stages],
+                runnable[stages].astype(np.float64), np.ones(len(stages))])
         x = x.astype(np.float32)
         keep = np.isin(self.edge_job, active) if len(self.edges) else np.zeros(0, dtype=bool)
         ei = local[self.edges[keep]].T if keep.any() else np.zeros((2, 0), dtype=np.int64)

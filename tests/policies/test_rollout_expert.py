@@ -87,3 +87,35 @@ def test_expert_seeded_and_valid() -> None:
         res, _ = run_dag(DagEngine(w, cl, seed=2), ex)  # the engine rejects any action the mask forbids
         out.append((res.finish.tolist(), dict(ex.stats)))
     assert out[0] == out[1] and out[0][1]["rollouts"] > 0
+
+
+def fork_job() -> Workload:
+    """One job, two root stages: s0 (1 x 1 s, no child) and s1 (1 x 1 s) -> s2 (1 x 10 s); one slot.
+
+    SJF takes the lowest stage id (s0) first; SJF-CP the longest path to the job's end (s1: 11 s).
+    """
+    j = Job("F", 0.0, (Stage("J1", 1, (1.0, 1.0), 1.0), Stage("J2", 1, (1.0, 1.0), 1.0),
+                       Stage("J3_2", 1, (1.0, 1.0), 10.0, (1,))))
+    return make_workload("fork", [j], "test")
+
+
+def test_sjf_cp_takes_the_critical_stage_and_the_expert_tries_it() -> None:
+    from policies.dag import SjfCriticalPath
+
+    one = Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([1]))
+    eng = DagEngine(fork_job(), one, overheads=NO_OVERHEADS)
+    eng.reset()
+    obs, mask = eng.observation(), eng.mask()
+    picks = []
+    for pol in (ShortestJobFirst(), SjfCriticalPath()):
+        pol.reset(eng)
+        picks.append(pol.act(obs, mask).stage)
+    assert picks == [0, 1]
+    plain, within = RolloutExpert(horizon=None), RolloutExpert(horizon=None, within=True)
+    for ex in (plain, within):
+        ex.reset(eng)
+    assert [a.stage for a in plain.candidates(obs, mask)] == [0]
+    assert [a.stage for a in within.candidates(obs, mask)] == [0, 1]
+    cp = RolloutExpert(horizon=None, base="sjf-cp")
+    cp.reset(eng)
+    assert cp.candidates(obs, mask)[0].stage == 1

@@ -127,8 +127,8 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
     """
     check_output(plot, "--plot", PLOT_SUFFIXES)
     check_output(out, "--out", (".pt",))
-    if imitate is not None and imitate not in ("fifo", "sjf", "cpf"):
-        raise input_error("--imitate", imitate, "expected fifo, sjf or cpf")
+    if imitate is not None and imitate not in ("fifo", "sjf", "sjf-cp", "cpf"):
+        raise input_error("--imitate", imitate, "expected fifo, sjf, sjf-cp or cpf")
     if imitate is not None and resume:
         raise input_error("--imitate", imitate, "a resumed run already has its warm start; drop --imitate")
     if expert is not None and resume:
