@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import os
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,17 @@ def save_agent(kind: str, data: dict[str, Any], path: str | Path) -> None:
             os.unlink(tmp)
 
 
+def _load_reason(e: Exception) -> str:
+    """A short reason for a failed weights-only load, without torch's advice to load unsafely."""
+    text = str(e).strip()
+    if "WeightsUnpickler error:" in text:
+        detail = " ".join(text.split("WeightsUnpickler error:", 1)[1].split("Check the docu")[0].split())
+        return (f"not a weights-only torch file: {detail[:160]}; vbp never runs code from a model "
+                "file")
+    first = text.splitlines()[0] if text else type(e).__name__
+    return first[:200]
+
+
 def read_agent_file(path: str | Path) -> dict[str, Any]:
     """The dict of an agent file, read with ``torch.load(weights_only=True)``.
 
@@ -70,10 +82,11 @@ def read_agent_file(path: str | Path) -> dict[str, Any]:
         raise input_error(str(path), "", "learned agents need torch (pip install 'vbp[rl]')"
                          ) from None
     try:
-        data = torch.load(str(path), weights_only=True, map_location="cpu")
+        with warnings.catch_warnings():  # torch warns about the pickle protocol of foreign files
+            warnings.simplefilter("ignore", UserWarning)
+            data = torch.load(str(path), weights_only=True, map_location="cpu")
     except Exception as e:  # noqa: BLE001 - any failure means: not a model file we can trust
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise input_error(str(path), "", f"not a vbp agent file ({first[:200]})") from None
+        raise input_error(str(path), "", f"not a vbp agent file ({_load_reason(e)})") from None
     if not isinstance(data, dict):
         raise input_error(str(path), "", "not a vbp agent file (no dict at the top)")
     kind = data.get("kind")
