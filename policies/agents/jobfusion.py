@@ -15,7 +15,7 @@ Node features (``Config.features``)
     2 (default, :data:`NODE_FEATURES_V2`, scale-free): CPU and memory demand of a task (divided by
     the largest container type); pending, running and finished shares of the stage's tasks; total
     tasks and task duration (``log1p / 8``, clipped at 1); the job's shortest-job-first rank, whether
-    it is SJF's job and SJF's stage, the log-ratio of its remaining work to SJF's job's, its share
+    it is SJF's job, SJF's stage and SJF-CP's stage (heuristic hints), the log-ratio of its remaining work to SJF's job's, its share
     of all remaining work, the stage's share of its job's and its path to the job's end over the
     job's critical path; allowed; 1. DAG and global embeddings
     are means. Why: with the raw log-scaled counts of feature set 1 (:data:`NODE_FEATURES`; files
@@ -73,7 +73,7 @@ from packing.dag.model import Workload
 
 NODE_FEATURES = 11
 """Node features of ``Config.features == 1`` (files from before the scale-free features)."""
-NODE_FEATURES_V2 = 16
+NODE_FEATURES_V2 = 17
 """Node features of ``Config.features == 2`` (scale-free; see :meth:`JobFusionPolicy.features`)."""
 TYPE_FEATURES = 4
 """Type features without ``Config.slack``: shape (2), free share, ``log1p(free) / 8``."""
@@ -238,7 +238,8 @@ class JobFusionPolicy:
         pending, running and finished shares of the stage's tasks; ``log1p(total tasks) / 8`` and
         ``log1p(task duration) / 8``, both clipped at 1; the job's SJF rank among the jobs with an
         allowed stage (divided by ``candidates``, clipped at 1); whether it is SJF's job; whether
-        the stage is SJF's stage; ``log(job's remaining work / SJF job's) / 4`` clipped at 2; the
+        the stage is SJF's stage and whether it is SJF-CP's (:class:`policies.dag.SjfCriticalPath`);
+        ``log(job's remaining work / SJF job's) / 4`` clipped at 2; the
         job's share of all remaining work; the stage's share of its job's; the stage's longest duration
         path to the job's end over the job's longest; allowed; 1.
 
@@ -277,16 +278,18 @@ class JobFusionPolicy:
             best = job_left[eng.stage_job[allowed[rank[eng.stage_job[allowed]] == 0]]].min() \
                 if len(allowed) else 1.0
             is_sjf_stage = np.zeros(len(stages))
+            is_cp_stage = np.zeros(len(stages))
             if len(allowed):
-                first = allowed[rank[eng.stage_job[allowed]] == 0].min()
-                is_sjf_stage[local[first]] = 1.0
+                mine = np.sort(allowed[rank[eng.stage_job[allowed]] == 0])
+                is_sjf_stage[local[mine.min()]] = 1.0
+                is_cp_stage[local[mine[np.argmax(self.path_share[mine])]]] = 1.0  # SJF-CP's stage
             jl = job_left[sj]
             all_left = max(float(job_left[active].sum()), 1e-9)
             x = np.column_stack([
                 st[:, 0], st[:, 1], obs.pending[stages] / tot1, obs.running[stages] / tot1,
                 obs.finished[stages] / tot1, np.minimum(st[:, 2], 1.0), np.minimum(st[:, 3], 1.0),
                 np.minimum(rank[sj] / max(self.net.cfg.candidates, 1), 1.0), (rank[sj] == 0).astype(float),
-                is_sjf_stage, np.clip(np.log(np.maximum(jl, 1e-9) / max(best, 1e-9)) / 4.0, 0.0, 2.0),
+                is_sjf_stage, is_cp_stage, np.clip(np.log(np.maximum(jl, 1e-9) / max(best, 1e-9)) / 4.0, 0.0, 2.0),
                 jl / all_left, left[stages] / np.maximum(jl, 1e-9), self.path_share[stages],
                 runnable[stages].astype(np.float64), np.ones(len(stages))])
         x = x.astype(np.float32)

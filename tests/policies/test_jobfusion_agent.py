@@ -390,3 +390,17 @@ def test_build_envs_adds_the_longest_draws() -> None:
 
     draws = [work(sample_jobs(w, 3, 10**6 + i, 5.0)) for i in range(10)]
     assert work(envs[2].workload) == max(draws)
+
+
+def test_hint_features_mark_sjf_and_sjf_cp_stages() -> None:
+    # one job, two roots: s0 (no child) and s1 -> s2 (10 s); SJF's stage is s0, SJF-CP's is s1
+    j = Job("F", 0.0, (Stage("J1", 1, (1.0, 1.0), 1.0), Stage("J2", 1, (1.0, 1.0), 1.0),
+                       Stage("J3_2", 1, (1.0, 1.0), 10.0, (1,))))
+    eng = DagEngine(make_workload("fork", [j], "test"), Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([1])),
+                    overheads=NO_OVERHEADS)
+    eng.reset()
+    pol = jf.JobFusionPolicy(jf.JobFusionNet(jf.Config(dim=8)))
+    pol.reset(eng)
+    x = pol.features(eng.observation())[1]
+    assert x[:, 9].tolist() == [1, 0, 0] and x[:, 10].tolist() == [0, 1, 0]
+    np.testing.assert_allclose(x[:, 14], [1 / 11, 1.0, 10 / 11], rtol=1e-6)  # path over the job's longest
