@@ -15,9 +15,9 @@ Node features (``Config.features``)
     2 (default, :data:`NODE_FEATURES_V2`, scale-free): CPU and memory demand of a task (divided by
     the largest container type); pending, running and finished shares of the stage's tasks; total
     tasks and task duration (``log1p / 8``, clipped at 1); the job's shortest-job-first rank, whether
-    it is SJF's job, SJF's stage and SJF-CP's stage (heuristic hints), the log-ratio of its remaining work to SJF's job's, its share
-    of all remaining work, the stage's share of its job's and its path to the job's end over the
-    job's critical path; allowed; 1. DAG and global embeddings
+    it is SJF's job, SJF's stage and SJF-CP's stage (heuristic hints), the log-ratio of its remaining
+    work to SJF's job's, its share of all remaining work, the stage's share of its job's and its path
+    to the job's end over the job's critical path; allowed; 1. DAG and global embeddings
     are means. Why: with the raw log-scaled counts of feature set 1 (:data:`NODE_FEATURES`; files
     written before) an agent imitating SJF on 10-job training samples (at most ~1,000 decisions,
     ~6,500 tasks) left SJF's stage in 2,791 of 4,890 decisions of a held-out sample of 80,245 tasks
@@ -289,7 +289,8 @@ class JobFusionPolicy:
                 st[:, 0], st[:, 1], obs.pending[stages] / tot1, obs.running[stages] / tot1,
                 obs.finished[stages] / tot1, np.minimum(st[:, 2], 1.0), np.minimum(st[:, 3], 1.0),
                 np.minimum(rank[sj] / max(self.net.cfg.candidates, 1), 1.0), (rank[sj] == 0).astype(float),
-                is_sjf_stage, is_cp_stage, np.clip(np.log(np.maximum(jl, 1e-9) / max(best, 1e-9)) / 4.0, 0.0, 2.0),
+                is_sjf_stage, is_cp_stage,
+                np.clip(np.log(np.maximum(jl, 1e-9) / max(best, 1e-9)) / 4.0, 0.0, 2.0),
                 jl / all_left, left[stages] / np.maximum(jl, 1e-9), self.path_share[stages],
                 runnable[stages].astype(np.float64), np.ones(len(stages))])
         x = x.astype(np.float32)

@@ -396,8 +396,8 @@ def test_hint_features_mark_sjf_and_sjf_cp_stages() -> None:
     # one job, two roots: s0 (no child) and s1 -> s2 (10 s); SJF's stage is s0, SJF-CP's is s1
     j = Job("F", 0.0, (Stage("J1", 1, (1.0, 1.0), 1.0), Stage("J2", 1, (1.0, 1.0), 1.0),
                        Stage("J3_2", 1, (1.0, 1.0), 10.0, (1,))))
-    eng = DagEngine(make_workload("fork", [j], "test"), Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([1])),
-                    overheads=NO_OVERHEADS)
+    one = Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([1]))
+    eng = DagEngine(make_workload("fork", [j], "test"), one, overheads=NO_OVERHEADS)
     eng.reset()
     pol = jf.JobFusionPolicy(jf.JobFusionNet(jf.Config(dim=8)))
     pol.reset(eng)
