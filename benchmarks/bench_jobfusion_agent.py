@@ -148,7 +148,7 @@ def main() -> None:
         sample = sample_jobs(held_pool, a.jobs, s, a.interarrival)
         one = ShortestJobFirst("single")
         one.name = "sjf-1type"  # SJF on the Decima-like agent's cluster (one container type)
-        heur = [make_dag_policy(n, s) for n in ("sjf", "fifo", "cpf", "decima-like")]
+        heur = [make_dag_policy(n, s) for n in ("sjf", "sjf-cp", "fifo", "cpf", "decima-like")]
         pols = [agents["jobfusion-gcn"], agents["decima-gcn"], *heur, one]
         if a.expert_row:
             pols.append(RolloutExpert(horizon=a.expert_row_horizon or None, seed=s))
