@@ -404,3 +404,19 @@ def test_hint_features_mark_sjf_and_sjf_cp_stages() -> None:
     x = pol.features(eng.observation())[1]
     assert x[:, 9].tolist() == [1, 0, 0] and x[:, 10].tolist() == [0, 1, 0]
     np.testing.assert_allclose(x[:, 14], [1 / 11, 1.0, 10 / 11], rtol=1e-6)  # path over the job's longest
+
+
+def test_cli_candidates_long_samples_and_max_labels(tmp_path: Path) -> None:
+    from policies.agents.files import read_agent_file
+    from vbp.cli.train_jobfusion import train_jobfusion
+
+    model = tmp_path / "jf.pt"
+    args = [FIXTURE, "--out", str(model), "--episodes", "2", "--batch", "2", "--jobs", "3", "--samples", "1",
+            "--hosts", "32c64g:1", "--dim", "8", "--quiet", "--imitate", "sjf-cp", "--imitate-epochs", "1",
+            "--candidates", "2", "--long-samples", "1", "--max-labels", "5"]
+    r = CliRunner().invoke(train_jobfusion, args)
+    assert r.exit_code == 0, r.output
+    data = read_agent_file(model)
+    assert data["config"]["candidates"] == 2 and data["config"]["features"] == 2
+    assert data["info"]["long_samples"] == 1 and data["info"]["max_labels"] == 5
+    assert load_agent(model).net.cfg.candidates == 2  # type: ignore[attr-defined]
