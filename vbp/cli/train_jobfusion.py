@@ -85,8 +85,8 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
 @click.option("--lr", type=FiniteFloat(0.0, min_open=True), default=3e-3, show_default=True,
               help="Adam learning rate.")
 @click.option("--imitate", default=None, metavar="POLICY",
-              help="Warm start: first fit the heads to this DAG policy's decisions (fifo, sjf, cpf) by "
-                   "behaviour cloning, then REINFORCE.")
+              help="Warm start: first fit the heads to this DAG policy's decisions (fifo, sjf, sjf-cp, "
+                   "cpf) by behaviour cloning, then REINFORCE.")
 @click.option("--imitate-epochs", type=click.IntRange(1, 10_000), default=10, show_default=True,
               help="Passes over the training samples for --imitate.")
 @click.option("--dagger", type=FiniteFloat(0.0, 1.0), default=0.0, show_default=True,
