@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from packing.dag.loader import load_dag_folder
-from policies.dag import RolloutExpert, ShortestJobFirst, make_dag_policy
+from policies.dag import RolloutExpert, ShortestJobFirst, SjfCriticalPath, make_dag_policy
 from vbp.cli.train_jobfusion import build_envs
 from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs, tune_large_share
 
@@ -149,7 +149,9 @@ def main() -> None:
         one = ShortestJobFirst("single")
         one.name = "sjf-1type"  # SJF on the Decima-like agent's cluster (one container type)
         heur = [make_dag_policy(n, s) for n in ("sjf", "sjf-cp", "fifo", "cpf", "decima-like")]
-        pols = [agents["jobfusion-gcn"], agents["decima-gcn"], *heur, one]
+        one_cp = SjfCriticalPath("single")
+        one_cp.name = "sjf-cp-1type"
+        pols = [agents["jobfusion-gcn"], agents["decima-gcn"], *heur, one, one_cp]
         if a.expert_row:
             pols.append(RolloutExpert(horizon=a.expert_row_horizon or None, seed=s))
         res = compare_dag(sample, pols, q=a.q, hosts=hosts, seed=s, carving=a.carving, large_share=share)
