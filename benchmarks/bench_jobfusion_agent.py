@@ -9,6 +9,8 @@ held-out pool (other seeds, other jobs): mean JCT, gap to the critical-path boun
     python benchmarks/bench_jobfusion_agent.py DATA --episodes 80 --jobs 10  # DATA: the batch-dag folder
     python benchmarks/bench_jobfusion_agent.py DATA --jobs 10 --seeds 10 --imitate sjf \
         --episodes 120 --lr 1e-3   # warm start by imitating SJF, then REINFORCE
+    python benchmarks/bench_jobfusion_agent.py DATA --jobs 10 --seeds 10 --imitate sjf-cp \
+        --imitate-epochs 20 --episodes 0 --large-share 0.6 --seed S  # README table, S = 0, 1, 2
     python benchmarks/bench_jobfusion_agent.py DATA --jobs 10 --seeds 10 --models bench-jobfusion  # eval only
 
 The Q types are carved ``--carving nested`` by default with ``--large-share auto``: the share of the
