@@ -413,9 +413,12 @@ def test_cli_candidates_long_samples_and_max_labels(tmp_path: Path) -> None:
     model = tmp_path / "jf.pt"
     args = [FIXTURE, "--out", str(model), "--episodes", "2", "--batch", "2", "--jobs", "3", "--samples", "1",
             "--hosts", "32c64g:1", "--dim", "8", "--quiet", "--imitate", "sjf-cp", "--imitate-epochs", "1",
-            "--candidates", "2", "--long-samples", "1", "--max-labels", "5"]
+            "--candidates", "2", "--long-samples", "1", "--max-labels", "5", "--episodes", "0"]
     r = CliRunner().invoke(train_jobfusion, args)
     assert r.exit_code == 0, r.output
+    assert "no REINFORCE iterations" in r.output
+    r = CliRunner().invoke(train_jobfusion, [*args[:3], "--episodes", "0"])
+    assert r.exit_code != 0 and "nothing to train" in str(r.exception)
     data = read_agent_file(model)
     assert data["config"]["candidates"] == 2 and data["config"]["features"] == 2
     assert data["info"]["long_samples"] == 1 and data["info"]["max_labels"] == 5

@@ -61,8 +61,9 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
 @click.argument("data", metavar="DATA")
 @click.option("--out", "out", type=click.Path(dir_okay=False), required=True, help="Model file (.pt).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of samples, network and actions.")
-@click.option("--episodes", type=click.IntRange(1, 1_000_000), default=120, show_default=True,
-              help="Training episodes in all (iterations = episodes / batch).")
+@click.option("--episodes", type=click.IntRange(0, 1_000_000), default=120, show_default=True,
+              help="REINFORCE episodes in all (iterations = episodes / batch; 0 with --imitate or --expert: "
+                   "no REINFORCE).")
 @click.option("--jobs", "n_jobs", type=click.IntRange(1, 10_000), default=10, show_default=True,
               help="Jobs per training sample.")
 @click.option("--samples", type=click.IntRange(1, 1000), default=8, show_default=True,
@@ -165,7 +166,9 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
     envs = build_envs(w, n_envs=samples, jobs=n_jobs, seed=seed, partition_method=method, q=q,
                       hosts=host_list, interarrival=interarrival, carving=carving, large_share=share,
                       long_samples=long_samples)
-    iterations = max(1, episodes // batch)
+    if episodes == 0 and imitate is None and expert is None and not resume:
+        raise input_error("--episodes", "0", "nothing to train: give --imitate/--expert or episodes > 0")
+    iterations = episodes // batch if imitate is not None or expert is not None else max(1, episodes // batch)
     net = state = optim = None
     if resume:
         if not Path(out).exists():
@@ -211,8 +214,11 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
     if expert_nll:
         click.echo(f"distilled the {expert} expert: negative log-likelihood per decision "
                    f"{expert_nll[0]:.3f} -> {expert_nll[-1]:.3f}")
-    click.echo(f"trained {state.iteration} iterations ({state.iteration * batch} episodes) in "
-               f"{state.seconds:.0f} s; sampled mean JCT {first:.1f} s -> {last:.1f} s; saved {out}")
+    if state.curve:
+        click.echo(f"trained {state.iteration} iterations ({state.iteration * batch} episodes) in "
+                   f"{state.seconds:.0f} s; sampled mean JCT {first:.1f} s -> {last:.1f} s; saved {out}")
+    else:
+        click.echo(f"no REINFORCE iterations; saved {out}")
 
 
 __all__ = ["build_envs", "is_dag_folder", "train_jobfusion"]
