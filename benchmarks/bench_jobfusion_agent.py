@@ -73,6 +73,14 @@ def main() -> None:
     ap.add_argument("--expert-horizon", type=int, default=40,
                     help="SJF decisions per rollout (0: to the end).")
     ap.add_argument("--expert-rollouts", type=int, default=1, help="Rollouts per candidate (averaged).")
+    ap.add_argument("--expert-base", choices=["sjf", "sjf-cp"], default="sjf",
+                    help="Rollout policy and first candidate of the expert.")
+    ap.add_argument("--expert-within", action="store_true",
+                    help="The expert also tries the other stages of the base policy's job.")
+    ap.add_argument("--validation", type=int, default=0,
+                    help="Score on this many VALIDATION samples of the training pool (seeds 7000+) instead "
+                         "of the held-out ones (choose configurations here, not on the held-out samples).")
+    ap.add_argument("--no-decima", action="store_true", help="Train and score the JobFusion agent only.")
     ap.add_argument("--expert-row", action="store_true",
                     help="Also run the rollout expert on the held-out samples.")
     ap.add_argument("--expert-row-horizon", type=int, default=40,
@@ -114,7 +122,9 @@ def main() -> None:
              if tuning else ""))
     agents = {}
     timing = {}
-    for method, label in (("constrained", "jobfusion-gcn"), ("single", "decima-gcn")):
+    methods = (("constrained", "jobfusion-gcn"),) if a.no_decima else (("constrained", "jobfusion-gcn"),
+                                                                        ("single", "decima-gcn"))
+    for method, label in methods:
         if a.models:
             net, st, _ = jf.load_checkpoint(Path(a.models) / f"{label}.pt")
             timing[label] = st.seconds
@@ -135,9 +145,11 @@ def main() -> None:
             print(f"{label}: imitating {a.imitate}, NLL per decision {nll[0]:.3f} -> {nll[-1]:.3f}")
         if a.expert and method == "constrained":
             ex = RolloutExpert(method, horizon=a.expert_horizon or None, rollouts=a.expert_rollouts,
-                               seed=a.seed)
+                               seed=a.seed, base=a.expert_base, within=a.expert_within)
+            ex_driver = None if a.max_labels is None else (
+                SjfCriticalPath(method) if a.expert_base == "sjf-cp" else ShortestJobFirst(method))
             nll = jf.imitate(envs, ex, a.expert_epochs, net=net, seed=a.seed + 1, lr=1e-3, progress=True,
-                             dagger=a.expert_dagger, max_labels=a.max_labels, driver=driver)
+                             dagger=a.expert_dagger, max_labels=a.max_labels, driver=ex_driver)
             print(f"{label}: distilling the rollout expert ({ex.stats}), NLL {nll[0]:.3f} -> {nll[-1]:.3f}")
         net, st, opt = jf.train(envs, max(a.episodes // a.batch, 0), seed=a.seed, net=net, progress=True)
         timing[label] = time.perf_counter() - t
@@ -146,16 +158,18 @@ def main() -> None:
         agents[label] = jf.JobFusionPolicy(net, label)
     rows: dict[str, list[dict]] = {}
     bounds = []
-    for s in range(a.seeds):
-        sample = sample_jobs(held_pool, a.jobs, s, a.interarrival)
+    eval_pool, first = (train_pool, 7000) if a.validation else (held_pool, 0)
+    for s in range(first, first + (a.validation or a.seeds)):
+        sample = sample_jobs(eval_pool, a.jobs, s, a.interarrival)
         one = ShortestJobFirst("single")
         one.name = "sjf-1type"  # SJF on the Decima-like agent's cluster (one container type)
         heur = [make_dag_policy(n, s) for n in ("sjf", "sjf-cp", "fifo", "cpf", "decima-like")]
         one_cp = SjfCriticalPath("single")
         one_cp.name = "sjf-cp-1type"
-        pols = [agents["jobfusion-gcn"], agents["decima-gcn"], *heur, one, one_cp]
+        pols = [*agents.values(), *heur, one, one_cp]
         if a.expert_row:
-            pols.append(RolloutExpert(horizon=a.expert_row_horizon or None, seed=s))
+            pols.append(RolloutExpert(horizon=a.expert_row_horizon or None, seed=s, base=a.expert_base,
+                                  within=a.expert_within))
         res = compare_dag(sample, pols, q=a.q, hosts=hosts, seed=s, carving=a.carving, large_share=share)
         bounds.append(res["bounds"]["critical_path_mean_jct"])
         for p in res["policies"]:
@@ -165,7 +179,8 @@ def main() -> None:
         "imitate": a.imitate, "imitate_epochs": a.imitate_epochs, "dagger": a.dagger, "expert": a.expert,
         "expert_epochs": a.expert_epochs, "expert_dagger": a.expert_dagger,
         "expert_horizon": a.expert_horizon, "expert_rollouts": a.expert_rollouts,
-        "expert_row_horizon": a.expert_row_horizon,
+        "expert_row_horizon": a.expert_row_horizon, "expert_base": a.expert_base,
+        "expert_within": a.expert_within, "validation": a.validation,
         "candidates": a.candidates, "long_samples": a.long_samples, "max_labels": a.max_labels,
         "train_seconds": timing, "per_seed_bound": [round(b, 1) for b in bounds],
         "episodes": a.episodes, "jobs": a.jobs, "samples": a.samples,
@@ -179,8 +194,9 @@ def main() -> None:
         print(json.dumps(summary, indent=2))
         return
     how = f"models from {a.models}" if a.models else f"trained {a.episodes} episodes each"
-    print(f"held-out: {a.seeds} samples of {a.jobs} jobs on {a.hosts}; {how} "
-          f"(training jobfusion {timing['jobfusion-gcn']:.0f} s, decima {timing['decima-gcn']:.0f} s)")
+    where = f"validation (training pool, seeds 7000+): {a.validation}" if a.validation else f"held-out: {a.seeds}"
+    print(f"{where} samples of {a.jobs} jobs on {a.hosts}; {how} (training "
+          + ", ".join(f"{k} {v:.0f} s" for k, v in timing.items()) + ")")
     print(f"critical-path bound (mean JCT): {summary['critical_path_mean_jct']:.1f} s")
     print(f"{'policy':<14} {'mean JCT':>9} {'gap':>8} {'ms/dec':>7}  per seed")
     for n, r in summary["policies"].items():

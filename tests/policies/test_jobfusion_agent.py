@@ -288,6 +288,25 @@ def test_cli_expert_rollout_distils(tmp_path: Path) -> None:
     assert r.exit_code != 0 and "drop --expert" in str(r.exception)  # vbp main turns it into exit 2
 
 
+def test_cli_expert_base_and_within(tmp_path: Path) -> None:
+    from policies.agents.files import read_agent_file
+    from vbp.cli.train_jobfusion import train_jobfusion
+
+    model = tmp_path / "jf.pt"
+    args = [FIXTURE, "--out", str(model), "--episodes", "0", "--jobs", "3", "--samples", "1",
+            "--hosts", "32c64g:1", "--dim", "8", "--quiet", "--imitate", "sjf-cp", "--imitate-epochs", "1",
+            "--expert", "rollout", "--expert-epochs", "1", "--expert-horizon", "0", "--expert-base", "sjf-cp",
+            "--expert-within", "--max-labels", "5"]
+    r = CliRunner().invoke(train_jobfusion, args)
+    assert r.exit_code == 0, r.output
+    info = read_agent_file(model)["info"]
+    assert info["expert_base"] == "sjf-cp" and info["expert_within"] is True and info["max_labels"] == 5
+    r = CliRunner().invoke(train_jobfusion, [*args[:3], "--episodes", "2", "--expert-base", "sjf-cp"])
+    assert r.exit_code != 0 and "only with --expert" in str(r.exception)
+    r = CliRunner().invoke(train_jobfusion, [*args[:3], "--expert", "rollout", "--expert-base", "lifo"])
+    assert r.exit_code == 2  # click rejects an unknown base
+
+
 def test_candidate_stages_keep_an_untrained_agent_next_to_sjf() -> None:
     # Whatever the (random) weights, candidates=1 leaves only SJF's job to the stage head, and with
     # candidates=2 every stage the agent runs belongs to one of SJF's two shortest jobs.

@@ -102,6 +102,10 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
               help="SJF decisions per rollout of --expert (0: to the end of the jobs in the system).")
 @click.option("--expert-rollouts", type=click.IntRange(1, 100), default=1, show_default=True,
               help="SJF rollouts per candidate of --expert (averaged over overhead draws).")
+@click.option("--expert-base", type=click.Choice(["sjf", "sjf-cp"]), default="sjf", show_default=True,
+              help="--expert: the rollout policy and first candidate of the rollout expert.")
+@click.option("--expert-within", is_flag=True,
+              help="--expert: also try every other runnable stage of the base policy's job.")
 @click.option("--candidates", type=click.IntRange(0, 10_000), default=3, show_default=True,
               help="Stage head over the runnable stages of this many jobs with the least remaining work "
                    "(SJF's among them; 0: every runnable stage, as in the paper).")
@@ -110,7 +114,7 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
                    "10x as many seeded draws), so the agent sees job sets with thousands of decisions.")
 @click.option("--max-labels", type=click.IntRange(1, 10_000_000), default=None,
               help="--imitate/--expert: label about this many decisions per episode at most (long "
-                   "samples); the others are SJF's.")
+                   "samples); the others are SJF's (--expert: the --expert-base policy's).")
 @click.option("--resume", is_flag=True, help="Continue the run saved in --out.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Training curve plot.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -118,7 +122,8 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
                     q: int, single: bool, hosts: str, interarrival: float, carving: str, large_share: str,
                     dim: int, lr: float,
                     imitate: str | None, imitate_epochs: int, dagger: float, expert: str | None,
-                    expert_epochs: int, expert_horizon: int, expert_rollouts: int, candidates: int,
+                    expert_epochs: int, expert_horizon: int, expert_rollouts: int, expert_base: str,
+                    expert_within: bool, candidates: int,
                     long_samples: int, max_labels: int | None, resume: bool,
                     plot: str | None, quiet: bool) -> None:
     """Train the JobFusion GCN agent on seeded samples of DATA's DAG jobs (a batch_task folder).
@@ -132,6 +137,8 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
         raise input_error("--imitate", imitate, "expected fifo, sjf, sjf-cp or cpf")
     if imitate is not None and resume:
         raise input_error("--imitate", imitate, "a resumed run already has its warm start; drop --imitate")
+    if expert is None and (expert_base != "sjf" or expert_within):
+        raise input_error("--expert-base/--expert-within", expert_base, "only with --expert rollout")
     if expert is not None and resume:
         raise input_error("--expert", expert, "a resumed run already has its warm start; drop --expert")
     try:
@@ -187,14 +194,15 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
                          progress=not quiet, dagger=dagger, max_labels=max_labels, driver=driver)
     expert_nll: list[float] = []
     if expert is not None:
-        from policies.dag import RolloutExpert
+        from policies.dag import RolloutExpert, SjfCriticalPath
 
+        base_cls = SjfCriticalPath if expert_base == "sjf-cp" else ShortestJobFirst
         net = jf.new_net(cfg, seed) if net is None else net
         teacher = RolloutExpert(method, horizon=expert_horizon or None, rollouts=expert_rollouts,
-                                seed=seed)
+                                seed=seed, base=expert_base, within=expert_within)
         expert_nll = jf.imitate(envs, teacher, expert_epochs, net=net, seed=seed + 1, lr=1e-3,
                                 progress=not quiet, dagger=max(dagger, 0.5), max_labels=max_labels,
-                                driver=driver)
+                                driver=None if max_labels is None else base_cls(method))
     net, state, opt_state = jf.train(envs, iterations, cfg=cfg, seed=seed, net=net, optim_state=optim,
                                      state=state, checkpoint=Path(out), progress=not quiet)
     jf.save_checkpoint(out, net, state, opt_state, name="decima-gcn" if single else "jobfusion", seed=seed,
@@ -204,7 +212,8 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
                            "dagger": dagger}
                           if imitate else {}),
                        **({"expert": expert, "expert_epochs": expert_epochs, "expert_horizon": expert_horizon,
-                           "expert_rollouts": expert_rollouts, "expert_nll": expert_nll} if expert else {}))
+                           "expert_rollouts": expert_rollouts, "expert_base": expert_base,
+                           "expert_within": expert_within, "expert_nll": expert_nll} if expert else {}))
     if plot:
         jf.plot_curve(state, plot, "Decima-like agent training" if single else "JobFusion agent training")
     k = max(1, len(state.curve) // 10)
