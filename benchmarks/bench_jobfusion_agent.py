@@ -194,7 +194,8 @@ def main() -> None:
         print(json.dumps(summary, indent=2))
         return
     how = f"models from {a.models}" if a.models else f"trained {a.episodes} episodes each"
-    where = f"validation (training pool, seeds 7000+): {a.validation}" if a.validation else f"held-out: {a.seeds}"
+    where = (f"validation (training pool, seeds 7000+): {a.validation}" if a.validation
+             else f"held-out: {a.seeds}")
     print(f"{where} samples of {a.jobs} jobs on {a.hosts}; {how} (training "
           + ", ".join(f"{k} {v:.0f} s" for k, v in timing.items()) + ")")
     print(f"critical-path bound (mean JCT): {summary['critical_path_mean_jct']:.1f} s")
