@@ -77,6 +77,14 @@ def main() -> None:
                     help="Rollout policy and first candidate of the expert.")
     ap.add_argument("--expert-within", action="store_true",
                     help="The expert also tries the other stages of the base policy's job.")
+    ap.add_argument("--expert-max-labels", type=int, default=None,
+                    help="--expert only: label about this many decisions per episode (others: the base "
+                         "policy's or, with --expert-dagger, the agent's); the imitation keeps every label.")
+    ap.add_argument("--expert-passes", type=int, default=0,
+                    help="--expert with dataset aggregation (jobfusion.distil): --expert-epochs labelling "
+                         "rounds, each followed by this many passes over every label so far (0: one Adam "
+                         "step per episode, jobfusion.imitate).")
+    ap.add_argument("--expert-lr", type=float, default=1e-3)
     ap.add_argument("--validation", type=int, default=0,
                     help="Score on this many VALIDATION samples of the training pool (seeds 7000+) instead "
                          "of the held-out ones (choose configurations here, not on the held-out samples).")
@@ -146,10 +154,17 @@ def main() -> None:
         if a.expert and method == "constrained":
             ex = RolloutExpert(method, horizon=a.expert_horizon or None, rollouts=a.expert_rollouts,
                                seed=a.seed, base=a.expert_base, within=a.expert_within)
-            ex_driver = None if a.max_labels is None else (
+            ex_labels = a.expert_max_labels if a.expert_max_labels is not None else a.max_labels
+            ex_driver = None if ex_labels is None else (
                 SjfCriticalPath(method) if a.expert_base == "sjf-cp" else ShortestJobFirst(method))
-            nll = jf.imitate(envs, ex, a.expert_epochs, net=net, seed=a.seed + 1, lr=1e-3, progress=True,
-                             dagger=a.expert_dagger, max_labels=a.max_labels, driver=ex_driver)
+            if a.expert_passes > 0:
+                nll = jf.distil(envs, ex, a.expert_epochs, net=net, seed=a.seed + 1, lr=a.expert_lr,
+                                progress=True, dagger=a.expert_dagger, max_labels=ex_labels, driver=ex_driver,
+                                passes=a.expert_passes)
+            else:
+                nll = jf.imitate(envs, ex, a.expert_epochs, net=net, seed=a.seed + 1, lr=a.expert_lr,
+                                 progress=True, dagger=a.expert_dagger, max_labels=ex_labels,
+                                 driver=ex_driver)
             print(f"{label}: distilling the rollout expert ({ex.stats}), NLL {nll[0]:.3f} -> {nll[-1]:.3f}")
         net, st, opt = jf.train(envs, max(a.episodes // a.batch, 0), seed=a.seed, net=net, progress=True)
         timing[label] = time.perf_counter() - t
@@ -181,6 +196,8 @@ def main() -> None:
         "expert_horizon": a.expert_horizon, "expert_rollouts": a.expert_rollouts,
         "expert_row_horizon": a.expert_row_horizon, "expert_base": a.expert_base,
         "expert_within": a.expert_within, "validation": a.validation,
+        "expert_max_labels": a.expert_max_labels, "expert_passes": a.expert_passes,
+        "expert_lr": a.expert_lr,
         "candidates": a.candidates, "long_samples": a.long_samples, "max_labels": a.max_labels,
         "train_seconds": timing, "per_seed_bound": [round(b, 1) for b in bounds],
         "episodes": a.episodes, "jobs": a.jobs, "samples": a.samples,

@@ -619,6 +619,96 @@ def imitate(envs: Sequence[Env], teacher: Any, epochs: int, *, net: JobFusionNet
     return losses
 
 
+def distil(envs: Sequence[Env], teacher: Any, rounds: int, *, net: JobFusionNet, seed: int = 0,
+           lr: float = 1e-3, dagger: float = 0.5, max_labels: int | None = None, driver: Any = None,
+           passes: int = 4, batch: int = 64, progress: bool = False) -> list[float]:
+    """DAgger with dataset aggregation: label states with a (slow) teacher, fit the net on all labels so far.
+
+    Each round runs one episode per environment (seeded order and engine seeds). A decision is
+    labelled by ``teacher`` with probability ``max_labels / decisions`` (1 without ``max_labels``;
+    decisions counted once with ``driver``); the episode is driven by the agent's greedy action with
+    probability ``dagger``, else by the teacher (labelled decisions) or ``driver`` (the others). The
+    labelled states ``(observation, mask, teacher's action)`` are kept; after each round the net takes
+    ``passes`` passes of Adam steps over minibatches of ``batch`` of every state labelled so far (the
+    loss: mean negative log-likelihood of the teacher's actions). Unlike :func:`imitate` (one step per
+    episode) the few expensive labels are reused many times.
+
+    Args:
+        envs: training environments.
+        teacher: the labelling policy (e.g. :class:`policies.dag.RolloutExpert`).
+        rounds: labelling rounds.
+        net: the network, trained in place.
+        seed: seeds the order, the engines, which decisions are labelled and driven by the agent.
+        lr: Adam learning rate.
+        dagger: probability that the agent's action drives a decision.
+        max_labels: about this many labels per episode (None: every decision).
+        driver: the policy of unlabelled decisions (default: the teacher).
+        passes: passes over the aggregated labels after each round.
+        batch: states per Adam step.
+        progress: show a tqdm bar.
+
+    Returns:
+        The mean loss of the last pass of each round.
+    """
+    if not 0.0 <= dagger <= 1.0:
+        raise ValueError(f"dagger must be in [0, 1], got {dagger}")
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    pols = [JobFusionPolicy(net, "student") for _ in envs]
+    share = [1.0] * len(envs)
+    if max_labels is not None:
+        share = [min(1.0, max_labels / max(_decisions(e, driver or teacher), 1)) for e in envs]
+    data: list[tuple[int, DagObservation, np.ndarray, DagAction]] = []
+    losses: list[float] = []
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=rounds * len(envs), desc="distil", unit="ep")
+    for r in range(rounds):
+        rng = np.random.default_rng([seed, 104729, r])
+        for i in rng.permutation(len(envs)):
+            env, pol = envs[int(i)], pols[int(i)]
+            eng = DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=int(rng.integers(2**31)))
+            d = eng.reset()
+            teacher.reset(eng)
+            if driver is not None:
+                driver.reset(eng)
+            pol.reset(eng)  # static tables only: the stored states reuse them
+            while d is not None:
+                obs, mask = eng.observation(), eng.mask().copy()
+                if share[int(i)] >= 1.0 or rng.random() < share[int(i)]:
+                    a = teacher.act(obs, mask)
+                    if a.stage >= 0:
+                        data.append((int(i), obs, mask, a))
+                else:
+                    a = (driver or teacher).act(obs, mask)
+                if dagger > 0 and rng.random() < dagger:
+                    a = pol.act(obs, mask)
+                d = eng.step(a)
+            if bar is not None:
+                bar.update(1)
+        tot, n = 0.0, 0
+        for _ in range(passes):
+            order = rng.permutation(len(data))
+            tot, n = 0.0, 0
+            for b in range(0, len(order), batch):
+                part = [data[int(k)] for k in order[b:b + batch]]
+                lps = [pols[e].log_prob(o, m, a) for e, o, m, a in part]
+                loss = -torch.stack(lps).mean()
+                opt.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+                opt.step()
+                tot += float(loss.item()) * len(lps)
+                n += len(lps)
+        losses.append(tot / max(n, 1))
+        if bar is not None:
+            bar.set_postfix(nll=f"{losses[-1]:.3f}", labels=len(data))
+    if bar is not None:
+        bar.close()
+    return losses
+
+
 # -- files ------------------------------------------------------------------------------------------
 def checkpoint_data(net: JobFusionNet, state: TrainState | None = None,
                     optim: dict[str, Any] | None = None, **info: Any) -> dict[str, Any]:
@@ -710,6 +800,6 @@ def plot_curve(state: TrainState, path: str | Path, title: str = "JobFusion agen
     plt.close(fig)
 
 
-__all__ = ["Config", "Env", "JobFusionNet", "JobFusionPolicy", "TrainState", "from_checkpoint",
+__all__ = ["Config", "Env", "JobFusionNet", "JobFusionPolicy", "TrainState", "distil", "from_checkpoint",
            "load_checkpoint", "plot_curve", "returns_to_go", "save_checkpoint",
            "set_threads", "train"]
