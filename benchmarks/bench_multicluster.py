@@ -58,7 +58,8 @@ POLICIES = ("mc-expert", "mc-util", "mc-bf", "mc-greedy", "mc-random", "node-bf"
 then the card rule ``mc-cardmix`` and the cluster heuristics with the ``node-mix`` inner rule
 (``NAME/mix``, the inner rule of EADE-M with ``inner=node-mix``), then ``mc-rollout``
 (:mod:`policies.card_rollout`: mc-cardmix with a rollout look-ahead choosing card mode and admission,
-the expert EADE-M's ``distil`` option learns from; seeded by the stream seed)."""
+the expert EADE-M's ``distil`` option learns from; seeded by the stream seed; ``mc-rollout:K`` rolls out
+on ``K`` futures instead of 32)."""
 
 
 def make_policy(name: str) -> Any:
@@ -68,10 +69,10 @@ def make_policy(name: str) -> Any:
 
     if name == "mc-cardmix":
         return mc.ClusterCardMix()
-    if name == "mc-rollout":  # not registered: it WAITs (drops) without declaring wait_when_full
-        from policies.card_rollout import ClusterRollout
+    if name == "mc-rollout" or name.startswith("mc-rollout:"):  # not registered: it WAITs (drops)
+        from policies.card_rollout import ClusterRollout  # without declaring wait_when_full
 
-        return ClusterRollout()
+        return ClusterRollout(k=int(name.partition(":")[2] or 32))  # mc-rollout:K = K futures
     if name.endswith("/mix"):
         base = {"mc-util": mc.ClusterUtilization, "mc-random": mc.ClusterRandom, "mc-bf": mc.ClusterBestFit,
                 "mc-expert": mc.ClusterExpert, "mc-greedy": mc.ClusterGreedy}[name[:-4]]
