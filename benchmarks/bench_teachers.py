@@ -13,7 +13,10 @@ same seeds). So teacher variants can be compared here before one is distilled:
   :data:`~policies.card_rollout.BIG` milli when the free share left after it, summed over all cards,
   is below ``a * r + b`` milli (``r`` tasks still to come); ``a``, ``b`` are grid-searched on the
   training streams (``--grid``), never on validation;
-* ``lindrop-rollout:K`` -- the one-step rollout whose base policy is ``lindrop``.
+* ``lindrop-rollout:K`` -- the one-step rollout whose base policy is ``lindrop``;
+* ``nested:K1:K2`` -- a two-step rollout: each option is scored on ``K1`` futures in which the *next*
+  task is decided by the one-step rollout on ``K2`` inner futures (the same inner futures for every
+  inner decision), then ``mc-cardmix`` continues.
 
     python benchmarks/bench_teachers.py --eval 50-59 --teachers rollout:32,rollout:128,lindrop
     python benchmarks/bench_teachers.py --grid              # fit lindrop's (a, b) on training streams
@@ -141,6 +144,62 @@ class Teacher:
         return None if opts[j][1] < 0 else opts[j][1]
 
 
+class Nested(Teacher):
+    """``nested:K1:K2`` (see the module docstring); ties keep ``mc-cardmix``'s option at both levels."""
+
+    def __init__(self, sizes: list[tuple[int, int]], k1: int, k2: int, seed: int) -> None:
+        super().__init__(sizes, k1, None, seed)
+        self.k2 = k2
+
+    def choose(self, free: np.ndarray, s: int, rem: int) -> int | None:
+        """Card index for a task of ``s`` milli with ``rem`` tasks after it; ``None`` = not placed."""
+        opts, base = options(free, s, MIX_THETA)
+        if not opts or len(opts) == 1 or rem <= 1:
+            return super().choose(free, s, rem)
+        fut = self.vals[self.rng.choice(len(self.p), size=(self.k, rem), p=self.p)]
+        inner = self.vals[self.rng.choice(len(self.p), size=(self.k2, rem - 1), p=self.p)]
+        groups: list[tuple[int, int, list[tuple[np.ndarray, float, bool]]]] = []
+        for i, (_, c) in enumerate(opts):
+            f = free.copy()
+            if c >= 0:
+                f[c] -= s
+            for k in range(self.k):
+                n1 = int(fut[k, 0])
+                o2, b2 = options(f, n1, MIX_THETA)
+                g = []
+                for nm, c2 in o2:
+                    f2 = f.copy()
+                    if c2 >= 0:
+                        f2[c2] -= n1
+                    g.append((f2, float(c2 >= 0), nm == b2))
+                groups.append((i, k, g or [(f, 0.0, True)]))
+        rows = [st for _, _, g in groups if len(g) > 1 for st, _, _ in g]
+        ival = np.zeros(0)
+        if rows:
+            got = base_batch(np.repeat(np.stack(rows), self.k2, axis=0), np.tile(inner, (len(rows), 1)))
+            ival = got.reshape(len(rows), self.k2).mean(axis=1)
+        pos = 0
+        chosen: list[tuple[int, int, np.ndarray, float]] = []
+        for i, k, g in groups:
+            j = 0
+            if len(g) > 1:
+                v = [ival[pos + j] + g[j][1] for j in range(len(g))]
+                pos += len(g)
+                bj = next(j for j in range(len(g)) if g[j][2])
+                j = int(np.argmax(v))
+                j = bj if v[j] <= v[bj] + 1e-9 else j
+            chosen.append((i, k, g[j][0], g[j][1]))
+        cont = base_batch(np.stack([c[2] for c in chosen]), np.stack([fut[c[1], 1:] for c in chosen]))
+        val = np.array([float(c >= 0) for _, c in opts])
+        for (i, _, _, now), v in zip(chosen, cont, strict=True):
+            val[i] += (v + now) / self.k
+        names = [o for o, _ in opts]
+        j = int(np.argmax(val))
+        if val[j] <= val[names.index(base)] + 1e-9:
+            return dict(opts)[base]
+        return None if opts[j][1] < 0 else opts[j][1]
+
+
 def play(seq: np.ndarray, teacher: Teacher, n_cards: int = 128) -> int:
     """Tasks ``teacher`` places on one stream (shares ``seq``, shape ``(L,)``) in the card model."""
     free = np.full(n_cards, FULL, dtype=np.int64)
@@ -183,11 +242,18 @@ def main() -> None:
         return
     sizes = list(TRAIN_SIZES) if args.sizes == "10" else size_table(shares, TRAIN)
     for spec in args.teachers.split(","):
-        name, _, k = spec.partition(":")
+        name, *ks = spec.split(":")
         drop = LINDROP if name.startswith("lindrop") else None
-        kk = int(k) if name.endswith("rollout") else 0
+        kk = int(ks[0]) if name.endswith("rollout") else 0
+
+        def make(seed: int, name: str = name, ks: list[str] = ks, kk: int = kk,
+                 drop: tuple[float, float] | None = drop) -> Teacher:
+            if name == "nested":
+                return Nested(sizes, int(ks[0]), int(ks[1]), seed)
+            return Teacher(sizes, kk, drop, seed)
+
         t0 = time.perf_counter()
-        got = [play(shares[s], Teacher(sizes, kk, drop, seed=s + args.rng)) for s in eval_seeds]
+        got = [play(shares[s], make(s + args.rng)) for s in eval_seeds]
         ms = 1000 * (time.perf_counter() - t0) / sum(len(shares[s]) for s in eval_seeds)
         print(f"{spec}: {np.mean(got):.2f} {got} {ms:.2f} ms/decision", flush=True)
 
