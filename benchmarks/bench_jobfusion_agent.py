@@ -25,6 +25,19 @@ set and ``--max-labels`` caps the labelled decisions per imitation episode on th
 ``--expert rollout`` (after ``--imitate sjf``): expert iteration -- ``--expert-epochs`` DAgger passes
 on the training samples labelled by :class:`policies.dag.RolloutExpert` (SJF rollouts of the jobs in
 the system from a copy of the engine); ``--expert-row`` also measures the expert itself held out.
+``--expert-base sjf-cp --expert-within`` starts the expert from SJF-CP and also tries the other stages
+of its job; ``--expert-max-labels M`` labels about M decisions per expert episode (SJF-CP/SJF drives the
+rest, the agent a share ``--expert-dagger``); ``--expert-passes P`` aggregates the labels of every round
+(:func:`policies.agents.jobfusion.distil`) and fits them P times per round.
+
+``--validation N`` scores on N samples of the TRAINING pool (seeds 7000+, not the training samples)
+instead of the held-out ones: choose configurations there, then score the held-out samples once, e.g.
+with ``--models OUT --no-decima`` (``--no-decima``: the JobFusion agent only)::
+
+    python benchmarks/bench_jobfusion_agent.py DATA --jobs 10 --imitate sjf-cp --imitate-epochs 20 \
+        --episodes 0 --large-share 0.6 --no-decima --validation 12 --expert rollout --expert-base sjf-cp \
+        --expert-within --expert-horizon 0 --expert-rollouts 3 --expert-max-labels 100 --expert-epochs 3 \
+        --expert-passes 4 --long-samples 2 --out OUT
 """
 
 from __future__ import annotations

@@ -323,11 +323,12 @@ def test_cli_expert_base_and_within(tmp_path: Path) -> None:
     args = [FIXTURE, "--out", str(model), "--episodes", "0", "--jobs", "3", "--samples", "1",
             "--hosts", "32c64g:1", "--dim", "8", "--quiet", "--imitate", "sjf-cp", "--imitate-epochs", "1",
             "--expert", "rollout", "--expert-epochs", "1", "--expert-horizon", "0", "--expert-base", "sjf-cp",
-            "--expert-within", "--max-labels", "5"]
+            "--expert-within", "--max-labels", "5", "--expert-passes", "2"]
     r = CliRunner().invoke(train_jobfusion, args)
     assert r.exit_code == 0, r.output
     info = read_agent_file(model)["info"]
     assert info["expert_base"] == "sjf-cp" and info["expert_within"] is True and info["max_labels"] == 5
+    assert info["expert_passes"] == 2 and len(info["expert_nll"]) == 1
     r = CliRunner().invoke(train_jobfusion, [*args[:3], "--episodes", "2", "--expert-base", "sjf-cp"])
     assert r.exit_code != 0 and "only with --expert" in str(r.exception)
     r = CliRunner().invoke(train_jobfusion, [*args[:3], "--expert", "rollout", "--expert-base", "lifo"])

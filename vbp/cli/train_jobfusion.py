@@ -106,6 +106,9 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
               help="--expert: the rollout policy and first candidate of the rollout expert.")
 @click.option("--expert-within", is_flag=True,
               help="--expert: also try every other runnable stage of the base policy's job.")
+@click.option("--expert-passes", type=click.IntRange(0, 1000), default=0, show_default=True,
+              help="--expert with dataset aggregation: --expert-epochs labelling rounds, each followed by "
+                   "this many passes over every label so far (0: one Adam step per episode).")
 @click.option("--candidates", type=click.IntRange(0, 10_000), default=3, show_default=True,
               help="Stage head over the runnable stages of this many jobs with the least remaining work "
                    "(SJF's among them; 0: every runnable stage, as in the paper).")
@@ -123,7 +126,7 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
                     dim: int, lr: float,
                     imitate: str | None, imitate_epochs: int, dagger: float, expert: str | None,
                     expert_epochs: int, expert_horizon: int, expert_rollouts: int, expert_base: str,
-                    expert_within: bool, candidates: int,
+                    expert_within: bool, expert_passes: int, candidates: int,
                     long_samples: int, max_labels: int | None, resume: bool,
                     plot: str | None, quiet: bool) -> None:
     """Train the JobFusion GCN agent on seeded samples of DATA's DAG jobs (a batch_task folder).
@@ -137,8 +140,9 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
         raise input_error("--imitate", imitate, "expected fifo, sjf, sjf-cp or cpf")
     if imitate is not None and resume:
         raise input_error("--imitate", imitate, "a resumed run already has its warm start; drop --imitate")
-    if expert is None and (expert_base != "sjf" or expert_within):
-        raise input_error("--expert-base/--expert-within", expert_base, "only with --expert rollout")
+    if expert is None and (expert_base != "sjf" or expert_within or expert_passes):
+        raise input_error("--expert-base/--expert-within/--expert-passes", expert_base,
+                          "only with --expert rollout")
     if expert is not None and resume:
         raise input_error("--expert", expert, "a resumed run already has its warm start; drop --expert")
     try:
@@ -200,9 +204,15 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
         net = jf.new_net(cfg, seed) if net is None else net
         teacher = RolloutExpert(method, horizon=expert_horizon or None, rollouts=expert_rollouts,
                                 seed=seed, base=expert_base, within=expert_within)
-        expert_nll = jf.imitate(envs, teacher, expert_epochs, net=net, seed=seed + 1, lr=1e-3,
-                                progress=not quiet, dagger=max(dagger, 0.5), max_labels=max_labels,
-                                driver=None if max_labels is None else base_cls(method))
+        ex_driver = None if max_labels is None else base_cls(method)
+        if expert_passes > 0:
+            expert_nll = jf.distil(envs, teacher, expert_epochs, net=net, seed=seed + 1, lr=1e-3,
+                                   progress=not quiet, dagger=max(dagger, 0.5), max_labels=max_labels,
+                                   driver=ex_driver, passes=expert_passes)
+        else:
+            expert_nll = jf.imitate(envs, teacher, expert_epochs, net=net, seed=seed + 1, lr=1e-3,
+                                    progress=not quiet, dagger=max(dagger, 0.5), max_labels=max_labels,
+                                    driver=ex_driver)
     net, state, opt_state = jf.train(envs, iterations, cfg=cfg, seed=seed, net=net, optim_state=optim,
                                      state=state, checkpoint=Path(out), progress=not quiet)
     jf.save_checkpoint(out, net, state, opt_state, name="decima-gcn" if single else "jobfusion", seed=seed,
@@ -213,7 +223,8 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
                           if imitate else {}),
                        **({"expert": expert, "expert_epochs": expert_epochs, "expert_horizon": expert_horizon,
                            "expert_rollouts": expert_rollouts, "expert_base": expert_base,
-                           "expert_within": expert_within, "expert_nll": expert_nll} if expert else {}))
+                           "expert_within": expert_within, "expert_passes": expert_passes,
+                           "expert_nll": expert_nll} if expert else {}))
     if plot:
         jf.plot_curve(state, plot, "Decima-like agent training" if single else "JobFusion agent training")
     k = max(1, len(state.curve) // 10)
