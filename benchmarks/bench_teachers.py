@@ -36,6 +36,10 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_eade_distil import seed_list  # noqa: E402 - the same seed-list syntax
+
 from packing.engine import arrivals  # noqa: E402
 from packing.generators.multicluster import generate_multicluster  # noqa: E402
 from policies.card_rollout import BIG, FULL, TRAIN_SIZES, options, task_milli  # noqa: E402
@@ -45,15 +49,6 @@ TRAIN = [*range(0, 50), *range(60, 100)]
 HELD_OUT = range(100, 110)
 LINDROP = (275, 6000)
 """``(a, b)`` of ``lindrop`` from ``--grid`` on training streams 0-49, 60-99 (160.08 there)."""
-
-
-def seed_list(text: str) -> list[int]:
-    """``"0-9,20"`` -> ``[0, 1, ..., 9, 20]``."""
-    out: list[int] = []
-    for part in text.split(","):
-        a, _, b = part.partition("-")
-        out.extend(range(int(a), int(b or a) + 1))
-    return out
 
 
 def stream_shares(data: str, seeds: list[int]) -> dict[int, np.ndarray]:

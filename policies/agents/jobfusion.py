@@ -525,6 +525,16 @@ def _decisions(env: Env, policy: Any) -> int:
     return eng.result().decisions
 
 
+def _nll_step(net: JobFusionNet, opt: torch.optim.Optimizer, lps: list[torch.Tensor]) -> float:
+    """One Adam step on the mean negative log-likelihood of ``lps``; returns the summed NLL."""
+    loss = -torch.stack(lps).mean()
+    opt.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+    opt.step()
+    return float(loss.item()) * len(lps)
+
+
 def imitate(envs: Sequence[Env], teacher: Any, epochs: int, *, net: JobFusionNet, seed: int = 0,
             lr: float | None = None, progress: bool = False, dagger: float = 0.0,
             max_labels: int | None = None, driver: Any = None) -> list[float]:
@@ -602,12 +612,7 @@ def imitate(envs: Sequence[Env], teacher: Any, epochs: int, *, net: JobFusionNet
                         a = pol.act(obs, mask)
                 d = eng.step(a)
             if lps:
-                loss = -torch.stack(lps).mean()
-                opt.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-                opt.step()
-                tot += float(loss.item()) * len(lps)
+                tot += _nll_step(net, opt, lps)
                 n += len(lps)
             if bar is not None:
                 bar.update(1)
@@ -694,12 +699,7 @@ def distil(envs: Sequence[Env], teacher: Any, rounds: int, *, net: JobFusionNet,
             for b in range(0, len(order), batch):
                 part = [data[int(k)] for k in order[b:b + batch]]
                 lps = [pols[e].log_prob(o, m, a) for e, o, m, a in part]
-                loss = -torch.stack(lps).mean()
-                opt.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-                opt.step()
-                tot += float(loss.item()) * len(lps)
+                tot += _nll_step(net, opt, lps)
                 n += len(lps)
         losses.append(tot / max(n, 1))
         if bar is not None:
