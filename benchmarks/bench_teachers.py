@@ -42,7 +42,7 @@ from bench_eade_distil import seed_list  # noqa: E402 - the same seed-list synta
 
 from packing.engine import arrivals  # noqa: E402
 from packing.generators.multicluster import generate_multicluster  # noqa: E402
-from policies.card_rollout import BIG, FULL, TRAIN_SIZES, options, task_milli  # noqa: E402
+from policies.card_rollout import BIG, FULL, TRAIN_SIZES, option_values, options, task_milli  # noqa: E402
 from policies.cluster_heuristics import MIX_THETA  # noqa: E402
 
 TRAIN = [*range(0, 50), *range(60, 100)]
@@ -123,15 +123,7 @@ class Teacher:
         if len(opts) == 1 or rem <= 0:
             return card[base]
         fut = self.vals[self.rng.choice(len(self.p), size=(self.k, rem), p=self.p)]
-        starts = []
-        for _, c in opts:
-            f = free.copy()
-            if c >= 0:
-                f[c] -= s
-            starts.append(f)
-        n = len(opts)
-        got = base_batch(np.repeat(np.stack(starts), self.k, axis=0), np.tile(fut, (n, 1)), self.drop)
-        val = got.reshape(n, self.k).mean(axis=1) + np.array([float(c >= 0) for _, c in opts])
+        val = option_values(free, s, opts, fut, lambda f, q: base_batch(f, q, self.drop))
         names = [o for o, _ in opts]
         j = int(np.argmax(val))
         if val[j] <= val[names.index(base)] + 1e-9:

@@ -31,7 +31,7 @@ runs it, the env contract of registered policies does not); benchmarks/bench_mul
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -135,6 +135,31 @@ def options(free: np.ndarray, s: int, theta: float = MIX_THETA, big: int = BIG
     return out, "fit" if not fresh and out[1:2] and out[1][0] == "fit" else "fresh"
 
 
+def option_values(free: np.ndarray, s: int, opts: Sequence[tuple[str, int]], futures: np.ndarray,
+                  base: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """Mean tasks placed (this task included) for each option, the rest rolled out by ``base``.
+
+    Args:
+        free: free milli per card, shape ``(n_cards,)`` (not modified).
+        s: the task's share in milli.
+        opts: ``(option, card)`` pairs, card ``-1`` = drop (see :func:`options`).
+        futures: the sampled rest of the stream, shares in milli, shape ``(K, L)``.
+        base: the rollout policy on a batch: ``(free (B, n_cards), seqs (B, L)) -> placed (B,)``.
+
+    Returns:
+        shape ``(len(opts),)``.
+    """
+    starts = []
+    for _, c in opts:
+        f = free.copy()
+        if c >= 0:
+            f[c] -= s
+        starts.append(f)
+    n, k = len(opts), len(futures)
+    placed = base(np.repeat(np.stack(starts), k, axis=0), np.tile(futures, (n, 1)))
+    return placed.reshape(n, k).mean(axis=1) + np.array([float(c >= 0) for _, c in opts])
+
+
 class RolloutLabeler:
     """One-step rollout improvement of ``mc-cardmix`` (see the module docstring).
 
@@ -176,15 +201,7 @@ class RolloutLabeler:
         if len(opts) == 1 or remaining <= 0:
             return {name: float(c >= 0) for name, c in opts}, base
         fut = self.values_milli[self.rng.choice(len(self.p), size=(self.k, remaining), p=self.p)]
-        starts = []
-        for _, c in opts:
-            f = free.copy()
-            if c >= 0:
-                f[c] -= s
-            starts.append(f)
-        n = len(opts)
-        placed = cardmix_batch(np.repeat(np.stack(starts), self.k, axis=0), np.tile(fut, (n, 1)), self.theta)
-        val = placed.reshape(n, self.k).mean(axis=1) + np.array([float(c >= 0) for _, c in opts])
+        val = option_values(free, s, opts, fut, lambda f, q: cardmix_batch(f, q, self.theta))
         out = {name: float(v) for (name, _), v in zip(opts, val, strict=True)}
         best = max(out, key=lambda o: out[o])
         return out, base if out[best] <= out[base] + 1e-9 else best
