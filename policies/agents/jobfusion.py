@@ -461,7 +461,7 @@ def train(envs: Sequence[Env], iterations: int, *, cfg: Config | None = None, se
         opt.load_state_dict(optim_state)
     state = state or TrainState()
     bar = None
-    if progress:
+    if progress and iterations > state.iteration:
         from tqdm import tqdm
 
         bar = tqdm(total=iterations, initial=state.iteration, desc="jobfusion", unit="it")
