@@ -71,7 +71,10 @@ def _run_stoppable(work: Callable[[StopFlag], SolveResult]) -> tuple[SolveResult
     process-wide signal to the main thread whenever that thread is waiting for it, so neither a
     native solver that installs a SIGINT disposition of its own for a moment (CBC does, during
     branch and bound) nor a thread started before the mask (OpenBLAS's, at numpy's import) can
-    take the Ctrl-C; the main thread sees it even while the worker is inside native code.
+    take the Ctrl-C; the main thread sees it even while the worker is inside native code. The
+    worker starts its work only once the main thread is about to wait (a Ctrl-C in between, with
+    SIGINT blocked in the main thread and a native SIG_IGN in force, went to OpenBLAS's thread
+    and was lost).
     Elsewhere a Python handler does the same, less robustly. The first SIGINT sets
     the flag; the solver then returns its best so far. A second SIGINT raises
     :class:`KeyboardInterrupt` here (hard abort). Outside the main thread no handler can be
@@ -93,8 +96,11 @@ def _run_stoppable(work: Callable[[StopFlag], SolveResult]) -> tuple[SolveResult
     main_id = threading.main_thread().ident
     waitable = hasattr(signal, "pthread_sigmask") and hasattr(signal, "sigwait")
 
+    ready = threading.Event()  # set by the main thread just before it starts waiting for SIGINT
+
     def target() -> None:
         try:
+            ready.wait()
             box["result"] = work(stop)
         except BaseException as e:  # noqa: BLE001 - re-raised in the main thread
             box["error"] = e
@@ -118,6 +124,7 @@ def _run_stoppable(work: Callable[[StopFlag], SolveResult]) -> tuple[SolveResult
     try:
         worker.start()
         while not done.is_set():
+            ready.set()  # the worker needs the GIL, which this thread keeps until it is in sigwait
             if not waitable:
                 worker.join(0.5)
             elif signal.sigwait({signal.SIGINT}) and not done.is_set():
