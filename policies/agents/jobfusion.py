@@ -70,6 +70,7 @@ from torch_geometric.nn import MessagePassing
 
 from packing.dag.engine import Cluster, DagAction, DagEngine, DagObservation, Overheads
 from packing.dag.model import Workload
+from packing.dag.policy import run_dag
 
 NODE_FEATURES = 11
 """Node features of ``Config.features == 1`` (files from before the scale-free features)."""
@@ -517,12 +518,8 @@ def train(envs: Sequence[Env], iterations: int, *, cfg: Config | None = None, se
 
 def _decisions(env: Env, policy: Any) -> int:
     """Decisions ``policy`` takes on ``env`` (engine seed 0)."""
-    eng = DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=0)
-    d = eng.reset()
-    policy.reset(eng)
-    while d is not None:
-        d = eng.step(policy.act(eng.observation(), eng.mask()))
-    return eng.result().decisions
+    result, _ = run_dag(DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=0), policy)
+    return result.decisions
 
 
 def _nll_step(net: JobFusionNet, opt: torch.optim.Optimizer, lps: list[torch.Tensor]) -> float:

@@ -415,7 +415,7 @@ def test_max_labels_asks_the_teacher_only_on_labelled_decisions() -> None:
     torch.manual_seed(0)
     net = jf.JobFusionNet(jf.Config(dim=8))
     jf.imitate([env], Counting(), 3, net=net, seed=0, max_labels=5, driver=ShortestJobFirst())
-    assert 0 < Counting.calls < 3 * n / 2  # about 5 per episode (each decision labelled w.p. 5 / n)
+    assert 0 < Counting.calls < n  # ~5 labels per episode x 3 episodes; without max_labels ~3 n
     Counting.calls = 0
     jf.imitate([env], Counting(), 1, net=net, seed=0)
     assert Counting.calls >= n - 2  # unlabelled: the teacher takes every decision
