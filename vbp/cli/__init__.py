@@ -80,7 +80,7 @@ INTERRUPTED = 130
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="vbp", prog_name="vbp")
+@click.version_option(package_name="vbp-toolkit", prog_name="vbp")
 @click.option("--debug", is_flag=True,
               help="Print the full traceback of an unexpected error (a bug in vbp).")
 def cli(debug: bool) -> None:
