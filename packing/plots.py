@@ -22,6 +22,14 @@ def _pyplot() -> Any:
     return plt
 
 
+def count_axis(ax: Any) -> None:
+    """A y axis of counts (hosts): from 0, whole-number ticks only."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.set_ylim(0, None)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def plot_compare(path: str | Path, names: Sequence[str], hosts_mean: Sequence[float],
                  hosts_min: Sequence[float], hosts_max: Sequence[float], *,
                  optimum: float | None = None, bound: float | None = None,
@@ -64,9 +72,9 @@ def plot_compare(path: str | Path, names: Sequence[str], hosts_mean: Sequence[fl
     ax.set_xticklabels(names, rotation=45, ha="right")
     ax.set_ylabel("hosts used")
     ax.set_title(title or "hosts per policy")
-    lo = min([*(np.asarray(hosts_min, float)), optimum or np.inf, bound or np.inf])
-    if np.isfinite(lo):
-        ax.set_ylim(max(0.0, lo * 0.8), None)
+    count_axis(ax)
+    top = max([*np.asarray(hosts_max, float), optimum or 0.0, bound or 0.0, 1.0])
+    ax.set_ylim(0, top * 1.3)  # room above the bars for the legend
     ax.legend(loc="upper left", fontsize=8)
     if two:
         assert utilisation is not None
@@ -81,6 +89,9 @@ def plot_compare(path: str | Path, names: Sequence[str], hosts_mean: Sequence[fl
             else:  # too many hosts for bars: each resource's utilisation, sorted, as a line
                 ax2.plot(np.arange(len(u)), np.sort(u[:, r])[::-1], lw=1.2, label=label)
         ax2.axhline(1.0, color="k", lw=0.8)
+        from matplotlib.ticker import MaxNLocator
+
+        ax2.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax2.set_xlabel("used hosts (fullest first)" if len(u) <= 60
                        else "used hosts (each resource sorted, fullest first)")
         ax2.set_ylabel("utilisation")
@@ -115,6 +126,7 @@ def plot_trajectory(path: str | Path, time: np.ndarray, hosts_used: np.ndarray,
     ax.step(steps, hosts_used, where="post", color="#4C72B0", label="hosts in use")
     ax.set_xlabel("decision")
     ax.set_ylabel("hosts in use")
+    count_axis(ax)
     ax2 = ax.twinx()
     a = np.asarray(allocation, dtype=float).reshape(len(time), -1)
     for r in range(a.shape[1]):
@@ -134,4 +146,4 @@ def plot_trajectory(path: str | Path, time: np.ndarray, hosts_used: np.ndarray,
     return out
 
 
-__all__ = ["plot_compare", "plot_trajectory"]
+__all__ = ["count_axis", "plot_compare", "plot_trajectory"]
