@@ -191,7 +191,7 @@ def main() -> None:
         sample = sample_jobs(eval_pool, a.jobs, s, a.interarrival)
         one = ShortestJobFirst("single")
         one.name = "sjf-1type"  # SJF on the Decima-like agent's cluster (one container type)
-        heur = [make_dag_policy(n, s) for n in ("sjf", "sjf-cp", "fifo", "cpf", "decima-like")]
+        heur = [make_dag_policy(n, s) for n in ("sjf", "sjf-cp", "fifo", "cpf", "cpf-single")]
         one_cp = SjfCriticalPath("single")
         one_cp.name = "sjf-cp-1type"
         pols = [*agents.values(), *heur, one, one_cp]

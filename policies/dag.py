@@ -125,13 +125,14 @@ class RandomDag(StagePriority):
         return DagAction(s, q, int(min(obs.pending[s], obs.free[q])))
 
 
-class DecimaLike(CriticalPathFirst):
-    """Decima-like slot: one container type (no clustering).
+class CpfSingleType(CriticalPathFirst):
+    """Critical-path-first on one container type (no clustering).
 
-    The stage choice is critical-path-first until a learned agent replaces :meth:`choose`.
+    The slot a Decima-like learned agent (``vbp train gcn --single``) fills; this heuristic is not that
+    agent, and is named for what it is.
     """
 
-    name = "decima-like"
+    name = "cpf-single"
     partition = "single"
 
 
@@ -265,11 +266,11 @@ class RolloutExpert(StagePriority):
 
 DAG_POLICIES: dict[str, type[StagePriority]] = {
     "fifo": Fifo, "sjf": ShortestJobFirst, "cpf": CriticalPathFirst, "random": RandomDag,
-    "decima-like": DecimaLike, "sjf-cp": SjfCriticalPath,
+    "cpf-single": CpfSingleType, "sjf-cp": SjfCriticalPath,
 }
 """Name -> class of the DAG baselines."""
 
-DEFAULT_DAG_POLICIES = ("fifo", "sjf", "cpf", "random", "decima-like")
+DEFAULT_DAG_POLICIES = ("fifo", "sjf", "cpf", "random", "cpf-single")
 
 
 def make_dag_policy(name: str, seed: int = 0) -> StagePriority:
@@ -283,5 +284,5 @@ def make_dag_policy(name: str, seed: int = 0) -> StagePriority:
     return RandomDag(seed) if name == "random" else DAG_POLICIES[name]()
 
 
-__all__ = ["DAG_POLICIES", "DEFAULT_DAG_POLICIES", "CriticalPathFirst", "DecimaLike", "Fifo", "RandomDag",
+__all__ = ["DAG_POLICIES", "DEFAULT_DAG_POLICIES", "CpfSingleType", "CriticalPathFirst", "Fifo", "RandomDag",
            "RolloutExpert", "ShortestJobFirst", "SjfCriticalPath", "StagePriority", "make_dag_policy"]

@@ -22,7 +22,7 @@ def test_compare_json_and_plot(tmp_path: Path) -> None:
     out = json.loads(r.output)
     assert set(out["bounds"]) == {"critical_path_mean_jct", "makespan"}
     names = [p["name"] for p in out["policies"]]
-    assert names == ["fifo", "sjf", "cpf", "random", "decima-like"]
+    assert names == ["fifo", "sjf", "cpf", "random", "cpf-single"]
     for p in out["policies"]:
         assert {"name", "mean_jct", "makespan", "utilisation", "idle_share", "decision_ms"} <= set(p)
         assert p["mean_jct"] >= out["bounds"]["critical_path_mean_jct"] - 1e-9

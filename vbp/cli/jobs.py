@@ -46,7 +46,7 @@ def jobs() -> None:
 @jobs.command("compare")
 @click.argument("data", metavar="DATA")
 @click.option("--policies", "policy_text", default=None,
-              help="Comma-separated DAG policies (default: fifo, sjf, cpf, random, decima-like) or trained "
+              help="Comma-separated DAG policies (default: fifo, sjf, cpf, random, cpf-single) or trained "
                    "agent files (MODEL.pt from `vbp train gcn DATA`).")
 @click.option("--jobs", "n_jobs", type=click.IntRange(1, 100_000), default=100, show_default=True,
               help="Seeded sample of this many jobs.")
