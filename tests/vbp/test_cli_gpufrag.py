@@ -205,3 +205,11 @@ def test_real_openb_workload_and_empty_cluster_fragmentation(shared_data: Path) 
     # the paper's cached results give 13.88..14.08 % fragmented GPU at the first arrivals
     frag0 = cluster_fragmentation(ClusterState(wl.instance), wl.dist) / wl.capacity * 100
     assert 13.8 < frag0 < 14.1
+
+
+def test_pods_by_the_file_name_in_the_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the file is not in the current folder, only in DATA's csv/ folder
+    code, out = gpu_frag(str(OPENB_SMALL), "--pods", "openb_pod_list_multigpu20.csv", "--seeds", "1",
+                         "--policies", "fgd", "--no-bound", "--json", "--until", "90")
+    assert code == 0, out
+    assert json.loads(out)["pods"] == "multigpu20"

@@ -22,8 +22,13 @@ def _pods_option(data: str, pods: str) -> tuple[Path, str]:
 
     p = Path(pods)
     if p.suffix.lower() == ".csv":
+        if not p.is_file() and p.name == pods:  # a bare file name: the one in DATA's folder
+            folder = find_folder(data)
+            if folder is not None and (folder / pods).is_file():
+                p = folder / pods
         if not p.is_file():
-            raise InputError([Problem(pods, "--pods", "no such pod list file")])
+            raise InputError([Problem(pods, "--pods", "no such pod list file (in the current folder or "
+                                      "in DATA's folder)")])
         if not p.name.startswith("openb_pod_list_"):
             raise InputError([Problem(pods, "--pods", "expected a file named openb_pod_list_<name>.csv")])
         return p, p.stem.removeprefix("openb_pod_list_")
