@@ -163,12 +163,17 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
         bar.close()
     res.policy.save(out)
     rows = [h.to_dict() for h in res.held_out]
+    worse = _worse_than_best_fit(rows)
+    if worse is not None:
+        click.echo(f"warning: on the {held_out} held-out orders the tuned policy needs more hosts than "
+                   f"Best-Fit ({worse[0]:.2f} against {worse[1]:.2f} on average); train longer, on more "
+                   "orders (--samples), or keep Best-Fit", err=True)
     if as_json:
         click.echo(json.dumps({"policy": str(Path(out)), "weights": res.policy.to_dict()["weights"],
                                "features": res.policy.to_dict()["features"],
                                "initial_cost": res.initial_cost, "best_cost": res.best_cost,
                                "iterations": len(res.history), "seconds": round(res.seconds, 2),
-                               "held_out": rows}, indent=1))
+                               "held_out": rows, "worse_than_bf": worse is not None}, indent=1))
         return
     click.echo(f"trained on {inst.name}: {len(res.history)} iterations in {res.seconds:.1f} s; "
                f"training cost {res.initial_cost:.3f} -> {res.best_cost:.3f}")
@@ -179,6 +184,17 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
     for r in rows:
         click.echo(f"  {r['policy']:<10} {r['hosts_mean']:>10.2f} {r['hosts_min']:>5} "
                    f"{r['hosts_max']:>5} {r['hosts_range']:>6} {r['allocation_mean']:>10.2%}")
+
+
+def _worse_than_best_fit(rows: list[dict[str, Any]]) -> tuple[float, float] | None:
+    """``(tuned, bf)`` mean hosts on the held-out orders when the tuned policy needs more, else ``None``."""
+    by = {r["policy"]: r for r in rows}
+    if "swarm" not in by or "bf" not in by:
+        return None
+    tuned, bf = by["swarm"], by["bf"]
+    key = (float(tuned["hosts_mean"]), float(tuned.get("rejected_mean", 0.0)))
+    ref = (float(bf["hosts_mean"]), float(bf.get("rejected_mean", 0.0)))
+    return (key[0], ref[0]) if key[1] > ref[1] or (key[1] == ref[1] and key[0] > ref[0]) else None
 
 
 @train.command("gcn", add_help_option=False,
