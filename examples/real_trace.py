@@ -78,4 +78,5 @@ if __name__ == "__main__":
     ap.add_argument("--executor", choices=["serial", "process", "ray"], default="serial",
                     help="where the runs go (the same numbers on every executor)")
     a = ap.parse_args()
-    main(a.trace, tuple(a.policies.split(",")), a.data, a.solve_time, a.executor)
+    result = main(a.trace, tuple(a.policies.split(",")), a.data, a.solve_time, a.executor)
+    sys.exit(2 if result is None else 0)  # 2: the data it needs is absent (bad input)

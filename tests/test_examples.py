@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -36,6 +38,9 @@ def test_simulate_and_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 def test_real_trace_without_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert load("real_trace").main("openb", data=str(tmp_path)) is None
     assert "is absent" in capsys.readouterr().err
+    r = subprocess.run([sys.executable, str(EXAMPLES / "real_trace.py"), "openb", "--data", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "is absent" in r.stderr  # a script that cannot run says so by its status
 
 
 @pytest.mark.slow
