@@ -193,13 +193,13 @@ def is_multicluster(inst: Instance) -> bool:
 
 
 def deployed_optimum(inst: Instance, time_limit: float) -> Any:
-    """The proven maximum of deployable tasks (:func:`vbp.multicluster.optimum`) as a ``SolveResult``.
+    """The proven maximum of deployable tasks (:func:`solvers.max_deployed.optimum`) as a ``SolveResult``.
 
     ``objective`` is the tasks deployed by the best placement, ``lower_bound`` the proven *upper*
     bound (the ``"deployed"`` convention of :class:`solvers.result.SolveResult`).
     """
+    from solvers.max_deployed import optimum
     from solvers.result import SolveResult
-    from vbp.multicluster import optimum
 
     opt = optimum(inst, time_limit=time_limit)
     hosts = int(len(set(int(h) for h in opt.placement.host_array(inst) if h >= 0)))
