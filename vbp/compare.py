@@ -37,11 +37,12 @@ class Row:
         """The JSON object of the row."""
         return {"name": self.name, "hosts_mean": self.hosts_mean, "hosts_min": self.hosts_min,
                 "hosts_max": self.hosts_max, "cost_mean": self.cost_mean,
-                "allocation_rate": _num(self.allocation_rate), "rejected_mean": self.rejected_mean,
-                "deployed": self.deployed_mean, "gap": _num(self.gap)}
+                "allocation_rate": json_number(self.allocation_rate), "rejected_mean": self.rejected_mean,
+                "deployed": self.deployed_mean, "gap": json_number(self.gap)}
 
 
-def _num(x: float | None) -> float | None:
+def json_number(x: float | None) -> float | None:
+    """``x`` for a JSON report: rounded to 6 decimals; ``None`` for none, ``nan`` or infinity."""
     return None if x is None or not math.isfinite(x) else round(float(x), 6)
 
 
@@ -304,5 +305,5 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
     return res, rows, records
 
 
-__all__ = ["UNCOVERED_MODES", "Row", "Uncovered", "UncoveredMode", "cover_requests",
+__all__ = ["UNCOVERED_MODES", "Row", "Uncovered", "UncoveredMode", "cover_requests", "json_number",
            "run_compare", "uncovered_containers", "uncovered_note"]

@@ -20,7 +20,14 @@ from vbp.cli.common import (
     ray_address_option,
 )
 from vbp.cli.simulate import load_target, naming_file, prepare
-from vbp.compare import UNCOVERED_MODES, Row, _num, cover_requests, run_compare, uncovered_note
+from vbp.compare import (
+    UNCOVERED_MODES,
+    Row,
+    cover_requests,
+    json_number,
+    run_compare,
+    uncovered_note,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -136,7 +143,8 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
                      utilisation_title=f"{first.policy}, own order: per-host utilisation",
                      title=f"{inst.name}: hosts used over {orders} orders",
                      proven=res.status == "optimal")
-    opt = {"status": res.status, "objective": _num(res.objective), "lower_bound": _num(res.lower_bound),
+    opt = {"status": res.status, "objective": json_number(res.objective),
+           "lower_bound": json_number(res.lower_bound),
            "objective_kind": res.objective_kind, "hosts": res.hosts}
     if as_json:
         click.echo(json.dumps({"instance": inst.name, "orders": orders, "seed": seed, "optimum": opt,
