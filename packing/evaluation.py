@@ -556,7 +556,14 @@ class RayExecutor(Executor):
             else:
                 opts.update(num_cpus=self._workers, include_dashboard=False)
                 opts.update(self.init_options)
-                ray.init(**opts)
+                try:
+                    ray.init(**opts)
+                except ValueError as e:  # Ray found a cluster of `ray start` and joined it instead
+                    if "existing cluster" not in str(e):
+                        raise
+                    raise input_error("--workers", str(self._workers), "Ray connects to the cluster "
+                                      "`ray start` runs on this machine, whose CPUs are fixed: leave "
+                                      "out --workers (or stop that cluster for a local Ray)") from None
             self._started = True
         self._ray = ray
         self._remote = ray.remote(_run_chunk_ray)

@@ -117,6 +117,8 @@ class Cluster:
     address: str
     env: dict[str, str]
     home: Path
+    tmpdir: Path
+    """``RAY_TMPDIR`` under which the head node records itself as this machine's cluster."""
 
 
 def _ray_cli() -> str | None:
@@ -188,7 +190,7 @@ def cluster() -> Iterator[Cluster]:
         local = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--object-store-memory",
                  str(100 * 2**20), "--disable-usage-stats", "--block",
                  "--dashboard-agent-listen-port"]  # one CPU each, a port of its own; stop = SIGTERM
-        head += ["--include-dashboard", "false", "--temp-dir", str(root / "t"), *local,
+        head += ["--include-dashboard", "false", "--temp-dir", str(root / "ray"), *local,
                  str(free_port())]
         procs.append(subprocess.Popen(head, env={**env, **head_env}, cwd=REPO,
                                       stdout=subprocess.DEVNULL,
@@ -209,7 +211,7 @@ def cluster() -> Iterator[Cluster]:
                                       stdout=subprocess.DEVNULL,
                                       stderr=logs.enter_context((root / "worker.log").open("wb"))))
         _wait_for_nodes(address, env, 2, timeout=90)
-        yield Cluster(address, env, home)
+        yield Cluster(address, env, home, root)
     finally:
         for p in reversed(procs):
             _stop(p)
@@ -291,3 +293,12 @@ def test_a_machine_without_the_clusters_token_gets_one_line_and_exit_2(
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"error: --ray-address: {cluster.address}: ")
         assert message in lines[0] and "~/.ray/auth_token" in lines[0]
+
+
+def test_workers_for_a_local_ray_while_ray_start_runs_here_is_one_line(cluster: Cluster) -> None:
+    """Without an address Ray joins the cluster ``ray start`` runs on this machine (CPUs fixed)."""
+    r = vbp({**cluster.env, "RAY_TMPDIR": str(cluster.tmpdir)}, "compare", "sigma", "--policies", "ff",
+            "--orders", "1", "--json", "--executor", "ray", "--workers", "2")
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --workers: 2: Ray connects to the cluster")
