@@ -1,6 +1,6 @@
 """FGD paper reproduction on openb: unallocated GPU per policy against the published numbers, and time.
 
-Runs the paper's protocol (:mod:`vbp.gpufrag`: seeded arrival order, resampled to 130% of the GPU
+Runs the paper's protocol (:mod:`packing.fgd_protocol`: seeded arrival order, resampled to 130% of the GPU
 capacity, no departures) on the 1,213 GPU nodes of openb for every policy and seed, and prints per
 policy: the median and mean unallocated GPU % at 90/95/100/130% arrived, the published medians, the
 difference at 100%, the median fragmented GPU % of capacity at 100%, and the wall time per seed
@@ -14,8 +14,9 @@ difference at 100%, the median fragmented GPU % of capacity at 100%, and the wal
     python benchmarks/bench_gpufrag.py --train-fgd-pack policies/data/fgd-pack.json \
         --train-seeds 0,1,2,3,4,5,6,7,8,9 --particles 6 --iters 4 --workers 2
 
-With ``--train-fgd-plus FILE`` it tunes FGD+'s weights (:func:`vbp.gpufrag.train_fgd_plus`) on the
-training seeds (disjoint from the reported 42..51) and writes them, with this command, to FILE.
+With ``--train-fgd-plus FILE`` it tunes FGD+'s weights
+(:func:`policies.swarm.gpu_train.train_fgd_plus`) on the training seeds (disjoint from the reported
+42..51) and writes them, with this command, to FILE.
 
 Needs the data in ../shared/data/alibaba-gpu-v2023 (or --data).
 """
@@ -34,19 +35,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from packing.fgd_protocol import build_workload, run_policy  # noqa: E402
 from packing.loaders.openb import load_openb  # noqa: E402
-from vbp.gpufrag import (  # noqa: E402
-    DEFAULT_POLICIES,
-    LEVELS,
-    build_workload,
-    evaluate,
-    evaluate_bound,
-    grid_fgd_plus,
-    make_policy,
-    run_policy,
-    train_fgd_pack,
-    train_fgd_plus,
-)
+from policies.swarm.gpu_train import grid_fgd_plus, train_fgd_pack, train_fgd_plus  # noqa: E402
+from solvers.gpu_bound import evaluate_bound  # noqa: E402
+from vbp.gpufrag import DEFAULT_POLICIES, LEVELS, evaluate, make_policy  # noqa: E402
 
 
 def main() -> None:
@@ -202,7 +195,7 @@ def lists_table(args: argparse.Namespace) -> None:
 
 
 def train_pack(args: argparse.Namespace, inst: object, t0: float) -> None:
-    """Tune FGD-Pack (:func:`vbp.gpufrag.train_fgd_pack`) and write ``lam``, ``threshold`` and provenance."""
+    """Tune FGD-Pack (:func:`policies.swarm.gpu_train.train_fgd_pack`); write lam, threshold, provenance."""
     seeds = [int(s) for s in args.train_seeds.split(",")]
     if set(seeds) & set(range(42, 52)):
         sys.exit("training seeds must not overlap the reported seeds 42..51")

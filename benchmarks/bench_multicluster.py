@@ -4,7 +4,7 @@ Held-out streams are the seeds ``--first-seed ..`` (default 100..109) of ``vbp g
 (16 clusters x 4 T4 nodes, 220 openb tasks, FIFO); agents train on seeds ``0 .. --train-streams - 1``
 only (or ``--train-stream-list``, e.g. ``0-49,60-99``: never the held-out seeds, nor 50-59, the
 validation streams that pick a shipped model). For each held-out stream it proves the maximum
-number of deployable tasks (:func:`vbp.multicluster.optimum`), replays every heuristic and every
+number of deployable tasks (:func:`solvers.max_deployed.optimum`), replays every heuristic and every
 trained model, and prints
 
 * Table 7: tasks deployed (mean and std; for agents over training seeds x streams, with the spread
@@ -49,7 +49,8 @@ from packing.feasibility import ClusterState  # noqa: E402
 from packing.generators.multicluster import generate_multicluster  # noqa: E402
 from packing.metrics import metric_resources  # noqa: E402
 from packing.model import Instance, Placement  # noqa: E402
-from vbp.multicluster import metrics_row, optimum  # noqa: E402
+from solvers.max_deployed import optimum  # noqa: E402
+from vbp.multicluster import metrics_row  # noqa: E402
 
 POLICIES = ("mc-expert", "mc-util", "mc-bf", "mc-greedy", "mc-random", "node-bf", "bf", "ff", "gpu-bestfit",
             "fgd", "mc-cardmix", "mc-util/mix", "mc-random/mix", "mc-bf/mix", "mc-expert/mix",

@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import logging
 import math
 import multiprocessing
 import os
+import sys
 import time
 import traceback
 import uuid
@@ -476,27 +478,33 @@ class ProcessExecutor(Executor):
 class RayExecutor(Executor):
     """Ray tasks: a local Ray (started on first use, shut down on :meth:`close`) or a cluster.
 
-    If Ray is already initialised in this process it is used and left running. Otherwise
-    ``ray.init(address)`` connects to a cluster when ``address`` (or the ``RAY_ADDRESS`` environment
-    variable) is set, or starts a local Ray with ``workers`` CPUs (default: all) and no dashboard. On a
-    cluster, the workers must be able to import vbp (install it there, or pass a ``runtime_env`` in
-    ``init_options``).
+    If Ray is already initialised in this process it is used and left running. Otherwise, when
+    ``address`` (or the ``RAY_ADDRESS`` environment variable) is set, the cluster is checked when the
+    executor is made (:func:`packing.ray_cluster.check`: reachable, and the cluster's token where it
+    uses token authentication) and connected to on first use (:func:`packing.ray_cluster.connect`);
+    a cluster that cannot be reached or refuses this machine is an :class:`InputError` within about
+    ``connect_timeout`` seconds. Without an address a local Ray starts with ``workers`` CPUs
+    (default: all) and no dashboard. On a cluster, the workers must be able to import vbp (install
+    it there, or pass a ``runtime_env`` in ``init_options``); see ``docs/scale-out.md``.
 
     Args:
-        address: a Ray cluster address (``"ray://host:10001"``, ``"host:6379"`` or ``"auto"``).
+        address: a Ray cluster address (``"host:6379"``, ``"ray://host:10001"`` or ``"auto"``).
         workers: CPUs of a local Ray; the number of chunks in flight on a cluster (default: the
             cluster's CPUs).
         chunksize: items per Ray task (default: about four tasks per worker).
         init_options: extra keyword arguments of ``ray.init``.
+        connect_timeout: seconds for each connection check and for ``ray.init``'s retries.
 
     Raises:
-        InputError: Ray is not installed.
+        InputError: Ray is not installed, or the cluster at ``address`` cannot be reached or refuses
+            this machine.
     """
 
     name = "ray"
 
     def __init__(self, address: str | None = None, workers: int | None = None, *,
-                 chunksize: int | None = None, init_options: dict[str, Any] | None = None) -> None:
+                 chunksize: int | None = None, init_options: dict[str, Any] | None = None,
+                 connect_timeout: float = 10.0) -> None:
         super().__init__()
         if importlib.util.find_spec("ray") is None:
             raise input_error("--executor", "ray", "Ray is not installed: pip install 'vbp[ray]' "
@@ -507,10 +515,16 @@ class RayExecutor(Executor):
         self._workers = workers
         self.chunksize = chunksize
         self.init_options = dict(init_options or {})
+        self.connect_timeout = connect_timeout
         self._ray: Any = None
+        self._env: Any = None
         self._started = False
         self._remote: Any = None
         self._refs: dict[str, Any] = {}
+        if self.address and not _ray_initialized():
+            from packing.ray_cluster import check
+
+            self._env = check(self.address, connect_timeout)  # a bad cluster fails before any work
 
     @property
     def started_ray(self) -> bool:
@@ -533,13 +547,23 @@ class RayExecutor(Executor):
         import ray
 
         if not ray.is_initialized():
-            opts: dict[str, Any] = {"log_to_driver": False}
+            opts: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
             if self.address:
-                opts["address"] = self.address
+                from packing.ray_cluster import connect
+
+                opts.update(self.init_options)
+                self._env = connect(self.address, self.connect_timeout, self._env, **opts)
             else:
                 opts.update(num_cpus=self._workers, include_dashboard=False)
-            opts.update(self.init_options)
-            ray.init(**opts)
+                opts.update(self.init_options)
+                try:
+                    ray.init(**opts)
+                except ValueError as e:  # Ray found a cluster of `ray start` and joined it instead
+                    if "existing cluster" not in str(e):
+                        raise
+                    raise input_error("--workers", str(self._workers), "Ray connects to the cluster "
+                                      "`ray start` runs on this machine, whose CPUs are fixed: leave "
+                                      "out --workers (or stop that cluster for a local Ray)") from None
             self._started = True
         self._ray = ray
         self._remote = ray.remote(_run_chunk_ray)
@@ -582,10 +606,19 @@ class RayExecutor(Executor):
         self._refs.clear()
         if self._ray is not None and self._started:
             self._ray.shutdown()
+        if self._env is not None:
+            self._env.restore()
+            self._env = None
         self._ray = None
         self._started = False
         self._remote = None
         super().close()
+
+
+def _ray_initialized() -> bool:
+    """Whether this process already uses a Ray (then the executor neither checks nor connects)."""
+    ray = sys.modules.get("ray")
+    return ray is not None and bool(ray.is_initialized())
 
 
 def make_executor(kind: str = "serial", workers: int | None = None, address: str | None = None
@@ -598,7 +631,8 @@ def make_executor(kind: str = "serial", workers: int | None = None, address: str
         address: Ray cluster address (ray only; default ``RAY_ADDRESS`` or a local Ray).
 
     Raises:
-        InputError: unknown kind, fewer than one worker, an address without Ray, or Ray missing.
+        InputError: unknown kind, fewer than one worker, an address without Ray, Ray missing, or a
+            cluster address that cannot be reached or refuses this machine.
     """
     if kind not in EXECUTORS:
         raise input_error("--executor", kind, f"unknown executor; use {', '.join(EXECUTORS)}")

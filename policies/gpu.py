@@ -583,8 +583,8 @@ class FGDPack(FGD):
     grouped on CPU and memory (``fit_resources``: all), and the ``F_n`` part tests the single-task
     fit on ``check`` only (default CPU, as FGD). Scores, ties and card choice are FGD's. ``lam`` and
     the distribution's threshold are tuned by PSO on training seeds 0..9, disjoint from the reported
-    42..51 (:func:`vbp.gpufrag.train_fgd_pack`; ``policies/data/fgd-pack.json``); ``lam = 0`` is FGD
-    on the finer shapes.
+    42..51 (:func:`policies.swarm.gpu_train.train_fgd_pack`; ``policies/data/fgd-pack.json``);
+    ``lam = 0`` is FGD on the finer shapes.
 
     Args:
         lam: weight of the packed term in [0, 1] (default: the shipped tuned value).
@@ -700,7 +700,8 @@ class FGDPlus(FGD):
     gain, ``-delta / CARD`` without truncation, was tried first: 3.4-5.1 points *worse* than FGD at 100%
     arrived on training seeds 0 and 1, so the coarse score is part of what makes FGD work.) The
     weights are tuned by PSO (:class:`policies.swarm.optimizer.PSO`) in the FGD paper's protocol
-    on training seeds disjoint from the reported seeds 42..51 (:func:`vbp.gpufrag.train_fgd_plus`);
+    on training seeds disjoint from the reported seeds 42..51
+    (:func:`policies.swarm.gpu_train.train_fgd_plus`);
     the shipped weights and the command that trained them are in ``policies/data/fgd-plus.json``
     (:data:`PLUS_FILE`).
 

@@ -25,7 +25,7 @@ that allocate nothing change no placement's value.
 with ``P_t`` the configurations of type ``t`` with ``x <= n``. A real placement is an integer point
 (``lam[t, x]`` = hosts of type ``t`` holding exactly ``x``), so the LP optimum is at least every
 placement's allocated GPU. It couples CPU, memory and the cards *per host*, which the aggregated LP of
-``vbp.gpufrag.GpuBound`` cannot.
+``solvers.gpu_bound.GpuBound`` cannot.
 
 **The proof (Lagrangian / Farley-type bound).** For *any* ``pi >= 0``, weak duality with the best
 ``mu`` gives::

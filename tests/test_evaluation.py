@@ -198,6 +198,8 @@ def test_ray_executor_starts_and_stops_only_its_own_ray(
         address: str | None, expect: tuple[str, dict[str, Any]] | None) -> None:
     fake = FakeRay(initialized)
     monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setattr("packing.ray_cluster.check_reachable", lambda *a: None)  # no cluster here
+    monkeypatch.setattr("packing.ray_cluster.ensure_token", lambda *a: None)
     if env is None:
         monkeypatch.delenv("RAY_ADDRESS", raising=False)
     else:

@@ -5,6 +5,11 @@
 ``packing`` imports none of the others; ``policies`` and ``solvers`` import ``packing`` only (never
 each other); ``vbp`` may import all. Only ``policies`` may import torch (the learned agents). Within a
 package, modules do not import each other in a circle.
+
+The command line is the top: nothing outside ``vbp/cli`` (the libraries, ``vbp``'s orchestration,
+the examples and the benchmarks) imports ``vbp.cli``. A private name is private to where it is
+defined: a ``_name`` of a module is imported by no other module, and a ``_module`` only by the
+modules of its own package.
 """
 
 from __future__ import annotations
@@ -113,6 +118,85 @@ def test_no_import_cycles_within_a_package() -> None:
     for n in sorted(graph):
         if n not in seen:
             visit(n)
+
+
+SCRIPTS = {f"{d}.{p.stem}": p for d in ("benchmarks", "examples") for p in sorted((REPO / d).glob("*.py"))}
+"""The example and benchmark scripts, by a module-like name."""
+
+CLI_IMPORTS_TO_FIX = {
+    ("benchmarks.bench_executors", "vbp.cli.common"),
+    ("benchmarks.bench_jobfusion_agent", "vbp.cli.train_jobfusion"),
+}
+"""Scripts that still import the command line's helpers (each helper belongs in a library module)."""
+
+PRIVATE_IMPORTS_TO_FIX = {
+    ("packing.dag.loader", "packing.loaders._csv"),
+    ("packing.dag.online", "packing.loaders._csv"),
+    ("packing.explain", "packing.bounds._fewest_hosts"),
+    ("packing.explain", "packing.bounds._slack"),
+    ("solvers.repack", "solvers.tabu._rand"),
+    ("solvers.rule_bounds", "packing.bounds._slack"),
+    ("solvers.rule_lns", "solvers.lns._sub_instance"),
+    ("solvers.spread", "packing.kernels._first_fit"),
+}
+"""Private names still imported across modules (each should become public, or move to its user)."""
+
+
+def cli_imports(name: str, path: Path) -> set[tuple[str, str]]:
+    """``(name, vbp.cli module)`` for every import of the command line by a module outside it."""
+    if name == "vbp.cli" or name.startswith("vbp.cli."):
+        return set()
+    out = set()
+    for _, mod in imports(path):
+        if mod == "vbp.cli" or mod.startswith("vbp.cli."):
+            while mod not in MODULES and "." in mod:
+                mod = mod.rpartition(".")[0]
+            out.add((name, mod))
+    return out
+
+
+def private_imports(name: str, path: Path) -> set[tuple[str, str]]:
+    """``(name, private name)`` for every private name of the project imported from outside its home.
+
+    The home of ``a.b._c`` (and of ``a.b._c.d``) is ``a.b``: the module that defines ``_c``, or the
+    package that holds the module ``_c``; only the home itself and the modules inside it may
+    import it.
+    """
+    out = set()
+    for _, mod in imports(path):
+        parts = mod.split(".")
+        if parts[0] not in PACKAGES:
+            continue
+        for i, part in enumerate(parts):
+            if part.startswith("_") and not part.startswith("__"):
+                home = ".".join(parts[:i])
+                if name != home and not name.startswith(home + "."):
+                    out.add((name, ".".join(parts[:i + 1])))
+                break
+    return out
+
+
+def test_only_the_command_line_imports_the_command_line() -> None:
+    found = set().union(*(cli_imports(n, p) for n, p in {**MODULES, **SCRIPTS}.items()))
+    assert found - CLI_IMPORTS_TO_FIX == set(), "imports of vbp.cli from outside vbp/cli"
+    assert CLI_IMPORTS_TO_FIX - found == set(), "fixed: remove these from CLI_IMPORTS_TO_FIX"
+
+
+def test_private_names_stay_home() -> None:
+    found = set().union(*(private_imports(n, p) for n, p in {**MODULES, **SCRIPTS}.items()))
+    assert found - PRIVATE_IMPORTS_TO_FIX == set(), "private names imported across modules"
+    assert PRIVATE_IMPORTS_TO_FIX - found == set(), "fixed: remove these from PRIVATE_IMPORTS_TO_FIX"
+
+
+def test_the_checks_catch_a_cli_import_and_a_private_import(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("def f():\n    from vbp.cli.common import SEED\n    from packing.bounds import _slack\n"
+                 "    from packing.loaders._csv import CsvReader\n    return SEED, _slack, CsvReader\n")
+    assert cli_imports("solvers.x", f) == {("solvers.x", "vbp.cli.common")}
+    assert cli_imports("vbp.cli.x", f) == set()
+    assert private_imports("solvers.x", f) == {("solvers.x", "packing.bounds._slack"),
+                                               ("solvers.x", "packing.loaders._csv")}
+    assert private_imports("packing.loaders.x", f) == {("packing.loaders.x", "packing.bounds._slack")}
 
 
 def test_the_checker_catches_an_upward_import(tmp_path: Path) -> None:

@@ -37,11 +37,12 @@ class Row:
         """The JSON object of the row."""
         return {"name": self.name, "hosts_mean": self.hosts_mean, "hosts_min": self.hosts_min,
                 "hosts_max": self.hosts_max, "cost_mean": self.cost_mean,
-                "allocation_rate": _num(self.allocation_rate), "rejected_mean": self.rejected_mean,
-                "deployed": self.deployed_mean, "gap": _num(self.gap)}
+                "allocation_rate": json_number(self.allocation_rate), "rejected_mean": self.rejected_mean,
+                "deployed": self.deployed_mean, "gap": json_number(self.gap)}
 
 
-def _num(x: float | None) -> float | None:
+def json_number(x: float | None) -> float | None:
+    """``x`` for a JSON report: rounded to 6 decimals; ``None`` for none, ``nan`` or infinity."""
     return None if x is None or not math.isfinite(x) else round(float(x), 6)
 
 
@@ -193,13 +194,13 @@ def is_multicluster(inst: Instance) -> bool:
 
 
 def deployed_optimum(inst: Instance, time_limit: float) -> Any:
-    """The proven maximum of deployable tasks (:func:`vbp.multicluster.optimum`) as a ``SolveResult``.
+    """The proven maximum of deployable tasks (:func:`solvers.max_deployed.optimum`) as a ``SolveResult``.
 
     ``objective`` is the tasks deployed by the best placement, ``lower_bound`` the proven *upper*
     bound (the ``"deployed"`` convention of :class:`solvers.result.SolveResult`).
     """
+    from solvers.max_deployed import optimum
     from solvers.result import SolveResult
-    from vbp.multicluster import optimum
 
     opt = optimum(inst, time_limit=time_limit)
     hosts = int(len(set(int(h) for h in opt.placement.host_array(inst) if h >= 0)))
@@ -304,5 +305,5 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
     return res, rows, records
 
 
-__all__ = ["UNCOVERED_MODES", "Row", "Uncovered", "UncoveredMode", "cover_requests",
+__all__ = ["UNCOVERED_MODES", "Row", "Uncovered", "UncoveredMode", "cover_requests", "json_number",
            "run_compare", "uncovered_containers", "uncovered_note"]

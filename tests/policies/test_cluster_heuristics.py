@@ -93,7 +93,8 @@ def test_simulate_and_env_agree(name: str) -> None:
 
 
 def test_no_policy_beats_the_proven_optimum() -> None:
-    from vbp.multicluster import card_bound, optimum, policy_row
+    from solvers.max_deployed import card_bound, optimum
+    from vbp.multicluster import policy_row
 
     inst = generate_multicluster(DATA, DATA, clusters=3, nodes=2, tasks=30, seed=1)
     opt = optimum(inst, time_limit=20)
@@ -106,7 +107,7 @@ def test_no_policy_beats_the_proven_optimum() -> None:
 
 
 def test_optimum_falls_back_to_the_solver_when_cpu_binds() -> None:
-    from vbp.multicluster import card_bound, optimum
+    from solvers.max_deployed import card_bound, optimum
 
     ht = HostType("h", (10.0, 10.0), 1, cluster="c0", gpus=2, gpu_capacity=(1000.0,))
     inst = Instance("cpu-binds", ("cpu", "mem"), (ht,),
@@ -118,7 +119,7 @@ def test_optimum_falls_back_to_the_solver_when_cpu_binds() -> None:
 
 
 def test_optimum_refuses_an_infeasible_hint() -> None:
-    from vbp.multicluster import optimum
+    from solvers.max_deployed import optimum
 
     ht = HostType("h", (10.0, 10.0), 1, cluster="c0", gpus=2, gpu_capacity=(1000.0,))
     inst = Instance("cpu-binds", ("cpu", "mem"), (ht,),

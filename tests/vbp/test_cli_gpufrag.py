@@ -1,4 +1,4 @@
-"""``vbp gpu-frag`` and the FGD paper's protocol (vbp.gpufrag): workloads, records, levels, CLI."""
+"""``vbp gpu-frag`` and the FGD paper's protocol (packing.fgd_protocol, vbp.gpufrag): records, CLI."""
 
 from __future__ import annotations
 
@@ -10,21 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from packing.feasibility import ClusterState
+from packing.fgd_protocol import Run, build_workload, gpu_capacity, pod_sequence, run_policy, task_gpu
 from packing.fragmentation import cluster_fragmentation
 from packing.loaders.openb import load_openb
 from vbp.cli import cli, main
-from vbp.gpufrag import (
-    LEVELS,
-    PUBLISHED,
-    Run,
-    build_workload,
-    evaluate,
-    gpu_capacity,
-    make_policy,
-    pod_sequence,
-    run_policy,
-    task_gpu,
-)
+from vbp.gpufrag import LEVELS, PUBLISHED, evaluate, make_policy
 
 OPENB_SMALL = Path(__file__).resolve().parents[1] / "data" / "openb_small"
 

@@ -1,4 +1,4 @@
-"""The offline GPU bound of the FGD protocol (vbp.gpufrag.GpuBound) against brute force and policies."""
+"""The offline GPU bound of the FGD protocol (solvers.gpu_bound.GpuBound) against brute force and policies."""
 
 from __future__ import annotations
 
@@ -8,17 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from packing.fgd_protocol import build_workload, run_policy
 from packing.loaders.openb import load_openb
 from packing.model import App, HostType, Instance
-from vbp.gpufrag import (
-    DEFAULT_POLICIES,
-    GpuBound,
-    build_workload,
-    evaluate,
-    evaluate_bound,
-    make_policy,
-    run_policy,
-)
+from solvers.gpu_bound import GpuBound, evaluate_bound
+from vbp.gpufrag import DEFAULT_POLICIES, evaluate, make_policy
 
 OPENB_SMALL = Path(__file__).resolve().parents[1] / "data" / "openb_small"
 
@@ -165,7 +159,7 @@ def test_evaluate_bound_matches_the_median_of_seeds(small: Instance) -> None:
 
 
 def test_grid_search_for_fgd_plus_keeps_fgd_as_a_candidate(small: Instance) -> None:
-    from vbp.gpufrag import grid_fgd_plus
+    from policies.swarm.gpu_train import grid_fgd_plus
 
     w, cost, table = grid_fgd_plus(small, [0, 1], [[0, 0, 0, 0, -0.5], [0, 0, 0, 0, 3.0]], until=1.3)
     assert len(table) == 3 and table[0]["weights"] == [0.0] * 5
@@ -210,7 +204,7 @@ def test_unknown_bound_method_is_refused() -> None:
 
 
 def test_both_pso_trainers_share_one_loop_and_are_seeded(small: Instance) -> None:
-    from vbp.gpufrag import train_fgd_pack, train_fgd_plus
+    from policies.swarm.gpu_train import train_fgd_pack, train_fgd_plus
 
     kw = {"until": 1.3, "level": 90, "particles": 2, "iters": 1, "pso_seed": 3}
     w1, c1, h1 = train_fgd_pack(small, [0], **kw)  # type: ignore[arg-type]

@@ -106,6 +106,20 @@ def check_output(path: str | None, option: str, suffixes: Sequence[str] = INSTAN
         raise bad(f"cannot be written: no permission to write in folder {str(parent)!r}")
 
 
+def ray_address_option(needs: str) -> Any:
+    """The ``--ray-address`` option of the commands that run on Ray (``needs``: the option it goes with).
+
+    Args:
+        needs: the option and value that select Ray, e.g. ``"--executor ray"``.
+    """
+    return click.option(
+        "--ray-address", default=None, metavar="HOST:PORT",
+        help=f"With {needs}: the Ray cluster to run on, the address of its head node (the port of "
+             "`ray start --head --port`, 6379 by default) [default: $RAY_ADDRESS, else a local "
+             "Ray]. A cluster with token authentication takes the token from $RAY_AUTH_TOKEN, "
+             "$RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token. See docs/scale-out.md.")
+
+
 LOADER_OPTIONS = "vbp.loader_options"
 """Key in ``click.Context.meta`` under which :func:`data_options` keeps the data-set options."""
 

@@ -10,18 +10,31 @@ import click
 
 from packing.errors import InputError, Problem
 from packing.model import Instance
-from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, FiniteFloat, check_output, data_options
+from vbp.cli.common import (
+    MAX_ORDERS,
+    PLOT_SUFFIXES,
+    SEED,
+    FiniteFloat,
+    check_output,
+    data_options,
+    ray_address_option,
+)
 from vbp.cli.simulate import load_target, naming_file, prepare
-from vbp.compare import UNCOVERED_MODES, Row, _num, cover_requests, run_compare, uncovered_note
+from vbp.compare import (
+    UNCOVERED_MODES,
+    Row,
+    cover_requests,
+    json_number,
+    run_compare,
+    uncovered_note,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def executor_options(fn: F) -> F:
     """Add ``--executor``, ``--workers`` and ``--ray-address`` to a command (compare, sweep)."""
-    fn = click.option("--ray-address", default=None, metavar="ADDRESS",
-                      help="With --executor ray: the cluster to connect to [default: $RAY_ADDRESS, "
-                           "else a local Ray].")(fn)
+    fn = ray_address_option("--executor ray")(fn)
     fn = click.option("--workers", type=click.IntRange(min=1), default=None,
                       help="Processes (process) or CPUs of a local Ray (ray) [default: all cores].")(fn)
     fn = click.option("--executor", "executor_kind", type=click.Choice(["serial", "process", "ray"]),
@@ -130,7 +143,8 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
                      utilisation_title=f"{first.policy}, own order: per-host utilisation",
                      title=f"{inst.name}: hosts used over {orders} orders",
                      proven=res.status == "optimal")
-    opt = {"status": res.status, "objective": _num(res.objective), "lower_bound": _num(res.lower_bound),
+    opt = {"status": res.status, "objective": json_number(res.objective),
+           "lower_bound": json_number(res.lower_bound),
            "objective_kind": res.objective_kind, "hosts": res.hosts}
     if as_json:
         click.echo(json.dumps({"instance": inst.name, "orders": orders, "seed": seed, "optimum": opt,

@@ -9,7 +9,7 @@ import click
 from packing.io import MAX_CONTAINERS, MAX_RESOURCES, save_instance
 from packing.model import Instance
 from vbp.cli.common import SEED, check_output
-from vbp.multicluster import generate_command as multicluster_command
+from vbp.cli.generate_multicluster import multicluster_command
 
 
 def _write(inst: Instance, out: str) -> None:

@@ -93,8 +93,10 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
     names = parse_policy_list(policy_text) if policy_text is not None else list(DEFAULT_POLICIES)
     pod_file, pod_name = _pods_option(data, pods)
 
+    from packing.fgd_protocol import gpu_capacity
     from packing.loaders.openb import load_openb
-    from vbp.gpufrag import LEVELS, PAPER_NAMES, evaluate, evaluate_bound, gpu_capacity, plot_curves
+    from solvers.gpu_bound import evaluate_bound
+    from vbp.gpufrag import LEVELS, PAPER_NAMES, evaluate, plot_curves
 
     inst = load_openb(pod_file, nodes="gpu")
     if gpu_capacity(inst) <= 0:
@@ -114,10 +116,10 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
         "method": bound_method,
         "converged": None if bound_method != "config" else {
             str(lv): sum(bool(d[lv].converged) for d in bres.details if lv in d) for lv in LEVELS},
-        "definition": ("per-node configuration LP (vbp.gpufrag.GpuBound, solvers.gpu_config): Lagrangian "
-                       "certificate from column generation with exact CP-SAT pricing, at least the "
-                       "aggregated LP" if bound_method == "config" else
-                       "LP relaxation by pod shape x node type (vbp.gpufrag.GpuBound)")
+        "definition": ("per-node configuration LP (solvers.gpu_bound.GpuBound, solvers.gpu_config): "
+                       "Lagrangian certificate from column generation with exact CP-SAT pricing, at "
+                       "least the aggregated LP" if bound_method == "config" else
+                       "LP relaxation by pod shape x node type (solvers.gpu_bound.GpuBound)")
                       + ": least unallocated GPU % any placement of the arrived pods can reach"}
     rows: list[dict[str, Any]] = []
     for res in results:

@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 import click
 
 from packing.errors import input_error
-from vbp.cli.common import MAX_ORDERS, SEED, FiniteFloat, check_output, given_command
+from vbp.cli.common import MAX_ORDERS, SEED, FiniteFloat, check_output, given_command, ray_address_option
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT)."""
@@ -85,9 +85,7 @@ def train() -> None:
                    "or Ray. The same seed gives the same policy on every backend.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Processes (process) or CPUs of a local Ray (ray).")
-@click.option("--ray-address", default=None, metavar="ADDRESS",
-              help="With --backend ray: the cluster to connect to [default: $RAY_ADDRESS, else a "
-                   "local Ray].")
+@ray_address_option("--backend ray")
 @click.option("--init", "init", type=click.Choice(["bf", "ff", "none"]), default="bf",
               show_default=True, help="Start the swarm around this policy's weights.")
 @click.option("--checkpoint", type=click.Path(dir_okay=False), default=None,
