@@ -15,13 +15,18 @@ Planned capacity
 Every host offer's capacity is exact (whole millicores, bytes and cards). The capacity a plan
 is made against is, per resource::
 
-    planned = floor((capacity - reserve) * (1 - headroom))
+    planned = floor_g((capacity - reserve) * (1 - headroom))
 
 in that order (the per-host reserve for system daemons comes off first, then the headroom share
-of what is left), computed exactly with fractions and rounded *down* to whole millicores, whole
-bytes and whole cards. Demands are whole millicores and bytes too, so rounding down loses no
-feasible packing. The checker compares loads with capacities with its relative tolerance
-(:data:`packing.feasibility.TOL`, 1e-9: at most 69 bytes on a 64 GiB host).
+of what is left), computed exactly with fractions. ``floor_g`` rounds down to a multiple of ``g``,
+the greatest common divisor of the demands of that resource in base units
+(:func:`demand_grid`; e.g. 128 MiB when every memory demand is a multiple of 128 MiB): every
+sum of demands is a multiple of ``g``, so rounding down loses no packing, and the capacity
+stays a short decimal, which keeps the solvers' integer scaling exact (and their proofs
+available). Demands that are not whole base units (possible in instance files) keep the exact
+capacity (as the nearest float below it). The checker compares loads with capacities with its
+relative tolerance (:data:`packing.feasibility.TOL`, 1e-9: at most 69 bytes on a 64 GiB
+host).
 
 Stranded capacity
 -----------------
@@ -203,21 +208,30 @@ class Adjustment:
         """Whether nothing comes off."""
         return not any(self.reserve) and not any(self.headroom)
 
-    def planned(self, offer: HostOffer) -> tuple[int, int, int]:
-        """Planned capacity of ``offer`` in base units: ``floor((capacity - reserve) * (1 - h))``.
+    def planned(self, offer: HostOffer, grid: Sequence[int | None] = (1, 1, 1)
+                ) -> tuple[Fraction, Fraction, Fraction]:
+        """Planned capacity of ``offer`` in base units (see the module docstring).
+
+        Args:
+            offer: the host type.
+            grid: per resource, the step every demand is a multiple of (base units), or ``None``
+                when the demands are not whole base units; shape ``(3,)``. The capacity is
+                rounded down to a multiple of the step (no sum of demands is lost); with
+                ``None`` it is kept exact.
 
         Raises:
             InputError: the reserve leaves no CPU or no memory on the host type.
         """
-        out = []
-        for r, cap, res, h in zip(PLAN_RESOURCES, offer.exact(), self.reserve, self.headroom,
-                                  strict=True):
+        out: list[Fraction] = []
+        for r, cap, res, h, g in zip(PLAN_RESOURCES, offer.exact(), self.reserve, self.headroom,
+                                     grid, strict=True):
             left = cap - res
             if left <= 0 and (r != "gpu" or cap > 0):
                 raise input_error(offer.source, f"{offer.name}.{r}",
                                   f"the reserve ({_show(r, res)}) leaves no {r} on this host "
                                   f"type ({_show(r, cap)})")
-            out.append(max(0, math.floor(left * (1 - h))))
+            exact = max(Fraction(0), left * (1 - h))
+            out.append(exact if g is None else Fraction(math.floor(exact / g) * g))
         return (out[0], out[1], out[2])
 
     def describe(self) -> str:
@@ -232,7 +246,8 @@ class Adjustment:
             parts.append("times (1 - headroom) with headroom " + ", ".join(
                 f"{r}={float(h) * 100:g}%" for r, h in zip(PLAN_RESOURCES, self.headroom,
                                                              strict=True) if h))
-        return "capacity " + ", then ".join(parts) + ", rounded down to millicores, bytes, cards"
+        return ("capacity " + ", then ".join(parts)
+                + ", rounded down to a multiple of the demands' common step")
 
 
 def _show(resource: str, base: int) -> str:
@@ -377,9 +392,30 @@ def _pairs(text: str | Mapping[str, Any], source: str) -> dict[str, Any]:
     return dict(zip(PLAN_RESOURCES, parts, strict=False))
 
 
-def base_to_units(resource: str, base: int) -> float:
-    """A base-unit amount as a float in planning units (cores, GiB, cards)."""
-    return float(Fraction(base) * BASE_UNIT[resource])
+def base_to_units(resource: str, base: int | Fraction) -> float:
+    """A base-unit amount as a float in planning units (cores, GiB, cards), rounded down."""
+    exact = Fraction(base) * BASE_UNIT[resource]
+    x = float(exact)
+    return math.nextafter(x, -math.inf) if Fraction(x) > exact else x
+
+
+def demand_grid(demand: Demand) -> tuple[int | None, int | None, int | None]:
+    """Per resource, the greatest common divisor of the demands in base units, shape ``(3,)``.
+
+    ``None`` for a resource whose demands are not all whole base units (instance files may hold
+    any number); 1 when no app asks for the resource.
+    """
+    out: list[int | None] = []
+    for j, r in enumerate(PLAN_RESOURCES):
+        g: int | None = 0
+        for a in demand.apps:
+            q = Fraction(a.demand[j]) / BASE_UNIT[r]
+            if q.denominator != 1:
+                g = None
+                break
+            g = math.gcd(g or 0, int(q))
+        out.append(None if g is None else (g or 1))
+    return (out[0], out[1], out[2])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -408,9 +444,10 @@ def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence
     adj = adjustment or Adjustment()
     res = plan_resources(demand, offers)
     n = len(res)
+    grid = demand_grid(demand)
     types = []
     for o, c in zip(offers, counts, strict=True):
-        cap = tuple(base_to_units(r, b) for r, b in zip(PLAN_RESOURCES, adj.planned(o),
+        cap = tuple(base_to_units(r, b) for r, b in zip(PLAN_RESOURCES, adj.planned(o, grid),
                                                          strict=True))[:n]
         types.append(HostType(o.name, cap, int(c), cost=1.0 if o.price is None else float(o.price)))
     apps = tuple(_replace_app(a, demand=tuple(a.demand[:n])) for a in demand.apps)

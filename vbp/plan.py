@@ -276,6 +276,7 @@ def plan(
     seed: int = 0,
     executor: str = "serial",
     workers: int | None = None,
+    address: str | None = None,
     current: Any = None,
     max_moves: int | None = None,
     n_plus_one: bool = False,
@@ -297,6 +298,7 @@ def plan(
         seed: solver seed.
         executor: where scenarios run: ``"serial"``, ``"process"`` or ``"ray"``.
         workers: processes (process) or CPUs (ray).
+        address: Ray cluster address (ray only).
         current: the running cluster (see ``docs/plan.md``).
         max_moves: most containers moved from ``current``.
         n_plus_one: check that the plan survives losing any one host.
@@ -325,7 +327,7 @@ def plan(
     if len(tasks) == 1 or executor == "serial":
         results = [run_scenario(t) for t in tasks]
     else:
-        with make_executor(executor, workers) as ex:
+        with make_executor(executor, workers, address) as ex:
             results = ex.map(run_scenario, tasks)
     return PlanResult(tuple(results), adj.describe(), offers)
 
