@@ -94,8 +94,8 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
         click.echo(json.dumps(result.to_dict()))
     else:
         click.echo(render(result))
-        for p in written:
-            click.echo(f"placement  {p}")
+        for w in written:
+            click.echo(f"placement  {w}")
         if plot is not None:
             click.echo(f"plot       {plot}")
     if any(s.placement is None for s in result.scenarios):
