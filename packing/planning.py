@@ -99,12 +99,16 @@ class Demand:
         rules: ``<A, B, k>`` rules between them.
         exclusions: pairs of apps that never share a host.
         sources: the file each app was read from, by app name.
+        overhead: load on every host that is not an app, in base units (millicores, bytes,
+            cards), shape ``(3,)``: Kubernetes DaemonSets (one pod per host). It adds to the
+            plan's reserve.
     """
 
     apps: tuple[App, ...]
     rules: tuple[Rule, ...] = ()
     exclusions: tuple[tuple[str, str], ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
+    overhead: tuple[int, int, int] = (0, 0, 0)
 
     @staticmethod
     def combine(parts: Sequence[Demand]) -> Demand:
@@ -118,7 +122,9 @@ class Demand:
         excl: list[tuple[str, str]] = []
         sources: dict[str, str] = {}
         problems: list[Problem] = []
+        over = [0, 0, 0]
         for part in parts:
+            over = [x + y for x, y in zip(over, part.overhead, strict=True)]
             for a in part.apps:
                 src = part.sources.get(a.name, "<demand>")
                 if a.name in sources:
@@ -131,7 +137,7 @@ class Demand:
             excl.extend(part.exclusions)
         if problems:
             raise InputError(problems)
-        return Demand(tuple(apps), tuple(rules), tuple(excl), sources)
+        return Demand(tuple(apps), tuple(rules), tuple(excl), sources, (over[0], over[1], over[2]))
 
     def scaled(self, growth: float) -> Demand:
         """The demand with every app's replicas multiplied by ``growth``, rounded up.
@@ -146,7 +152,7 @@ class Demand:
         apps = tuple(
             a if g == 1 else _replace_app(a, count=math.ceil(a.count * g)) for a in self.apps
         )
-        return Demand(apps, self.rules, self.exclusions, self.sources)
+        return Demand(apps, self.rules, self.exclusions, self.sources, self.overhead)
 
 
 def _replace_app(a: App, **changes: Any) -> App:
@@ -202,6 +208,11 @@ class Adjustment:
 
     reserve: tuple[int, int, int] = (0, 0, 0)
     headroom: tuple[Fraction, Fraction, Fraction] = (Fraction(0), Fraction(0), Fraction(0))
+
+    def plus(self, overhead: Sequence[int]) -> Adjustment:
+        """The adjustment with ``overhead`` (base units, shape ``(3,)``) added to the reserve."""
+        r = [a + int(b) for a, b in zip(self.reserve, overhead, strict=True)]
+        return Adjustment((r[0], r[1], r[2]), self.headroom)
 
     @property
     def is_identity(self) -> bool:

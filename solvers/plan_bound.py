@@ -2,8 +2,9 @@
 
 For each host type ``t`` let ``F_t`` be the containers that fit *alone* on an empty type-``t`` host
 (capacity, GPU cards, a positive per-host cap). The bound for ``t`` is the number of type-``t``
-hosts that first-fit decreasing (:func:`solvers.greedy.ffd`, every rule honoured) uses to place
-all of ``F_t`` on type-``t`` hosts alone.
+hosts that first-fit decreasing (:func:`solvers.greedy.ffd`, every rule honoured; on large
+inputs one size measure only, see :data:`QUICK_WORK`) uses to place all of ``F_t`` on type-``t``
+hosts alone. Any complete packing gives a valid bound; first fit keeps it tight.
 
 Why it is safe (no optimal plan is cut off). Every constraint of the model acts per host (capacity,
 cards, caps ``max_per_host``, rules ``<A, B, k>``, exclusions) and is *hereditary*: removing
@@ -19,6 +20,12 @@ optimal plan exists with at most ``ffd_t(F_t)`` hosts of every type ``t`` at onc
 type's count there loses no optimum. A count given by the user is a hard limit, and the same
 argument holds below it, so ``min(given, bound)`` is safe too.
 
+A second cap comes from the objective: when one type ``u`` takes every container (all fit on it),
+first fit's ``b_u`` hosts of it are a complete plan of cost ``U = c_u * b_u``; an optimal plan costs
+at most ``U``, so it has at most ``floor(U / c_t)`` hosts of a type with ``c_t > 0``. Both caps hold
+for the repacked optimal plan above at once (it is optimal), so :func:`count_bounds` returns the
+smaller of the two per type.
+
 First fit with more hosts than it needs gives the same result as with exactly those (it takes the
 lowest feasible host, and hosts of one type are identical), so the bound is found by first fit on a
 guess of hosts, doubled until every container of ``F_t`` is placed.
@@ -32,7 +39,11 @@ import numpy as np
 
 from packing.feasibility import ClusterState
 from packing.model import Instance
-from solvers.greedy import ffd
+from solvers.greedy import ffd, first_fit
+
+QUICK_WORK = 1_000_000
+"""From this many containers x hosts on, the bound takes first fit with one size measure (the
+largest normalised resource) instead of the best of all (:func:`solvers.greedy.ffd`)."""
 
 
 def fits_alone(instance: Instance) -> np.ndarray:
@@ -74,7 +85,7 @@ def type_bound(instance: Instance, t: int, fit: np.ndarray | None = None) -> int
             host_types=(ht.__class__(ht.name, ht.capacity, guess, 1.0, None, ht.gpus,
                                      ht.gpu_capacity, ht.gpu_model, None),),
             apps=apps, initial=None, requests=())
-        g = ffd(one, "hosts")
+        g = first_fit(one, "hosts", "max") if n * guess >= QUICK_WORK else ffd(one, "hosts")
         if g.complete or guess >= n:
             if not g.complete:  # cannot happen: one container per host always fits
                 raise AssertionError("first fit left a container that fits alone unplaced")
@@ -88,8 +99,34 @@ def count_bounds(instance: Instance) -> np.ndarray:
     The instance's own counts are not used; combine them with ``np.minimum`` when they are limits.
     """
     fit = fits_alone(instance)
-    return np.array([type_bound(instance, t, fit) for t in range(len(instance.host_types))],
-                    dtype=np.int64)
+    bounds = np.array([type_bound(instance, t, fit) for t in range(len(instance.host_types))],
+                      dtype=np.int64)
+    return cost_cap(instance, bounds, fit)
 
 
-__all__ = ["count_bounds", "fits_alone", "type_bound"]
+def cost_cap(instance: Instance, bounds: np.ndarray, fit: np.ndarray | None = None) -> np.ndarray:
+    """Tighten per-type bounds by the cost of a one-type plan (see the module docstring).
+
+    Args:
+        instance: the instance; its host costs are the objective's weights (1 counts hosts).
+        bounds: first fit's hosts per type, shape ``(n_types,)``.
+        fit: :func:`fits_alone` of the instance, if already computed.
+
+    Returns:
+        The tightened bounds, shape ``(n_types,)``.
+    """
+    fit = fits_alone(instance) if fit is None else fit
+    needed = instance.counts > 0
+    cost = instance.type_cost
+    whole = [t for t in range(len(instance.host_types)) if fit[needed, t].all()]
+    if not whole:
+        return bounds
+    upper = min(float(cost[t]) * int(bounds[t]) for t in whole)
+    out = bounds.copy()
+    for t in range(len(out)):
+        if cost[t] > 0:
+            out[t] = min(int(out[t]), math.floor(upper / float(cost[t]) * (1 + 1e-12)))
+    return out
+
+
+__all__ = ["QUICK_WORK", "cost_cap", "count_bounds", "fits_alone", "type_bound"]

@@ -228,11 +228,47 @@ def solve_scenario(instance: Instance, growth: float, offers: Sequence[HostOffer
                               max_hosts, time.perf_counter() - t0, reason=reason,
                               instance=instance)
     # E2 hook: options.verify_only / options.max_moves / options.current branch off here.
+    _refuse_unimplemented(options)
     res = solve(instance, options.method, time_limit=options.time_limit, workers=options.threads,
-                seed=options.seed, objective=kind)
+                seed=options.seed, objective=kind, settings=auto_settings(instance, fit, options))
     return summarise(instance, growth, res.placement, res.status, res.lower_bound, priced,
                      labels, max_hosts, time.perf_counter() - t0, dict(res.proofs), res.reason,
                      kind)
+
+
+def auto_settings(instance: Instance, fit: Any, options: PlanOptions) -> Any:
+    """The knobs of method ``auto`` for a plan (``None`` for other methods).
+
+    ``auto`` sends instances of at least ``spread_min_work`` containers x hosts to its large-scale
+    heuristic path. A plan's host counts are upper bounds, mostly never used, so the work is
+    measured with the hosts one type that takes every container needs (its count), not with the
+    sum of the bounds: the threshold is scaled by ``n_hosts / that count``.
+
+    Args:
+        instance: the built scenario.
+        fit: :func:`solvers.plan_bound.fits_alone` of it, shape ``(n_apps, n_types)``.
+        options: the plan's options.
+    """
+    if options.method != "auto":
+        return None
+    from solvers.auto import DEFAULT_SETTINGS
+
+    need = instance.counts > 0
+    whole = [t.count for i, t in enumerate(instance.host_types) if t.count and fit[need, i].all()]
+    scale = instance.n_hosts / min(whole) if whole else 1.0
+    return dataclasses.replace(
+        DEFAULT_SETTINGS, spread_min_work=int(DEFAULT_SETTINGS.spread_min_work * max(1.0, scale)))
+
+
+def _refuse_unimplemented(options: PlanOptions) -> None:
+    """Refuse the extension options until their implementation is wired in here."""
+    from packing.errors import input_error
+
+    for flag, given in (("--current", options.current is not None),
+                        ("--max-moves", options.max_moves is not None),
+                        ("--n-plus-one", options.n_plus_one), ("--verify-only", options.verify_only)):
+        if given:
+            raise input_error("<options>", flag, "not available in this installation")
 
 
 def summarise(instance: Instance, growth: float, placement: Placement | None, status: str,
@@ -257,10 +293,22 @@ def summarise(instance: Instance, growth: float, placement: Placement | None, st
                           seconds, proofs or {}, reason, placement, instance)
 
 
+MIN_SOLVE_SECONDS = 1.0
+"""The solver gets at least this long, even when building the scenario used up its budget."""
+
+
 def run_scenario(task: ScenarioTask) -> ScenarioResult:
-    """Build and solve one scenario (the function the executors run)."""
+    """Build and solve one scenario (the function the executors run).
+
+    The time limit covers the whole scenario: the solver gets what building it (the count
+    bounds) left, at least :data:`MIN_SOLVE_SECONDS`; ``seconds`` reports the whole.
+    """
+    t0 = time.perf_counter()
     inst = build_scenario(task.demand, task.offers, task.options.adjustment, task.growth)
-    return solve_scenario(inst, task.growth, task.offers, task.options)
+    left = max(MIN_SOLVE_SECONDS, task.options.time_limit - (time.perf_counter() - t0))
+    opts = dataclasses.replace(task.options, time_limit=left)
+    res = solve_scenario(inst, task.growth, task.offers, opts)
+    return dataclasses.replace(res, seconds=time.perf_counter() - t0)
 
 
 def plan(
@@ -290,9 +338,10 @@ def plan(
         hosts: host-type files (CSV/YAML), inline ``NAME:16c64g[:PRICE[:COUNT]]`` specs, or
             :class:`~packing.planning.HostOffer` objects.
         headroom: share kept free: ``"15%"``, ``"cpu=20%,memory=10%"``, a fraction or a mapping.
-        reserve: per-host overhead taken off first: ``"100m,128Mi"`` or ``"cpu=100m,memory=128Mi"``.
+        reserve: per-host overhead taken off first: ``"100m,128Mi"`` or ``"cpu=100m,memory=128Mi"``;
+            the demand's own overhead (Kubernetes DaemonSets) is added to it.
         growth: demand multipliers (``"1,1.25,1.5"`` or numbers), each a scenario.
-        time_limit: solver budget per scenario, seconds.
+        time_limit: budget per scenario (building it, then solving), seconds.
         method: :func:`solvers.solve` method.
         threads: solver threads per scenario.
         seed: solver seed.
@@ -315,10 +364,11 @@ def plan(
     from packing.loaders.host_types import load_hosts
     from packing.planning import parse_growth, parse_headroom, parse_reserve
 
-    adj = Adjustment(parse_reserve(reserve), parse_headroom(headroom))
+    user = Adjustment(parse_reserve(reserve), parse_headroom(headroom))
     growths = parse_growth(growth)
     dem = demand if isinstance(demand, Demand) else load_demand(demand)
     offers = load_hosts(hosts)
+    adj = user.plus(dem.overhead)
     for o in offers:
         adj.planned(o)  # a reserve that leaves nothing: an error before any work
     options = PlanOptions(adj, float(time_limit), method, int(threads), int(seed), current,

@@ -16,7 +16,8 @@ memory with a unit (``4Gi``, ``512Mi``, ``2G``; a plain number would be bytes an
 
 * ``*.csv``: :func:`load_deployments`;
 * a ``.yaml``/``.yml`` file or a folder whose documents have ``kind:`` (Kubernetes manifests):
-  the manifest reader :data:`K8S_READER` of :mod:`packing.loaders.k8s` (see :func:`_k8s_demand`);
+  the manifest reader :data:`K8S_READER` of :mod:`packing.loaders.k8s`; its DaemonSet load per
+  host becomes :attr:`~packing.planning.Demand.overhead`, added to the plan's reserve;
 * anything else :func:`packing.loaders.load_any` reads (instance files): its apps, rules and
   exclusions (its host types are ignored: hosts come from the host list).
 """
@@ -24,8 +25,11 @@ memory with a unit (``4Gi``, ``512Mi``, ``2G``; a plain number would be bytes an
 from __future__ import annotations
 
 import csv
+import dataclasses
 import importlib
+import math
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +37,17 @@ from packing.errors import InputError, Problem, input_error
 from packing.io import read_document
 from packing.loaders._csv import CsvReader
 from packing.model import App, Instance
-from packing.planning import PLAN_RESOURCES, Demand, base_to_units, to_base
+from packing.planning import BASE_UNIT, PLAN_RESOURCES, Demand, base_to_units, to_base
 
 COLUMNS = ("name", "replicas", "cpu", "memory", "gpu", "max_per_host")
 """The columns of a deployments CSV (the last two optional)."""
 
-K8S_READER = "packing.loaders.k8s:load_manifests"
-"""``"module:function"`` of the Kubernetes manifest reader: called with a path, it returns an
+K8S_READER = "packing.loaders.k8s:read_manifests"
+"""``"module:function"`` of the Kubernetes manifest reader. Called with a path, it returns an
 :class:`~packing.model.Instance` (resources ``cpu``, ``memory`` and optionally ``gpu``), or an
-object whose ``instance()`` (or ``.apps``) gives the apps. The one line to adapt when it lands."""
+object with ``resources``, ``apps`` (demand in ``resources`` order), ``exclusions`` and
+optionally ``reserve`` (the DaemonSet load on every host, shape ``(n_resources,)``, added to
+the plan's reserve)."""
 
 
 def load_deployments(path: str | Path) -> Demand:
@@ -165,11 +171,17 @@ def _k8s_demand(path: Path) -> Demand:
         raise input_error(str(path), "", "Kubernetes manifests cannot be read here (no manifest "
                           "reader installed); give a deployments CSV or an instance file") from None
     got: Any = fn(path)
-    if not isinstance(got, Instance):
-        got = got.instance() if hasattr(got, "instance") else Instance(
-            "k8s", ("cpu", "memory", "gpu")[: len(got.apps[0].demand) if got.apps else 2],
-            (), tuple(got.apps))
-    return demand_from_instance(got, str(path))
+    if isinstance(got, Instance):
+        return demand_from_instance(got, str(path))
+    resources = tuple(got.resources)
+    inst = Instance("k8s", resources, (), tuple(got.apps), (), tuple(got.exclusions))
+    demand = demand_from_instance(inst, str(path))
+    over = [0, 0, 0]
+    alias = {"cpu": 0, "memory": 1, "mem": 1, "gpu": 2}
+    for r, v in zip(resources, getattr(got, "reserve", [0.0] * len(resources)), strict=True):
+        j = alias[r.lower()]
+        over[j] = math.ceil(Fraction(str(float(v))) / BASE_UNIT[PLAN_RESOURCES[j]])
+    return dataclasses.replace(demand, overhead=(over[0], over[1], over[2]))
 
 
 def load_demand(paths: str | Path | Sequence[str | Path]) -> Demand:

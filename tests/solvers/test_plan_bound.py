@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from packing.model import App, HostType, Instance, Rule
-from solvers.plan_bound import count_bounds, fits_alone
+from solvers.plan_bound import cost_cap, count_bounds, fits_alone, type_bound
 from tests.vbp.plan_oracle import optimum
 
 
@@ -18,7 +18,9 @@ def test_bound_by_hand() -> None:
     # "tiny" (capacity 3) takes none of them; "big" (capacity 20) takes five per host -> 1
     inst = Instance("h", ("cpu",), (HostType("small", (10.0,), 1), HostType("tiny", (3.0,), 1),
                                     HostType("big", (20.0,), 1)), (App("a", (4.0,), 5),))
-    assert count_bounds(inst).tolist() == [3, 0, 1]
+    assert [type_bound(inst, t) for t in range(3)] == [3, 0, 1]
+    # counting hosts, one big host is a whole plan: no optimal plan has more than 1 host
+    assert count_bounds(inst).tolist() == [1, 0, 1]
     assert fits_alone(inst).tolist() == [[True, False, True]]
 
 
@@ -60,8 +62,21 @@ def test_bound_keeps_the_optimum(seed: int) -> None:
     free = _oracle(inst, every)
     capped = _oracle(inst, bound.tolist())
     assert capped == free
-    # and the bound is first fit's: never below the containers' volume share on the type
+    # first fit's part is never below the volume share of the containers that fit on the type
     fit = fits_alone(inst)
     for t, ht in enumerate(inst.host_types):
         vol = (inst.demand * np.where(fit[:, t], inst.counts, 0)[:, None]).sum(axis=0)
-        assert bound[t] >= np.ceil((vol / np.asarray(ht.capacity)).max() - 1e-9)
+        assert type_bound(inst, t, fit) >= np.ceil((vol / np.asarray(ht.capacity)).max() - 1e-9)
+
+
+def test_cost_cap_by_hand() -> None:
+    # "cheap" (cost 1) takes everything with 4 hosts: a plan costs at most 4, so at most one
+    # "dear" host (cost 3) and no "gold" host (cost 5); "tiny" takes nothing: no cap from it
+    inst = Instance("c", ("cpu",), (HostType("cheap", (10.0,), 1, cost=1.0),
+                                    HostType("dear", (40.0,), 1, cost=3.0),
+                                    HostType("gold", (40.0,), 1, cost=5.0),
+                                    HostType("tiny", (1.0,), 1, cost=0.5)),
+                    (App("a", (5.0,), 8),))
+    assert cost_cap(inst, np.array([4, 2, 1, 0])).tolist() == [4, 1, 0, 0]
+    # with first fit's own bounds, one "dear" host (cost 3) takes everything too: at most 3
+    assert count_bounds(inst).tolist() == [3, 1, 0, 0]

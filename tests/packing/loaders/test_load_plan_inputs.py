@@ -105,3 +105,33 @@ def test_demand_from_files_adds_up(tmp_path: Path) -> None:
     assert d.exclusions == (("db", "cache"),)
     with pytest.raises(InputError, match="names must be unique"):
         load_demand([a, a])
+
+
+class _Manifests:
+    """What a manifest reader returns: apps in its resources' order, and DaemonSet load per host."""
+
+    resources = ("cpu", "memory")
+    apps = (App("deployment/default/web", (0.25, 0.5), 3, max_per_host=1),)
+    exclusions = ()
+    reserve = (0.1, 0.125)
+
+
+def _fake_reader(path: Path) -> _Manifests:
+    return _Manifests()
+
+
+def test_manifests_go_through_the_reader_hook(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import packing.loaders.deployments as dep
+
+    p = _write(tmp_path, "app.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n"
+               "  name: web\n---\nkind: Service\n")
+    assert dep.is_manifest(p)
+    monkeypatch.setattr(dep, "K8S_READER", f"{__name__}:_fake_reader")
+    d = load_demand([p])
+    assert [a.name for a in d.apps] == ["deployment/default/web"]
+    assert d.apps[0].demand == (0.25, 0.5, 0.0)
+    assert d.overhead == (100, 128 * 2**20, 0)  # 100m and 128Mi, the plan's extra reserve
+    monkeypatch.setattr(dep, "K8S_READER", "no.such.module:read")
+    with pytest.raises(InputError, match="no manifest reader"):
+        load_demand([p])
