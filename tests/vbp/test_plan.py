@@ -198,3 +198,16 @@ def test_frame(tmp_path: Path) -> None:
     frame = serial.to_frame()  # type: ignore[attr-defined]
     assert isinstance(frame, pd.DataFrame) and len(frame) == 4
     assert {"growth", "type", "hosts", "util_cpu", "stranded_memory"} <= set(frame.columns)
+
+
+def test_demand_overhead_adds_to_the_reserve() -> None:
+    # one DaemonSet pod of 1 core per host, plus a reserve of 1 core: 4 - 2 = 2 cores per host
+    # are left, so six 1-core replicas need exactly 3 hosts (2 without the DaemonSet)
+    apps = (App("w", (1.0, 0.5, 0.0), 6),)
+    with_daemon = Demand(apps, overhead=(1000, 0, 0))
+    res = plan(with_daemon, ["h:4c8g"], reserve="1,0Mi", time_limit=10)
+    (s,) = res.scenarios
+    assert s.status == "optimal" and s.hosts == 3
+    assert s.per_type[0].capacity["cpu"] == 2.0
+    assert "cpu=2" in res.planned_against
+    assert plan(Demand(apps), ["h:4c8g"], reserve="1,0Mi", time_limit=10).scenarios[0].hosts == 2
