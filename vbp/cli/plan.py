@@ -13,8 +13,7 @@ import click
 from packing.errors import InputError, Problem
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat, check_output
 from vbp.cli.compare import executor_options
-
-METHOD_NAMES = ("auto", "cpsat", "pulp", "colgen", "arcflow")
+from vbp.cli.solve import METHOD_NAMES
 
 
 @click.command()
@@ -31,7 +30,8 @@ METHOD_NAMES = ("auto", "cpsat", "pulp", "colgen", "arcflow")
 @click.option("--growth", default="1", show_default=True, metavar="LIST",
               help="Demand multipliers, one plan each (replicas rounded up): 1,1.25,1.5,2.")
 @click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=60.0,
-              show_default=True, help="Solver budget per scenario, seconds.")
+              show_default=True,
+              help="Budget per scenario (the count bounds, then the solver), seconds.")
 @click.option("--method", type=click.Choice(METHOD_NAMES), default="auto", show_default=True,
               help="Solver method.")
 @click.option("--threads", type=click.IntRange(min=1), default=2, show_default=True,
