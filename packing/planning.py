@@ -501,6 +501,10 @@ class TypeUsage:
                 "labels": dict(self.labels)}
 
 
+STRANDED_CHUNK = 1024
+"""Hosts per block when stranded capacity is computed (bounds the hosts x shapes array)."""
+
+
 def stranded(demand: np.ndarray, free: np.ndarray) -> np.ndarray:
     """Stranded free capacity per host and resource (see the module docstring).
 
@@ -536,7 +540,12 @@ def type_usage(instance: Instance, placement: Placement, priced: bool,
     load, cap = state_loads(st)
     used = st.used_hosts()
     names = instance.resources
-    strand = stranded(instance.demand[instance.counts > 0], cap - load)
+    strand = np.zeros_like(load)
+    shapes = np.unique(instance.demand[instance.counts > 0], axis=0)
+    rows = np.flatnonzero(used)
+    for lo in range(0, len(rows), STRANDED_CHUNK):
+        sel = rows[lo : lo + STRANDED_CHUNK]
+        strand[sel] = stranded(shapes, cap[sel] - load[sel])
     out = []
     for t, ht in enumerate(instance.host_types):
         sel = used & (instance.host_type_of == t)

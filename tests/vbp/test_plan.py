@@ -211,3 +211,19 @@ def test_demand_overhead_adds_to_the_reserve() -> None:
     assert s.per_type[0].capacity["cpu"] == 2.0
     assert "cpu=2" in res.planned_against
     assert plan(Demand(apps), ["h:4c8g"], reserve="1,0Mi", time_limit=10).scenarios[0].hosts == 2
+
+
+def test_gpu_cards_by_hand(tmp_path: Path) -> None:
+    d = tmp_path / "d.csv"
+    d.write_text("name,replicas,cpu,memory,gpu\ntrain,3,8,64Gi,4\nweb,4,1,2Gi,\n")
+    hosts = ["std:16c64g:1", "gpu:32c256g8gpu:10"]
+    # 12 cards need two 8-card hosts (cost 20); the web replicas fit beside them
+    (s,) = plan(d, hosts, time_limit=10).scenarios
+    assert (s.status, s.hosts, s.cost) == ("optimal", 2, 20.0)
+    gpu = s.per_type[1]
+    assert gpu.hosts == 2 and gpu.utilisation["gpu"] == 0.75 and gpu.bottleneck == "gpu"
+    # a bare percentage leaves GPU cards alone; a named one halves them: one train per host
+    (h,) = plan(d, hosts, headroom="15%", time_limit=10).scenarios
+    assert h.cost == 20.0 and h.per_type[1].capacity["gpu"] == 8.0
+    (g,) = plan(d, hosts, headroom="gpu=50%", time_limit=10).scenarios
+    assert (g.status, g.cost, g.per_type[1].capacity["gpu"]) == ("optimal", 30.0, 4.0)
