@@ -20,8 +20,9 @@ optimal plan exists with at most ``ffd_t(F_t)`` hosts of every type ``t`` at onc
 type's count there loses no optimum. A count given by the user is a hard limit, and the same
 argument holds below it, so ``min(given, bound)`` is safe too.
 
-A second cap comes from the objective: when one type ``u`` takes every container (all fit on it),
-first fit's ``b_u`` hosts of it are a complete plan of cost ``U = c_u * b_u``; an optimal plan costs
+A second cap comes from the objective: when one type ``u`` takes every container (all fit on it)
+and first fit's ``b_u`` hosts of it are available (within a given count), they are a complete plan
+of cost ``U = c_u * b_u``; an optimal plan costs
 at most ``U``, so it has at most ``floor(U / c_t)`` hosts of a type with ``c_t > 0``. Both caps hold
 for the repacked optimal plan above at once (it is optimal), so :func:`count_bounds` returns the
 smaller of the two per type.
@@ -34,6 +35,7 @@ guess of hosts, doubled until every container of ``F_t`` is placed.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -93,32 +95,43 @@ def type_bound(instance: Instance, t: int, fit: np.ndarray | None = None) -> int
         guess = min(n, 2 * guess)
 
 
-def count_bounds(instance: Instance) -> np.ndarray:
+def count_bounds(instance: Instance, limits: Sequence[int | None] | None = None) -> np.ndarray:
     """The safe upper bound on hosts of every type (see the module docstring), shape ``(n_types,)``.
 
-    The instance's own counts are not used; combine them with ``np.minimum`` when they are limits.
+    Args:
+        instance: the instance; its own counts are not used.
+        limits: hosts available per type (``None``: as many as needed), shape ``(n_types,)``;
+            ``None`` for no limits. The result is at most the limit.
     """
     fit = fits_alone(instance)
     bounds = np.array([type_bound(instance, t, fit) for t in range(len(instance.host_types))],
                       dtype=np.int64)
-    return cost_cap(instance, bounds, fit)
+    return cost_cap(instance, bounds, fit, limits)
 
 
-def cost_cap(instance: Instance, bounds: np.ndarray, fit: np.ndarray | None = None) -> np.ndarray:
+def cost_cap(instance: Instance, bounds: np.ndarray, fit: np.ndarray | None = None,
+             limits: Sequence[int | None] | None = None) -> np.ndarray:
     """Tighten per-type bounds by the cost of a one-type plan (see the module docstring).
 
     Args:
         instance: the instance; its host costs are the objective's weights (1 counts hosts).
         bounds: first fit's hosts per type, shape ``(n_types,)``.
         fit: :func:`fits_alone` of the instance, if already computed.
+        limits: hosts available per type (``None``: unlimited), shape ``(n_types,)``; a one-type
+            plan counts only within its type's limit, and every bound is cut to its limit.
 
     Returns:
         The tightened bounds, shape ``(n_types,)``.
     """
     fit = fits_alone(instance) if fit is None else fit
+    lim = list(limits) if limits is not None else [None] * len(bounds)
     needed = instance.counts > 0
     cost = instance.type_cost
-    whole = [t for t in range(len(instance.host_types)) if fit[needed, t].all()]
+    whole = [t for t in range(len(instance.host_types))
+             if fit[needed, t].all() and (lim[t] is None or int(bounds[t]) <= int(lim[t] or 0))]
+    bounds = np.array([b if m is None else min(int(b), m) for b, m in zip(bounds.tolist(), lim,
+                                                                           strict=True)],
+                      dtype=np.int64)
     if not whole:
         return bounds
     upper = min(float(cost[t]) * int(bounds[t]) for t in whole)

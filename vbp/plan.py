@@ -194,9 +194,7 @@ def build_scenario(demand: Demand, offers: Sequence[HostOffer], adjustment: Adju
 
     scaled = demand.scaled(growth)
     probe = build_instance(scaled, offers, [1] * len(offers), adjustment)
-    bounds = count_bounds(probe)
-    counts = [int(b) if o.count is None else min(o.count, int(b))
-              for o, b in zip(offers, bounds.tolist(), strict=True)]
+    counts = count_bounds(probe, [o.count for o in offers]).tolist()
     return build_instance(scaled, offers, counts, adjustment, name=f"plan-x{growth:g}")
 
 

@@ -54,6 +54,18 @@ def _oracle(inst: Instance, counts: list[int]) -> Fraction | None:
 
 
 @pytest.mark.parametrize("seed", range(8))
+def test_bound_keeps_the_optimum_under_limits(seed: int) -> None:
+    """With given counts as limits, capping at the bounds keeps the limited optimum (oracle)."""
+    rng = random.Random(100 + seed)
+    inst = _random_case(rng)
+    limits = [rng.choice([None, 1, 2]) for _ in inst.host_types]
+    bound = count_bounds(inst, limits)
+    assert all(m is None or b <= m for b, m in zip(bound.tolist(), limits, strict=True))
+    every = [inst.n_containers if m is None else m for m in limits]
+    assert _oracle(inst, bound.tolist()) == _oracle(inst, every)
+
+
+@pytest.mark.parametrize("seed", range(8))
 def test_bound_keeps_the_optimum(seed: int) -> None:
     """With every type capped at its bound, the optimum equals the unbounded one (oracle)."""
     inst = _random_case(random.Random(seed))
@@ -78,5 +90,8 @@ def test_cost_cap_by_hand() -> None:
                                     HostType("tiny", (1.0,), 1, cost=0.5)),
                     (App("a", (5.0,), 8),))
     assert cost_cap(inst, np.array([4, 2, 1, 0])).tolist() == [4, 1, 0, 0]
+    # only 2 "cheap" hosts exist: they are no whole plan, and the cap comes from "gold" (5)
+    assert cost_cap(inst, np.array([4, 2, 1, 0]), limits=[2, None, None, None]).tolist() == [
+        2, 1, 1, 0]
     # with first fit's own bounds, one "dear" host (cost 3) takes everything too: at most 3
     assert count_bounds(inst).tolist() == [3, 1, 0, 0]
