@@ -410,6 +410,19 @@ def base_to_units(resource: str, base: int | Fraction) -> float:
     return math.nextafter(x, -math.inf) if Fraction(x) > exact else x
 
 
+def _whole_base(x: float, resource: str) -> int | None:
+    """``x`` (planning units) as whole base units, or ``None``.
+
+    The float itself is tried first (memory: bytes / 2**30 is exact), then its shortest decimal
+    reading (CPU: 0.7 cores is the float nearest to 7/10, i.e. 700 millicores).
+    """
+    for q in (Fraction(x), Fraction(repr(float(x)))):
+        v = q / BASE_UNIT[resource]
+        if v.denominator == 1:
+            return int(v)
+    return None
+
+
 def demand_grid(demand: Demand) -> tuple[int | None, int | None, int | None]:
     """Per resource, the greatest common divisor of the demands in base units, shape ``(3,)``.
 
@@ -420,11 +433,11 @@ def demand_grid(demand: Demand) -> tuple[int | None, int | None, int | None]:
     for j, r in enumerate(PLAN_RESOURCES):
         g: int | None = 0
         for a in demand.apps:
-            q = Fraction(a.demand[j]) / BASE_UNIT[r]
-            if q.denominator != 1:
+            q = _whole_base(a.demand[j], r)
+            if q is None:
                 g = None
                 break
-            g = math.gcd(g or 0, int(q))
+            g = math.gcd(g or 0, q)
         out.append(None if g is None else (g or 1))
     return (out[0], out[1], out[2])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -47,6 +48,12 @@ def test_grid_rounding_loses_no_packing() -> None:
     inst = build_instance(d, [HostOffer("h", 3000, 3 * GI)], [2], adj)
     assert inst.host_types[0].capacity == (2.5, 2.5)  # 2.7 cores floored to 0.5 steps
     assert inst.resources == ("cpu", "memory")
+
+
+def test_grid_reads_millicores_and_bytes() -> None:
+    # 0.7 and 1.05 cores are not exact floats: read as 700m and 1050m; 2G is 2e9 bytes exactly
+    d = Demand((App("a", (0.7, 2e9 / 2**30, 0.0), 1), App("b", (1.05, 0.5, 0.0), 1)))
+    assert demand_grid(d) == (350, math.gcd(2 * 10**9, 2**29), 1)
 
 
 def test_grid_none_for_non_base_units() -> None:
