@@ -192,6 +192,9 @@ def parse_growth(text: str | Sequence[float]) -> tuple[float, ...]:
         raise input_error("--growth", str(text), "expected at least one multiplier")
     for v in vals:
         _growth_fraction(v)
+    dup = sorted({v for v in vals if vals.count(v) > 1})
+    if dup:
+        raise input_error("--growth", str(text), f"multiplier {dup[0]:g} is given twice")
     return tuple(vals)
 
 

@@ -91,7 +91,7 @@ def test_growth_rounds_up_exactly() -> None:
     assert [a.count for a in d.scaled(1.25).apps] == [5, 4]  # 5.0 exactly, 3.75 -> 4
     assert [a.count for a in d.scaled(1.1).apps] == [5, 4]  # 4.4 -> 5, 3.3 -> 4
     assert parse_growth("1,1.25, 2") == (1.0, 1.25, 2.0)
-    for bad in ("0", "-1", "1,x", "nan", "inf", ""):
+    for bad in ("0", "-1", "1,x", "nan", "inf", "", "1,2,1.0"):
         with pytest.raises(InputError):
             parse_growth(bad)
 

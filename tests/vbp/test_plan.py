@@ -227,3 +227,21 @@ def test_gpu_cards_by_hand(tmp_path: Path) -> None:
     assert h.cost == 20.0 and h.per_type[1].capacity["gpu"] == 8.0
     (g,) = plan(d, hosts, headroom="gpu=50%", time_limit=10).scenarios
     assert (g.status, g.cost, g.per_type[1].capacity["gpu"]) == ("optimal", 30.0, 4.0)
+
+
+def test_text_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = tmp_path / "d.csv"
+    d.write_text(DEPLOYMENTS)
+    fig = tmp_path / "hosts.png"
+    with pytest.raises(SystemExit) as e:
+        main(["plan", str(d), "--hosts", "std:4c8g", "--growth", "1,2", "--time-limit", "10",
+              "--reserve", "cpu=100m", "--plot", str(fig)])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("planned against: capacity minus reserve cpu=100m")
+    lines = out.splitlines()
+    assert lines[2].split() == ["growth", "status", "hosts", "cost", "bound", "gap", "time"]
+    one = lines[3].split()
+    assert one[:2] == ["1", "optimal"] and one[3] == "-"  # no prices: no cost
+    assert "growth 2 per host type (hosts used / hosts allowed):" in out
+    assert fig.stat().st_size > 5000
