@@ -245,3 +245,16 @@ def test_text_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert one[:2] == ["1", "optimal"] and one[3] == "-"  # no prices: no cost
     assert "growth 2 per host type (hosts used / hosts allowed):" in out
     assert fig.stat().st_size > 5000
+
+
+def test_instance_file_demand_keeps_rules_and_caps() -> None:
+    """Sigma as DEMAND (its host types ignored): the same optimum as solving it on its own hosts."""
+    from packing.builtin import builtin_instance
+    from solvers import solve
+
+    sigma = Path(__file__).resolve().parents[2] / "packing" / "data" / "sigma.json"
+    (s,) = plan(sigma, ["h:96c512g"], time_limit=20).scenarios
+    ref = solve(builtin_instance("sigma"), time_limit=20)
+    assert ref.status == "optimal" and s.status == "optimal"
+    assert s.hosts == ref.objective == 15
+    assert s.max_hosts["h"] <= 30  # first fit's bound, below sigma's own 30 hosts
