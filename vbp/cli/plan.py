@@ -12,7 +12,6 @@ import click
 
 from packing.errors import InputError, Problem
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat, check_output
-from vbp.cli.compare import executor_options
 from vbp.cli.solve import METHOD_NAMES
 
 
@@ -37,7 +36,14 @@ from vbp.cli.solve import METHOD_NAMES
 @click.option("--threads", type=click.IntRange(min=1), default=2, show_default=True,
               help="Solver threads per scenario.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Solver seed.")
-@executor_options
+@click.option("--executor", "executor_kind", type=click.Choice(["serial", "process", "ray"]),
+              default="serial", show_default=True,
+              help="Where the growth scenarios run: this process, local processes, or Ray.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Processes (process) or CPUs of a local Ray (ray) [default: all cores].")
+@click.option("--ray-address", default=None, metavar="ADDRESS",
+              help="With --executor ray: the cluster to connect to [default: $RAY_ADDRESS, "
+                   "else a local Ray].")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-plan/1).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the placement (JSON/YAML); with several scenarios one file each, "
