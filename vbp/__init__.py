@@ -9,3 +9,7 @@ Layers (imports only point down)::
 
 ``policies`` and ``solvers`` never import each other; ``packing`` imports neither.
 """
+
+from vbp.plan import plan
+
+__all__ = ["plan"]

@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "sweep": ("vbp.cli.sweep", "sweep", "Run instances x policies x orders into one table (CSV/Parquet)."),
     "gpu-frag": ("vbp.cli.gpufrag", "gpu_frag", "FGD paper: unallocated GPU as openb demand arrives."),
     "jobs": ("vbp.cli.jobs", "jobs", "DAG batch jobs (JobFusion): partition, simulate, compare."),
+    "plan": ("vbp.cli.plan", "plan", "Plan capacity: fewest hosts or cheapest mix, headroom, growth."),
 }
 
 

@@ -1,0 +1,189 @@
+"""``vbp plan``: how many hosts of which types a demand needs, with headroom, per growth scenario."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from packing.errors import InputError, Problem
+from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat, check_output
+from vbp.cli.solve import METHOD_NAMES
+
+
+@click.command()
+@click.argument("demand", metavar="DEMAND...", nargs=-1, required=True)
+@click.option("--hosts", "hosts", multiple=True, required=True, metavar="HOSTS",
+              help="Host types: a CSV or YAML list (name,cpu,memory[,gpu][,price][,count]"
+                   "[,labels...]) or inline NAME:16c64g[8gpu][:PRICE[:COUNT]]; repeatable.")
+@click.option("--headroom", default=None, metavar="SHARE",
+              help="Keep this share of every host free: 15% (cpu and memory) or "
+                   "cpu=20%,memory=10%,gpu=25%.")
+@click.option("--reserve", default=None, metavar="AMOUNTS",
+              help="Per-host overhead taken off first (system daemons): 100m,128Mi or "
+                   "cpu=100m,memory=128Mi.")
+@click.option("--growth", default="1", show_default=True, metavar="LIST",
+              help="Demand multipliers, one plan each (replicas rounded up): 1,1.25,1.5,2.")
+@click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=60.0,
+              show_default=True,
+              help="Budget per scenario (the count bounds, then the solver), seconds.")
+@click.option("--method", type=click.Choice(METHOD_NAMES), default="auto", show_default=True,
+              help="Solver method.")
+@click.option("--threads", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Solver threads per scenario.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Solver seed.")
+@click.option("--executor", "executor_kind", type=click.Choice(["serial", "process", "ray"]),
+              default="serial", show_default=True,
+              help="Where the growth scenarios run: this process, local processes, or Ray.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Processes (process) or CPUs of a local Ray (ray) [default: all cores].")
+@click.option("--ray-address", default=None, metavar="ADDRESS",
+              help="With --executor ray: the cluster to connect to [default: $RAY_ADDRESS, "
+                   "else a local Ray].")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-plan/1).")
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Write the placement (JSON/YAML); with several scenarios one file each, "
+                   "named <stem>-x<growth><suffix>.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Plot hosts (or cost) against growth with the proven bound (PNG, SVG, PDF).")
+@click.option("--current", default=None, metavar="PLACEMENT",
+              help="The cluster as it runs now (a placement file).")
+@click.option("--max-moves", type=click.IntRange(min=0), default=None,
+              help="Move at most this many containers from --current.")
+@click.option("--n-plus-one", is_flag=True, help="Check that each plan survives losing any one host.")
+@click.option("--verify-only", is_flag=True, help="Only check --current against the demand.")
+def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
+         reserve: str | None, growth: str, time_limit: float, method: str, threads: int,
+         seed: int, executor_kind: str, workers: int | None, ray_address: str | None,
+         as_json: bool, out: str | None, plot: str | None, current: str | None,
+         max_moves: int | None, n_plus_one: bool, verify_only: bool) -> None:
+    """Plan the hosts DEMAND needs: the fewest hosts (or the cheapest mix, with prices), proven.
+
+    DEMAND is a deployments CSV (name,replicas,cpu,memory[,gpu][,max_per_host], Kubernetes
+    quantities), an instance file or Kubernetes manifests; several add up. A host type without
+    a count is available as many times as needed. Prints, per growth scenario, the status, hosts,
+    cost, proven lower bound and gap, and per host type the hosts, cost, utilisation, stranded
+    capacity and bottleneck. Exit status: 0 when every scenario has a plan, 1 when one has none,
+    2 on bad input.
+    """
+    from packing.planning import parse_growth
+    from vbp.plan import plan as run_plan
+    from vbp.plan import scenario_path
+
+    check_output(out, "--out")
+    check_output(plot, "--plot", PLOT_SUFFIXES)
+    if ray_address and executor_kind != "ray":
+        raise InputError([Problem("--ray-address", ray_address, "only with --executor ray")])
+    growths = parse_growth(growth)
+    result = run_plan(list(demand), list(hosts), headroom=headroom, reserve=reserve,
+                      growth=growths, time_limit=time_limit, method=method, threads=threads,
+                      seed=seed, executor=executor_kind, workers=workers, address=ray_address,
+                      current=current, max_moves=max_moves, n_plus_one=n_plus_one,
+                      verify_only=verify_only)
+    written = []
+    if out is not None:
+        from packing.io import save_placement
+
+        several = len(result.scenarios) > 1
+        for s in result.scenarios:
+            if s.placement is not None and s.instance is not None:
+                p = scenario_path(out, s.growth, several)
+                save_placement(s.placement, s.instance, p)
+                written.append(str(p))
+    if plot is not None:
+        plot_plan(plot, result.scenarios)
+    if as_json:
+        click.echo(json.dumps(result.to_dict()))
+    else:
+        click.echo(render(result))
+        for w in written:
+            click.echo(f"placement  {w}")
+        if plot is not None:
+            click.echo(f"plot       {plot}")
+    if any(s.placement is None for s in result.scenarios):
+        raise SystemExit(1)
+
+
+def _num(x: float | None, digits: int = 4) -> str:
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    return f"{x:.{digits}g}"
+
+
+def render(result: Any) -> str:
+    """The text report: one line per scenario, then a table per scenario and host type."""
+    lines = [f"planned against: {result.planned_against}", ""]
+    rows = [("growth", "status", "hosts", "cost", "bound", "gap", "time")]
+    for s in result.scenarios:
+        rows.append((f"{s.growth:g}", s.status, "-" if s.hosts is None else str(s.hosts),
+                     _num(s.cost, 6), _num(s.lower_bound, 6),
+                     "-" if s.gap is None else f"{100 * s.gap:.2f}%", f"{s.seconds:.1f}s"))
+    lines += _table(rows)
+    for s in result.scenarios:
+        lines.append("")
+        if s.reason:
+            lines.append(f"growth {s.growth:g}: {s.status}: {s.reason}")
+        if not s.per_type:
+            continue
+        res = list(s.per_type[0].utilisation)
+        head = ("type", "hosts", "cost", *[f"use {r}" for r in res], "bottleneck",
+                *[f"stranded {r}" for r in res])
+        body = [head]
+        for t in s.per_type:
+            body.append((t.type, f"{t.hosts}/{s.max_hosts.get(t.type, 0)}", _num(t.cost, 6),
+                         *[f"{100 * t.utilisation[r]:.1f}%" for r in res], t.bottleneck or "-",
+                         *[_num(t.stranded[r]) for r in res]))
+        lines.append(f"growth {s.growth:g} per host type (hosts used / hosts allowed):")
+        lines += _table(body)
+        if s.n_plus_one is not None:
+            lines.append(f"n+1: {json.dumps(s.n_plus_one)}")
+        if s.moves is not None:
+            lines.append(f"moves: {json.dumps(s.moves)}")
+    return "\n".join(lines)
+
+
+def _table(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def plot_plan(path: str | Path, scenarios: Sequence[Any]) -> Path:
+    """Hosts (or cost, with prices) against growth, the proven bound as a band up to the plan.
+
+    The y axis starts at 0; with hosts its ticks are whole numbers.
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    from packing.plots import _pyplot
+
+    plt = _pyplot()
+    done = [s for s in scenarios if s.placement is not None]
+    cost = bool(done) and done[0].objective == "cost"
+    x = [s.growth for s in done]
+    y = [float(s.cost if cost else s.hosts) for s in done]
+    lb = [float(s.lower_bound) for s in done]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.fill_between(x, lb, y, color="#C44E52", alpha=0.25, step=None,
+                    label="between proven bound and plan")
+    ax.plot(x, y, "o-", color="#4C72B0", label="plan")
+    ax.plot(x, lb, "--", color="#C44E52", label="proven lower bound")
+    ax.set_xlabel("demand growth (x)")
+    ax.set_ylabel("cost" if cost else "hosts")
+    ax.set_ylim(bottom=0, top=max(y + [1.0]) * 1.1)
+    if not cost:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xticks(x)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left")
+    ax.set_title("capacity plan")
+    fig.tight_layout()
+    p = Path(path)
+    fig.savefig(p)
+    plt.close(fig)
+    return p
