@@ -57,9 +57,10 @@ def main(path: str | None = None, time_limit: float = 20.0, plot: str | None = N
             print(f"  at {s.growth:g}x: {s.hosts} hosts, cost {s.cost:.2f}/h, bound "
                   f"{s.lower_bound:.2f} ({s.status})")
         if plot:
-            from vbp.cli.plan import plot_plan
+            from packing.plots import plot_growth
 
-            plot_plan(plot, growth.scenarios)
+            plot_growth(plot, [s.growth for s in growth.scenarios], [s.cost for s in growth.scenarios],
+                        [s.lower_bound for s in growth.scenarios], cost=True)
             print(f"plot: {plot}")
         return {"hosts": one.hosts, "cost": best.cost,
                 "growth_costs": [s.cost for s in growth.scenarios]}

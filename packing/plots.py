@@ -146,4 +146,44 @@ def plot_trajectory(path: str | Path, time: np.ndarray, hosts_used: np.ndarray,
     return out
 
 
-__all__ = ["count_axis", "plot_compare", "plot_trajectory"]
+def plot_growth(path: str | Path, growth: Sequence[float], values: Sequence[float],
+                bounds: Sequence[float], *, cost: bool = False, title: str = "capacity plan") -> Path:
+    """Hosts (or cost) of a plan against demand growth, the proven bound as a band up to the plan.
+
+    Args:
+        path: output image file.
+        growth: demand multipliers, shape ``(n_scenarios,)``.
+        values: hosts (or cost) of each scenario's plan, shape ``(n_scenarios,)``.
+        bounds: the proven lower bound of each scenario, shape ``(n_scenarios,)``.
+        cost: the values are costs (else host counts: whole-number ticks).
+        title: figure title.
+
+    Returns:
+        The path written.
+    """
+    plt = _pyplot()
+    x, y, lb = list(growth), [float(v) for v in values], [float(b) for b in bounds]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.fill_between(x, lb, y, color="#C44E52", alpha=0.25, label="between proven bound and plan")
+    ax.plot(x, y, "o-", color="#4C72B0", label="plan")
+    ax.plot(x, lb, "--", color="#C44E52", label="proven lower bound")
+    ax.set_xlabel("demand growth (x)")
+    ax.set_ylabel("cost" if cost else "hosts")
+    if cost:
+        ax.set_ylim(0, None)
+    else:
+        count_axis(ax)
+    ax.set_ylim(top=max([*y, 1.0]) * 1.15)
+    ax.set_xticks(x)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left")
+    ax.set_title(title)
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+__all__ = ["count_axis", "plot_compare", "plot_growth", "plot_trajectory"]

@@ -154,36 +154,10 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def plot_plan(path: str | Path, scenarios: Sequence[Any]) -> Path:
-    """Hosts (or cost, with prices) against growth, the proven bound as a band up to the plan.
+    """Hosts (or cost, with prices) against growth, the proven bound as a band up to the plan."""
+    from packing.plots import plot_growth
 
-    The y axis starts at 0; with hosts its ticks are whole numbers.
-    """
-    from matplotlib.ticker import MaxNLocator
-
-    from packing.plots import _pyplot
-
-    plt = _pyplot()
     done = [s for s in scenarios if s.placement is not None]
     cost = bool(done) and done[0].objective == "cost"
-    x = [s.growth for s in done]
-    y = [float(s.cost if cost else s.hosts) for s in done]
-    lb = [float(s.lower_bound) for s in done]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    ax.fill_between(x, lb, y, color="#C44E52", alpha=0.25, step=None,
-                    label="between proven bound and plan")
-    ax.plot(x, y, "o-", color="#4C72B0", label="plan")
-    ax.plot(x, lb, "--", color="#C44E52", label="proven lower bound")
-    ax.set_xlabel("demand growth (x)")
-    ax.set_ylabel("cost" if cost else "hosts")
-    ax.set_ylim(bottom=0, top=max(y + [1.0]) * 1.1)
-    if not cost:
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xticks(x)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper left")
-    ax.set_title("capacity plan")
-    fig.tight_layout()
-    p = Path(path)
-    fig.savefig(p)
-    plt.close(fig)
-    return p
+    return plot_growth(path, [s.growth for s in done], [float(s.cost if cost else s.hosts) for s in done],
+                       [float(s.lower_bound) for s in done], cost=cost)
