@@ -144,9 +144,60 @@ def allowed(node_selector: Labels, node_affinity: tuple[Term, ...] | None,
             and taints_tolerated(taints, tolerations))
 
 
+def requirement_problem(operator: str, values: tuple[str, ...],
+                        operators: tuple[str, ...] = NODE_OPERATORS) -> str | None:
+    """Why ``operator values`` is not a valid requirement (``None``: it is)."""
+    if operator not in operators:
+        return f"operator must be one of {', '.join(operators)}, got {operator!r}"
+    if operator in ("In", "NotIn") and not values:
+        return f"{operator} needs at least one value"
+    if operator in ("Exists", "DoesNotExist") and values:
+        return f"{operator} takes no values"
+    if operator in ("Gt", "Lt") and (len(values) != 1 or not _INTEGER.fullmatch(values[0])):
+        return f"{operator} takes one integer value"
+    return None
+
+
+def toleration_problem(tol: Toleration) -> str | None:
+    """Why a toleration is invalid (``None``: it is valid)."""
+    if tol.operator not in TOLERATION_OPERATORS:
+        return f"operator must be Equal or Exists, got {tol.operator!r}"
+    if tol.effect and tol.effect not in TAINT_EFFECTS:
+        return f"effect must be empty or one of {', '.join(TAINT_EFFECTS)}, got {tol.effect!r}"
+    if not tol.key and tol.operator != "Exists":
+        return "an empty key needs operator Exists"
+    if tol.operator == "Exists" and tol.value:
+        return "operator Exists takes no value"
+    return None
+
+
+def taint_problem(taint: Taint) -> str | None:
+    """Why a taint is invalid (``None``: it is valid)."""
+    if not taint.key:
+        return "a taint needs a key"
+    if taint.effect not in TAINT_EFFECTS:
+        return f"effect must be one of {', '.join(TAINT_EFFECTS)}, got {taint.effect!r}"
+    return None
+
+
+def reasons(node_selector: Labels, node_affinity: tuple[Term, ...] | None,
+            tolerations: Iterable[Toleration], labels: Labels,
+            taints: Iterable[Taint]) -> list[str]:
+    """Why an app may not run on a host type, one phrase per cause (empty: it may)."""
+    lab = dict(labels)
+    out = [f"node selector {k}={v} not matched" for k, v in node_selector if lab.get(k) != v]
+    if node_affinity is not None and not any(term_holds(t, lab) for t in node_affinity):
+        out.append("no required node affinity term matches")
+    tols = tuple(tolerations)
+    out += [f"taint {x.key}={x.value}:{x.effect} not tolerated" for x in taints
+            if x.effect in BLOCKING_EFFECTS and not any(tolerates(t, x) for t in tols)]
+    return out
+
+
 __all__ = [
     "BLOCKING_EFFECTS", "LABEL_OPERATORS", "NODE_OPERATORS", "TAINT_EFFECTS",
     "TOLERATION_OPERATORS", "Labels", "Requirement", "Taint", "Term", "Toleration", "allowed",
-    "labels_of", "node_selection_holds", "requirement_holds", "taints_tolerated", "term_holds",
+    "labels_of", "node_selection_holds", "reasons", "requirement_holds", "requirement_problem",
+    "taint_problem", "taints_tolerated", "term_holds", "toleration_problem",
     "tolerates",
 ]

@@ -112,7 +112,7 @@ from packing.loaders.k8s_pod import (
     read_workload,
 )
 from packing.model import App, HostType, Instance
-from packing.selection import Labels, Taint, Toleration, allowed, requirement_holds
+from packing.selection import Toleration, allowed, requirement_holds
 
 SUFFIXES = (".yaml", ".yml", ".json")
 """Manifest file endings read in a folder."""
@@ -162,7 +162,7 @@ class Manifests:
         for d, dem in zip(self.daemons, self.daemon_demand, strict=True):
             for t, ht in enumerate(host_types):
                 if allowed(d.node_selector, d.node_affinity, d.tolerations + DAEMON_TOLERATIONS,
-                           _type_labels(ht), _type_taints(ht)):
+                           ht.labels, ht.taints):
                     out[t] += dem
         return out
 
@@ -227,14 +227,6 @@ def _replace_capacity(ht: HostType, capacity: tuple[float, ...]) -> HostType:
     import dataclasses
 
     return dataclasses.replace(ht, capacity=capacity)
-
-
-def _type_labels(ht: HostType) -> Labels:
-    return tuple(getattr(ht, "labels", ()) or ())
-
-
-def _type_taints(ht: HostType) -> tuple[Taint, ...]:
-    return tuple(getattr(ht, "taints", ()) or ())
 
 
 # ------------------------------------------------------------------------------------------------
@@ -403,7 +395,8 @@ def _build(workloads: list[Workload], kinds: Counter[str], skipped: Counter[str]
                         excl.add((a, b))
     apps = tuple(
         App(n, w.request[:n_r] if gpu else w.request[:2], w.pods,
-            max_per_host=1 if i in cap1 else None)
+            max_per_host=1 if i in cap1 else None, node_selector=w.node_selector,
+            node_affinity=w.node_affinity, tolerations=w.tolerations)
         for i, (n, w) in enumerate(zip(names, apps_w, strict=True)))
     dd = np.array([d.request[:n_r] for d in daemons], dtype=np.float64).reshape(len(daemons), n_r)
     dd.setflags(write=False)

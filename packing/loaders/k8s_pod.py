@@ -7,8 +7,7 @@ problem names the file, the object (``kind/name``) and the field.
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -17,13 +16,13 @@ from packing.errors import Problem
 from packing.quantity import GIB, parse_quantity
 from packing.selection import (
     NODE_OPERATORS,
-    TAINT_EFFECTS,
-    TOLERATION_OPERATORS,
     Labels,
     Requirement,
     Term,
     Toleration,
     labels_of,
+    requirement_problem,
+    toleration_problem,
 )
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -277,26 +276,18 @@ def _label_selector(o: ObjectReader, sel: Any, fld: str) -> tuple[Requirement, .
     return tuple(out)
 
 
-def _requirement(o: ObjectReader, e: Any, fld: str, ops: Sequence[str]) -> Requirement | None:
+def _requirement(o: ObjectReader, e: Any, fld: str, ops: tuple[str, ...]) -> Requirement | None:
     e = o.mapping(e, fld)
     key, op, values = e.get("key"), e.get("operator"), e.get("values") or []
     if not isinstance(key, str) or not key:
         o.bad(f"{fld}.key", "missing or not a string")
         return None
-    if op not in ops:
-        o.bad(f"{fld}.operator", f"expected one of {', '.join(ops)}, got {op!r}")
-        return None
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         o.bad(f"{fld}.values", "expected a list of strings (quote numbers)")
         return None
-    if op in ("In", "NotIn") and not values:
-        o.bad(f"{fld}.values", f"{op} needs at least one value")
-        return None
-    if op in ("Exists", "DoesNotExist") and values:
-        o.bad(f"{fld}.values", f"{op} takes no values")
-        return None
-    if op in ("Gt", "Lt") and (len(values) != 1 or not re.fullmatch(r"[+-]?[0-9]+", values[0])):
-        o.bad(f"{fld}.values", f"{op} takes one integer value")
+    why = requirement_problem(str(op), tuple(values), tuple(ops))
+    if why is not None:
+        o.bad(f"{fld}.operator" if "operator must" in why else f"{fld}.values", why)
         return None
     return Requirement(key, op, tuple(values))
 
@@ -332,16 +323,15 @@ def _tolerations(o: ObjectReader, v: Any, fld: str) -> tuple[Toleration, ...]:
         t = o.mapping(t, f)
         key, op = t.get("key") or "", t.get("operator") or "Equal"
         value, effect = t.get("value") or "", t.get("effect") or ""
-        if op not in TOLERATION_OPERATORS:
-            o.bad(f"{f}.operator", f"expected Equal or Exists, got {op!r}")
-        elif effect and effect not in TAINT_EFFECTS:
-            o.bad(f"{f}.effect", f"expected one of {', '.join(TAINT_EFFECTS)}, got {effect!r}")
-        elif not all(isinstance(x, str) for x in (key, value)):
-            o.bad(f, "key and value are strings")
-        elif not key and op != "Exists":
-            o.bad(f"{f}.operator", "an empty key needs operator Exists")
+        if not all(isinstance(x, str) for x in (key, op, value, effect)):
+            o.bad(f, "key, operator, value and effect are strings")
+            continue
+        tol = Toleration(key, op, value, effect)
+        why = toleration_problem(tol)
+        if why is not None:
+            o.bad(f, why)
         else:
-            out.append(Toleration(key, op, value, effect))
+            out.append(tol)
     return tuple(out)
 
 
