@@ -16,6 +16,7 @@ from packing.errors import InputError
 from packing.loaders import detect, load_any
 from packing.loaders.k8s import parse_hosts, read_manifests
 from packing.model import HostType
+from packing.selection import Taint
 
 K8S = Path(__file__).resolve().parents[2] / "data" / "k8s"
 RULES = K8S / "rules"
@@ -292,3 +293,57 @@ def test_pod_level_requests_and_unmodelled_resources(tmp_path):
     m = read_manifests(p)
     assert demand(m, "p") == (2.0, 1.0)
     assert len(m.ignored) == 1 and "ephemeral-storage" in m.ignored[0]
+
+
+HOSTS = [  # labelled and tainted host types for the node-selection manifests
+    HostType("ssd-a", (8.0, 32.0), 2, labels=(("disk", "ssd"), ("gen", "5"), ("zone", "a"))),
+    HostType("hdd-c", (8.0, 32.0), 2, labels=(("disk", "hdd"), ("gen", "4"), ("zone", "c"))),
+    HostType("spot", (8.0, 32.0), 2, labels=(("gen", "2"), ("lifecycle", "spot"), ("pool", "x"))),
+]
+
+
+def test_node_selectors():
+    """Source: rules/selectors.yaml on HOSTS; expected rows worked out in the file's comment."""
+    m = read_manifests(RULES / "selectors.yaml")
+    inst = m.instance(HOSTS)
+    rows = {a.name: inst.type_allowed[i].tolist() for i, a in enumerate(inst.apps)}
+    assert rows == {
+        "ssd-app": [True, False, False],  # disk=ssd
+        "new-gen": [True, False, True],  # gen>3 and zone in a,b | pool exists
+        "not-spot": [True, True, False],  # lifecycle absent counts as NotIn
+        "soft": [True, True, True],  # a preference only
+    }
+    assert len(m.ignored) == 1 and "preferredDuringScheduling" in m.ignored[0]
+
+
+def test_taints_tolerations_and_daemonsets_per_type():
+    """Source: rules/taints.yaml on an untainted CPU type and a tainted GPU type."""
+    cpu = HostType("cpu", (16.0, 64.0, 0.0), 3, taints=(Taint("noisy", "", "PreferNoSchedule"),))
+    gpu = HostType("gpu", (16.0, 64.0, 4.0), 2, labels=(("accelerator", "nvidia"),),
+                   taints=(Taint("dedicated", "gpu", "NoSchedule"),))
+    m = read_manifests(RULES / "taints.yaml")
+    assert m.resources == ("cpu", "memory", "gpu")
+    over = m.overhead([cpu, gpu])
+    assert over.tolist() == [[0.1, 100 * MI, 0.0], [0.05, 20 * MI, 0.0]]
+    inst = m.instance([cpu, gpu])
+    rows = {a.name: inst.type_allowed[i].tolist() for i, a in enumerate(inst.apps)}
+    assert rows == {"trainer": [False, True], "anywhere": [True, True], "plain": [True, False]}
+    assert inst.host_types[1].capacity == (16 - 0.05, 64 - 20 * MI, 4.0)
+
+
+def test_bad_node_selection_fields(tmp_path):
+    """Source: a Pod written here with a Gt of a non-integer and a toleration with a bad operator."""
+    p = tmp_path / "bad.yaml"
+    p.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  tolerations:\n"
+                 "  - {key: a, operator: Matches}\n  affinity:\n    nodeAffinity:\n"
+                 "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                 "        nodeSelectorTerms:\n        - matchExpressions:\n"
+                 "          - {key: gen, operator: Gt, values: [x]}\n"
+                 "  containers: [{name: c}]\n")
+    with pytest.raises(InputError) as e:
+        read_manifests(p)
+    fields = sorted(x.field for x in e.value.problems)
+    assert fields == [
+        "Pod/p: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        ".nodeSelectorTerms[0].matchExpressions[0].values",
+        "Pod/p: spec.tolerations[0]"]
