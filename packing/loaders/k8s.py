@@ -74,13 +74,15 @@ Hosts
 -----
 Manifests carry no hosts. :meth:`Manifests.instance` takes host types; :func:`load_k8s` (and
 ``load_any``, ``vbp ... --hosts``) builds them from a spec ``<cores>c<GiB>g[<cards>gpu][:count]``
-(several separated by commas, e.g. ``16c64g:10,8c32g1gpu:4``); without a count a type gets
-``max(2 * volume bound, hosts the per-host caps need, 1)`` hosts. Without ``hosts`` the instance has
-no host types.
+(several separated by commas, e.g. ``16c64g:10,8c32g1gpu:4``; without a count a type gets
+``max(2 * volume bound, hosts the per-host caps need, 1)`` hosts), or reads them from a file
+(``.json``/``.yaml``: ``resources`` and ``host_types`` as in an instance file, with labels and
+taints; :func:`hosts_file`). Without ``hosts`` the instance has no host types.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -102,6 +104,8 @@ from packing.io import (
     _ParseError,
     _yaml_loader,
     check_instance,
+    instance_from_dict,
+    read_document,
 )
 from packing.loaders.k8s_pod import (
     GPU_KEYS,
@@ -224,8 +228,6 @@ class Manifests:
 
 
 def _replace_capacity(ht: HostType, capacity: tuple[float, ...]) -> HostType:
-    import dataclasses
-
     return dataclasses.replace(ht, capacity=capacity)
 
 
@@ -432,8 +434,37 @@ def parse_hosts(spec: str, source: str = "") -> list[tuple[str, tuple[float, flo
     return out
 
 
+def hosts_file(m: Manifests, path: Path) -> tuple[HostType, ...]:
+    """Host types from a file: ``resources`` and ``host_types`` as in an instance file.
+
+    Capacities are matched to :attr:`Manifests.resources` by name (a resource the file does not
+    name is 0, e.g. ``gpu`` on CPU hosts); labels and taints are kept; apps in the file are ignored.
+
+    Raises:
+        InputError: the file is not a valid instance file, or names a resource the manifests do
+            not plan (only ``cpu``, ``memory`` and ``gpu`` are).
+    """
+    doc = read_document(path)
+    if not isinstance(doc, Mapping):
+        raise InputError([Problem(str(path), "", "expected an object with resources and "
+                                  "host_types")])
+    d = {k: v for k, v in doc.items() if k in ("format", "name", "resources", "host_types")}
+    d["apps"] = []
+    inst = instance_from_dict(d, str(path))
+    extra = [r for r in inst.resources if r not in m.resources]
+    if extra:
+        raise InputError([Problem(str(path), "resources", f"{', '.join(map(repr, extra))} "
+                                  f"not planned from manifests (they give {', '.join(m.resources)})")])
+    idx = {r: i for i, r in enumerate(inst.resources)}
+    return tuple(dataclasses.replace(t, capacity=tuple(
+        float(t.capacity[idx[r]]) if r in idx else 0.0 for r in m.resources))
+        for t in inst.host_types)
+
+
 def host_types(m: Manifests, spec: str, source: str = "") -> tuple[HostType, ...]:
-    """Host types for ``m`` from a ``--hosts`` spec (automatic counts as in the module docstring)."""
+    """Host types for ``m`` from a ``--hosts`` spec or file (automatic counts as documented)."""
+    if Path(spec).suffix.lower() in (".json", ".yaml", ".yml"):
+        return hosts_file(m, Path(spec))
     parsed = parse_hosts(spec, source)
     n_r = len(m.resources)
     types = []
@@ -497,6 +528,7 @@ def looks_like_manifest(p: Path) -> bool:
 
 __all__ = [
     "DAEMON_TOLERATIONS", "GPU_KEYS", "HOSTNAME", "Manifests", "Workload", "host_types",
+    "hosts_file",
     "load_k8s", "looks_like_manifest", "manifest_files", "parse_hosts",
     "read_manifests",
 ]

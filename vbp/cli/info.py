@@ -40,8 +40,15 @@ def render_k8s(d: dict[str, Any]) -> tuple[list[tuple[str, str]], list[str]]:
     rows = [("objects", _counts(k["objects"])), ("skipped", _counts(k["skipped"]))]
     if k["daemonsets"]:
         rows.append(("daemonsets", f"{len(k['daemonsets']):,} ({', '.join(k['daemonsets'])})"))
-        per = ", ".join(f"{x:g} {r}" for x, r in zip(k["reserve"], res, strict=False))
-        rows.append(("per host", f"{per} reserved on a host without labels or taints"))
+        def vec(v: list[float]) -> str:
+            return ", ".join(f"{x:g} {r}" for x, r in zip(v, res, strict=False))
+
+        if k["overhead"]:
+            per = "; ".join(f"{t}: {vec(v)}" for t, v in k["overhead"].items())
+            rows.append(("per host", f"{per} (DaemonSets; taken off each host's capacity)"))
+        else:
+            rows.append(("per host", f"{vec(k['reserve'])} reserved on a host without labels "
+                                     "or taints (DaemonSets)"))
     if not d["host_types"]:
         rows.append(("hosts", "none: manifests carry no hosts; give them with --hosts, e.g. "
                               "--hosts 16c64g:10 (cores, GiB, optional <n>gpu, count)"))

@@ -347,3 +347,28 @@ def test_bad_node_selection_fields(tmp_path):
         "Pod/p: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
         ".nodeSelectorTerms[0].matchExpressions[0].values",
         "Pod/p: spec.tolerations[0]"]
+
+
+CLUSTER = """resources: [cpu, memory, gpu]
+host_types:
+- {name: cpu, capacity: [16, 64, 0], count: 3}
+- {name: gpu, capacity: {cpu: 16, memory: 64, gpu: 4}, count: 2, labels: {accelerator: nvidia},
+   taints: [{key: dedicated, value: gpu, effect: NoSchedule}]}
+"""
+
+
+def test_hosts_from_a_file(tmp_path):
+    """Sources: rules/taints.yaml and a host file written here (labels and taints kept)."""
+    p = tmp_path / "cluster.yaml"
+    p.write_text(CLUSTER)
+    inst = load_any(RULES / "taints.yaml", hosts=str(p))
+    assert [t.name for t in inst.host_types] == ["cpu", "gpu"]
+    assert inst.host_types[0].capacity == (16 - 0.1, 64 - 100 * MI, 0.0)
+    assert inst.host_types[1].labels == (("accelerator", "nvidia"),)
+    assert inst.type_allowed.tolist() == [[False, True], [True, True], [True, False]]
+    # a CPU-only file for CPU-only manifests; a resource the manifests do not plan is refused
+    p.write_text("resources: [cpu, memory]\nhost_types: [{name: h, capacity: [4, 8], count: 2}]\n")
+    assert load_any(RULES / "init.yaml", hosts=str(p)).n_hosts == 2
+    p.write_text("resources: [cpu, disk]\nhost_types: [{name: h, capacity: [4, 8], count: 2}]\n")
+    with pytest.raises(InputError, match="'disk' not planned from manifests"):
+        load_any(RULES / "init.yaml", hosts=str(p))
