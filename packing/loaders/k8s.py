@@ -68,7 +68,7 @@ Names
 An app is called by its ``metadata.name`` when no other workload has that name, else
 ``<namespace>/<name>`` when that is unique, else ``<kind>/<namespace>/<name>`` (the namespace is
 ``default`` when absent). Two objects of the same kind, namespace and name are an error.
-DaemonSets are named the same way among themselves.
+DaemonSets are listed as ``DaemonSet/<namespace>/<name>``.
 
 Hosts
 -----

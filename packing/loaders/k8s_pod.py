@@ -34,6 +34,7 @@ WORKLOADS = (*REPLICATED, "Job", "Pod", "DaemonSet")
 GPU_KEYS = ("nvidia.com/gpu", "amd.com/gpu")
 """Extended resources read as whole GPU cards."""
 
+
 @dataclass(frozen=True)
 class Workload:
     """One workload object read from a manifest.
