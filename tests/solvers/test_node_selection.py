@@ -8,6 +8,7 @@ placement passes the checker, and no placement puts a container where
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -69,6 +70,16 @@ def random_instance(seed: int, restricted: bool = True) -> Instance:
         apps.append(App(f"a{i}", dem, int(rng.integers(1, 3)), node_selector=sel,
                         node_affinity=aff, tolerations=tol))
     rules = (Rule("a0", "a1", 0),) if rng.random() < 0.3 else ()
+    if rng.random() < 0.3:  # GPU cards on every type, shared by a restricted GPU app
+        types = tuple(HostType(t.name, t.capacity, t.count, gpus=1, gpu_capacity=(1.0,),
+                               labels=t.labels, taints=t.taints) for t in types)
+        share = 0.5000001 if rng.random() < 0.5 else 0.4999999
+        sel, aff = SELECTIONS[int(rng.integers(len(SELECTIONS)))]
+        tol = TOLERATIONS[int(rng.integers(len(TOLERATIONS)))]
+        apps.append(App("g", tuple(0.1 for _ in caps), 2, gpu_cards=1, gpu_per_card=(share,),
+                        node_selector=sel, node_affinity=aff, tolerations=tol))
+        return Instance(f"sel{seed}", ("cpu", "mem")[: len(caps)], types, tuple(apps), rules,
+                        gpu_resources=("gpu",))
     return Instance(f"sel{seed}", ("cpu", "mem")[: len(caps)], types, tuple(apps), rules)
 
 
@@ -90,7 +101,7 @@ def cases() -> list[tuple[Instance, float]]:
     """Feasible instances with their brute-force optimum; in most, the selection matters."""
     out = []
     seed = 0
-    while len(out) < 8:
+    while len(out) < 10:
         inst = random_instance(seed)
         seed += 1
         if inst.n_containers > 8:
@@ -111,14 +122,28 @@ def test_selection_matters_in_the_cases() -> None:
     """The optimum with node selection is above the optimum without it in some cases."""
     worse = 0
     for inst, opt in CASES:
-        free = inst.replace(apps=tuple(App(a.name, a.demand, a.count) for a in inst.apps),
-                            host_types=tuple(HostType(t.name, t.capacity, t.count)
-                                             for t in inst.host_types))
+        free = inst.replace(
+            apps=tuple(dataclasses.replace(a, node_selector=(), node_affinity=None,
+                                           tolerations=()) for a in inst.apps),
+            host_types=tuple(dataclasses.replace(t, labels=(), taints=())
+                             for t in inst.host_types))
         assert free.type_allowed is None
         free_opt = brute_force(free)[0]
         assert free_opt <= opt
         worse += free_opt < opt
     assert worse >= 2
+
+
+def test_cases_include_gpu_cards() -> None:
+    assert sum(inst.max_gpus > 0 for inst, _ in CASES) >= 2
+
+
+def test_bounds_honour_the_matrix() -> None:
+    from packing.bounds import lower_bounds, per_host_max
+
+    for inst, opt in CASES:
+        assert lower_bounds(inst).best <= opt
+        assert (per_host_max(inst)[~inst.type_allowed] == 0).all()
 
 
 def test_type_allowed_is_allowed_per_pair() -> None:
@@ -157,7 +182,7 @@ def test_arcflow_refuses_restricted_instances() -> None:
 
 @pytest.mark.parametrize("name", sorted(POLICIES))
 def test_every_policy_respects_the_matrix(name: str) -> None:
-    for inst, _ in CASES[:4]:
+    for inst, _ in CASES[3:8]:  # two with GPU cards
         for order in sample_orders(inst, 2, seed=1):
             res = simulate(inst, get_policy(name), order, seed=0)
             assert check(inst, res.placement) == []
