@@ -372,3 +372,26 @@ def test_hosts_from_a_file(tmp_path):
     p.write_text("resources: [cpu, disk]\nhost_types: [{name: h, capacity: [4, 8], count: 2}]\n")
     with pytest.raises(InputError, match="'disk' not planned from manifests"):
         load_any(RULES / "init.yaml", hosts=str(p))
+
+
+RS = """apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {{name: {name}}}
+spec:
+  template:
+    spec:
+      containers: [{{name: c, resources: {{limits: {{cpu: 250m, {gpu}: 2}}}}}}]
+"""
+
+
+def test_replicaset_and_amd_gpus(tmp_path):
+    """Sources: ReplicaSets written here: no replicas -> 1 pod; limits only -> requests;
+    amd.com/gpu gives GPU cards too; mixing the two vendors is refused."""
+    p = tmp_path / "rs.yaml"
+    p.write_text(RS.format(name="r", gpu="amd.com/gpu"))
+    m = read_manifests(p)
+    assert m.resources == ("cpu", "memory", "gpu")
+    assert [(a.name, a.count, a.demand) for a in m.apps] == [("r", 1, (0.25, 0.0, 2))]
+    (tmp_path / "rs2.yaml").write_text(RS.format(name="n", gpu="nvidia.com/gpu"))
+    with pytest.raises(InputError, match="both nvidia.com/gpu and amd.com/gpu"):
+        read_manifests(tmp_path)
