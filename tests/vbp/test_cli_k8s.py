@@ -63,3 +63,15 @@ def test_solve_honours_anti_affinity(capsys):
     assert code == 0, err
     d = json.loads(out)
     assert d["status"] == "optimal" and d["objective"] == 3
+
+
+def test_info_counts_restricted_apps(capsys, tmp_path):
+    """Source: rules/taints.yaml on a host file: trainer and plain are restricted, anywhere not."""
+    p = tmp_path / "cluster.yaml"
+    p.write_text("resources: [cpu, memory, gpu]\nhost_types:\n"
+                 "- {name: cpu, capacity: [16, 64, 0], count: 3}\n"
+                 "- {name: gpu, capacity: [16, 64, 4], count: 2, labels: {accelerator: nvidia},\n"
+                 "   taints: [{key: dedicated, value: gpu, effect: NoSchedule}]}\n")
+    code, out, _ = run(capsys, "info", str(RULES / "taints.yaml"), "--hosts", str(p))
+    assert code == 0
+    assert "selection   2 apps restricted to some host types; 1 host types with labels" in out

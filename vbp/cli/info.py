@@ -23,6 +23,9 @@ def describe(inst: Instance, path: str) -> dict[str, Any]:
     d["resource_names"] = list(inst.resources)
     d["host_type_names"] = [t.name for t in inst.host_types]
     d["requests_with_end"] = sum(1 for q in inst.requests if q.end is not None)
+    ok = inst.type_allowed
+    d["restricted_apps"] = 0 if ok is None else int((~ok).any(axis=1).sum())
+    d["labelled_host_types"] = sum(1 for t in inst.host_types if t.labels or t.taints)
     k8s = inst.meta.get("k8s")
     if isinstance(k8s, dict):
         d["k8s"] = k8s
@@ -76,6 +79,10 @@ def render(d: dict[str, Any]) -> list[str]:
         rows.append(("GPUs", f"{d['gpus']:,} cards ({', '.join(d['gpu_resources'])} per card)"))
     else:
         rows.append(("GPUs", "none"))
+    if d["restricted_apps"] or d["labelled_host_types"]:
+        rows.append(("selection", f"{d['restricted_apps']:,} apps restricted to some host types; "
+                                  f"{d['labelled_host_types']:,} host types with labels or "
+                                  "taints"))
     if d["initially_placed"]:
         rows.append(("initial", f"{d['initially_placed']:,} of {d['containers']:,} containers "
                                 "placed"))
