@@ -418,7 +418,7 @@ class Instance:
         type's GPU model (``App.gpu_models``; empty: any), the type's labels satisfy its node
         selector and required node affinity, and it tolerates every ``NoSchedule``/``NoExecute``
         taint of the type (:func:`packing.selection.allowed`). ``None`` when every app may run on
-        every type (no GPU-model restriction, no node selection, no blocking taint).
+        every type (so fast paths need no per-type check).
         """
         taints = any(x.effect in ("NoSchedule", "NoExecute") for t in self.host_types
                      for x in t.taints)
@@ -432,7 +432,7 @@ class Instance:
                      and allowed(a.node_selector, a.node_affinity, a.tolerations, t.labels,
                                  t.taints)
                      for t in self.host_types]
-        return _readonly(ok)
+        return None if ok.all() else _readonly(ok)
 
     # ----------------------------------------------------------------------------------------
     # rules

@@ -134,6 +134,12 @@ def test_selection_matters_in_the_cases() -> None:
     assert worse >= 2
 
 
+def matrix(inst: Instance) -> np.ndarray:
+    """``inst.type_allowed``, with ``None`` (no restriction) as all True."""
+    m = inst.type_allowed
+    return np.ones((inst.n_apps, len(inst.host_types)), dtype=bool) if m is None else m
+
+
 def test_cases_include_gpu_cards() -> None:
     assert sum(inst.max_gpus > 0 for inst, _ in CASES) >= 2
 
@@ -143,13 +149,14 @@ def test_bounds_honour_the_matrix() -> None:
 
     for inst, opt in CASES:
         assert lower_bounds(inst).best <= opt
-        assert (per_host_max(inst)[~inst.type_allowed] == 0).all()
+        assert (per_host_max(inst)[~matrix(inst)] == 0).all()
 
 
 def test_type_allowed_is_allowed_per_pair() -> None:
     for inst, _ in CASES:
-        m = inst.type_allowed
-        assert m is not None and m.shape == (inst.n_apps, len(inst.host_types))
+        m = matrix(inst)
+        assert m.shape == (inst.n_apps, len(inst.host_types))
+        assert (inst.type_allowed is None) == bool(m.all())
         for i, a in enumerate(inst.apps):
             for t, ht in enumerate(inst.host_types):
                 assert m[i, t] == allowed(a.node_selector, a.node_affinity, a.tolerations,
@@ -176,8 +183,12 @@ def test_arcflow_refuses_restricted_instances() -> None:
     from solvers.arcflow import not_applicable
 
     inst = Instance("one", ("cpu",), (HostType("h", (1.0,), 3, taints=(Taint("k", "v"),)),),
-                    (App("a", (0.5,), 2, tolerations=(Toleration("k", "Exists"),)),))
+                    (App("a", (0.5,), 2, tolerations=(Toleration("k", "Exists"),)),
+                     App("b", (0.5,), 1)))
     assert "not modelled" in str(not_applicable(inst))
+    # every app tolerates the taint: no restriction, and the arc-flow model applies
+    tolerant = inst.replace(apps=inst.apps[:1])
+    assert tolerant.type_allowed is None and not_applicable(tolerant) is None
 
 
 @pytest.mark.parametrize("name", sorted(POLICIES))
@@ -195,8 +206,8 @@ def test_masks_and_compiled_paths_honour_the_matrix() -> None:
     rng = np.random.default_rng(0)
     for inst, _ in CASES:
         st = ClusterState(inst)
-        assert not kernels.supports(st)
-        forbid = ~inst.type_allowed[:, inst.host_type_of]  # (n_apps, n_hosts)
+        assert kernels.supports(st) == (inst.type_allowed is None and not inst.max_gpus)
+        forbid = ~matrix(inst)[:, inst.host_type_of]  # (n_apps, n_hosts)
         for _ in range(4):
             for a in range(inst.n_apps):
                 m = st.mask(a)
