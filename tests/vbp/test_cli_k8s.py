@@ -75,3 +75,12 @@ def test_info_counts_restricted_apps(capsys, tmp_path):
     code, out, _ = run(capsys, "info", str(RULES / "taints.yaml"), "--hosts", str(p))
     assert code == 0
     assert "selection   2 apps restricted to some host types; 1 host types with labels" in out
+
+
+def test_scale_on_the_command_line(capsys):
+    """Source: rules/list.yaml: 1 + 1 + 3 pods, times 2 -> 10; --scale on an instance file is an
+    error (it applies to manifests only)."""
+    code, out, _ = run(capsys, "info", str(RULES / "list.yaml"), "--scale", "2", "--json")
+    assert code == 0 and json.loads(out)["containers"] == 10
+    code, _, err = run(capsys, "info", "sigma", "--scale", "2")
+    assert code == 2 and "--scale" in err
