@@ -36,7 +36,8 @@ rule is KEP-753, "Resources calculation for scheduling and pod admission"), per 
   needs the sidecars up to and including it; the pod's request is ``max(sum, every init need)``;
 * pod-level ``spec.resources.requests`` for ``cpu``/``memory`` (PodLevelResources) replace the
   container total of that resource (``applyPodLevelResources``);
-* ``spec.overhead`` (RuntimeClass) is added.
+* ``spec.overhead`` (RuntimeClass) is added; a ``runtimeClassName`` without ``spec.overhead`` is
+  listed as ignored (the RuntimeClass object's overhead is not read).
 
 Values are summed exactly (:func:`packing.quantity.parse_quantity`), and the pod's total is rounded
 up as the scheduler reads it (``MilliValue`` for CPU, ``Value`` for memory): CPU in cores, memory in

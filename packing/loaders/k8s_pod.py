@@ -422,6 +422,11 @@ def read_workload(o: ObjectReader, scale: Fraction) -> Workload | None:
     node_aff = _node_affinity(o, aff.get("nodeAffinity"), f"{fld}.affinity.nodeAffinity")
     anti = _pod_affinity(o, aff, f"{fld}.affinity")
     _spread(o, pod_spec, fld)
+    if pod_spec.get("runtimeClassName") and not pod_spec.get("overhead"):
+        o.soft(f"{fld}.runtimeClassName", "the RuntimeClass's pod overhead is unknown here "
+               "(write it as spec.overhead to plan for it)")
+    if pod_spec.get("nodeName"):
+        o.soft(f"{fld}.nodeName", "a pod bound to a named node (planned as any other pod)")
     tols = _tolerations(o, pod_spec.get("tolerations"), f"{fld}.tolerations")
     if o.failed:
         return None

@@ -395,3 +395,13 @@ def test_replicaset_and_amd_gpus(tmp_path):
     (tmp_path / "rs2.yaml").write_text(RS.format(name="n", gpu="nvidia.com/gpu"))
     with pytest.raises(InputError, match="both nvidia.com/gpu and amd.com/gpu"):
         read_manifests(tmp_path)
+
+
+def test_runtime_class_without_overhead_is_listed(tmp_path):
+    """Source: a Pod written here naming a RuntimeClass but no spec.overhead."""
+    p = tmp_path / "p.yaml"
+    p.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  runtimeClassName: kata\n"
+                 "  containers: [{name: c, resources: {requests: {cpu: 100m}}}]\n")
+    m = read_manifests(p)
+    assert demand(m, "p") == (0.1, 0.0)
+    assert len(m.ignored) == 1 and "runtimeClassName" in m.ignored[0]
