@@ -95,8 +95,9 @@ def _slack(c: np.ndarray | float) -> np.ndarray:
 def per_host_max(instance: Instance) -> np.ndarray:
     """Most containers of each app one host of each type can take, shape ``(n_apps, n_types)``.
 
-    Counts capacity, the effective cap, GPU cards (whole or shared, per card capacity) and GPU
-    models. It is an upper bound (rules between apps are ignored); 0 means the type cannot run
+    Counts capacity, the effective cap, GPU cards (whole or shared, per card capacity) and the
+    allowed host types (``Instance.type_allowed``: GPU models, node selection, taints). It is an
+    upper bound (rules between apps are ignored); 0 means the type cannot run
     the app at all.
     """
     inst = instance
@@ -107,13 +108,15 @@ def per_host_max(instance: Instance) -> np.ndarray:
         per_res = np.where(d > 0, np.floor(c / np.where(d > 0, d, 1.0) + 1e-9), np.inf)
     m = per_res.min(axis=2) if inst.n_resources else np.full((inst.n_apps, n_t), np.inf)
     m = np.minimum(m, inst.cap[:, None].astype(np.float64))
+    if inst.type_allowed is not None:
+        m[~inst.type_allowed] = 0
     gpus = np.array([t.gpus for t in inst.host_types], dtype=np.float64)
     for i, app in enumerate(inst.apps):
         k = app.gpu_cards
         if not k:
             continue
         for t, ht in enumerate(inst.host_types):
-            if ht.gpus < k or (app.gpu_models and ht.gpu_model not in app.gpu_models):
+            if ht.gpus < k:
                 m[i, t] = 0
                 continue
             if app.gpu_whole:

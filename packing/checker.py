@@ -13,6 +13,7 @@ import numpy as np
 
 from packing.feasibility import ClusterState, fits, over_cap, rule_broken
 from packing.model import UNPLACED, Instance, Placement
+from packing.selection import reasons
 
 KINDS = (
     "unknown_app",
@@ -23,6 +24,7 @@ KINDS = (
     "gpu_assignment",
     "gpu_card",
     "gpu_model",
+    "node_selection",
     "anti_affinity",
     "exclusion",
     "rule",
@@ -149,18 +151,29 @@ def _gpu(inst: Instance, st: ClusterState, host_of: np.ndarray, out: list[Violat
                 f"card {g} of host {inst.host_names[h]} is loaded with "
                 f"{st.card_used[h, g, r]:g} of {inst.gpu_resources[r]!r}, capacity "
                 f"{st.card_capacity[h, r]:g}", host=int(h), resource=inst.gpu_resources[r]))
+    if inst.type_allowed is None:
+        return
+    models: list[Violation] = []
+    selection: list[Violation] = []
     for i, app in enumerate(inst.apps):
-        if not app.gpu_models:
-            continue
         hs = host_of[inst.offsets[i] : inst.offsets[i + 1]]
         hs = hs[(hs >= 0) & (hs < inst.n_hosts)]
         ok = st.type_allowed(i)
         for h in np.unique(hs[~ok[hs]]):
             t = inst.host_types[int(inst.host_type_of[h])]
-            out.append(Violation(
-                "gpu_model",
-                f"app {app.name!r} accepts GPU models {list(app.gpu_models)} but runs on host "
-                f"{inst.host_names[h]} with {t.gpu_model!r}", host=int(h), app=app.name))
+            if app.gpu_models and t.gpu_model not in app.gpu_models:
+                models.append(Violation(
+                    "gpu_model",
+                    f"app {app.name!r} accepts GPU models {list(app.gpu_models)} but runs on host "
+                    f"{inst.host_names[h]} with {t.gpu_model!r}", host=int(h), app=app.name))
+            else:
+                why = reasons(app.node_selector, app.node_affinity, app.tolerations, t.labels,
+                              t.taints)
+                selection.append(Violation(
+                    "node_selection",
+                    f"app {app.name!r} may not run on host {inst.host_names[h]} (type "
+                    f"{t.name!r}): {'; '.join(why)}", host=int(h), app=app.name))
+    out += models + selection
 
 
 def _counts(inst: Instance, st: ClusterState, out: list[Violation]) -> None:

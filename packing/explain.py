@@ -16,6 +16,7 @@ import numpy as np
 from packing.bounds import _fewest_hosts, _slack, lower_bounds, per_host_max
 from packing.feasibility import fits
 from packing.model import App, HostType, Instance
+from packing.selection import reasons
 
 MAX_TYPES_NAMED = 3
 """At most this many host types are named when saying why an app fits none."""
@@ -27,9 +28,10 @@ def _type_problems(inst: Instance, app: App, t: HostType) -> list[str]:
     for r, name in enumerate(inst.resources):
         if not fits(app.demand[r], t.capacity[r]):
             out.append(f"{name} {app.demand[r]:g} > {t.capacity[r]:g}")
+    if app.gpu_models and t.gpu_model not in app.gpu_models:
+        out.append(f"GPU model {t.gpu_model!r} not in {list(app.gpu_models)}")
+    out += reasons(app.node_selector, app.node_affinity, app.tolerations, t.labels, t.taints)
     if app.gpu_cards:
-        if app.gpu_models and t.gpu_model not in app.gpu_models:
-            out.append(f"GPU model {t.gpu_model!r} not in {list(app.gpu_models)}")
         if t.gpus < app.gpu_cards:
             out.append(f"{t.gpus} GPU cards < {app.gpu_cards}")
         elif not app.gpu_whole:
@@ -53,15 +55,15 @@ def _fits_nowhere(inst: Instance, i: int) -> str | None:
         if not fits(app.demand[r], largest):
             return (f"app {app.name!r}: a container needs {app.demand[r]:g} of {name!r}, but the "
                     f"largest host type has {largest:g}")
+    if app.gpu_models and not any(t.gpu_model in app.gpu_models for t in inst.host_types):
+        have = sorted({str(t.gpu_model) for t in inst.host_types if t.gpus})
+        return (f"app {app.name!r}: accepts GPU models {list(app.gpu_models)}, but the host "
+                f"types have {have}")
     if app.gpu_cards:
         most = max(t.gpus for t in inst.host_types)
         if most < app.gpu_cards:
             return (f"app {app.name!r}: a container needs {app.gpu_cards} GPU cards, but no host "
                     f"type has more than {most}")
-        if app.gpu_models and not any(t.gpu_model in app.gpu_models for t in inst.host_types):
-            have = sorted({str(t.gpu_model) for t in inst.host_types if t.gpus})
-            return (f"app {app.name!r}: accepts GPU models {list(app.gpu_models)}, but the host "
-                    f"types have {have}")
     parts = [f"{t.name} ({'; '.join(p)})" for t, p in why[:MAX_TYPES_NAMED]]
     more = len(why) - MAX_TYPES_NAMED
     tail = f" and {more} more" if more > 0 else ""

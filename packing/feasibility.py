@@ -67,7 +67,8 @@ class _Layout(NamedTuple):
     card_capacity: np.ndarray
     card_exists: np.ndarray
     simple: bool
-    """No GPU cards and no GPU-model constraints: the compiled paths cover the instance."""
+    """No GPU cards and no host-type restriction (``Instance.type_allowed`` is None): the compiled
+    episode paths cover the instance."""
 
 
 _LAYOUTS: dict[int, tuple[weakref.ref[Instance], _Layout]] = {}
@@ -91,7 +92,7 @@ def _layout(inst: Instance) -> _Layout:
     for a in (col, card_capacity, card_exists, *tables):
         a.setflags(write=False)
     simple = (inst.max_gpus == 0 and not bool(np.any(inst.gpu_cards > 0))
-              and not any(a.gpu_models for a in inst.apps))
+              and inst.type_allowed is None)
     layout = _Layout(col, int(tracked.sum()), tables, card_capacity, card_exists, simple)
     if len(_LAYOUTS) >= 64:
         _LAYOUTS.clear()
@@ -130,9 +131,9 @@ class ClusterState:
         # rules by the app they constrain, as CSR tables over apps (see rule_tables)
         self.rule_tables = layout.rule_tables
         self.simple = layout.simple
-        """No GPU cards and no GPU-model constraints (the compiled paths cover this state)."""
-        # allowed host types per app (GPU models); None when no app restricts them
-        self._type_ok: np.ndarray | None = inst.gpu_model_ok
+        """No GPU cards and no host-type restriction (the compiled paths cover this state)."""
+        # allowed host types per app (GPU models, node selection, taints); None: all allowed
+        self._type_ok: np.ndarray | None = inst.type_allowed
 
     # ------------------------------------------------------------------------------------
     def copy(self) -> ClusterState:
@@ -146,7 +147,7 @@ class ClusterState:
         return new
 
     def type_allowed(self, app: int) -> np.ndarray:
-        """Whether each host's type accepts the app's GPU model constraint, shape ``(n_hosts,)``."""
+        """Whether each host's type admits the app (``Instance.type_allowed``), shape ``(n_hosts,)``."""
         if self._type_ok is None:
             return np.ones(self.instance.n_hosts, dtype=bool)
         return self._type_ok[app][self.instance.host_type_of]
@@ -185,7 +186,8 @@ class ClusterState:
         """Hosts that can take one more container of ``app``, shape ``(n_hosts,)`` bool.
 
         The state after the placement must satisfy every predicate: capacity per resource,
-        GPU cards, anti-affinity cap and every ``<A, B, k>`` rule that involves the app.
+        GPU cards, anti-affinity cap, every ``<A, B, k>`` rule that involves the app, and the
+        host's type must admit the app (``Instance.type_allowed``).
         """
         inst = self.instance
         ok = fits(self.used + inst.demand[app], self.capacity).all(axis=1)

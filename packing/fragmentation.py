@@ -129,14 +129,14 @@ def shape_distribution(instance: Instance, counts: np.ndarray | None = None, *,
         raise ValueError(f"counts must have shape ({inst.n_apps},), got {c.shape}")
     fit = resource_indices(inst, fit_resources)
     gdem = inst.gpu_demand[:, 0] if inst.gpu_resources else np.zeros(inst.n_apps)
-    model_ok = inst.gpu_model_ok
+    model_ok = inst.type_allowed
     groups: dict[tuple[object, ...], list[int]] = {}
     for a, app in enumerate(inst.apps):
         if c[a] <= 0:
             continue
         per_card = float(gdem[a]) if app.gpu_cards else 0.0
         key = (tuple(float(x) for x in inst.demand[a, fit]), per_card, int(app.gpu_cards),
-               tuple(app.gpu_models) if app.gpu_cards else ())
+               tuple(model_ok[a].tolist()) if model_ok is not None else ())
         groups.setdefault(key, []).append(a)
     total = float(c.sum())
     items = [(float(c[members].sum()), key, members) for key, members in groups.items()]

@@ -25,6 +25,18 @@ from typing import Any
 
 from packing.errors import InputError, Problem
 from packing.model import UNPLACED, App, HostType, Instance, Placement, Request, Rule
+from packing.selection import (
+    NODE_OPERATORS,
+    Labels,
+    Requirement,
+    Taint,
+    Term,
+    Toleration,
+    labels_of,
+    requirement_problem,
+    taint_problem,
+    toleration_problem,
+)
 
 INSTANCE_FORMAT = "vbp-instance/1"
 PLACEMENT_FORMAT = "vbp-placement/1"
@@ -350,8 +362,9 @@ def _kind(v: Any) -> str:
 _TOP = {"format", "name", "resources", "gpu_resources", "host_types", "apps", "rules",
         "exclusions", "initial", "requests", "meta"}
 _HT = {"name", "capacity", "count", "cost", "cluster", "gpus", "gpu_capacity", "gpu_model",
-       "host_names"}
-_APP = {"name", "demand", "count", "max_per_host", "gpu"}
+       "host_names", "labels", "taints"}
+_APP = {"name", "demand", "count", "max_per_host", "gpu", "node_selector", "node_affinity",
+        "tolerations"}
 _GPU = {"cards", "per_card", "whole", "models"}
 
 
@@ -792,9 +805,100 @@ def _host_type(r: _Reader, raw: Any, f: str, resources: Sequence[str], gpu_res: 
                 names = tuple(x for x in good if x is not None)
             else:
                 return None
-    if None in (name, cap, count, cost, gpus, gcap):
+    labels = _labels(r, o.get("labels"), f"{f}.labels")
+    taints = _taints(r, o.get("taints"), f"{f}.taints")
+    if None in (name, cap, count, cost, gpus, gcap, labels, taints):
         return None
-    return HostType(name, cap, count, cost, cluster, gpus, gcap, model, names)  # type: ignore[arg-type]
+    return HostType(name, cap, count, cost, cluster, gpus, gcap, model, names,  # type: ignore[arg-type]
+                    labels, taints)  # type: ignore[arg-type]
+
+
+def _labels(r: _Reader, v: Any, f: str) -> Labels | None:
+    """A label map ``{key: value}`` (keys non-empty strings, values strings)."""
+    if v is None:
+        return ()
+    o = r.obj(v, f)
+    if o is None:
+        return None
+    n = len(r.problems)
+    for k, x in o.items():
+        if r.string(k, f"{f} key") is not None and not isinstance(x, str):
+            r.bad(f"{f}.{k}", f"expected a string, got {_kind(x)} (quote numbers and booleans)")
+    return labels_of(o) if len(r.problems) == n else None
+
+
+def _taints(r: _Reader, v: Any, f: str) -> tuple[Taint, ...] | None:
+    """Taints ``[{"key", "value", "effect"}]``."""
+    if v is None:
+        return ()
+    out: list[Taint] = []
+    n = len(r.problems)
+    for i, raw in enumerate(r.seq(v, f) or []):
+        o = r.obj(raw, f"{f}[{i}]")
+        if o is None:
+            continue
+        r.unknown_keys(o, f"{f}[{i}]", {"key", "value", "effect"})
+        vals = [o.get(k, "") for k in ("key", "value", "effect")]
+        if not all(isinstance(x, str) for x in vals):
+            r.bad(f"{f}[{i}]", "key, value and effect are strings")
+            continue
+        t = Taint(*vals)
+        why = taint_problem(t)
+        if why is not None:
+            r.bad(f"{f}[{i}]", why)
+        out.append(t)
+    return tuple(out) if len(r.problems) == n else None
+
+
+def _tolerations(r: _Reader, v: Any, f: str) -> tuple[Toleration, ...] | None:
+    """Tolerations ``[{"key", "operator", "value", "effect"}]`` (operator Equal by default)."""
+    if v is None:
+        return ()
+    out: list[Toleration] = []
+    n = len(r.problems)
+    for i, raw in enumerate(r.seq(v, f) or []):
+        o = r.obj(raw, f"{f}[{i}]")
+        if o is None:
+            continue
+        r.unknown_keys(o, f"{f}[{i}]", {"key", "operator", "value", "effect"})
+        vals = [o.get("key", ""), o.get("operator", "Equal"), o.get("value", ""),
+                o.get("effect", "")]
+        if not all(isinstance(x, str) for x in vals):
+            r.bad(f"{f}[{i}]", "key, operator, value and effect are strings")
+            continue
+        t = Toleration(*vals)
+        why = toleration_problem(t)
+        if why is not None:
+            r.bad(f"{f}[{i}]", why)
+        out.append(t)
+    return tuple(out) if len(r.problems) == n else None
+
+
+def _affinity(r: _Reader, v: Any, f: str) -> tuple[Term, ...] | None:
+    """Required node affinity: a list of terms (ORed), each a list of requirements (ANDed)."""
+    out: list[Term] = []
+    n = len(r.problems)
+    for i, raw in enumerate(r.seq(v, f) or []):
+        term: list[Requirement] = []
+        for j, e in enumerate(r.seq(raw, f"{f}[{i}]") or []):
+            fe = f"{f}[{i}][{j}]"
+            o = r.obj(e, fe)
+            if o is None:
+                continue
+            r.unknown_keys(o, fe, {"key", "operator", "values"})
+            key = r.string(o.get("key"), f"{fe}.key")
+            op = o.get("operator")
+            values = o.get("values", [])
+            if not isinstance(values, list) or not all(isinstance(x, str) for x in values):
+                r.bad(f"{fe}.values", "expected a list of strings (quote numbers)")
+                continue
+            why = requirement_problem(str(op), tuple(values), NODE_OPERATORS)
+            if why is not None:
+                r.bad(fe, why)
+            elif key is not None:
+                term.append(Requirement(key, str(op), tuple(values)))
+        out.append(tuple(term))
+    return tuple(out) if len(r.problems) == n else None
 
 
 def _app(r: _Reader, raw: Any, f: str, resources: Sequence[str], gpu_res: Sequence[str],
@@ -835,9 +939,15 @@ def _app(r: _Reader, raw: Any, f: str, resources: Sequence[str], gpu_res: Sequen
             ms = r.seq(go.get("models", []), f"{f}.gpu.models") or []
             ok_models = [r.string(m, f"{f}.gpu.models[{j}]") for j, m in enumerate(ms)]
             models = tuple(m for m in ok_models if m is not None)
-    if None in (name, demand, count) or (g is not None and not cards):
+    selector = _labels(r, o.get("node_selector"), f"{f}.node_selector")
+    affinity = (_affinity(r, o["node_affinity"], f"{f}.node_affinity")
+                if o.get("node_affinity") is not None else None)
+    tolerations = _tolerations(r, o.get("tolerations"), f"{f}.tolerations")
+    if (None in (name, demand, count, selector, tolerations) or (g is not None and not cards)
+            or (o.get("node_affinity") is not None and affinity is None)):
         return None
-    return App(name, demand, count, mph, cards, per_card, whole, models)  # type: ignore[arg-type]
+    return App(name, demand, count, mph, cards, per_card, whole, models,  # type: ignore[arg-type]
+               selector, affinity, tolerations)  # type: ignore[arg-type]
 
 
 def _app_ref(r: _Reader, v: Any, f: str, apps: set[str]) -> str | None:
@@ -894,6 +1004,10 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
             h["gpu_model"] = t.gpu_model
         if t.host_names is not None:
             h["host_names"] = list(t.host_names)
+        if t.labels:
+            h["labels"] = dict(t.labels)
+        if t.taints:
+            h["taints"] = [{"key": x.key, "value": x.value, "effect": x.effect} for x in t.taints]
         hts.append(h)
     doc["host_types"] = hts
     apps = []
@@ -911,6 +1025,14 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
             if a.gpu_models:
                 g["models"] = list(a.gpu_models)
             o["gpu"] = g
+        if a.node_selector:
+            o["node_selector"] = dict(a.node_selector)
+        if a.node_affinity is not None:
+            o["node_affinity"] = [[{"key": q.key, "operator": q.operator, "values": list(q.values)}
+                                   for q in term] for term in a.node_affinity]
+        if a.tolerations:
+            o["tolerations"] = [{"key": x.key, "operator": x.operator, "value": x.value,
+                                 "effect": x.effect} for x in a.tolerations]
         apps.append(o)
     doc["apps"] = apps
     if inst.rules:

@@ -3,15 +3,17 @@
 The functions here call the *same* predicates as :meth:`packing.feasibility.ClusterState.mask` —
 :func:`packing.feasibility.fits`, :func:`~packing.feasibility.over_cap` and
 :func:`~packing.feasibility.rule_broken`, compiled with ``numba.njit`` — so feasibility keeps one
-definition. The episode kernels cover the common case: no GPU cards and no GPU-model constraints
-(any number of rules); :func:`supports` tells. GPU cards and card models are covered by
+definition. The episode kernels cover the common case: no GPU cards and no host-type restriction
+(any number of rules); :func:`supports` tells. GPU cards and host-type restrictions
+(``Instance.type_allowed``: card models, node selection, taints) are covered by
 :func:`feasible_gpu` (card-level fit: each of a container's ``k`` cards must take its per-card share,
 a whole-card container needs empty cards) with the arrays of :func:`gpu_arrays`; :func:`fast_mask`
 and :func:`host_checker` use it for every instance.
 
 * :func:`feasible` — one (host, app) pair; the building block of every compiled loop (the policies'
   scoring kernels call it too);
-* :func:`feasible_gpu` — the same plus GPU cards and card models (the GPU episode kernels call it);
+* :func:`feasible_gpu` — the same plus GPU cards and allowed host types (the GPU episode kernels
+  call it);
 * :func:`fast_mask` / :func:`host_checker` — the mask of one app, or a checker for one pair;
 * :func:`first_fit` — the lowest-index feasible host for each container of a sequence (a pure
   feasibility scan: the solvers' first-fit-decreasing uses it on large instances).
@@ -35,7 +37,7 @@ rule_broken_c = numba.njit(cache=True)(rule_broken)
 
 
 def supports(state: ClusterState) -> bool:
-    """Whether the compiled path covers this instance (no GPU cards, no GPU-model constraints)."""
+    """Whether the compiled path covers this instance (no GPU cards, no host-type restriction)."""
     return state.simple
 
 
@@ -79,13 +81,14 @@ def gpu_arrays(state: ClusterState) -> tuple[np.ndarray, ...]:
         kernels), per-card capacity per host ``(n_hosts, n_gpu_res)``, cards per host ``(n_hosts,)``,
         cards per container of each app ``(n_apps,)``, per-card load of each app ``(n_apps, n_gpu_res)``
         (ignored for whole-card apps), whole-card flag per app ``(n_apps,)`` bool, whether each app
-        accepts each host type ``(n_apps, n_types)`` bool, host type per host ``(n_hosts,)``.
+        may run on each host type (``Instance.type_allowed``) ``(n_apps, n_types)`` bool, host
+        type per host ``(n_hosts,)``.
     """
     inst = state.instance
     n_g = len(inst.gpu_resources)
     load = np.where(np.isfinite(inst.gpu_demand), inst.gpu_demand, 0.0).reshape(inst.n_apps, n_g)
     whole = np.array([a.gpu_whole for a in inst.apps], dtype=np.bool_)
-    ok = inst.gpu_model_ok
+    ok = inst.type_allowed
     type_ok = np.ones((inst.n_apps, len(inst.host_types)), dtype=np.bool_) if ok is None else ok
     return (state.card_used, np.ascontiguousarray(state.card_capacity, dtype=np.float64),
             np.ascontiguousarray(inst.host_gpus, dtype=np.int64),
@@ -108,7 +111,7 @@ def card_fits(h, c, a, card_used, card_cap, card_load, whole):  # pragma: no cov
 def feasible_gpu(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k, out_ptr,
                  out_cols, out_k, card_used, card_cap, n_cards, k, card_load, whole, type_ok,
                  host_type):  # pragma: no cover - compiled
-    """:func:`feasible` plus GPU cards and card models: ``ClusterState.mask(a)[h]`` for any instance.
+    """:func:`feasible` plus GPU cards and allowed host types: ``ClusterState.mask(a)[h]`` always.
 
     The first fourteen arguments are :func:`feasible`'s, the last eight :func:`gpu_arrays`'.
     """

@@ -43,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from packing.selection import Labels, Taint, Term, Toleration, allowed
+
 UNPLACED = -1
 """Host index of a container that is on no host (unplaced, rejected, not yet arrived or departed)."""
 
@@ -66,6 +68,9 @@ class HostType:
         gpu_capacity: capacity of each card per GPU resource, shape ``(n_gpu_resources,)``.
         gpu_model: the card model (e.g. ``"V100M32"``), matched against ``App.gpu_models``.
         host_names: optional names of the individual hosts, ``len == count``.
+        labels: node labels as sorted ``(key, value)`` pairs, matched by app node selectors.
+        taints: node taints; ``NoSchedule``/``NoExecute`` ones keep apps that do not tolerate
+            them off the type (:mod:`packing.selection`).
     """
 
     name: str
@@ -77,6 +82,8 @@ class HostType:
     gpu_capacity: tuple[float, ...] = ()
     gpu_model: str | None = None
     host_names: tuple[str, ...] | None = None
+    labels: Labels = ()
+    taints: tuple[Taint, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,10 @@ class App:
             shape ``(n_gpu_resources,)``; ignored when ``gpu_whole``.
         gpu_whole: the container takes its cards whole (each must be otherwise empty).
         gpu_models: card models the container accepts (empty: any).
+        node_selector: labels a host type must carry, as sorted ``(key, value)`` pairs.
+        node_affinity: required node affinity terms, ORed; each term's requirements ANDed
+            (``None``: no node affinity; an empty tuple matches no host type).
+        tolerations: the taints the app tolerates.
     """
 
     name: str
@@ -104,6 +115,14 @@ class App:
     gpu_per_card: tuple[float, ...] = ()
     gpu_whole: bool = False
     gpu_models: tuple[str, ...] = ()
+    node_selector: Labels = ()
+    node_affinity: tuple[Term, ...] | None = None
+    tolerations: tuple[Toleration, ...] = ()
+
+    @property
+    def selects_nodes(self) -> bool:
+        """Whether the app restricts host types by labels (a node selector or node affinity)."""
+        return bool(self.node_selector) or self.node_affinity is not None
 
 
 @dataclass(frozen=True)
@@ -392,18 +411,28 @@ class Instance:
         return _readonly(np.array([a.gpu_cards for a in self.apps], dtype=np.int64))
 
     @functools.cached_property
-    def gpu_model_ok(self) -> np.ndarray | None:
-        """Whether each app accepts each host type's GPU model, shape ``(n_apps, n_types)``.
+    def type_allowed(self) -> np.ndarray | None:
+        """Whether each app may run on each host type, shape ``(n_apps, n_types)`` bool.
 
-        ``None`` when no app restricts GPU models (every host type is acceptable).
+        The one matrix of host-type eligibility: an app may run on a type when it accepts the
+        type's GPU model (``App.gpu_models``; empty: any), the type's labels satisfy its node
+        selector and required node affinity, and it tolerates every ``NoSchedule``/``NoExecute``
+        taint of the type (:func:`packing.selection.allowed`). ``None`` when every app may run on
+        every type (so fast paths need no per-type check).
         """
-        if not any(a.gpu_models for a in self.apps):
+        taints = any(x.effect in ("NoSchedule", "NoExecute") for t in self.host_types
+                     for x in t.taints)
+        if not taints and not any(a.gpu_models or a.selects_nodes for a in self.apps):
             return None
         ok = np.ones((self.n_apps, len(self.host_types)), dtype=bool)
         for i, a in enumerate(self.apps):
-            if a.gpu_models:
-                ok[i] = [t.gpu_model in a.gpu_models for t in self.host_types]
-        return _readonly(ok)
+            if not (taints or a.gpu_models or a.selects_nodes):
+                continue
+            ok[i] = [(not a.gpu_models or t.gpu_model in a.gpu_models)
+                     and allowed(a.node_selector, a.node_affinity, a.tolerations, t.labels,
+                                 t.taints)
+                     for t in self.host_types]
+        return None if ok.all() else _readonly(ok)
 
     # ----------------------------------------------------------------------------------------
     # rules

@@ -158,6 +158,8 @@ def not_applicable(instance: Instance, objective: str | None = None) -> str | No
         return "host types differ in capacity or cost"
     if inst.max_gpus or bool(np.any(inst.gpu_cards > 0)):
         return "GPU cards are not modelled"
+    if inst.type_allowed is not None:
+        return "apps restricted to host types (GPU models, node selection, taints) are not modelled"
     if inst.all_rules:
         return "rules and exclusions are not modelled"
     data = _integer_data(inst)

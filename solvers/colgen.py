@@ -44,6 +44,7 @@ The ``"deployed"`` objective is not supported here (use ``solvers.pulp_model.sol
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,7 +54,7 @@ import numpy as np
 
 from packing.checker import check
 from packing.errors import InputError, Problem
-from packing.model import App, HostType, Instance, Placement
+from packing.model import Instance, Placement
 from solvers.base import (
     Clock,
     Stop,
@@ -433,12 +434,10 @@ def _residual_rounding(inst: Instance, kind: Objective, res: ColgenBound, clock:
             cover += k * c.counts
             used[c.type_index] += k
         left = np.maximum(cur.counts - cover, 0)
-        types = tuple(HostType(t.name, t.capacity, max(0, int(t.count - u)), t.cost, t.cluster,
-                               t.gpus, t.gpu_capacity, t.gpu_model)
+        types = tuple(dataclasses.replace(t, count=max(0, int(t.count - u)), host_names=None)
                       for t, u in zip(cur.host_types, used.tolist(), strict=True))
-        apps = tuple(App(a.name, a.demand, int(n), a.max_per_host, a.gpu_cards, a.gpu_per_card,
-                         a.gpu_whole, a.gpu_models) for a, n in zip(cur.apps, left.tolist(),
-                                                                    strict=True))
+        apps = tuple(dataclasses.replace(a, count=int(n))
+                     for a, n in zip(cur.apps, left.tolist(), strict=True))
         cur = cur.replace(apps=apps, host_types=types, initial=None, requests=())
         if left.sum() <= 0.02 * inst.n_containers or clock.left(0.0) < 0.5:
             break

@@ -212,7 +212,7 @@ def _enumerate(size, ub, lo, hi, suffix, depth_max, out, order, col, cap, rules,
 
 
 def applicable(instance: Instance) -> bool:
-    """Whether the cover applies: one host type (or identical ones), no GPU cards."""
+    """Whether the cover applies: identical host types, no GPU cards, no restricted app."""
     return tabu.applicable(instance)
 
 

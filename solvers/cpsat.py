@@ -141,9 +141,10 @@ def _upper_counts_int(instance: Instance, hosts: np.ndarray, sc: Scaled) -> np.n
         per_type = np.minimum(per_type, fit)
     per_type = np.minimum(per_type, inst.cap[:, None].astype(np.int64))
     share, card = sc.cards.demand, sc.cards.capacity
+    allowed = inst.type_allowed
     for a, app in enumerate(inst.apps):
         for ti, t in enumerate(inst.host_types):
-            if app.gpu_models and t.gpu_model not in app.gpu_models:
+            if allowed is not None and not allowed[a, ti]:
                 per_type[a, ti] = 0
             elif app.gpu_cards:
                 if t.gpus < app.gpu_cards:
@@ -265,9 +266,10 @@ def _upper_counts(instance: Instance, hosts: np.ndarray) -> np.ndarray:
     per_type = np.floor(ratio.min(axis=2) + 1e-9) if inst.n_resources else np.full(
         (inst.n_apps, len(inst.host_types)), np.inf)
     per_type = np.minimum(per_type, inst.cap[:, None].astype(np.float64))
+    allowed = inst.type_allowed
     for a, app in enumerate(inst.apps):
         for ti, t in enumerate(inst.host_types):
-            if app.gpu_models and t.gpu_model not in app.gpu_models:
+            if allowed is not None and not allowed[a, ti]:
                 per_type[a, ti] = 0
             elif app.gpu_cards:
                 if t.gpus < app.gpu_cards:

@@ -117,8 +117,8 @@ class GpuBound:
         ok &= (k[:, None] <= gpus[None, :])
         ok &= ~((k[:, None] > 0) & (kcap[None, :] <= 0))
         ok &= ~((~whole & (k > 0))[:, None] & (share[:, None] > kcap[None, :] * (1.0 + TOL) + TOL))
-        if inst.gpu_model_ok is not None:
-            ok &= inst.gpu_model_ok
+        if inst.type_allowed is not None:
+            ok &= inst.type_allowed
         self.var_app, self.var_type = np.nonzero(ok)
         a_, t_ = self.var_app, self.var_type
         self.q = q[a_, t_]

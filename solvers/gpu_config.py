@@ -9,7 +9,7 @@ GPU* is the sum. :class:`ConfigBound` returns a number that no accepted placemen
 fits on *one* host of the type exactly as the checker tests it: every host resource within capacity;
 every pod on its own distinct cards, a whole-card pod alone on each of its cards, the shares on each
 card within the card's capacity per GPU resource; only apps that accept the type's card model
-(:attr:`packing.model.Instance.gpu_model_ok`). Its value is ``c_t(x) = sum_a q[a, t] x[a]`` with
+(:attr:`packing.model.Instance.type_allowed`). Its value is ``c_t(x) = sum_a q[a, t] x[a]`` with
 ``q[a, t]`` the GPU one pod allocates there (``cards * card capacity`` for a whole-card pod, ``cards *
 share`` otherwise). Only apps with ``q > 0`` are considered: taking pods off a host never breaks a
 constraint (openb has no rules; cross-app rules are ignored, which only loosens the bound), so pods
@@ -178,8 +178,8 @@ def _type_data(inst: Instance, t: int, q: np.ndarray) -> TypeData | None:
     k = inst.gpu_cards
     whole_all = np.array([a.gpu_whole for a in inst.apps], dtype=bool)
     ok = (q[:, t] > 0) & (k <= ht.gpus) & (k > 0)
-    if inst.gpu_model_ok is not None:
-        ok &= inst.gpu_model_ok[:, t]
+    if inst.type_allowed is not None:
+        ok &= inst.type_allowed[:, t]
     apps = np.flatnonzero(ok)
     if len(apps) == 0:
         return None

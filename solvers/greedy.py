@@ -139,7 +139,7 @@ def _first_fit_compiled(inst: Instance, kind: Objective, measure: str, apps: np.
     """
     from packing import kernels
 
-    if inst.max_gpus or any(a.gpu_models for a in inst.apps):
+    if inst.max_gpus or inst.type_allowed is not None:
         return None
     types = type_order(inst, kind)
     view = inst.replace(host_types=tuple(inst.host_types[t] for t in types), initial=None,

@@ -14,12 +14,13 @@ model, with the column-generation solution as the start.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
 
 from packing.checker import check
-from packing.model import UNPLACED, HostType, Instance, Placement
+from packing.model import UNPLACED, Instance, Placement
 from solvers.base import EPS, Clock, Stop, objective_value
 from solvers.result import Objective
 
@@ -74,11 +75,9 @@ def _sub_instance(inst: Instance, hosts: np.ndarray, host_of: np.ndarray, compac
     containers = np.flatnonzero(on)  # app by app, as the sub-instance enumerates them
     counts = np.bincount(inst.container_app[containers], minlength=inst.n_apps)
     per_type = np.bincount(inst.host_type_of[hosts], minlength=len(inst.host_types))
-    types = tuple(HostType(t.name, t.capacity, int(n), t.cost, t.cluster, t.gpus, t.gpu_capacity,
-                           t.gpu_model) for t, n in zip(inst.host_types, per_type.tolist(),
-                                                       strict=True))
-    apps = tuple(a.__class__(a.name, a.demand, int(n), a.max_per_host, a.gpu_cards,
-                             a.gpu_per_card, a.gpu_whole, a.gpu_models)
+    types = tuple(dataclasses.replace(t, count=int(n), host_names=None)
+                  for t, n in zip(inst.host_types, per_type.tolist(), strict=True))
+    apps = tuple(dataclasses.replace(a, count=int(n))
                  for a, n in zip(inst.apps, counts.tolist(), strict=True))
     if not compact:
         sub = inst.replace(apps=apps, host_types=types, initial=None, requests=())

@@ -22,6 +22,7 @@ What is modelled exactly and what is relaxed
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +31,7 @@ import numba
 import numpy as np
 
 from packing.feasibility import TOL, ClusterState, fits, over_cap, rule_broken
-from packing.model import UNPLACED, HostType, Instance, Placement
+from packing.model import UNPLACED, Instance, Placement
 from solvers.base import Stop, run_cpsat
 from solvers.scaling import CBC_LIMIT, decimal_reading, scale_columns
 
@@ -87,9 +88,8 @@ def type_rows(instance: Instance, t: int, *, limit: int = CBC_LIMIT) -> TypeRows
     k = inst.gpu_cards.astype(np.float64)
     gpu_apps = k > 0
     allowed &= ~gpu_apps | (inst.gpu_cards <= ht.gpus)
-    for i, app in enumerate(inst.apps):
-        if app.gpu_cards and app.gpu_models and ht.gpu_model not in app.gpu_models:
-            allowed[i] = False
+    if inst.type_allowed is not None:
+        allowed &= inst.type_allowed[:, t]
     whole = np.array([a.gpu_whole for a in inst.apps], dtype=bool)
     gpu_rows = bool(inst.gpu_resources) and ht.gpus > 0
     if gpu_rows:
@@ -199,8 +199,7 @@ def _fill(st: ClusterState, host: int, counts: np.ndarray, order: np.ndarray,
 def single_host(instance: Instance, t: int) -> Instance:
     """The instance reduced to one host of type ``t`` (for checking one pattern)."""
     ht = instance.host_types[t]
-    one = HostType(ht.name, ht.capacity, 1, ht.cost, ht.cluster, ht.gpus, ht.gpu_capacity,
-                   ht.gpu_model)
+    one = dataclasses.replace(ht, count=1, host_names=None)
     return instance.replace(host_types=(one,), initial=None, requests=())
 
 

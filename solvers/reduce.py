@@ -24,11 +24,12 @@ cards are unchanged, so the lifted placement has the same objective (verify it w
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
-from packing.model import UNPLACED, App, HostType, Instance, Placement
+from packing.model import UNPLACED, App, Instance, Placement
 
 MERGE_MIN_SHARE = 0.25
 """Merge interchangeable apps only when that removes at least this share of the apps."""
@@ -162,6 +163,8 @@ def reduce_instance(instance: Instance) -> Reduction:
             if name in inst.app_index:
                 in_rule[inst.app_index[name]] = True
     free = (~in_rule) & (inst.cap >= inst.counts) & (inst.gpu_cards == 0)
+    if inst.type_allowed is not None:  # a merged class may run on every host type
+        free &= inst.type_allowed.all(axis=1)
     groups: dict[tuple[float, ...], list[int]] = {}
     for a in np.flatnonzero(free).tolist():
         groups.setdefault(tuple(d[a].tolist()), []).append(a)
@@ -174,8 +177,7 @@ def reduce_instance(instance: Instance) -> Reduction:
 
     def shrink(app: App) -> App:
         dem = tuple(float(v) for v in np.asarray(app.demand, dtype=np.float64)[kept])
-        return App(app.name, dem, app.count, app.max_per_host, app.gpu_cards, app.gpu_per_card,
-                   app.gpu_whole, app.gpu_models)
+        return dataclasses.replace(app, demand=dem)
 
     for a, app in enumerate(inst.apps):
         if merge and free[a]:
@@ -191,8 +193,8 @@ def reduce_instance(instance: Instance) -> Reduction:
             taken.add(name)
             app_class[members] = len(apps)
             apps.append(App(name, key, int(inst.counts[members].sum())))
-    types = tuple(HostType(t.name, tuple(float(v) for v in np.asarray(t.capacity)[kept]), t.count,
-                           t.cost, t.cluster, t.gpus, t.gpu_capacity, t.gpu_model, t.host_names)
+    types = tuple(dataclasses.replace(t, capacity=tuple(float(v) for v in
+                                                         np.asarray(t.capacity)[kept]))
                   for t in inst.host_types)
     red = inst.replace(resources=tuple(inst.resources[r] for r in kept.tolist()),
                        host_types=types, apps=tuple(apps), initial=None, requests=())

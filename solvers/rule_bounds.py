@@ -284,26 +284,29 @@ class ClassBound:
 
 
 def merge_classes(instance: Instance) -> Instance:
-    """A relaxation with one app per distinct demand (and GPU request), rules dropped.
+    """A relaxation with one app per distinct demand (GPU request, allowed host types), no rules.
 
     The merged app's per-host cap is the sum of its apps' effective caps (at most its count), so
     every placement of ``instance`` is one of the merged instance: its optimum is a lower bound.
     """
-    from packing.model import App
+    import dataclasses
 
     inst = instance
+    ok = inst.type_allowed
     groups: dict[tuple[object, ...], list[int]] = {}
     for i, a in enumerate(inst.apps):
         if a.count:
-            key = (a.demand, a.gpu_cards, a.gpu_per_card, a.gpu_whole, a.gpu_models)
+            key = (a.demand, a.gpu_cards, a.gpu_per_card, a.gpu_whole, a.gpu_models,
+                   tuple(ok[i].tolist()) if ok is not None else ())
             groups.setdefault(key, []).append(i)
     apps = []
     for j, idx in enumerate(groups.values()):
         a0 = inst.apps[idx[0]]
         count = int(inst.counts[idx].sum())
         cap = int(min(count, inst.cap[idx].sum()))
-        apps.append(App(f"class{j}", a0.demand, count, cap if cap < count else None,
-                        a0.gpu_cards, a0.gpu_per_card, a0.gpu_whole, a0.gpu_models))
+        # the members share their allowed host types, so a0's node selection stands for all
+        apps.append(dataclasses.replace(a0, name=f"class{j}", count=count,
+                                        max_per_host=cap if cap < count else None))
     return inst.replace(name=f"{inst.name}-classes", apps=tuple(apps), rules=(), exclusions=(),
                         initial=None, requests=())
 

@@ -67,7 +67,7 @@ _TIME_POINT = re.compile(r"^(.*)_t\d+$")
 def applicable(instance: Instance) -> bool:
     """Whether the compiled construction and repacking cover the instance.
 
-    No GPU cards and no GPU-model constraints (the compiled feasibility's scope), at least one
+    No GPU cards and no host-type restriction (the compiled feasibility's scope), at least one
     resource, container and host.
     """
     inst = instance
@@ -75,7 +75,7 @@ def applicable(instance: Instance) -> bool:
         return False
     if inst.max_gpus or bool(np.any(inst.gpu_cards > 0)):
         return False
-    return not any(a.gpu_models for a in inst.apps)
+    return inst.type_allowed is None
 
 
 def surrogate(instance: Instance, blocks: int = 1) -> tuple[np.ndarray, np.ndarray] | None:

@@ -2,7 +2,9 @@
 
 What :func:`load_any` accepts, and the loader it calls:
 
-* ``*.json``, ``*.yaml``, ``*.yml``: :func:`packing.io.load_instance`.
+* ``*.json``, ``*.yaml``, ``*.yml``: :func:`packing.io.load_instance`, or, when the file holds
+  Kubernetes objects (top-level ``apiVersion``/``kind``), :func:`packing.loaders.k8s.load_k8s`,
+  options ``hosts``, ``scale`` and ``ignore_topology``; also a folder of manifests.
 * ``*.vbp``: :func:`packing.loaders.vpsolver.load_vbp`.
 * a Tianchi 2018 folder (``*app_resources*.csv`` and three more):
   :func:`packing.loaders.tianchi.load_tianchi`, option ``view``.
@@ -23,34 +25,38 @@ from typing import Any
 
 from packing.errors import InputError, Problem, input_error
 from packing.io import load_instance
-from packing.loaders import openb, tianchi
+from packing.loaders import k8s, openb, tianchi
 from packing.loaders.alibaba import load_machine_meta, load_pai_machine_spec
+from packing.loaders.k8s import load_k8s, read_manifests
 from packing.loaders.openb import load_openb
 from packing.loaders.tianchi import load_tianchi
 from packing.loaders.vpsolver import KnownOptimum, load_vbp, read_optimal_values
 from packing.model import Instance
 
 EXPECTED = (
-    "an instance file (.json, .yaml, .yml), a VPSolver .vbp file, a Tianchi 2018 folder, an "
-    "openb folder (Alibaba GPU v2023) or node/pod list, machine_meta.csv (Alibaba v2018) or "
-    "pai_machine_spec.csv (Alibaba GPU v2020), or a folder holding one of those"
+    "an instance file (.json, .yaml, .yml), Kubernetes manifests (a file or folder), a VPSolver "
+    ".vbp file, a Tianchi 2018 folder, an openb folder (Alibaba GPU v2023) or node/pod list, "
+    "machine_meta.csv (Alibaba v2018) or pai_machine_spec.csv (Alibaba GPU v2020), or a folder "
+    "holding one of those"
 )
 
-OPTIONS = {"tianchi": ("view", "hosts", "rules", "round_up"), "openb": ("nodes", "pods")}
+OPTIONS = {"tianchi": ("view", "hosts", "rules", "round_up"), "openb": ("nodes", "pods"),
+           "k8s": ("hosts", "scale", "ignore_topology")}
 """The options each data-set kind takes."""
 
 
 def detect(path: str | Path) -> tuple[str, Path] | None:
     """What kind of input ``path`` is: ``(kind, path to load)``, or ``None`` if unknown.
 
-    Kinds: ``"instance"``, ``"vbp"``, ``"tianchi"``, ``"openb"``, ``"v2018"``, ``"v2020"``.
+    Kinds: ``"instance"``, ``"k8s"``, ``"vbp"``, ``"tianchi"``, ``"openb"``, ``"v2018"``,
+    ``"v2020"``.
     Folders are recognised by the files they hold.
     """
     p = Path(path)
     if p.is_file():
         name, suffix = p.name.lower(), p.suffix.lower()
         if suffix in (".json", ".yaml", ".yml"):
-            return "instance", p
+            return ("k8s" if k8s.looks_like_manifest(p) else "instance"), p
         if suffix == ".vbp":
             return "vbp", p
         if suffix == ".csv":
@@ -72,6 +78,8 @@ def detect(path: str | Path) -> tuple[str, Path] | None:
         for kind, pattern in (("v2018", "machine_meta.csv"), ("v2020", "pai_machine_spec.csv")):
             if (p / pattern).is_file():
                 return kind, p / pattern
+        if any(k8s.looks_like_manifest(f) for f in k8s.manifest_files(p)):
+            return "k8s", p
     return None
 
 
@@ -85,6 +93,7 @@ def _first_line(p: Path) -> str:
 
 LOADERS: dict[str, Callable[..., Instance]] = {
     "instance": load_instance,
+    "k8s": load_k8s,
     "vbp": load_vbp,
     "tianchi": load_tianchi,
     "openb": load_openb,
@@ -99,7 +108,8 @@ def load_any(path: str | Path, **options: Any) -> Instance:
     Args:
         path: the file or folder (see the table in this module's docstring).
         **options: passed to the data-set loader: ``view="reduced"|"full"`` for Tianchi,
-            ``nodes="all"|"gpu"`` and ``pods="default"|...`` for openb. Options set to ``None``
+            ``nodes="all"|"gpu"`` and ``pods="default"|...`` for openb, ``hosts``, ``scale``
+            and ``ignore_topology`` for Kubernetes manifests. Options set to ``None``
             are ignored; an option the kind does not take is an error.
 
     Raises:
@@ -122,6 +132,6 @@ def load_any(path: str | Path, **options: Any) -> Instance:
 
 
 __all__ = [
-    "KnownOptimum", "detect", "load_any", "load_machine_meta", "load_openb",
-    "load_pai_machine_spec", "load_tianchi", "load_vbp", "read_optimal_values",
+    "KnownOptimum", "detect", "load_any", "load_k8s", "load_machine_meta", "load_openb",
+    "load_pai_machine_spec", "load_tianchi", "load_vbp", "read_manifests", "read_optimal_values",
 ]

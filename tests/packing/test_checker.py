@@ -106,6 +106,23 @@ def test_kind_gpu_model() -> None:
              Placement({"a": (1,)}, {"a": ((0,),)}), "gpu_model", 0, "a")
 
 
+def test_kind_node_selection() -> None:
+    from packing.selection import Taint, Toleration
+
+    ssd = HostType("ssd", (10.0,), 1, labels=(("disk", "ssd"),))
+    tainted = HostType("gpu", (10.0,), 1, labels=(("disk", "ssd"),),
+                       taints=(Taint("dedicated", "gpu", "NoSchedule"),))
+    hdd = HostType("hdd", (10.0,), 1, labels=(("disk", "hdd"),))
+    inst = Instance("s", ("cpu",), (ssd, tainted, hdd),
+                    (App("a", (1.0,), 1, node_selector=(("disk", "ssd"),)),))
+    one_kind(inst, Placement({"a": (2,)}), Placement({"a": (0,)}), "node_selection", 2, "a")
+    (v,) = check(inst, Placement({"a": (1,)}))  # the taint is not tolerated
+    assert v.kind == "node_selection" and "dedicated=gpu:NoSchedule" in v.message
+    tolerant = inst.replace(apps=(App("a", (1.0,), 1, node_selector=(("disk", "ssd"),),
+                                      tolerations=(Toleration("dedicated", "Exists"),)),))
+    assert check(tolerant, Placement({"a": (1,)})) == []
+
+
 def test_kind_anti_affinity() -> None:
     inst = two_hosts(App("a", (1.0, 1.0), 3, max_per_host=2))
     one_kind(inst, Placement({"a": (0, 0, 0)}), Placement({"a": (0, 0, 1)}),

@@ -132,7 +132,8 @@ def _keep_loader_option(ctx: click.Context, param: click.Parameter, value: Any) 
 def data_options(fn: Any) -> Any:
     """Add the data-set loader options to a command.
 
-    They are ``--view``, ``--hosts``, ``--rules``, ``--round-up``, ``--pods`` and ``--nodes``.
+    They are ``--view``, ``--hosts``, ``--rules``, ``--round-up``, ``--pods``, ``--nodes``,
+    ``--scale`` and ``--ignore-topology``.
     They are not passed to the command's function: :func:`load_any` picks them up from the click
     context, so every command that loads its input through it honours them. An option
     that does not apply to the input (``--pods`` on a Tianchi folder) is an error (exit 2).
@@ -142,7 +143,9 @@ def data_options(fn: Any) -> Any:
                      help="Tianchi 2018: peak cpu/mem (reduced, default) or every time point (full)."),
         click.option("--hosts", default=None, metavar="SPEC",
                      help="Tianchi 2018: a uniform fleet instead of the contest machines, "
-                          "<cores>c<GB>g[:count], e.g. 64c128g (CPU and memory only)."),
+                          "<cores>c<GB>g[:count], e.g. 64c128g (CPU and memory only). "
+                          "Kubernetes manifests: the host types, <cores>c<GiB>g[<cards>gpu]"
+                          "[:count], several separated by commas."),
         click.option("--rules", type=click.Choice(["all", "cross", "none"]), default=None,
                      help="Tianchi 2018: every rule (default), the cross-app rules only, or none."),
         click.option("--round-up", is_flag=True, default=False,
@@ -152,6 +155,14 @@ def data_options(fn: Any) -> Any:
                      help="openb: the pod list openb_pod_list_NAME.csv (default: default)."),
         click.option("--nodes", type=click.Choice(["all", "gpu"]), default=None,
                      help="openb: all nodes (default) or the GPU nodes only."),
+        click.option("--scale", type=click.FloatRange(min=0, min_open=True), default=None,
+                     metavar="K",
+                     help="Kubernetes manifests: run every workload K times wider (replicas "
+                          "times K, rounded up)."),
+        click.option("--ignore-topology", is_flag=True, default=False,
+                     help="Kubernetes manifests: plan without the rules vbp does not model "
+                          "(zone anti-affinity, spread constraints, pod affinity); vbp info "
+                          "lists them."),
     ]
     for opt in reversed(options):
         fn = opt(fn)

@@ -1,4 +1,4 @@
-"""``vbp info``: describe an instance file, a ``.vbp`` file or a data-set folder."""
+"""``vbp info``: describe an instance file, Kubernetes manifests, a ``.vbp`` file or a data-set folder."""
 
 from __future__ import annotations
 
@@ -23,7 +23,41 @@ def describe(inst: Instance, path: str) -> dict[str, Any]:
     d["resource_names"] = list(inst.resources)
     d["host_type_names"] = [t.name for t in inst.host_types]
     d["requests_with_end"] = sum(1 for q in inst.requests if q.end is not None)
+    ok = inst.type_allowed
+    d["restricted_apps"] = 0 if ok is None else int((~ok).any(axis=1).sum())
+    d["labelled_host_types"] = sum(1 for t in inst.host_types if t.labels or t.taints)
+    k8s = inst.meta.get("k8s")
+    if isinstance(k8s, dict):
+        d["k8s"] = k8s
     return d
+
+
+def _counts(m: dict[str, int]) -> str:
+    return ", ".join(f"{n:,} {k}" for k, n in m.items()) or "none"
+
+
+def render_k8s(d: dict[str, Any]) -> tuple[list[tuple[str, str]], list[str]]:
+    """Rows and the ignored-term lines for an instance read from Kubernetes manifests."""
+    k = d["k8s"]
+    res = d["resource_names"]
+    rows = [("objects", _counts(k["objects"])), ("skipped", _counts(k["skipped"]))]
+    if k["daemonsets"]:
+        rows.append(("daemonsets", f"{len(k['daemonsets']):,} ({', '.join(k['daemonsets'])})"))
+        def vec(v: list[float]) -> str:
+            return ", ".join(f"{x:g} {r}" for x, r in zip(v, res, strict=False))
+
+        if k["overhead"]:
+            per = "; ".join(f"{t}: {vec(v)}" for t, v in k["overhead"].items())
+            rows.append(("per host", f"{per} (DaemonSets; taken off each host's capacity)"))
+        else:
+            rows.append(("per host", f"{vec(k['reserve'])} reserved on a host without labels "
+                                     "or taints (DaemonSets)"))
+    if not d["host_types"]:
+        rows.append(("hosts", "none: manifests carry no hosts; give them with --hosts, e.g. "
+                              "--hosts 16c64g:10 (cores, GiB, optional <n>gpu, count)"))
+    rows.append(("ignored", f"{len(k['ignored']):,} soft or unmodelled terms"
+                 + (" (listed below)" if k["ignored"] else "")))
+    return rows, [f"  {x}" for x in k["ignored"]]
 
 
 def render(d: dict[str, Any]) -> list[str]:
@@ -45,6 +79,10 @@ def render(d: dict[str, Any]) -> list[str]:
         rows.append(("GPUs", f"{d['gpus']:,} cards ({', '.join(d['gpu_resources'])} per card)"))
     else:
         rows.append(("GPUs", "none"))
+    if d["restricted_apps"] or d["labelled_host_types"]:
+        rows.append(("selection", f"{d['restricted_apps']:,} apps restricted to some host types; "
+                                  f"{d['labelled_host_types']:,} host types with labels or "
+                                  "taints"))
     if d["initially_placed"]:
         rows.append(("initial", f"{d['initially_placed']:,} of {d['containers']:,} containers "
                                 "placed"))
@@ -55,8 +93,14 @@ def render(d: dict[str, Any]) -> list[str]:
                                  "a departure"))
     else:
         rows.append(("requests", "none"))
+    extra: list[str] = []
+    if "k8s" in d:
+        more, extra = render_k8s(d)
+        if not d["host_types"]:
+            rows = [r for r in rows if r[0] != "hosts"]
+        rows += more
     width = max(len(k) for k, _ in rows)
-    return [f"{k.ljust(width)}  {v}" for k, v in rows]
+    return [f"{k.ljust(width)}  {v}" for k, v in rows] + extra
 
 
 @click.command()

@@ -1,0 +1,535 @@
+"""Kubernetes manifests: workloads become apps, DaemonSets a per-host overhead.
+
+:func:`read_manifests` reads a manifest file (multi-document YAML or JSON), a ``List`` object
+(``kind: List`` or any ``*List`` with ``items``, as ``kubectl get -o yaml`` prints) or a folder of
+``*.yaml``/``*.yml``/``*.json`` files (not recursive, as ``kubectl apply -f DIR``). YAML is parsed
+with the strict loader of :mod:`packing.io` (no aliases, no duplicate keys).
+
+Objects
+-------
+* Deployment, StatefulSet, ReplicaSet, ReplicationController: an app of ``spec.replicas`` pods
+  (1 when absent: the API server's default, ``pkg/apis/apps/v1/defaults.go``,
+  ``pkg/apis/core/v1/defaults.go``).
+* Job: ``spec.parallelism`` pods (default 1), at most ``spec.completions`` when that is set: "the
+  actual number of pods running in parallel will not exceed the number of remaining completions"
+  (https://kubernetes.io/docs/concepts/workloads/controllers/job/#controlling-parallelism).
+* Pod: one pod.
+* DaemonSet: one pod on every host its node selection admits, a per-host overhead
+  (:meth:`Manifests.overhead`) that :meth:`Manifests.instance` takes off every host's capacity. The
+  DaemonSet controller adds tolerations for the node-condition taints (``node.kubernetes.io/
+  not-ready``, ``unreachable``, ``disk-pressure``, ``memory-pressure``, ``pid-pressure``,
+  ``unschedulable``; https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
+  #taints-and-tolerations), and so does vbp.
+* Every other kind (Service, ConfigMap, CronJob, ...) is skipped and counted per kind.
+
+A pod's request
+---------------
+As ``PodRequests`` in ``k8s.io/component-helpers/resource/helpers.go`` computes it (the sidecar
+rule is KEP-753, "Resources calculation for scheduling and pod admission"), per resource:
+
+* a container's request is ``resources.requests[r]``, or ``resources.limits[r]`` when only the limit
+  is set (the API server copies the limit, ``SetDefaults_Pod`` in ``pkg/apis/core/v1/defaults.go``;
+  https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/), else 0;
+* ``sum`` = the app containers plus every sidecar (an init container with
+  ``restartPolicy: Always``);
+* init container ``i`` needs its own request plus the sidecars declared before it; a sidecar ``i``
+  needs the sidecars up to and including it; the pod's request is ``max(sum, every init need)``;
+* pod-level ``spec.resources.requests`` for ``cpu``/``memory`` (PodLevelResources) replace the
+  container total of that resource (``applyPodLevelResources``);
+* ``spec.overhead`` (RuntimeClass) is added; a ``runtimeClassName`` without ``spec.overhead`` is
+  listed as ignored (the RuntimeClass object's overhead is not read).
+
+Values are summed exactly (:func:`packing.quantity.parse_quantity`), and the pod's total is rounded
+up as the scheduler reads it (``MilliValue`` for CPU, ``Value`` for memory): CPU in cores, memory in
+GiB. ``nvidia.com/gpu`` and ``amd.com/gpu`` become whole-card GPU demand, resource ``gpu``
+(present only when some pod asks for GPUs; the two vendors cannot be mixed). Other resources
+(``ephemeral-storage``, hugepages, other extended resources) are listed as ignored.
+
+Rules
+-----
+Required pod anti-affinity on ``kubernetes.io/hostname``
+(https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#inter-pod-affinity-and-anti-affinity):
+its ``labelSelector`` is matched against every workload's pod template labels in the term's
+namespaces (``namespaces``, else the pod's own; ``namespaceSelector: {}`` means all). A match with
+the workload's own pods gives ``max_per_host = 1``; a match with another workload's pods an
+exclusion (anti-affinity is symmetric in the scheduler). A null ``labelSelector`` matches nothing.
+
+Not modelled, refused (one line naming the object and the field) unless ``ignore_topology=True``,
+which lists them as ignored instead: anti-affinity on any other topology key, required pod
+affinity, ``topologySpreadConstraints`` with ``whenUnsatisfiable: DoNotSchedule`` (the skew is
+relative to other domains, not a per-host cap), ``namespaceSelector`` with labels,
+``matchLabelKeys``/``mismatchLabelKeys``, node affinity ``matchFields``. Preferred (soft) terms and
+``ScheduleAnyway`` spread constraints are never rules and are always listed as ignored.
+
+Node selection: ``nodeSelector``, required ``nodeAffinity`` and ``tolerations`` are read into the
+apps (:mod:`packing.selection`); host types with labels and taints decide where each app may run.
+
+Names
+-----
+An app is called by its ``metadata.name`` when no other workload has that name, else
+``<namespace>/<name>`` when that is unique, else ``<kind>/<namespace>/<name>`` (the namespace is
+``default`` when absent). Two objects of the same kind, namespace and name are an error.
+DaemonSets are listed as ``DaemonSet/<namespace>/<name>``.
+
+Hosts
+-----
+Manifests carry no hosts. :meth:`Manifests.instance` takes host types; :func:`load_k8s` (and
+``load_any``, ``vbp ... --hosts``) builds them from a spec ``<cores>c<GiB>g[<cards>gpu][:count]``
+(several separated by commas, e.g. ``16c64g:10,8c32g1gpu:4``; without a count a type gets
+``max(2 * volume bound, hosts the per-host caps need, 1)`` hosts), or reads them from a file
+(``.json``/``.yaml``: ``resources`` and ``host_types`` as in an instance file, with labels and
+taints; :func:`hosts_file`). Without ``hosts`` the instance has no host types.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from packing.errors import InputError, Problem
+from packing.io import (
+    MAX_FILE_BYTES,
+    _depth_problem,
+    _mark,
+    _no_duplicates,
+    _ParseError,
+    _yaml_loader,
+    check_instance,
+    instance_from_dict,
+    read_document,
+)
+from packing.loaders.k8s_pod import (
+    GPU_KEYS,
+    HOSTNAME,
+    WORKLOADS,
+    ObjectReader,
+    Workload,
+    read_workload,
+)
+from packing.model import App, HostType, Instance
+from packing.selection import Toleration, allowed, requirement_holds
+
+SUFFIXES = (".yaml", ".yml", ".json")
+"""Manifest file endings read in a folder."""
+DAEMON_TOLERATIONS = tuple(
+    Toleration(f"node.kubernetes.io/{k}", "Exists", "", e) for k, e in (
+        ("not-ready", "NoExecute"), ("unreachable", "NoExecute"), ("disk-pressure", "NoSchedule"),
+        ("memory-pressure", "NoSchedule"), ("pid-pressure", "NoSchedule"),
+        ("unschedulable", "NoSchedule")))
+"""Tolerations the DaemonSet controller adds to every daemon pod."""
+
+
+@dataclass(frozen=True)
+class Manifests:
+    """What a set of manifests asks of a cluster.
+
+    Attributes:
+        resources: ``("cpu", "memory")``, plus ``"gpu"`` when a pod asks for GPU cards.
+        apps: one app per workload (not DaemonSets); demand in ``resources`` order.
+        exclusions: pairs of apps that may not share a host (pod anti-affinity).
+        daemons: the DaemonSets, one pod per admitted host each.
+        daemon_demand: per-pod demand of each DaemonSet, shape ``(n_daemons, n_resources)``.
+        kinds: objects read per kind (all kinds).
+        skipped: objects skipped per kind (kinds that give no pods).
+        ignored: soft terms and, with ``ignore_topology``, rules not modelled, one line each.
+        sources: the files read.
+        workloads: the workload objects, in the order of ``apps``.
+    """
+
+    resources: tuple[str, ...]
+    apps: tuple[App, ...]
+    exclusions: tuple[tuple[str, str], ...]
+    daemons: tuple[Workload, ...]
+    daemon_demand: np.ndarray
+    kinds: Mapping[str, int]
+    skipped: Mapping[str, int]
+    ignored: tuple[str, ...]
+    sources: tuple[str, ...]
+    workloads: tuple[Workload, ...] = field(default=())
+
+    def overhead(self, host_types: Sequence[HostType]) -> np.ndarray:
+        """DaemonSet load per host of each type, shape ``(n_types, n_resources)``.
+
+        A DaemonSet counts on a host type when its node selection admits the type's labels and
+        taints (the DaemonSet controller's tolerations included).
+        """
+        out = np.zeros((len(host_types), len(self.resources)), dtype=np.float64)
+        for d, dem in zip(self.daemons, self.daemon_demand, strict=True):
+            for t, ht in enumerate(host_types):
+                if allowed(d.node_selector, d.node_affinity, d.tolerations + DAEMON_TOLERATIONS,
+                           ht.labels, ht.taints):
+                    out[t] += dem
+        return out
+
+    @property
+    def reserve(self) -> np.ndarray:
+        """DaemonSet load on a host without labels or taints, shape ``(n_resources,)``."""
+        bare = HostType("bare", (0.0,) * len(self.resources), 1)
+        return self.overhead([bare])[0]
+
+    def instance(self, host_types: Sequence[HostType] = (), name: str = "k8s",
+                 source: str = "<manifests>") -> Instance:
+        """The instance: these apps on ``host_types``, each host's capacity less its overhead.
+
+        Args:
+            host_types: capacities in :attr:`resources` order (cores, GiB, cards).
+            name: the instance name.
+            source: named in errors.
+
+        Raises:
+            InputError: a host type has the wrong number of capacities, or its DaemonSets need
+                more than it has.
+        """
+        problems: list[Problem] = []
+        over = self.overhead(host_types)
+        types: list[HostType] = []
+        for t, ht in enumerate(host_types):
+            if len(ht.capacity) != len(self.resources):
+                problems.append(Problem(source, f"hosts {ht.name}", f"has {len(ht.capacity)} "
+                                        f"capacities, expected {len(self.resources)} "
+                                        f"({', '.join(self.resources)})"))
+                continue
+            left = np.asarray(ht.capacity, dtype=np.float64) - over[t]
+            short = [r for r, x in zip(self.resources, left.tolist(), strict=True) if x < -1e-9]
+            if short:
+                problems.append(Problem(source, f"hosts {ht.name}", "its DaemonSets need more "
+                                        f"{', '.join(short)} than the host has"))
+                continue
+            types.append(_replace_capacity(ht, tuple(max(0.0, x) for x in left.tolist())))
+        if problems:
+            raise InputError(problems)
+        meta = {"source": "kubernetes manifests", "k8s": self.summary(host_types)}
+        inst = Instance(name, self.resources, tuple(types), self.apps, (), self.exclusions,
+                        meta=meta)
+        return check_instance(inst, source)
+
+    def summary(self, host_types: Sequence[HostType] = ()) -> dict[str, Any]:
+        """Plain facts for ``vbp info`` and ``Instance.meta``."""
+        over = self.overhead(host_types)
+        return {
+            "objects": dict(sorted(self.kinds.items())),
+            "skipped": dict(sorted(self.skipped.items())),
+            "ignored": list(self.ignored),
+            "daemonsets": [d.key for d in self.daemons],
+            "reserve": [float(x) for x in self.reserve],
+            "overhead": {ht.name: [float(x) for x in row] for ht, row in zip(host_types, over,
+                                                                          strict=True)},
+            "files": list(self.sources),
+        }
+
+
+def _replace_capacity(ht: HostType, capacity: tuple[float, ...]) -> HostType:
+    return dataclasses.replace(ht, capacity=capacity)
+
+
+# ------------------------------------------------------------------------------------------------
+# reading documents
+def manifest_files(path: str | Path) -> list[Path]:
+    """The files a path names: itself, or a folder's manifest files (sorted, not recursive)."""
+    p = Path(path)
+    if p.is_dir():
+        return sorted(q for q in p.iterdir() if q.is_file() and q.suffix.lower() in SUFFIXES)
+    return [p]
+
+
+def _read_objects(p: Path) -> list[Any]:
+    """Every top-level document of a manifest file (``None`` documents dropped)."""
+    src = str(p)
+    try:
+        if p.stat().st_size > MAX_FILE_BYTES:
+            raise InputError([Problem(src, "", f"file is larger than {MAX_FILE_BYTES:,} bytes")])
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError([Problem(src, "", "no such file")]) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError([Problem(src, "", f"cannot read: {e}")]) from None
+    docs: list[Any]
+    if p.suffix.lower() == ".json":
+        try:
+            docs = [json.loads(text, object_pairs_hook=_no_duplicates)]
+        except _ParseError as e:
+            raise InputError([Problem(src, e.where, e.reason)]) from None
+        except (ValueError, RecursionError) as e:
+            raise InputError([Problem(src, "", f"malformed JSON: {e}")]) from None
+    else:
+        import yaml
+
+        try:
+            docs = list(yaml.load_all(text, Loader=_yaml_loader()))  # noqa: S506 - SafeLoader
+        except _ParseError as e:
+            raise InputError([Problem(src, e.where, e.reason)]) from None
+        except RecursionError:
+            raise InputError([Problem(src, "", "lists and objects are nested too deep")]) from None
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            reason = getattr(e, "problem", None) or str(e)
+            raise InputError([Problem(src, _mark(mark), f"malformed YAML: {reason}")]) from None
+    out: list[Any] = []
+    for doc in docs:
+        if doc is None:
+            continue
+        bad = _depth_problem(doc)
+        if bad is not None:
+            raise InputError([Problem(src, "", bad)])
+        out.append(doc)
+    return out
+
+
+def _flatten(doc: Any, src: str, where: str, out: list[tuple[str, Any]],
+             problems: list[Problem]) -> None:
+    """Append the objects of ``doc`` (expanding ``List`` objects) to ``out``."""
+    if not isinstance(doc, Mapping):
+        problems.append(Problem(src, where, "expected a Kubernetes object (a mapping with "
+                                "apiVersion and kind)"))
+        return
+    kind = doc.get("kind")
+    if not isinstance(kind, str) or not kind:
+        problems.append(Problem(src, f"{where}kind", "missing or not a string"))
+        return
+    if kind.endswith("List") and "items" in doc:
+        items = doc.get("items")
+        if items is None:
+            return
+        if not isinstance(items, list):
+            problems.append(Problem(src, f"{where}{kind}.items", "expected a list"))
+            return
+        for i, item in enumerate(items):
+            _flatten(item, src, f"{where}{kind}.items[{i}].", out, problems)
+        return
+    out.append((src, doc))
+
+
+
+def _names(ws: Sequence[Workload]) -> list[str]:
+    """Short unique names: ``name``, else ``namespace/name``, else ``kind/namespace/name``."""
+    by_name = Counter(w.name for w in ws)
+    by_ns = Counter(f"{w.namespace}/{w.name}" for w in ws)
+    out = []
+    for w in ws:
+        ns = f"{w.namespace}/{w.name}"
+        out.append(w.name if by_name[w.name] == 1 else ns if by_ns[ns] == 1 else w.key)
+    return out
+
+
+def read_manifests(path: str | Path | Sequence[str | Path], scale: float = 1.0,
+                   ignore_topology: bool = False) -> Manifests:
+    """Read Kubernetes manifests into apps, per-host DaemonSet overhead and counts.
+
+    Args:
+        path: a manifest file, a folder of them, or several such paths.
+        scale: multiply every workload's pods by this (rounded up); DaemonSets stay per host.
+        ignore_topology: list rules vbp does not model as ignored instead of refusing them.
+
+    Raises:
+        InputError: a file cannot be parsed, or an object has a bad field (one line each:
+            file, ``kind/name`` and field, reason).
+    """
+    paths = [path] if isinstance(path, str | Path) else list(path)
+    problems: list[Problem] = []
+    if not (isinstance(scale, int | float) and not isinstance(scale, bool)
+            and math.isfinite(scale) and scale > 0):
+        raise InputError([Problem("<options>", "scale", f"expected a number > 0, got {scale!r}")])
+    k = Fraction(str(scale))
+    files = [f for p in paths for f in manifest_files(p)]
+    if not files:
+        raise InputError([Problem(str(paths[0]) if paths else "<manifests>", "",
+                                  f"no manifest files ({', '.join(SUFFIXES)})")])
+    objects: list[tuple[str, Any]] = []
+    for f in files:
+        for i, doc in enumerate(_read_objects(f)):
+            _flatten(doc, str(f), f"document {i + 1}: " if i else "", objects, problems)
+    kinds: Counter[str] = Counter()
+    skipped: Counter[str] = Counter()
+    ignored: list[str] = []
+    workloads: list[Workload] = []
+    seen: dict[str, str] = {}
+    for src, doc in objects:
+        o = ObjectReader(src, doc, problems, ignored, ignore_topology)
+        kinds[o.kind] += 1
+        if o.kind not in WORKLOADS:
+            skipped[o.kind] += 1
+            continue
+        w = read_workload(o, k)
+        if w is None:
+            continue
+        if w.key in seen:
+            o.bad("metadata.name", f"{w.key} is defined twice (also in {seen[w.key]})")
+            continue
+        seen[w.key] = src
+        workloads.append(w)
+    gpu_keys = {w.gpu_key for w in workloads if w.gpu_key is not None}
+    if len(gpu_keys) > 1:
+        problems.append(Problem(str(files[0]), "", "the manifests ask for both nvidia.com/gpu and "
+                                "amd.com/gpu; vbp models one kind of GPU card"))
+    if problems:
+        raise InputError(problems)
+    return _build(workloads, kinds, skipped, ignored, [str(f) for f in files])
+
+
+def _build(workloads: list[Workload], kinds: Counter[str], skipped: Counter[str],
+           ignored: list[str], files: list[str]) -> Manifests:
+    apps_w = [w for w in workloads if w.kind != "DaemonSet"]
+    daemons = [w for w in workloads if w.kind == "DaemonSet"]
+    gpu = any(w.request[2] for w in workloads)
+    resources = ("cpu", "memory", "gpu") if gpu else ("cpu", "memory")
+    n_r = len(resources)
+    names = _names(apps_w)
+    cap1: set[int] = set()
+    excl: set[tuple[str, str]] = set()
+    for i, w in enumerate(apps_w):
+        for sel, nss in w.anti:
+            for j, v in enumerate(apps_w):
+                if (nss is None or v.namespace in nss) and all(
+                        requirement_holds(r, dict(v.labels)) for r in sel):
+                    if i == j:
+                        cap1.add(i)
+                    else:
+                        a, b = sorted((names[i], names[j]))
+                        excl.add((a, b))
+    apps = tuple(
+        App(n, w.request[:n_r] if gpu else w.request[:2], w.pods,
+            max_per_host=1 if i in cap1 else None, node_selector=w.node_selector,
+            node_affinity=w.node_affinity, tolerations=w.tolerations)
+        for i, (n, w) in enumerate(zip(names, apps_w, strict=True)))
+    dd = np.array([d.request[:n_r] for d in daemons], dtype=np.float64).reshape(len(daemons), n_r)
+    dd.setflags(write=False)
+    return Manifests(resources, apps, tuple(sorted(excl)), tuple(daemons), dd, dict(kinds),
+                     dict(skipped), tuple(ignored), tuple(files), tuple(apps_w))
+
+
+# ------------------------------------------------------------------------------------------------
+# hosts and load_any
+_HOST = re.compile(r"^\s*(\d+(?:\.\d+)?)c(\d+(?:\.\d+)?)g(?:(\d+)gpu)?(?::(\d+))?\s*$",
+                   re.IGNORECASE)
+
+
+def parse_hosts(spec: str, source: str = "") -> list[tuple[str, tuple[float, float, int], int | None]]:
+    """Parse ``"<cores>c<GiB>g[<cards>gpu][:count]"``, several separated by commas.
+
+    Returns:
+        ``(type name, (cores, GiB, cards), count or None)`` per host type.
+
+    Raises:
+        InputError: naming the option and what was expected.
+    """
+    out = []
+    for part in spec.split(","):
+        m = _HOST.match(part)
+        count = int(m.group(4)) if m and m.group(4) else None
+        if m is None or float(m.group(1)) <= 0 or float(m.group(2)) <= 0 or count == 0:
+            raise InputError([Problem(source, "hosts", "expected <cores>c<GiB>g[<cards>gpu]"
+                                      "[:count] with positive numbers, several separated by "
+                                      f"commas (e.g. 16c64g:10,8c32g1gpu), got {part!r}")])
+        name = part.strip().split(":")[0]
+        out.append((name, (float(m.group(1)), float(m.group(2)), int(m.group(3) or 0)), count))
+    return out
+
+
+def hosts_file(m: Manifests, path: Path) -> tuple[HostType, ...]:
+    """Host types from a file: ``resources`` and ``host_types`` as in an instance file.
+
+    Capacities are matched to :attr:`Manifests.resources` by name (a resource the file does not
+    name is 0, e.g. ``gpu`` on CPU hosts); labels and taints are kept; apps in the file are ignored.
+
+    Raises:
+        InputError: the file is not a valid instance file, or names a resource the manifests do
+            not plan (only ``cpu``, ``memory`` and ``gpu`` are).
+    """
+    doc = read_document(path)
+    if not isinstance(doc, Mapping):
+        raise InputError([Problem(str(path), "", "expected an object with resources and "
+                                  "host_types")])
+    d = {k: v for k, v in doc.items() if k in ("format", "name", "resources", "host_types")}
+    d["apps"] = []
+    inst = instance_from_dict(d, str(path))
+    extra = [r for r in inst.resources if r not in m.resources]
+    if extra:
+        raise InputError([Problem(str(path), "resources", f"{', '.join(map(repr, extra))} "
+                                  f"not planned from manifests (they give {', '.join(m.resources)})")])
+    idx = {r: i for i, r in enumerate(inst.resources)}
+    return tuple(dataclasses.replace(t, capacity=tuple(
+        float(t.capacity[idx[r]]) if r in idx else 0.0 for r in m.resources))
+        for t in inst.host_types)
+
+
+def host_types(m: Manifests, spec: str, source: str = "") -> tuple[HostType, ...]:
+    """Host types for ``m`` from a ``--hosts`` spec or file (automatic counts as documented)."""
+    if Path(spec).suffix.lower() in (".json", ".yaml", ".yml"):
+        return hosts_file(m, Path(spec))
+    parsed = parse_hosts(spec, source)
+    n_r = len(m.resources)
+    types = []
+    for name, cap, count in parsed:
+        ht = HostType(name, tuple(float(x) for x in cap[:n_r]), count or 1)
+        if count is None:
+            left = np.asarray(ht.capacity) - m.overhead([ht])[0]
+            dem = np.array([a.demand for a in m.apps], dtype=np.float64).reshape(-1, n_r)
+            cnt = np.array([a.count for a in m.apps], dtype=np.float64)
+            need = (dem * cnt[:, None]).sum(axis=0)
+            ok = left > 0
+            volume = float(np.max(need[ok] / left[ok])) if ok.any() and len(cnt) else 0.0
+            most = max((a.count for a in m.apps if a.max_per_host == 1), default=0)
+            count = max(2 * math.ceil(volume - 1e-9), most, 1)
+            ht = HostType(name, ht.capacity, count)
+        types.append(ht)
+    if len({t.name for t in types}) != len(types):
+        raise InputError([Problem(source, "hosts", "the same host type is given twice")])
+    return tuple(types)
+
+
+def load_k8s(path: str | Path, hosts: str | None = None, scale: float | None = None,
+             ignore_topology: bool = False) -> Instance:
+    """An instance from manifests (``load_any``'s loader): apps, and hosts from ``hosts``.
+
+    Args:
+        path: a manifest file or folder.
+        hosts: a host spec (see :func:`parse_hosts`); ``None``: no host types.
+        scale: multiply replicas by this (rounded up); ``None`` is 1.
+        ignore_topology: list rules vbp does not model as ignored instead of refusing them.
+    """
+    m = read_manifests(path, scale=1.0 if scale is None else scale,
+                       ignore_topology=ignore_topology)
+    types = host_types(m, hosts, str(path)) if hosts is not None else ()
+    inst = m.instance(types, name=Path(path).stem or "k8s", source=str(path))
+    meta = dict(inst.meta)
+    meta["k8s"] = dict(meta["k8s"], hosts=hosts, scale=1.0 if scale is None else scale)
+    return inst.replace(meta=meta)
+
+
+_K8S_YAML = re.compile(r"^(?:apiVersion|kind)\s*:", re.MULTILINE)
+_K8S_JSON = re.compile(r"\"apiVersion\"\s*:")
+_VBP_JSON = re.compile(r"\"format\"\s*:\s*\"vbp-")
+
+
+def looks_like_manifest(p: Path) -> bool:
+    """Whether a ``.yaml``/``.yml``/``.json`` file holds Kubernetes objects.
+
+    YAML: a top-level ``apiVersion`` or ``kind`` key (an instance file has neither). JSON: an
+    ``apiVersion`` key, and no ``"format": "vbp-..."`` (read from the first MiB).
+    """
+    try:
+        with p.open(encoding="utf-8", errors="replace") as f:
+            head = f.read(1 << 20)
+    except OSError:
+        return False
+    if p.suffix.lower() == ".json":
+        return bool(_K8S_JSON.search(head)) and not _VBP_JSON.search(head)
+    return bool(_K8S_YAML.search(head))
+
+
+__all__ = [
+    "DAEMON_TOLERATIONS", "GPU_KEYS", "HOSTNAME", "Manifests", "Workload", "host_types",
+    "hosts_file",
+    "load_k8s", "looks_like_manifest", "manifest_files", "parse_hosts",
+    "read_manifests",
+]

@@ -1,0 +1,440 @@
+"""One Kubernetes object into a :class:`Workload`: the pod's request, node selection and rules.
+
+The rules, and where each comes from, are in :mod:`packing.loaders.k8s`'s docstring. Every
+problem names the file, the object (``kind/name``) and the field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from packing.errors import Problem
+from packing.quantity import GIB, parse_quantity
+from packing.selection import (
+    NODE_OPERATORS,
+    Labels,
+    Requirement,
+    Term,
+    Toleration,
+    labels_of,
+    requirement_problem,
+    toleration_problem,
+)
+
+HOSTNAME = "kubernetes.io/hostname"
+"""The topology key of a per-host rule."""
+REPLICATED = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
+"""Kinds whose pod count is ``spec.replicas``."""
+WORKLOADS = (*REPLICATED, "Job", "Pod", "DaemonSet")
+"""Kinds that give pods."""
+GPU_KEYS = ("nvidia.com/gpu", "amd.com/gpu")
+"""Extended resources read as whole GPU cards."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One workload object read from a manifest.
+
+    Attributes:
+        kind: ``Deployment``, ``Pod``, ``DaemonSet``, ...
+        namespace: ``metadata.namespace`` (``default`` when absent).
+        name: ``metadata.name``.
+        source: the file it came from.
+        pods: pods it runs (after ``scale``; 1 for a DaemonSet, per host).
+        request: the pod's request ``(cpu cores, memory GiB, gpu cards)``.
+        labels: the pod labels.
+        node_selector: ``nodeSelector`` as sorted pairs.
+        node_affinity: required node affinity terms (``None``: none).
+        tolerations: the pod's tolerations.
+        anti: required anti-affinity terms on the hostname: ``(selector, namespaces)``, where the
+            selector is a tuple of requirements and namespaces ``None`` means every namespace.
+        gpu_key: the GPU resource the pod asks for (``nvidia.com/gpu``, ...), or ``None``.
+    """
+
+    kind: str
+    namespace: str
+    name: str
+    source: str
+    pods: int
+    request: tuple[float, float, int]
+    labels: Labels = ()
+    node_selector: Labels = ()
+    node_affinity: tuple[Term, ...] | None = None
+    tolerations: tuple[Toleration, ...] = ()
+    anti: tuple[tuple[tuple[Requirement, ...], tuple[str, ...] | None], ...] = ()
+    gpu_key: str | None = None
+
+    @property
+    def key(self) -> str:
+        """``<kind>/<namespace>/<name>``, unique among the objects read."""
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+
+# ------------------------------------------------------------------------------------------------
+# one object
+class ObjectReader:
+    """Reads the fields of one object, naming ``kind/name`` and the field in every problem."""
+
+    def __init__(self, src: str, doc: Mapping[str, Any], problems: list[Problem],
+                 ignored: list[str], ignore_topology: bool) -> None:
+        self.src = src
+        self.doc = doc
+        self.kind = str(doc.get("kind"))
+        meta = doc.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        name = meta.get("name")
+        self.name: str = name if isinstance(name, str) else ""
+        ns = meta.get("namespace")
+        self.namespace = ns if isinstance(ns, str) and ns else "default"
+        self.problems = problems
+        self.ignored = ignored
+        self.ignore_topology = ignore_topology
+        self.n_problems = len(problems)
+
+    @property
+    def ident(self) -> str:
+        """``kind/name`` of the object."""
+        return f"{self.kind}/{self.name or '?'}"
+
+    def bad(self, fld: str, reason: str) -> None:
+        """Record a problem in field ``fld``."""
+        self.problems.append(Problem(self.src, f"{self.ident}: {fld}", reason))
+
+    @property
+    def failed(self) -> bool:
+        """Whether a problem was recorded for this object."""
+        return len(self.problems) > self.n_problems
+
+    def unsupported(self, fld: str, what: str) -> None:
+        """A rule vbp does not model: refused, or listed as ignored with ``ignore_topology``."""
+        if self.ignore_topology:
+            self.ignored.append(f"{self.src}: {self.ident}: {fld}: {what} (ignored)")
+        else:
+            self.bad(fld, f"{what} is not supported (pass --ignore-topology to plan without it)")
+
+    def soft(self, fld: str, what: str) -> None:
+        """List a soft term (a preference) as ignored."""
+        self.ignored.append(f"{self.src}: {self.ident}: {fld}: {what}")
+
+    def mapping(self, v: Any, fld: str) -> Mapping[str, Any]:
+        """``v`` as a mapping (``{}`` when null; a problem when not a mapping)."""
+        if v is None:
+            return {}
+        if not isinstance(v, Mapping):
+            self.bad(fld, f"expected a mapping, got {type(v).__name__}")
+            return {}
+        return v
+
+    def seq(self, v: Any, fld: str) -> list[Any]:
+        """``v`` as a list (``[]`` when null; a problem when not a list)."""
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            self.bad(fld, f"expected a list, got {type(v).__name__}")
+            return []
+        return v
+
+    def count(self, v: Any, fld: str, default: int) -> int:
+        """A whole number >= 0, ``default`` when null."""
+        if v is None:
+            return default
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            self.bad(fld, f"expected a whole number >= 0, got {v!r}")
+            return 0
+        return v
+
+    def strings(self, v: Any, fld: str) -> Labels:
+        """A string-to-string map (labels, a node selector) as sorted pairs."""
+        m = self.mapping(v, fld)
+        for k, x in m.items():
+            if not isinstance(k, str) or not isinstance(x, str):
+                self.bad(f"{fld}.{k}", "labels and selectors map strings to strings (quote "
+                         "numbers and booleans)")
+                return ()
+        return labels_of(m)
+
+
+# ------------------------------------------------------------------------------------------------
+# requests
+def _container_requests(o: ObjectReader, c: Any, fld: str, ign: set[str]) -> dict[str, Fraction]:
+    """One container's requests per resource (requests, or the limit when only that is set)."""
+    c = o.mapping(c, fld)
+    res = o.mapping(c.get("resources"), f"{fld}.resources")
+    req = o.mapping(res.get("requests"), f"{fld}.resources.requests")
+    lim = o.mapping(res.get("limits"), f"{fld}.resources.limits")
+    out: dict[str, Fraction] = {}
+    for part, values in (("limits", lim), ("requests", req)):  # requests win over limits
+        for r, v in values.items():
+            q = _quantity(o, v, f"{fld}.resources.{part}.{r}")
+            if q is not None:
+                out[str(r)] = q
+    for r in out:
+        if r not in ("cpu", "memory") and r not in GPU_KEYS:
+            ign.add(str(r))
+    return out
+
+
+def _quantity(o: ObjectReader, v: Any, fld: str) -> Fraction | None:
+    try:
+        q = parse_quantity(v)
+    except ValueError as e:
+        o.bad(fld, str(e))
+        return None
+    if q < 0:
+        o.bad(fld, f"must not be negative, got {v!r}")
+        return None
+    return q
+
+
+def _add(a: dict[str, Fraction], b: Mapping[str, Fraction]) -> dict[str, Fraction]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, Fraction(0)) + v
+    return out
+
+
+def _max(a: dict[str, Fraction], b: Mapping[str, Fraction]) -> dict[str, Fraction]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = max(out.get(k, Fraction(0)), v)
+    return out
+
+
+def pod_request(o: ObjectReader, spec: Mapping[str, Any], fld: str) -> dict[str, Fraction]:
+    """The pod's effective request per resource name (exact; see the module docstring)."""
+    ign: set[str] = set()
+    containers = o.seq(spec.get("containers"), f"{fld}.containers")
+    if not containers and not o.failed:
+        o.bad(f"{fld}.containers", "a workload needs at least one container")
+    total: dict[str, Fraction] = {}
+    for i, c in enumerate(containers):
+        total = _add(total, _container_requests(o, c, f"{fld}.containers[{i}]", ign))
+    sidecars: dict[str, Fraction] = {}
+    init_need: dict[str, Fraction] = {}
+    for i, c in enumerate(o.seq(spec.get("initContainers"), f"{fld}.initContainers")):
+        f = f"{fld}.initContainers[{i}]"
+        r = _container_requests(o, c, f, ign)
+        policy = c.get("restartPolicy") if isinstance(c, Mapping) else None
+        if policy == "Always":
+            total = _add(total, r)
+            sidecars = _add(sidecars, r)
+            init_need = _max(init_need, sidecars)
+        elif policy is None:
+            init_need = _max(init_need, _add(r, sidecars))
+        else:
+            o.bad(f"{f}.restartPolicy", f"an init container's restartPolicy is Always or absent, "
+                  f"got {policy!r}")
+    total = _max(total, init_need)
+    pod_res = o.mapping(spec.get("resources"), f"{fld}.resources")
+    if pod_res:
+        preq = o.mapping(pod_res.get("requests"), f"{fld}.resources.requests")
+        plim = o.mapping(pod_res.get("limits"), f"{fld}.resources.limits")
+        for name in ("cpu", "memory"):
+            if name in preq:
+                q = _quantity(o, preq[name], f"{fld}.resources.requests.{name}")
+                if q is not None:
+                    total[name] = q
+            elif name in plim:
+                o.unsupported(f"{fld}.resources.limits.{name}", "a pod-level limit without a "
+                              "pod-level request")
+    for key, v in o.mapping(spec.get("overhead"), f"{fld}.overhead").items():
+        q = _quantity(o, v, f"{fld}.overhead.{key}")
+        if q is not None:
+            total[str(key)] = total.get(str(key), Fraction(0)) + q
+            if key not in ("cpu", "memory") and key not in GPU_KEYS:
+                ign.add(str(key))
+    for res in sorted(ign):
+        o.soft(f"{fld} resource {res}", "not modelled (vbp plans cpu, memory and GPU cards)")
+    return total
+
+
+def _request_vector(total: Mapping[str, Fraction]) -> tuple[float, float, int]:
+    """``(cpu cores, memory GiB, gpu cards)``, rounded up as the scheduler reads them."""
+    cpu = math.ceil(total.get("cpu", Fraction(0)) * 1000) / 1000
+    mem = math.ceil(total.get("memory", Fraction(0))) / GIB
+    gpu = sum(math.ceil(total.get(k, Fraction(0))) for k in GPU_KEYS)
+    return cpu, mem, gpu
+
+
+# ------------------------------------------------------------------------------------------------
+# selection and affinity
+def _label_selector(o: ObjectReader, sel: Any, fld: str) -> tuple[Requirement, ...] | None:
+    """A pod label selector as requirements (``None``: the selector is null, matching nothing)."""
+    if sel is None:
+        return None
+    s = o.mapping(sel, fld)
+    out = [Requirement(k, "In", (v,)) for k, v in o.strings(s.get("matchLabels"),
+                                                              f"{fld}.matchLabels")]
+    for i, e in enumerate(o.seq(s.get("matchExpressions"), f"{fld}.matchExpressions")):
+        r = _requirement(o, e, f"{fld}.matchExpressions[{i}]", ("In", "NotIn", "Exists",
+                                                                  "DoesNotExist"))
+        if r is not None:
+            out.append(r)
+    return tuple(out)
+
+
+def _requirement(o: ObjectReader, e: Any, fld: str, ops: tuple[str, ...]) -> Requirement | None:
+    e = o.mapping(e, fld)
+    key, op, values = e.get("key"), e.get("operator"), e.get("values") or []
+    if not isinstance(key, str) or not key:
+        o.bad(f"{fld}.key", "missing or not a string")
+        return None
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        o.bad(f"{fld}.values", "expected a list of strings (quote numbers)")
+        return None
+    why = requirement_problem(str(op), tuple(values), tuple(ops))
+    if why is not None:
+        o.bad(f"{fld}.operator" if "operator must" in why else f"{fld}.values", why)
+        return None
+    return Requirement(key, op, tuple(values))
+
+
+def _node_affinity(o: ObjectReader, na: Any, fld: str) -> tuple[Term, ...] | None:
+    na = o.mapping(na, fld)
+    if na.get("preferredDuringSchedulingIgnoredDuringExecution"):
+        o.soft(f"{fld}.preferredDuringSchedulingIgnoredDuringExecution", "a preference")
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if req is None:
+        return None
+    f = f"{fld}.requiredDuringSchedulingIgnoredDuringExecution"
+    terms: list[Term] = []
+    for i, t in enumerate(o.seq(o.mapping(req, f).get("nodeSelectorTerms"),
+                                f"{f}.nodeSelectorTerms")):
+        tf = f"{f}.nodeSelectorTerms[{i}]"
+        t = o.mapping(t, tf)
+        if t.get("matchFields"):
+            o.unsupported(f"{tf}.matchFields", "node affinity on node fields")
+        exprs: list[Requirement] = []
+        for j, e in enumerate(o.seq(t.get("matchExpressions"), f"{tf}.matchExpressions")):
+            r = _requirement(o, e, f"{tf}.matchExpressions[{j}]", NODE_OPERATORS)
+            if r is not None:
+                exprs.append(r)
+        terms.append(tuple(exprs))
+    return tuple(terms)
+
+
+def _tolerations(o: ObjectReader, v: Any, fld: str) -> tuple[Toleration, ...]:
+    out: list[Toleration] = []
+    for i, t in enumerate(o.seq(v, fld)):
+        f = f"{fld}[{i}]"
+        t = o.mapping(t, f)
+        key, op = t.get("key") or "", t.get("operator") or "Equal"
+        value, effect = t.get("value") or "", t.get("effect") or ""
+        if not all(isinstance(x, str) for x in (key, op, value, effect)):
+            o.bad(f, "key, operator, value and effect are strings")
+            continue
+        tol = Toleration(key, op, value, effect)
+        why = toleration_problem(tol)
+        if why is not None:
+            o.bad(f, why)
+        else:
+            out.append(tol)
+    return tuple(out)
+
+
+def _pod_affinity(o: ObjectReader, aff: Mapping[str, Any], fld: str
+                  ) -> tuple[tuple[tuple[Requirement, ...], tuple[str, ...] | None], ...]:
+    """Required anti-affinity terms on the hostname; refuses or lists what is not modelled."""
+    pa = o.mapping(aff.get("podAffinity"), f"{fld}.podAffinity")
+    if pa.get("requiredDuringSchedulingIgnoredDuringExecution"):
+        o.unsupported(f"{fld}.podAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+                      "required pod affinity")
+    if pa.get("preferredDuringSchedulingIgnoredDuringExecution"):
+        o.soft(f"{fld}.podAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+               "a preference")
+    paa = o.mapping(aff.get("podAntiAffinity"), f"{fld}.podAntiAffinity")
+    if paa.get("preferredDuringSchedulingIgnoredDuringExecution"):
+        o.soft(f"{fld}.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+               "a preference")
+    out = []
+    f = f"{fld}.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    for i, t in enumerate(o.seq(paa.get("requiredDuringSchedulingIgnoredDuringExecution"), f)):
+        tf = f"{f}[{i}]"
+        t = o.mapping(t, tf)
+        if t.get("topologyKey") != HOSTNAME:
+            o.unsupported(f"{tf}.topologyKey", f"pod anti-affinity on {t.get('topologyKey')!r} "
+                          f"(only {HOSTNAME} is modelled)")
+            continue
+        if t.get("matchLabelKeys") or t.get("mismatchLabelKeys"):
+            o.unsupported(f"{tf}.matchLabelKeys", "matchLabelKeys/mismatchLabelKeys")
+            continue
+        namespaces: tuple[str, ...] | None = tuple(str(x) for x in o.seq(t.get("namespaces"),
+                                                                          f"{tf}.namespaces"))
+        nsel = t.get("namespaceSelector")
+        if nsel is not None:
+            if o.mapping(nsel, f"{tf}.namespaceSelector"):
+                o.unsupported(f"{tf}.namespaceSelector", "a namespace selector with labels")
+                continue
+            namespaces = None
+        elif not namespaces:
+            namespaces = (o.namespace,)
+        sel = _label_selector(o, t.get("labelSelector"), f"{tf}.labelSelector")
+        if sel is not None:
+            out.append((sel, namespaces))
+    return tuple(out)
+
+
+def _spread(o: ObjectReader, spec: Mapping[str, Any], fld: str) -> None:
+    f = f"{fld}.topologySpreadConstraints"
+    for i, c in enumerate(o.seq(spec.get("topologySpreadConstraints"), f)):
+        c = o.mapping(c, f"{f}[{i}]")
+        if c.get("whenUnsatisfiable", "DoNotSchedule") == "ScheduleAnyway":
+            o.soft(f"{f}[{i}]", "ScheduleAnyway is a preference")
+        else:
+            o.unsupported(f"{f}[{i}]", "topologySpreadConstraints with DoNotSchedule (the skew "
+                          "is relative, not a per-host cap)")
+
+
+# ------------------------------------------------------------------------------------------------
+def read_workload(o: ObjectReader, scale: Fraction) -> Workload | None:
+    """Read one workload object (or ``None`` when it has problems)."""
+    doc = o.doc
+    if not o.name:
+        o.bad("metadata.name", "missing or not a string")
+    spec = o.mapping(doc.get("spec"), "spec")
+    if o.kind == "Pod":
+        pod_meta = o.mapping(doc.get("metadata"), "metadata")
+        pod_spec, fld, pods = spec, "spec", 1
+    else:
+        tmpl = o.mapping(spec.get("template"), "spec.template")
+        pod_meta = o.mapping(tmpl.get("metadata"), "spec.template.metadata")
+        pod_spec = o.mapping(tmpl.get("spec"), "spec.template.spec")
+        fld = "spec.template.spec"
+        if o.kind == "Job":
+            pods = o.count(spec.get("parallelism"), "spec.parallelism", 1)
+            if spec.get("completions") is not None:
+                pods = min(pods, o.count(spec.get("completions"), "spec.completions", 1))
+        elif o.kind == "DaemonSet":
+            pods = 1
+        else:
+            pods = o.count(spec.get("replicas"), "spec.replicas", 1)
+    if o.kind != "DaemonSet":
+        pods = math.ceil(pods * scale)
+    total = pod_request(o, pod_spec, fld)
+    labels = o.strings(pod_meta.get("labels"), "metadata.labels" if o.kind == "Pod"
+                       else "spec.template.metadata.labels")
+    node_selector = o.strings(pod_spec.get("nodeSelector"), f"{fld}.nodeSelector")
+    aff = o.mapping(pod_spec.get("affinity"), f"{fld}.affinity")
+    node_aff = _node_affinity(o, aff.get("nodeAffinity"), f"{fld}.affinity.nodeAffinity")
+    anti = _pod_affinity(o, aff, f"{fld}.affinity")
+    _spread(o, pod_spec, fld)
+    if pod_spec.get("runtimeClassName") and not pod_spec.get("overhead"):
+        o.soft(f"{fld}.runtimeClassName", "the RuntimeClass's pod overhead is unknown here "
+               "(write it as spec.overhead to plan for it)")
+    if pod_spec.get("nodeName"):
+        o.soft(f"{fld}.nodeName", "a pod bound to a named node (planned as any other pod)")
+    tols = _tolerations(o, pod_spec.get("tolerations"), f"{fld}.tolerations")
+    if o.failed:
+        return None
+    keys = [k for k in GPU_KEYS if total.get(k)]
+    if len(keys) > 1:
+        o.bad(fld, "asks for both nvidia.com/gpu and amd.com/gpu; vbp models one kind of GPU card")
+        return None
+    cpu, mem, gpu = _request_vector(total)
+    return Workload(o.kind, o.namespace, o.name, o.src, pods, (cpu, mem, gpu), labels,
+                    node_selector, node_aff, tols, anti, keys[0] if keys else None)
+
