@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import sys
 import unicodedata
 from pathlib import Path
@@ -326,3 +327,10 @@ def test_valid_instances_build_and_round_trip(tmp_path: Path, inst: Instance) ->
         path = tmp_path / f"i.{ext}"
         save_instance(by_name, path)
         assert load_instance(path) == inst
+
+
+def test_the_documented_python_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "file-format.md").read_text("utf-8")
+    (code,) = re.findall(r"```python\n(.*?)```", doc, re.S)
+    exec(compile(code, "file-format.md", "exec"), {})  # noqa: S102 - the repository's own docs
+    assert capsys.readouterr().out == "demo: exclusions[0][1]: unknown app 'cahce'\n"
