@@ -232,9 +232,10 @@ def validate(inst: Instance, changed: Collection[str] | None = None,
     if (base is not None and changed is not None and "apps" in changed
             and not {"resources", "gpu_resources"} & set(changed)):
         derived = _derived_apps(inst, base)
-        if derived is not None and all(derived) and len(derived) == len(base.apps):
-            # the same apps (a duplicate would be reported), so the same names: the rules and
-            # exclusions that passed for base pass unless they changed too
+        if (derived is not None and all(derived) and len(derived) == len(base.apps)
+                and len({a.name for a in inst.apps}) == len(derived)):
+            # the same app names as base: the rules and exclusions that passed for base pass
+            # unless they changed too
             groups -= {g for g in ("rules", "exclusions") if g not in changed}
     problems, fatal = _normalize(inst, source, groups, derived)
     if not fatal:
