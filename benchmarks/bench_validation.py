@@ -94,6 +94,36 @@ def main() -> None:
     print(f"lns.improve {args.time_limit:g} s: {calls[0]} sub-instances in {took:.1f} s, "
           f"{len(used)} -> {hosts} hosts")
 
+    import solvers
+
+    spent = [0, 0.0]
+    try:
+        import packing.model as model
+    except ImportError:  # pragma: no cover
+        model = None
+    real_validate = getattr(model, "validate", None)
+    if real_validate is not None:  # a tree where every Instance is checked: time the checks
+        def timed(*a, **k):  # type: ignore[no-untyped-def]
+            t0 = time.perf_counter()
+            try:
+                return real_validate(*a, **k)
+            finally:
+                spent[0] += 1
+                spent[1] += time.perf_counter() - t0
+
+        model.validate = timed  # type: ignore[union-attr]
+    try:
+        t0 = time.perf_counter()
+        res = solvers.solve(inst, time_limit=args.time_limit, seed=args.seed, workers=1)
+        took = time.perf_counter() - t0
+    finally:
+        if real_validate is not None:
+            model.validate = real_validate  # type: ignore[union-attr]
+    checks = (f", {spent[0]} instances checked in {1000 * spent[1]:.0f} ms"
+              if real_validate is not None else "")
+    print(f"solvers.solve (auto) {args.time_limit:g} s: {res.status} {res.objective} hosts "
+          f"(bound {res.lower_bound}) in {took:.1f} s{checks}")
+
 
 if __name__ == "__main__":
     main()
