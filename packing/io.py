@@ -6,19 +6,18 @@ temporary file first and renames it, so an existing file is never left half-writ
 Loading what :func:`save_instance` wrote gives back an equal :class:`Instance`.
 
 Loading checks, once and fully, everything a file can hold: the parse (duplicate keys, nesting
-depth, YAML aliases), every field, the limits below, names (unique after expansion, no control
-characters), the request stream and the structure of the initial placement. The data-set loaders
-(:mod:`packing.loaders`) run the same instance-level checks through :func:`check_instance`.
+depth, YAML aliases) and every field here; the instance-level checks (limits, names unique after
+expansion, no control characters, the request stream, the structure of the initial placement)
+live in :mod:`packing.validation` and run whenever an :class:`Instance` is built, from a file, a
+data-set loader (:mod:`packing.loaders`) or Python code.
 """
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 import os
 import tempfile
-import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,22 +36,24 @@ from packing.selection import (
     taint_problem,
     toleration_problem,
 )
+from packing.validation import (
+    MAX_CONTAINERS,
+    MAX_GPUS,
+    MAX_HOSTS,
+    MAX_NUMBER,
+    MAX_RESOURCES,
+    check_instance,
+    escape_control,
+    has_control,
+    instance_problems,
+    reported_as,
+)
+from packing.validation import describe as _kind
+from packing.validation import short as _short
 
 INSTANCE_FORMAT = "vbp-instance/1"
 PLACEMENT_FORMAT = "vbp-placement/1"
 
-MAX_NUMBER = 2**53
-"""Largest magnitude of any number in a file (beyond it floats lose whole numbers)."""
-MAX_CONTAINERS = 10_000_000
-"""Most containers an instance may have (all apps together)."""
-MAX_HOSTS = 10_000_000
-"""Most hosts an instance may have (all host types together)."""
-MAX_RESOURCES = 10_000
-"""Most resources (and GPU resources) an instance may name."""
-MAX_CELLS = 100_000_000
-"""Most entries of the ``hosts x resources`` and ``apps x resources`` arrays."""
-MAX_GPUS = 64
-"""Most GPU cards on one host."""
 MAX_DEPTH = 64
 """Deepest nesting of lists and objects in a file."""
 MAX_FILE_BYTES = 2**30
@@ -124,26 +125,6 @@ def _depth_problem(doc: Any) -> str | None:
             children = v.values() if isinstance(v, dict) else v
             stack.extend((c, d + 1) for c in children if isinstance(c, dict | list))
     return None
-
-
-CONTROL_CATEGORIES = ("Cc", "Zl", "Zp")
-"""Unicode categories of characters that names may not contain (newlines, escapes, ...)."""
-
-
-def has_control(s: str) -> bool:
-    """Whether ``s`` holds a control character (newline, tab, escape, line separator, ...)."""
-    return any(unicodedata.category(c) in CONTROL_CATEGORIES for c in s)
-
-
-def escape_control(s: str) -> str:
-    r"""``s`` with every control character written as an escape (``\n``, ``\x1b``, ...).
-
-    Used for messages, so a name holding a newline cannot split one error into two lines.
-    """
-    if not has_control(s):
-        return s
-    return "".join(repr(c)[1:-1] if unicodedata.category(c) in CONTROL_CATEGORIES else c
-                   for c in s)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -334,29 +315,6 @@ class _Reader:
                          f"unknown field; allowed: {', '.join(sorted(allowed))}")
 
 
-def _short(v: float) -> str:
-    """A number for a message, short even when it has thousands of digits."""
-    if isinstance(v, int) and abs(v) >= 10**16:
-        return f"an integer of {len(str(abs(v)))} digits"
-    return f"{v:g}"
-
-
-def _kind(v: Any) -> str:
-    if v is None:
-        return "nothing (null)"
-    if isinstance(v, bool):
-        return f"a boolean ({v})"
-    if isinstance(v, int | float):
-        return f"a number ({_short(v)})"
-    if isinstance(v, str):
-        return f"a string ({v!r})" if len(v) < 40 else "a string"
-    if isinstance(v, list):
-        return "a list"
-    if isinstance(v, Mapping):
-        return "an object"
-    return type(v).__name__
-
-
 # ------------------------------------------------------------------------------------------------
 # instances
 _TOP = {"format", "name", "resources", "gpu_resources", "host_types", "apps", "rules",
@@ -442,15 +400,13 @@ def instance_from_dict(doc: Any, source: str = "<instance>") -> Instance:
         _plain(r, meta, "meta")
     if r.problems:
         raise InputError(r.problems)
-    inst = Instance(name, tuple(resources), tuple(host_types), tuple(apps), tuple(rules),
-                    tuple(exclusions), tuple(gpu_res), None, tuple(requests), dict(meta))
-    problems = _limit_problems(inst, source)
-    if problems:
-        raise InputError(problems)
+    with reported_as(source):  # checked when built (packing.validation), named by the file
+        inst = Instance(name, tuple(resources), tuple(host_types), tuple(apps), tuple(rules),
+                        tuple(exclusions), tuple(gpu_res), None, tuple(requests), dict(meta))
     if d.get("initial") is not None:
         initial = placement_from_dict(d["initial"], inst, source, field="initial")
-        inst = inst.replace(initial=initial)
-    check_instance(inst, source)
+        with reported_as(source):
+            inst = inst.replace(initial=initial)
     return inst
 
 
@@ -472,272 +428,6 @@ def _plain(r: _Reader, v: Any, field: str) -> None:
         elif x is not None and not isinstance(x, str | int | float | bool):
             r.bad(f, f"expected a JSON value (string, number, boolean, list, object), got "
                   f"{_kind(x)}")
-
-
-def _limit_problems(inst: Instance, source: str) -> list[Problem]:
-    """Sizes beyond the documented limits (checked before any per-host or per-container work)."""
-    out: list[Problem] = []
-    n_containers = sum(a.count for a in inst.apps)
-    n_hosts = sum(t.count for t in inst.host_types)
-    if n_containers > MAX_CONTAINERS:
-        out.append(Problem(source, "apps", f"{n_containers:,} containers in all; at most "
-                           f"{MAX_CONTAINERS:,} are supported"))
-    if n_hosts > MAX_HOSTS:
-        out.append(Problem(source, "host_types", f"{n_hosts:,} hosts in all; at most "
-                           f"{MAX_HOSTS:,} are supported"))
-    for what, names in (("resources", inst.resources), ("gpu_resources", inst.gpu_resources)):
-        if len(names) > MAX_RESOURCES:
-            out.append(Problem(source, what, f"{len(names):,} names; at most {MAX_RESOURCES:,} "
-                               "are supported"))
-    for what, n in (("hosts", n_hosts), ("apps", len(inst.apps))):
-        if n * len(inst.resources) > MAX_CELLS:
-            out.append(Problem(source, "resources", f"{n:,} {what} x {len(inst.resources):,} "
-                               f"resources is more than {MAX_CELLS:,} values"))
-    for i, t in enumerate(inst.host_types):
-        if t.gpus > MAX_GPUS:
-            out.append(Problem(source, f"host_types[{i}] ({t.name}).gpus",
-                               f"at most {MAX_GPUS} GPU cards per host are supported, got {t.gpus}"))
-    return out
-
-
-def instance_problems(inst: Instance, source: str) -> list[Problem]:
-    """Everything wrong with an :class:`Instance` however it was built (file, loader, code).
-
-    Checks the limits (first: nothing per host or per container is computed beyond them), names
-    (non-empty strings without control characters, unique; host names unique after expansion),
-    numbers (finite, not negative, at most :data:`MAX_NUMBER`), rules and exclusions (known apps),
-    the request stream (known apps, times not negative, ``end >= time``, never more containers of
-    an app alive at once than its count, counting the snapshot) and the initial placement's
-    structure (host indices in range, card lists of known apps, card indices the host has).
-    Whether the snapshot breaks a constraint is the checker's job (``vbp validate`` runs it).
-
-    Args:
-        inst: the instance.
-        source: the file or folder it came from, for the messages.
-
-    Returns:
-        One :class:`Problem` per thing wrong (empty: fine).
-    """
-    out = _limit_problems(inst, source)
-    if out:
-        return out
-
-    def bad(field: str, reason: str) -> None:
-        out.append(Problem(source, field, reason))
-
-    def name_ok(v: Any, field: str) -> bool:
-        if not isinstance(v, str) or not v:
-            bad(field, f"expected a non-empty string, got {_kind(v)}")
-            return False
-        if has_control(v):
-            bad(field, f"must not contain control characters (newline, tab, ...), got {v!r}")
-            return False
-        return True
-
-    def number_ok(x: float, field: str) -> None:
-        if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x):
-            bad(field, f"expected a finite number, got {_kind(x)}")
-        elif x < 0:
-            bad(field, f"must not be negative, got {x:g}")
-        elif x > MAX_NUMBER:
-            bad(field, f"is beyond the supported range (at most 2^53 = {MAX_NUMBER}), got {x:g}")
-
-    for what, names in (("resources", inst.resources), ("gpu_resources", inst.gpu_resources)):
-        seen: set[str] = set()
-        for i, n in enumerate(names):
-            if name_ok(n, f"{what}[{i}]") and n in seen:
-                bad(f"{what}[{i}]", f"duplicate name {n!r}")
-            seen.add(n)
-    types: set[str] = set()
-    where: dict[str, str] = {}
-    for i, t in enumerate(inst.host_types):
-        f = f"host_types[{i}]"
-        if name_ok(t.name, f"{f}.name"):
-            if t.name in types:
-                bad(f"{f}.name", f"duplicate host type {t.name!r}")
-            types.add(t.name)
-            f = f"{f} ({t.name})"
-        if len(t.capacity) != inst.n_resources:
-            bad(f"{f}.capacity", f"has {len(t.capacity)} values, expected {inst.n_resources}")
-        for j, x in enumerate(t.capacity):
-            number_ok(x, f"{f}.capacity[{j}]")
-        number_ok(t.cost, f"{f}.cost")
-        if t.count < 0:
-            bad(f"{f}.count", f"must not be negative, got {t.count}")
-        if t.gpus < 0:
-            bad(f"{f}.gpus", f"must not be negative, got {t.gpus}")
-        elif t.gpus and len(t.gpu_capacity) != len(inst.gpu_resources):
-            bad(f"{f}.gpu_capacity", f"has {len(t.gpu_capacity)} values, expected "
-                f"{len(inst.gpu_resources)}")
-        for j, x in enumerate(t.gpu_capacity):
-            number_ok(x, f"{f}.gpu_capacity[{j}]")
-        for what, v in (("cluster", t.cluster), ("gpu_model", t.gpu_model)):
-            if v is not None:
-                name_ok(v, f"{f}.{what}")
-        if t.host_names is not None:
-            if len(t.host_names) != t.count:
-                bad(f"{f}.host_names", f"has {len(t.host_names)} names for {t.count} hosts")
-                continue
-            names_t: Sequence[str] = t.host_names
-        else:
-            names_t = [f"{t.name}#{k}" for k in range(t.count)]
-        for k, n in enumerate(names_t):
-            hf = f"{f}.host_names[{k}]" if t.host_names is not None else f"{f} host {n!r}"
-            if not name_ok(n, hf):
-                continue
-            if n in where:
-                bad(hf, f"host name {n!r} is also the name of a host of {where[n]}; host names "
-                    "must be unique (the default names are '<type>#<i>')")
-            else:
-                where[n] = f"host_types[{i}]"
-    apps: dict[str, App] = {}
-    for i, a in enumerate(inst.apps):
-        f = f"apps[{i}]"
-        if name_ok(a.name, f"{f}.name"):
-            if a.name in apps:
-                bad(f"{f}.name", f"duplicate app {a.name!r}")
-            apps[a.name] = a
-            f = f"{f} ({a.name})"
-        if len(a.demand) != inst.n_resources:
-            bad(f"{f}.demand", f"has {len(a.demand)} values, expected {inst.n_resources}")
-        for j, x in enumerate(a.demand):
-            number_ok(x, f"{f}.demand[{j}]")
-        if a.count < 0:
-            bad(f"{f}.count", f"must not be negative, got {a.count}")
-        if a.max_per_host is not None and a.max_per_host < 0:
-            bad(f"{f}.max_per_host", f"must not be negative, got {a.max_per_host}")
-        if a.gpu_cards:
-            if not 0 < a.gpu_cards <= MAX_GPUS:
-                bad(f"{f}.gpu.cards", f"must be 1..{MAX_GPUS}, got {a.gpu_cards}")
-            if not a.gpu_whole and len(a.gpu_per_card) != len(inst.gpu_resources):
-                bad(f"{f}.gpu.per_card", f"has {len(a.gpu_per_card)} values, expected "
-                    f"{len(inst.gpu_resources)}")
-            for j, x in enumerate(a.gpu_per_card):
-                number_ok(x, f"{f}.gpu.per_card[{j}]")
-            for j, m in enumerate(a.gpu_models):
-                name_ok(m, f"{f}.gpu.models[{j}]")
-    for i, rule in enumerate(inst.rules):
-        for what, v in (("a", rule.a), ("b", rule.b)):
-            if v not in apps:
-                bad(f"rules[{i}].{what}", f"unknown app {v!r}")
-        if rule.k < 0:
-            bad(f"rules[{i}].k", f"must not be negative, got {rule.k}")
-    for i, pair in enumerate(inst.exclusions):
-        for j, v in enumerate(pair):
-            if v not in apps:
-                bad(f"exclusions[{i}][{j}]", f"unknown app {v!r}")
-    if out:
-        return out
-    if inst.initial is not None:
-        out += _initial_problems(inst, source)
-    if inst.requests:
-        out += _request_problems(inst, source)
-    return out
-
-
-def check_instance(inst: Instance, source: str) -> Instance:
-    """Raise :class:`InputError` if :func:`instance_problems` finds anything; else return ``inst``."""
-    problems = instance_problems(inst, source)
-    if problems:
-        raise InputError(problems)
-    return inst
-
-
-def _initial_problems(inst: Instance, source: str) -> list[Problem]:
-    out: list[Problem] = []
-    p = inst.initial
-    assert p is not None
-    n_hosts = inst.n_hosts
-    for app, hs in p.hosts.items():
-        if not isinstance(app, str) or has_control(app):
-            out.append(Problem(source, "initial.hosts", f"bad app name {app!r}"))
-            continue
-        for j, h in enumerate(hs):
-            if h != UNPLACED and not 0 <= h < n_hosts:
-                out.append(Problem(source, f"initial.hosts.{app}[{j}]",
-                                   f"host index {h} is out of range (0..{n_hosts - 1})"))
-                break
-    for app, cs in p.gpus.items():
-        listed = p.hosts.get(app)
-        if listed is None:
-            out.append(Problem(source, f"initial.gpus.{app}",
-                               f"GPU cards for app {app!r}, which the snapshot does not list"))
-            continue
-        hs = listed
-        if len(cs) > len(hs):
-            out.append(Problem(source, f"initial.gpus.{app}", f"has {len(cs)} card lists for "
-                               f"the {len(hs)} containers of app {app!r}"))
-            continue
-        for j, c in enumerate(cs):
-            h = hs[j]
-            if not c:
-                continue
-            if h == UNPLACED or not 0 <= h < n_hosts:
-                out.append(Problem(source, f"initial.gpus.{app}[{j}]",
-                                   f"cards {list(c)} for a container that is not on a host"))
-                break
-            n_cards = int(inst.host_gpus[h])
-            if any(not 0 <= x < n_cards for x in c):
-                out.append(Problem(source, f"initial.gpus.{app}[{j}]",
-                                   f"cards {list(c)} on host {inst.host_names[h]!r}, which has "
-                                   f"{n_cards} cards"))
-                break
-    return out
-
-
-def _request_problems(inst: Instance, source: str) -> list[Problem]:
-    """Requests: known apps, times, and never more containers alive at once than the count.
-
-    Containers alive at once are counted in the stream's own order as the engine replays it:
-    requests sorted by time (ties in stream order), departures at a time ``<=`` an arrival's time
-    first, snapshot containers alive from the start.
-    """
-    out: list[Problem] = []
-    idx = inst.app_index
-    placed = [0] * inst.n_apps
-    if inst.initial is not None:
-        for name, hs in inst.initial.hosts.items():
-            if name in idx:
-                k = idx[name]
-                placed[k] = sum(1 for h in hs[: inst.apps[k].count] if h != UNPLACED)
-    events: list[list[tuple[float, int, int, int]]] = [[] for _ in inst.apps]
-    for i, q in enumerate(inst.requests):
-        f = f"requests[{i}]"
-        ok = True
-        if q.app not in idx:
-            out.append(Problem(source, f"{f}.app", f"unknown app {q.app!r}"))
-            ok = False
-        if not isinstance(q.time, int | float) or not math.isfinite(q.time) or q.time < 0:
-            out.append(Problem(source, f"{f}.time", f"must be a finite number, not negative, "
-                               f"got {q.time!r}"))
-            ok = False
-        if q.end is not None and not (math.isfinite(q.end) and q.end >= q.time):
-            out.append(Problem(source, f"{f}.end", f"departure {q.end:g} is before arrival "
-                               f"{q.time:g}"))
-            ok = False
-        if q.count < 1:
-            out.append(Problem(source, f"{f}.count", f"must be at least 1, got {q.count}"))
-            ok = False
-        if not ok:
-            continue
-        ai = idx[q.app]
-        events[ai].append((q.time, 1, i, q.count))
-        if q.end is not None:
-            events[ai].append((q.end, 0, i, -q.count))
-    for a, ev in enumerate(events):
-        if not ev:
-            continue
-        alive, count = placed[a], inst.apps[a].count
-        for t, _, i, delta in heapq.nsmallest(len(ev), ev):
-            alive += delta
-            if alive > count:
-                snap = f" (with {placed[a]} in the snapshot)" if placed[a] else ""
-                out.append(Problem(source, f"requests[{i}].count",
-                                   f"{alive} containers of app {inst.apps[a].name!r} would be "
-                                   f"alive at once at time {t:g}{snap}, more than its count "
-                                   f"{count}"))
-                break
-    return out
 
 
 def _names(r: _Reader, v: Any, field: str, allow_empty: bool) -> list[str]:

@@ -38,12 +38,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
 from packing.selection import Labels, Taint, Term, Toleration, allowed
+from packing.validation import ModelTypes, register_model, validate
 
 UNPLACED = -1
 """Host index of a container that is on no host (unplaced, rejected, not yet arrived or departed)."""
@@ -57,6 +58,10 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class HostType:
     """A kind of host, and how many of them exist.
+
+    A vector may also be given as a mapping by resource name (``{"cpu": 64, "mem": 256}``,
+    missing names 0); the :class:`Instance` that holds the host type resolves it into
+    ``Instance.resources`` order (see :mod:`packing.validation`).
 
     Attributes:
         name: unique name of the type.
@@ -89,6 +94,10 @@ class HostType:
 @dataclass(frozen=True)
 class App:
     """An application: ``count`` identical containers.
+
+    A vector may also be given as a mapping by resource name (``{"cpu": 4, "mem": 8}``, missing
+    names 0); the :class:`Instance` that holds the app resolves it into ``Instance.resources``
+    order (see :mod:`packing.validation`).
 
     Attributes:
         name: unique name of the app.
@@ -241,7 +250,13 @@ class Placement:
 
 @dataclass(frozen=True)
 class Instance:
-    """A container placement problem.
+    """A container placement problem, checked when it is built.
+
+    Building one (the constructor, ``dataclasses.replace``, :meth:`replace`) brings Python input
+    to canonical form (lists to tuples, vectors given by resource name to ``resources`` order)
+    and checks it with the rules of an instance file (:mod:`packing.validation`): an invalid
+    instance raises :class:`packing.errors.InputError` listing every problem, so no solver,
+    simulator or study ever receives one.
 
     Attributes:
         name: a short name.
@@ -266,6 +281,10 @@ class Instance:
     initial: Placement | None = None
     requests: tuple[Request, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Canonical form and every check (:func:`packing.validation.validate`)."""
+        validate(self)
 
     # ----------------------------------------------------------------------------------------
     # sizes and indices
@@ -504,10 +523,27 @@ class Instance:
 
     # ----------------------------------------------------------------------------------------
     def replace(self, **changes: Any) -> Instance:
-        """A copy with some fields replaced (the instance itself is immutable)."""
-        import dataclasses
+        """A copy with some fields replaced (the instance itself is immutable), checked.
 
-        return dataclasses.replace(self, **changes)
+        The copy is brought to canonical form and checked like a new instance, but only the
+        checks that depend on the changed fields run (this instance passed the others when it
+        was built), and an app that differs from one of this instance only by its count gets
+        only its name and count checked: the fast path for the derived instances solvers build
+        (sub-instances, reductions, views). ``dataclasses.replace`` runs every check.
+
+        Raises:
+            InputError: the copy is invalid (every problem listed).
+            TypeError: a keyword is not a field of :class:`Instance`.
+        """
+        unknown = sorted(set(changes) - _FIELDS)
+        if unknown:
+            raise TypeError(f"Instance.replace() got unexpected keyword arguments {unknown}")
+        new = object.__new__(type(self))
+        for name in _FIELDS:
+            object.__setattr__(new, name, changes[name] if name in changes else
+                               getattr(self, name))
+        validate(new, changed=frozenset(changes), base=self)
+        return new
 
     def summary(self) -> dict[str, Any]:
         """Counts that describe the instance (used by ``vbp info``)."""
@@ -526,3 +562,9 @@ class Instance:
             "initially_placed": self.initial.n_placed if self.initial is not None else 0,
             "requests": len(self.requests),
         }
+
+
+_FIELDS = frozenset(f.name for f in fields(Instance))
+"""The field names of :class:`Instance` (for :meth:`Instance.replace`)."""
+
+register_model(ModelTypes(App, HostType, Rule, Request, Placement, UNPLACED))

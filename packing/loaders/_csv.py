@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from packing.errors import InputError, Problem
-from packing.io import MAX_NUMBER, has_control
 from packing.model import HostType
+from packing.validation import MAX_NUMBER, has_control
 
 MAX_PROBLEMS = 20
 """How many problems are collected before a load stops."""

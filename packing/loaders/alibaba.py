@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from packing.io import MAX_GPUS, check_instance
 from packing.loaders._csv import CsvReader, fmt_num, group_hosts
 from packing.model import Instance
+from packing.validation import MAX_GPUS, reported_as
 
 V2018_COLUMNS = ("machine_id", "time_stamp", "failure_domain_1", "failure_domain_2", "cpu_num",
                  "mem_size", "status")
@@ -55,9 +55,9 @@ def load_machine_meta(path: str | Path, name: str | None = None) -> Instance:
     rd.raise_if_bad()
     hosts = [(m, cap, 0, None) for m, (_, cap) in latest.items()]
     types = group_hosts(hosts, lambda cap, g, mo: f"{fmt_num(cap[0])}c-mem{fmt_num(cap[1])}")
-    return check_instance(Instance(name or "alibaba-v2018-machines", ("cpu", "mem"), types, (),
-                                   meta={"source": "alibaba-v2018", "path": Path(path).name}),
-                          str(path))
+    with reported_as(str(path)):
+        return Instance(name or "alibaba-v2018-machines", ("cpu", "mem"), types, (),
+                        meta={"source": "alibaba-v2018", "path": Path(path).name})
 
 
 def load_pai_machine_spec(path: str | Path, name: str | None = None) -> Instance:
@@ -98,7 +98,7 @@ def load_pai_machine_spec(path: str | Path, name: str | None = None) -> Instance
         return f"{model or 'gpu'}x{gpus}-{base}" if gpus else f"cpu-{base}"
 
     types = group_hosts(hosts, type_name, gpu_capacity=(1000.0,))
-    return check_instance(Instance(name or "alibaba-gpu-v2020-machines", ("cpu", "mem"), types,
-                                   (), gpu_resources=("gpu_milli",),
-                                   meta={"source": "alibaba-gpu-v2020", "path": Path(path).name}),
-                          str(path))
+    with reported_as(str(path)):
+        return Instance(name or "alibaba-gpu-v2020-machines", ("cpu", "mem"), types, (),
+                        gpu_resources=("gpu_milli",),
+                        meta={"source": "alibaba-gpu-v2020", "path": Path(path).name})

@@ -31,9 +31,9 @@ import dataclasses
 from pathlib import Path
 
 from packing.errors import InputError, Problem
-from packing.io import MAX_GPUS, check_instance
 from packing.loaders._csv import CsvReader, fmt_num, group_hosts
 from packing.model import App, HostType, Instance, Request
+from packing.validation import MAX_GPUS, reported_as
 
 RESOURCES = ("cpu_milli", "memory_mib")
 GPU_RESOURCES = ("gpu_milli",)
@@ -105,9 +105,9 @@ def load_openb(path: str | Path, nodes: str = "all", pods: str | None = "default
     if pod_file is not None:
         meta["pods"] = pod_file.name
     default = f"openb-{pods}" if pod_file is not None else node_file.stem
-    return check_instance(Instance(name or default, RESOURCES, host_types, apps,
-                                   gpu_resources=GPU_RESOURCES, requests=requests, meta=meta),
-                          str(p))
+    with reported_as(str(p)):
+        return Instance(name or default, RESOURCES, host_types, apps,
+                        gpu_resources=GPU_RESOURCES, requests=requests, meta=meta)
 
 
 def read_nodes(path: str | Path) -> tuple[HostType, ...]:

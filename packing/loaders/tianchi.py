@@ -53,9 +53,9 @@ from pathlib import Path
 import numpy as np
 
 from packing.errors import InputError, Problem
-from packing.io import check_instance
 from packing.loaders._csv import CsvReader, fmt_num, group_hosts
 from packing.model import App, HostType, Instance, Placement, Rule
+from packing.validation import reported_as
 
 T = 98
 """Time points of a cpu or mem curve."""
@@ -166,10 +166,9 @@ def load_tianchi(folder: str | Path, view: str = "reduced", name: str | None = N
     if round_up:
         meta["round_up"] = True
     apps = tuple(App(a, tuple(demand[i].tolist()), counts[i]) for i, a in enumerate(app_names))
-    return check_instance(Instance(
-        name or _default_name(folder, fleet, rules, round_up), names, host_types, apps,
-        rules=rule_list, initial=initial, meta=meta,
-    ), str(folder))
+    with reported_as(str(folder)):
+        return Instance(name or _default_name(folder, fleet, rules, round_up), names, host_types,
+                        apps, rules=rule_list, initial=initial, meta=meta)
 
 
 RULE_SETS = ("all", "cross", "none")

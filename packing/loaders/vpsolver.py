@@ -22,9 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packing.errors import InputError, Problem
-from packing.io import MAX_CONTAINERS, MAX_NUMBER, MAX_RESOURCES, check_instance, escape_control
 from packing.loaders._csv import CsvReader
 from packing.model import App, HostType, Instance
+from packing.validation import (
+    MAX_CONTAINERS,
+    MAX_NUMBER,
+    MAX_RESOURCES,
+    escape_control,
+    reported_as,
+)
 
 
 @dataclass(frozen=True)
@@ -139,8 +145,9 @@ def load_vbp(path: str | Path, name: str | None = None) -> Instance:
     n_items = sum(a.count for a in apps)
     resources = tuple(f"r{j}" for j in range(d))
     host = HostType("bin", cap, max(n_items, 1))
-    return check_instance(Instance(name or p.stem, resources, (host,), tuple(apps),
-                                   meta={"source": "vpsolver", "path": p.name}), src)
+    with reported_as(src):
+        return Instance(name or p.stem, resources, (host,), tuple(apps),
+                        meta={"source": "vpsolver", "path": p.name})
 
 
 def read_optimal_values(csv_path: str | Path) -> dict[str, KnownOptimum]:

@@ -3,7 +3,8 @@
 ``instances()`` draws general instances: several resources and host types (with costs, clusters,
 GPU cards of one or two per-card resources and card models), apps with caps and GPU demand
 (shared or whole cards, model constraints), rules including self-rules, exclusions, and
-optionally an initial placement and a request stream. Sizes are small integers so that ties and
+optionally an initial placement and a valid request stream (never more containers of an app
+alive at once than its count). Sizes are small integers so that ties and
 exact fills happen often. ``placements(inst)`` draws placements, feasible or not;
 ``placements(inst, bad=True)`` also names unknown apps, unknown hosts, wrong counts and
 malformed GPU cards.
@@ -15,6 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from packing.errors import InputError
 from packing.model import UNPLACED, App, HostType, Instance, Placement, Request, Rule
 
 MODELS = ("A", "B")
@@ -90,7 +92,12 @@ def instances(
         for name, t, c, dur in draw(st.lists(st.tuples(
                 st.sampled_from(names), st.integers(0, 100), st.integers(1, 3),
                 st.one_of(st.none(), st.integers(0, 50))), max_size=4)):
-            reqs.append(Request(float(t), name, c, None if dur is None else float(t + dur)))
+            req = Request(float(t), name, c, None if dur is None else float(t + dur))
+            try:  # keep the stream valid: never more containers alive than the app's count
+                inst.replace(requests=(*reqs, req))
+            except InputError:
+                continue
+            reqs.append(req)
         inst = inst.replace(requests=tuple(reqs))
     return inst
 

@@ -100,10 +100,10 @@ def test_policy_may_wait_voluntarily() -> None:
 
 
 def test_too_many_alive_is_an_input_error() -> None:
-    inst = Instance("q", ("cpu",), (HostType("h", (10.0,), 3),), (App("x", (1.0,), 1),),
-                    requests=(Request(0, "x", 2),))
+    """Such a stream cannot even be built, so the simulator never receives one."""
     with pytest.raises(InputError, match="alive at once"):
-        simulate(inst, BestFit())
+        Instance("q", ("cpu",), (HostType("h", (10.0,), 3),), (App("x", (1.0,), 1),),
+                 requests=(Request(0, "x", 2),))
 
 
 def test_initial_snapshot_is_kept() -> None:
