@@ -17,12 +17,13 @@ import heapq
 import json
 import math
 import os
-import tempfile
+import stat
 import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from packing.atomic import write_text
 from packing.errors import InputError, Problem
 from packing.model import UNPLACED, App, HostType, Instance, Placement, Request, Rule
 
@@ -136,24 +137,86 @@ def escape_control(s: str) -> str:
 
 # ------------------------------------------------------------------------------------------------
 # reading raw documents
-def read_document(path: str | Path) -> Any:
-    """Parse a JSON or YAML file (by extension: ``.yaml``/``.yml`` is YAML, else JSON).
+def read_bytes_limited(path: str | Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes, read without ever holding more.
+
+    The file is opened without blocking and examined before any read: a folder, a FIFO, a device
+    or a socket is refused (``/dev/zero`` would never end, a FIFO could wait forever). At most
+    ``limit + 1`` bytes are read, so a file that grows while it is read is refused too.
 
     Raises:
-        InputError: the file is missing, unreadable or malformed (with line and column).
+        InputError: missing, not a regular file, larger than ``limit``, or unreadable.
     """
-    p = Path(path)
-    src = str(p)
+    src = str(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    too_large = f"file is larger than {limit:,} bytes, the most vbp reads (packing.io.MAX_FILE_BYTES)"
     try:
-        if p.is_file() and p.stat().st_size > MAX_FILE_BYTES:
-            raise InputError([Problem(src, "", f"file is larger than {MAX_FILE_BYTES:,} bytes")])
-        text = p.read_text(encoding="utf-8")
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise InputError([Problem(src, "", "no such file")]) from None
     except IsADirectoryError:
         raise InputError([Problem(src, "", "is a folder, expected a file")]) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError([Problem(src, "", f"cannot read: {e}")]) from None
+    except OSError as e:
+        raise InputError([Problem(src, "", f"cannot read: {e.strerror or e}")]) from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError([Problem(src, "", "is a folder, expected a file")])
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else
+                    "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else
+                    "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+            raise InputError([Problem(src, "", f"is {kind}; vbp reads regular files only "
+                                      "(save the data to a file first)")])
+        if st.st_size > limit:
+            raise InputError([Problem(src, "", too_large)])
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            b = os.read(fd, min(left, 1 << 24))
+            if not b:
+                break
+            chunks.append(b)
+            left -= len(b)
+    except OSError as e:
+        raise InputError([Problem(src, "", f"cannot read: {e.strerror or e}")]) from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise InputError([Problem(src, "", too_large)])
+    return data
+
+
+def read_text_limited(path: str | Path, limit: int = MAX_FILE_BYTES,
+                      encoding: str = "utf-8") -> str:
+    """:func:`read_bytes_limited`, decoded (``utf-8-sig`` drops a byte-order mark).
+
+    Raises:
+        InputError: as :func:`read_bytes_limited`; also text that is not valid in ``encoding``.
+    """
+    data = read_bytes_limited(path, limit)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as e:
+        raise InputError([Problem(str(path), f"byte {e.start}",
+                                  f"cannot read: not {encoding.removesuffix('-sig').upper()} "
+                                  f"text ({e.reason})")]) from None
+
+
+def read_document(path: str | Path) -> Any:
+    """Parse a JSON or YAML file (by extension: ``.yaml``/``.yml`` is YAML, else JSON).
+
+    At most :data:`MAX_FILE_BYTES` are read; only regular files are read
+    (:func:`read_bytes_limited`).
+
+    Raises:
+        InputError: the file is missing, not a regular file, too large, unreadable or malformed
+            (with line and column).
+    """
+    p = Path(path)
+    src = str(p)
+    text = read_text_limited(p)
     if not text.strip():
         raise InputError([Problem(src, "", "file is empty")])
     too_deep = f"lists and objects are nested more than {MAX_DEPTH} deep"
@@ -190,7 +253,10 @@ def read_document(path: str | Path) -> Any:
 
 
 def write_document(path: str | Path, doc: Any) -> None:
-    """Write ``doc`` as JSON or YAML (by extension) atomically: temp file, then rename.
+    """Write ``doc`` as JSON or YAML (by extension) atomically (:func:`packing.atomic.write_text`).
+
+    The content goes to a temporary file in the target's folder, renamed over the target when
+    complete; an interruption leaves the previous file as it was.
 
     Raises:
         InputError: the file cannot be written (naming it and the reason).
@@ -202,26 +268,7 @@ def write_document(path: str | Path, doc: Any) -> None:
         text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
     else:
         text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    except OSError as e:
-        raise InputError([Problem(str(p), "", f"cannot write: {e.strerror or e}")]) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a saved file gets the usual mode
-        os.replace(tmp, p)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError([Problem(str(p), "", f"cannot write: {e.strerror or e}")]) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text(p, text)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1088,5 +1135,6 @@ __all__: list[str] = [
     "MAX_RESOURCES", "PLACEMENT_FORMAT", "check_instance", "escape_control", "has_control",
     "instance_from_dict", "instance_problems", "instance_to_dict",
     "load_instance", "load_placement", "placement_from_dict", "placement_to_dict",
-    "read_document", "save_instance", "save_placement", "write_document",
+    "read_bytes_limited", "read_document", "read_text_limited", "save_instance", "save_placement",
+    "write_document",
 ]
