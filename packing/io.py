@@ -38,8 +38,9 @@ MAX_HOSTS = 10_000_000
 """Most hosts an instance may have (all host types together)."""
 MAX_RESOURCES = 10_000
 """Most resources (and GPU resources) an instance may name."""
-MAX_CELLS = 100_000_000
-"""Most entries of the ``hosts x resources`` and ``apps x resources`` arrays."""
+MAX_CELLS = 10_000_000
+"""Most entries of the ``hosts x resources`` and ``apps x resources`` arrays (each value is
+checked once on loading: a short file giving demands as objects may name many resources)."""
 MAX_GPUS = 64
 """Most GPU cards on one host."""
 MAX_DEPTH = 64
@@ -279,6 +280,7 @@ class _Reader:
     def __init__(self, source: str) -> None:
         self.source = source
         self.problems: list[Problem] = []
+        self._indices: dict[int, tuple[Sequence[str], dict[str, int]]] = {}
 
     def bad(self, field: str, reason: str) -> None:
         self.problems.append(Problem(self.source, field, reason))
@@ -344,15 +346,32 @@ class _Reader:
         return float(v)
 
     def vector(self, v: Any, field: str, names: Sequence[str]) -> tuple[float, ...] | None:
-        """A vector given as a list in ``names`` order or as an object keyed by name."""
+        """A vector given as a list in ``names`` order or as an object keyed by name.
+
+        An object costs time in the keys it gives, not in the number of resources (missing keys
+        are 0): a short file naming many resources expands cheaply.
+        """
         if isinstance(v, Mapping):
-            unknown = [k for k in v if k not in names]
-            for k in unknown:
-                self.bad(f"{field}.{k}", f"unknown resource {k!r}; resources are {list(names)}")
-            vals = [self.number(v.get(n, 0.0), f"{field}.{n}") for n in names]
-        elif isinstance(v, list):
+            index = self._index(names)
+            out = [0.0] * len(names)
+            ok = True
+            for k, x in v.items():
+                i = index.get(k) if isinstance(k, str) else None
+                if i is None:
+                    self.bad(f"{field}.{k}", f"unknown resource {k!r}; resources are "
+                             f"{_name_list(names)}")
+                    ok = False
+                    continue
+                val = self.number(x, f"{field}.{k}")
+                if val is None:
+                    ok = False
+                else:
+                    out[i] = val
+            return tuple(out) if ok else None
+        if isinstance(v, list):
             if len(v) != len(names):
-                self.bad(field, f"has {len(v)} values, expected {len(names)} ({list(names)})")
+                self.bad(field, f"has {len(v)} values, expected {len(names)} "
+                         f"({_name_list(names)})")
                 return None
             vals = [self.number(x, f"{field}[{i}]") for i, x in enumerate(v)]
         else:
@@ -362,11 +381,27 @@ class _Reader:
             return None
         return tuple(x for x in vals if x is not None)
 
+    def _index(self, names: Sequence[str]) -> dict[str, int]:
+        """``{name: position}`` of ``names``, built once per list of names."""
+        key = id(names)
+        cached = self._indices.get(key)
+        if cached is None or cached[0] is not names:
+            cached = (names, {n: i for i, n in enumerate(names)})
+            self._indices[key] = cached
+        return cached[1]
+
     def unknown_keys(self, d: Mapping[str, Any], field: str, allowed: set[str]) -> None:
         for k in d:
             if k not in allowed:
                 self.bad(f"{field}.{k}" if field else k,
                          f"unknown field; allowed: {', '.join(sorted(allowed))}")
+
+
+def _name_list(names: Sequence[str], shown: int = 8) -> str:
+    """``names`` for a message: all of them, or the first ``shown`` and how many more."""
+    if len(names) <= shown:
+        return str(list(names))
+    return "[" + ", ".join(repr(n) for n in names[:shown]) + f", ... ({len(names):,} in all)]"
 
 
 def _short(v: float) -> str:
@@ -419,6 +454,9 @@ def instance_from_dict(doc: Any, source: str = "<instance>") -> Instance:
     name = r.string(d.get("name", Path(source).stem or "instance"), "name") or "instance"
     resources = _names(r, d.get("resources"), "resources", allow_empty=False)
     gpu_res = _names(r, d.get("gpu_resources", []), "gpu_resources", allow_empty=True)
+    too_many = _cells_problems(d, len(resources), source)
+    if too_many:
+        raise InputError(too_many)  # before any per-host or per-app work
     host_types: list[HostType] = []
     seen_types: set[str] = set()
     seen_hosts: set[str] = set()
@@ -428,10 +466,14 @@ def instance_from_dict(doc: Any, source: str = "<instance>") -> Instance:
             host_types.append(ht)
     apps: list[App] = []
     seen_apps: set[str] = set()
-    for i, raw in enumerate(r.seq(d.get("apps"), "apps") or []):
+    raw_apps = r.seq(d.get("apps"), "apps") or []
+    for i, raw in enumerate(raw_apps):
         app = _app(r, raw, f"apps[{i}]", resources, gpu_res, seen_apps)
         if app is not None:
             apps.append(app)
+    if raw_apps and d.get("host_types") == []:
+        r.bad("host_types", "is empty: an instance with apps needs at least one host type (no "
+              "container could be placed)")
     rules: list[Rule] = []
     for i, raw in enumerate(r.seq(d.get("rules", []), "rules") or []):
         f = f"rules[{i}]"
@@ -486,6 +528,25 @@ def instance_from_dict(doc: Any, source: str = "<instance>") -> Instance:
         inst = inst.replace(initial=initial)
     check_instance(inst, source)
     return inst
+
+
+def _cells_problems(d: Mapping[str, Any], n_resources: int, source: str) -> list[Problem]:
+    """Sizes of a raw document beyond :data:`MAX_CELLS`, found before any vector is read."""
+    out: list[Problem] = []
+    apps = d.get("apps")
+    n_apps = len(apps) if isinstance(apps, list) else 0
+    hts = d.get("host_types")
+    n_hosts = 0
+    for t in hts if isinstance(hts, list) else []:
+        c = t.get("count") if isinstance(t, Mapping) else None
+        if isinstance(c, int) and not isinstance(c, bool) and 0 < c <= MAX_HOSTS:
+            n_hosts += c
+    for what, n in (("hosts", n_hosts), ("apps", n_apps)):
+        if n * n_resources > MAX_CELLS:
+            out.append(Problem(source, "resources", f"{n:,} {what} x {n_resources:,} resources is "
+                               f"{n * n_resources:,} values, more than the {MAX_CELLS:,} vbp "
+                               "supports (packing.io.MAX_CELLS)"))
+    return out
 
 
 def _plain(r: _Reader, v: Any, field: str) -> None:
@@ -685,6 +746,10 @@ def _initial_problems(inst: Instance, source: str) -> list[Problem]:
     for app, hs in p.hosts.items():
         if not isinstance(app, str) or has_control(app):
             out.append(Problem(source, "initial.hosts", f"bad app name {app!r}"))
+            continue
+        if app not in inst.app_index:
+            out.append(Problem(source, f"initial.hosts.{app}", f"unknown app {app!r}; the "
+                               "instance's apps are " + _name_list([a.name for a in inst.apps])))
             continue
         for j, h in enumerate(hs):
             if h != UNPLACED and not 0 <= h < n_hosts:
