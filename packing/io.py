@@ -260,7 +260,8 @@ def write_document(path: str | Path, doc: Any) -> None:
     complete; an interruption leaves the previous file as it was.
 
     Raises:
-        InputError: the file cannot be written (naming it and the reason).
+        InputError: the file cannot be written, or would be larger than :data:`MAX_FILE_BYTES`
+            (which vbp would refuse to read).
     """
     p = Path(path)
     if p.suffix.lower() in (".yaml", ".yml"):
@@ -269,6 +270,9 @@ def write_document(path: str | Path, doc: Any) -> None:
         text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
     else:
         text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
+    if len(text) > MAX_FILE_BYTES or len(text.encode("utf-8")) > MAX_FILE_BYTES:
+        raise InputError([Problem(str(p), "", f"would be larger than {MAX_FILE_BYTES:,} bytes, "
+                                  "the most vbp reads (packing.io.MAX_FILE_BYTES); not written")])
     write_text(p, text)
 
 
@@ -1056,7 +1060,13 @@ def load_instance(path: str | Path) -> Instance:
 
 
 def save_instance(inst: Instance, path: str | Path) -> None:
-    """Save an instance as JSON or YAML (by extension), atomically."""
+    """Save an instance as JSON or YAML (by extension), atomically.
+
+    Raises:
+        InputError: the instance is one :func:`load_instance` would refuse (beyond the limits,
+            bad names, ...; :func:`check_instance`), or the file cannot be written.
+    """
+    check_instance(inst, str(path))
     write_document(path, instance_to_dict(inst))
 
 

@@ -14,8 +14,6 @@ Torch is imported inside the functions: importing this module stays free of it.
 from __future__ import annotations
 
 import importlib
-import os
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -41,22 +39,16 @@ KINDS: dict[str, str] = {
 def save_agent(kind: str, data: dict[str, Any], path: str | Path) -> None:
     """Write ``data`` (tensors, numbers, strings, lists, dicts of those) as a ``kind`` agent file.
 
-    The write is atomic: a temporary file in the same folder, then a rename, so an interrupted
-    save never leaves a half-written model where a good one was.
+    The write is atomic (:mod:`packing.atomic`): a temporary file in the same folder, then a
+    rename, so an interrupted save never leaves a half-written model where a good one was.
     """
     import torch
 
     if kind not in KINDS:
         raise ValueError(f"unknown agent kind {kind!r}; known: {sorted(KINDS)}")
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
-    os.close(fd)
-    try:
-        torch.save({"kind": kind, "format": FORMAT, **data}, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    from packing.atomic import write_with
+
+    write_with(path, lambda tmp: torch.save({"kind": kind, "format": FORMAT, **data}, tmp))
 
 
 def _load_reason(e: Exception) -> str:
