@@ -147,3 +147,14 @@ def test_save_instance_refuses_what_load_would_refuse(tmp_path: Path) -> None:
         save_instance(inst, f)
     assert "hosts in all" in reasons(e)
     assert not f.exists() and list(tmp_path.iterdir()) == []
+
+
+@posix
+def test_load_any_names_a_fifo_instead_of_an_unknown_kind(tmp_path: Path) -> None:
+    from packing.loaders import load_any
+
+    fifo = tmp_path / "inst.json"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError) as e:
+        load_any(fifo)
+    assert "FIFO" in reasons(e)
