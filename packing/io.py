@@ -270,7 +270,8 @@ def write_document(path: str | Path, doc: Any) -> None:
         text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
     else:
         text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
-    if len(text) > MAX_FILE_BYTES or len(text.encode("utf-8")) > MAX_FILE_BYTES:
+    if len(text) > MAX_FILE_BYTES or (
+            len(text) * 4 > MAX_FILE_BYTES and len(text.encode("utf-8")) > MAX_FILE_BYTES):
         raise InputError([Problem(str(p), "", f"would be larger than {MAX_FILE_BYTES:,} bytes, "
                                   "the most vbp reads (packing.io.MAX_FILE_BYTES); not written")])
     write_text(p, text)
