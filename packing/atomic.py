@@ -105,7 +105,8 @@ def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
 
 
 def check_target(path: str | Path | None, option: str, *, force: bool = False,
-                 inputs: Iterable[str | Path | None] = ()) -> None:
+                 inputs: Iterable[str | Path | None] = (),
+                 remedy: str = "pass --force to replace it, or choose another file") -> None:
     """Refuse an output path that would destroy an input, or replace a file without ``force``.
 
     Args:
@@ -115,6 +116,7 @@ def check_target(path: str | Path | None, option: str, *, force: bool = False,
         inputs: the files the command reads (paths that do not exist, or are not files, are
             skipped). The output may not be any of them, even with ``force``: compared by device
             and inode, so a symbolic or hard link to an input is the input.
+        remedy: what the message for an existing file suggests.
 
     Raises:
         InputError: naming the path, the option and the reason.
@@ -137,8 +139,7 @@ def check_target(path: str | Path | None, option: str, *, force: bool = False,
                                       "writing there would destroy it (choose another file; "
                                       "--force does not change this)")])
     if not force:
-        raise InputError([Problem(str(path), option, "already exists; pass --force to replace "
-                                  "it, or choose another file")])
+        raise InputError([Problem(str(path), option, f"already exists; {remedy}")])
 
 
 def same_file(a: str | Path, b: str | Path) -> bool:

@@ -123,7 +123,8 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
     if resume and checkpoint is not None and Path(checkpoint).exists():
         PSOCheckpoint.load(checkpoint)  # not a checkpoint (a pickle, corrupt): said first, nothing run
     check_output(checkpoint, "--checkpoint", (".json",))
-    check_target(checkpoint, "--checkpoint", force=force or resume, inputs=[path, init])
+    check_target(checkpoint, "--checkpoint", force=force or resume, inputs=[path, init],
+                 remedy="pass --resume to continue from it, or --force to replace it")
     if checkpoint is not None and checkpoint_same_file(checkpoint, out):
         raise input_error("--checkpoint", checkpoint, "is the same file as --out")
     if resume and checkpoint is None:

@@ -76,7 +76,8 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
     check_outputs([(out, "--out", (".pt",)), (plot, "--plot", PLOT_SUFFIXES)], force=force,
                   inputs=[instance, init_from])
     check_output(checkpoint, "--checkpoint", (".pt",))
-    check_target(checkpoint, "--checkpoint", force=force or resume, inputs=[instance, init_from])
+    check_target(checkpoint, "--checkpoint", force=force or resume, inputs=[instance, init_from],
+                 remedy="pass --resume to continue from it, or --force to replace it")
     if resume and checkpoint is None:
         raise input_error("command line", "--resume", "needs --checkpoint FILE")
     if family and instance != "sigma":

@@ -137,7 +137,7 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
     10 iterations; --resume continues from --out.
     """
     check_outputs([(out, "--out", (".pt",))], force=force or resume, inputs=[data])
-    check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[data, out])
+    check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force or resume, inputs=[data, out])
     if imitate is not None and imitate not in ("fifo", "sjf", "sjf-cp", "cpf"):
         raise input_error("--imitate", imitate, "expected fifo, sjf, sjf-cp or cpf")
     if imitate is not None and resume:

@@ -91,7 +91,7 @@ def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tu
     import importlib.util
 
     check_outputs([(out, "--out", (".pt",))], force=force or resume, inputs=scenarios)
-    check_outputs([(plot, "--plot", (".png",))], force=force, inputs=[*scenarios, out])
+    check_outputs([(plot, "--plot", (".png",))], force=force or resume, inputs=[*scenarios, out])
     if importlib.util.find_spec("torch") is None:
         raise input_error("--algo", algo, "learned agents need torch (pip install 'vbp[rl]')")
     from policies.agents.rl import RESUMABLE, coerce, kind_of
