@@ -4,16 +4,16 @@ Every file vbp writes (instances, placements, tables, plots, policies, model fil
 :func:`atomic_path` (or :func:`write_text` / :func:`write_with`, built on it):
 
 * the content goes to a temporary file in the target's folder, named
-  ``<stem>.vbp-tmp-<pid>-<random><suffix>`` (visible, not hidden; it keeps the target's suffix so
-  writers that pick a format by suffix still work), which is flushed to disk and then renamed
+  ``<stem>.vbp-tmp-<host>-<pid>-<random><suffix>`` (visible, not hidden; it keeps the target's
+  suffix so writers that pick a format by suffix still work), which is flushed to disk and renamed
   over the target in one step (:func:`os.replace`). The previous file stays intact until that
   rename, and readers see either the old or the new file, never a part;
 * on any exception, Ctrl-C (SIGINT), SIGTERM or SIGHUP during the write, the temporary file is
   removed and the target left as it was;
 * a ``kill -9`` (or a power cut) cannot run any clean-up: it may leave one temporary file of that
   pattern next to the target, never a damaged target. The next write into that folder removes
-  temporaries whose process id (the ``<pid>`` in the name) no longer runs
-  (:func:`remove_stale_temporaries`).
+  temporaries of this machine (``<host>``) whose process id (``<pid>``) no longer runs
+  (:func:`remove_stale_temporaries`); those of other machines sharing the folder are left alone.
 
 :func:`check_target` is the rule for output paths, checked before any work: an output that is one
 of the inputs (the same file after symbolic and hard links, compared by device and inode) is
@@ -27,6 +27,7 @@ import os
 import re
 import secrets
 import signal
+import socket
 import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -38,17 +39,24 @@ from packing.errors import InputError, Problem
 TEMP_MARK = ".vbp-tmp-"
 """What the name of every temporary file vbp writes contains (after the target's stem)."""
 
-_TEMP_RE = re.compile(r"^.*\.vbp-tmp-(?P<pid>[0-9]+)-[0-9a-f]{8}(\.[^.]*)?$")
+_TEMP_RE = re.compile(r"^.*\.vbp-tmp-(?P<host>[A-Za-z0-9_-]+)-(?P<pid>[0-9]+)-[0-9a-f]{8}"
+                      r"(\.[^.]*)?$")
+
+
+def _host() -> str:
+    """This machine's name as it appears in temporary names (letters, digits, ``_``, ``-``)."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())[:40]
+    return name or "host"
 
 _SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
 """Signals turned into a clean exit (temporary removed) while a file is being written."""
 
 
 def temp_path(target: str | Path, pid: int | None = None) -> Path:
-    """A fresh temporary name next to ``target``: ``<stem>.vbp-tmp-<pid>-<8 hex><suffix>``."""
+    """A fresh temporary name beside ``target``: ``<stem>.vbp-tmp-<host>-<pid>-<8 hex><suffix>``."""
     t = Path(target)
     pid = os.getpid() if pid is None else pid
-    return t.with_name(f"{t.stem}{TEMP_MARK}{pid}-{secrets.token_hex(4)}{t.suffix}")
+    return t.with_name(f"{t.stem}{TEMP_MARK}{_host()}-{pid}-{secrets.token_hex(4)}{t.suffix}")
 
 
 def is_temporary(path: str | Path) -> bool:
@@ -72,9 +80,10 @@ def _running(pid: int) -> bool:
 def remove_stale_temporaries(folder: str | Path) -> list[Path]:
     """Remove the temporaries in ``folder`` left by vbp processes that no longer run.
 
-    Only regular files named like :func:`temp_path` whose process id is not running are removed
-    (a ``kill -9`` during a write leaves such a file). A temporary of a running process, including
-    this one, is kept. Errors (a file vanished, no permission) are ignored.
+    Only regular files named like :func:`temp_path` by this machine whose process id is not
+    running are removed (a ``kill -9`` during a write leaves such a file). A temporary of a running
+    process, including this one, or of another machine (a shared folder) is kept. Errors (a file
+    vanished, no permission) are ignored.
 
     Returns:
         The files removed.
@@ -84,10 +93,10 @@ def remove_stale_temporaries(folder: str | Path) -> list[Path]:
         entries = list(os.scandir(folder))
     except OSError:
         return removed
-    me = os.getpid()
+    me, host = os.getpid(), _host()
     for e in entries:
         m = _TEMP_RE.match(e.name)
-        if m is None:
+        if m is None or m.group("host") != host:
             continue
         pid = int(m.group("pid"))
         try:

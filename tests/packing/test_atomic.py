@@ -68,7 +68,8 @@ def test_an_exception_in_the_writer_leaves_the_target_and_no_temporary(tmp_path:
 def test_temporary_names_are_visible_and_keep_the_suffix(tmp_path: Path) -> None:
     t = temp_path(tmp_path / "table.csv", pid=123)
     assert t.parent == tmp_path and not t.name.startswith(".")
-    assert t.suffix == ".csv" and t.name.startswith("table.vbp-tmp-123-")
+    assert t.suffix == ".csv" and t.name.startswith("table.vbp-tmp-")
+    assert t.name.split("-")[-2] == "123"
     assert is_temporary(t) and not is_temporary(tmp_path / "table.csv")
 
 
@@ -82,10 +83,12 @@ def test_stale_temporaries_of_dead_processes_are_removed(tmp_path: Path) -> None
     stale = temp_path(tmp_path / "a.json", pid=dead_pid())
     mine = temp_path(tmp_path / "b.json")
     other = tmp_path / "a.vbp-tmp-notes.json"  # not the pattern: never touched
-    for p in (stale, mine, other):
+    elsewhere = tmp_path / stale.name.replace(TEMP_MARK, TEMP_MARK + "another-machine_")
+    for p in (stale, mine, other, elsewhere):
         p.write_text("x")
     assert remove_stale_temporaries(tmp_path) == [stale]
     assert not stale.exists() and mine.exists() and other.exists()
+    assert is_temporary(elsewhere) and elsewhere.exists()  # another machine's pid: not ours to judge
 
 
 def test_check_target_refuses_an_existing_file_without_force(tmp_path: Path) -> None:
