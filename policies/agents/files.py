@@ -14,6 +14,7 @@ Torch is imported inside the functions: importing this module stays free of it.
 from __future__ import annotations
 
 import importlib
+import io
 import warnings
 from pathlib import Path
 from typing import Any
@@ -66,17 +67,21 @@ def read_agent_file(path: str | Path) -> dict[str, Any]:
     """The dict of an agent file, read with ``torch.load(weights_only=True)``.
 
     Raises:
-        InputError: not readable as a weights-only torch file, or no known ``kind``/``format``.
+        InputError: missing, not a regular file, larger than :data:`packing.io.MAX_FILE_BYTES`,
+            not readable as a weights-only torch file, or no known ``kind``/``format``.
     """
     try:
         import torch
     except ImportError:  # pragma: no cover - torch is an optional dependency
         raise input_error(str(path), "", "learned agents need torch (pip install 'vbp[rl]')"
                          ) from None
+    from packing.io import read_bytes_limited
+
+    raw = read_bytes_limited(path)  # a regular file of at most MAX_FILE_BYTES (no FIFO, no device)
     try:
         with warnings.catch_warnings():  # torch warns about the pickle protocol of foreign files
             warnings.simplefilter("ignore", UserWarning)
-            data = torch.load(str(path), weights_only=True, map_location="cpu")
+            data = torch.load(io.BytesIO(raw), weights_only=True, map_location="cpu")
     except Exception as e:  # noqa: BLE001 - any failure means: not a model file we can trust
         raise input_error(str(path), "", f"not a vbp agent file ({_load_reason(e)})") from None
     if not isinstance(data, dict):
