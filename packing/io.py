@@ -17,11 +17,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from packing.atomic import write_text
 from packing.errors import InputError, Problem
 from packing.model import UNPLACED, App, HostType, Instance, Placement, Request, Rule
 from packing.selection import (
@@ -37,6 +38,7 @@ from packing.selection import (
     toleration_problem,
 )
 from packing.validation import (
+    MAX_CELLS,
     MAX_CONTAINERS,
     MAX_GPUS,
     MAX_HOSTS,
@@ -46,6 +48,7 @@ from packing.validation import (
     escape_control,
     has_control,
     instance_problems,
+    name_list,
     reported_as,
 )
 from packing.validation import describe as _kind
@@ -129,24 +132,86 @@ def _depth_problem(doc: Any) -> str | None:
 
 # ------------------------------------------------------------------------------------------------
 # reading raw documents
-def read_document(path: str | Path) -> Any:
-    """Parse a JSON or YAML file (by extension: ``.yaml``/``.yml`` is YAML, else JSON).
+def read_bytes_limited(path: str | Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes, read without ever holding more.
+
+    The file is opened without blocking and examined before any read: a folder, a FIFO, a device
+    or a socket is refused (``/dev/zero`` would never end, a FIFO could wait forever). At most
+    ``limit + 1`` bytes are read, so a file that grows while it is read is refused too.
 
     Raises:
-        InputError: the file is missing, unreadable or malformed (with line and column).
+        InputError: missing, not a regular file, larger than ``limit``, or unreadable.
     """
-    p = Path(path)
-    src = str(p)
+    src = str(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    too_large = f"file is larger than {limit:,} bytes, the most vbp reads (packing.io.MAX_FILE_BYTES)"
     try:
-        if p.is_file() and p.stat().st_size > MAX_FILE_BYTES:
-            raise InputError([Problem(src, "", f"file is larger than {MAX_FILE_BYTES:,} bytes")])
-        text = p.read_text(encoding="utf-8")
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise InputError([Problem(src, "", "no such file")]) from None
     except IsADirectoryError:
         raise InputError([Problem(src, "", "is a folder, expected a file")]) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError([Problem(src, "", f"cannot read: {e}")]) from None
+    except OSError as e:
+        raise InputError([Problem(src, "", f"cannot read: {e.strerror or e}")]) from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError([Problem(src, "", "is a folder, expected a file")])
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else
+                    "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else
+                    "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+            raise InputError([Problem(src, "", f"is {kind}; vbp reads regular files only "
+                                      "(save the data to a file first)")])
+        if st.st_size > limit:
+            raise InputError([Problem(src, "", too_large)])
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            b = os.read(fd, min(left, 1 << 24))
+            if not b:
+                break
+            chunks.append(b)
+            left -= len(b)
+    except OSError as e:
+        raise InputError([Problem(src, "", f"cannot read: {e.strerror or e}")]) from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise InputError([Problem(src, "", too_large)])
+    return data
+
+
+def read_text_limited(path: str | Path, limit: int = MAX_FILE_BYTES,
+                      encoding: str = "utf-8") -> str:
+    """:func:`read_bytes_limited`, decoded (``utf-8-sig`` drops a byte-order mark).
+
+    Raises:
+        InputError: as :func:`read_bytes_limited`; also text that is not valid in ``encoding``.
+    """
+    data = read_bytes_limited(path, limit)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as e:
+        raise InputError([Problem(str(path), f"byte {e.start}",
+                                  f"cannot read: not {encoding.removesuffix('-sig').upper()} "
+                                  f"text ({e.reason})")]) from None
+
+
+def read_document(path: str | Path) -> Any:
+    """Parse a JSON or YAML file (by extension: ``.yaml``/``.yml`` is YAML, else JSON).
+
+    At most :data:`MAX_FILE_BYTES` are read; only regular files are read
+    (:func:`read_bytes_limited`).
+
+    Raises:
+        InputError: the file is missing, not a regular file, too large, unreadable or malformed
+            (with line and column).
+    """
+    p = Path(path)
+    src = str(p)
+    text = read_text_limited(p)
     if not text.strip():
         raise InputError([Problem(src, "", "file is empty")])
     too_deep = f"lists and objects are nested more than {MAX_DEPTH} deep"
@@ -183,10 +248,14 @@ def read_document(path: str | Path) -> Any:
 
 
 def write_document(path: str | Path, doc: Any) -> None:
-    """Write ``doc`` as JSON or YAML (by extension) atomically: temp file, then rename.
+    """Write ``doc`` as JSON or YAML (by extension) atomically (:func:`packing.atomic.write_text`).
+
+    The content goes to a temporary file in the target's folder, renamed over the target when
+    complete; an interruption leaves the previous file as it was.
 
     Raises:
-        InputError: the file cannot be written (naming it and the reason).
+        InputError: the file cannot be written, or would be larger than :data:`MAX_FILE_BYTES`
+            (which vbp would refuse to read).
     """
     p = Path(path)
     if p.suffix.lower() in (".yaml", ".yml"):
@@ -195,26 +264,11 @@ def write_document(path: str | Path, doc: Any) -> None:
         text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
     else:
         text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    except OSError as e:
-        raise InputError([Problem(str(p), "", f"cannot write: {e.strerror or e}")]) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a saved file gets the usual mode
-        os.replace(tmp, p)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError([Problem(str(p), "", f"cannot write: {e.strerror or e}")]) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    if len(text) > MAX_FILE_BYTES or (
+            len(text) * 4 > MAX_FILE_BYTES and len(text.encode("utf-8")) > MAX_FILE_BYTES):
+        raise InputError([Problem(str(p), "", f"would be larger than {MAX_FILE_BYTES:,} bytes, "
+                                  "the most vbp reads (packing.io.MAX_FILE_BYTES); not written")])
+    write_text(p, text)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -225,6 +279,7 @@ class _Reader:
     def __init__(self, source: str) -> None:
         self.source = source
         self.problems: list[Problem] = []
+        self._indices: dict[int, tuple[Sequence[str], dict[str, int]]] = {}
 
     def bad(self, field: str, reason: str) -> None:
         self.problems.append(Problem(self.source, field, reason))
@@ -290,15 +345,32 @@ class _Reader:
         return float(v)
 
     def vector(self, v: Any, field: str, names: Sequence[str]) -> tuple[float, ...] | None:
-        """A vector given as a list in ``names`` order or as an object keyed by name."""
+        """A vector given as a list in ``names`` order or as an object keyed by name.
+
+        An object costs time in the keys it gives, not in the number of resources (missing keys
+        are 0): a short file naming many resources expands cheaply.
+        """
         if isinstance(v, Mapping):
-            unknown = [k for k in v if k not in names]
-            for k in unknown:
-                self.bad(f"{field}.{k}", f"unknown resource {k!r}; resources are {list(names)}")
-            vals = [self.number(v.get(n, 0.0), f"{field}.{n}") for n in names]
-        elif isinstance(v, list):
+            index = self._index(names)
+            out = [0.0] * len(names)
+            ok = True
+            for k, x in v.items():
+                i = index.get(k) if isinstance(k, str) else None
+                if i is None:
+                    self.bad(f"{field}.{k}", f"unknown resource {k!r}; resources are "
+                             f"{name_list(names)}")
+                    ok = False
+                    continue
+                val = self.number(x, f"{field}.{k}")
+                if val is None:
+                    ok = False
+                else:
+                    out[i] = val
+            return tuple(out) if ok else None
+        if isinstance(v, list):
             if len(v) != len(names):
-                self.bad(field, f"has {len(v)} values, expected {len(names)} ({list(names)})")
+                self.bad(field, f"has {len(v)} values, expected {len(names)} "
+                         f"({name_list(names)})")
                 return None
             vals = [self.number(x, f"{field}[{i}]") for i, x in enumerate(v)]
         else:
@@ -307,6 +379,15 @@ class _Reader:
         if any(x is None for x in vals):
             return None
         return tuple(x for x in vals if x is not None)
+
+    def _index(self, names: Sequence[str]) -> dict[str, int]:
+        """``{name: position}`` of ``names``, built once per list of names."""
+        key = id(names)
+        cached = self._indices.get(key)
+        if cached is None or cached[0] is not names:
+            cached = (names, {n: i for i, n in enumerate(names)})
+            self._indices[key] = cached
+        return cached[1]
 
     def unknown_keys(self, d: Mapping[str, Any], field: str, allowed: set[str]) -> None:
         for k in d:
@@ -343,6 +424,9 @@ def instance_from_dict(doc: Any, source: str = "<instance>") -> Instance:
     name = r.string(d.get("name", Path(source).stem or "instance"), "name") or "instance"
     resources = _names(r, d.get("resources"), "resources", allow_empty=False)
     gpu_res = _names(r, d.get("gpu_resources", []), "gpu_resources", allow_empty=True)
+    too_many = _cells_problems(d, len(resources), source)
+    if too_many:
+        raise InputError(too_many)  # before any per-host or per-app work
     host_types: list[HostType] = []
     seen_types: set[str] = set()
     seen_hosts: set[str] = set()
@@ -352,10 +436,14 @@ def instance_from_dict(doc: Any, source: str = "<instance>") -> Instance:
             host_types.append(ht)
     apps: list[App] = []
     seen_apps: set[str] = set()
-    for i, raw in enumerate(r.seq(d.get("apps"), "apps") or []):
+    raw_apps = r.seq(d.get("apps"), "apps") or []
+    for i, raw in enumerate(raw_apps):
         app = _app(r, raw, f"apps[{i}]", resources, gpu_res, seen_apps)
         if app is not None:
             apps.append(app)
+    if raw_apps and d.get("host_types") == []:
+        r.bad("host_types", "is empty: an instance with apps needs at least one host type (no "
+              "container could be placed)")
     rules: list[Rule] = []
     for i, raw in enumerate(r.seq(d.get("rules", []), "rules") or []):
         f = f"rules[{i}]"
@@ -408,6 +496,25 @@ def instance_from_dict(doc: Any, source: str = "<instance>") -> Instance:
         with reported_as(source):
             inst = inst.replace(initial=initial)
     return inst
+
+
+def _cells_problems(d: Mapping[str, Any], n_resources: int, source: str) -> list[Problem]:
+    """Sizes of a raw document beyond :data:`MAX_CELLS`, found before any vector is read."""
+    out: list[Problem] = []
+    apps = d.get("apps")
+    n_apps = len(apps) if isinstance(apps, list) else 0
+    hts = d.get("host_types")
+    n_hosts = 0
+    for t in hts if isinstance(hts, list) else []:
+        c = t.get("count") if isinstance(t, Mapping) else None
+        if isinstance(c, int) and not isinstance(c, bool) and 0 < c <= MAX_HOSTS:
+            n_hosts += c
+    for what, n in (("hosts", n_hosts), ("apps", n_apps)):
+        if n * n_resources > MAX_CELLS:
+            out.append(Problem(source, "resources", f"{n:,} {what} x {n_resources:,} resources is "
+                               f"{n * n_resources:,} values, more than the {MAX_CELLS:,} vbp "
+                               "supports (packing.io.MAX_CELLS)"))
+    return out
 
 
 def _plain(r: _Reader, v: Any, field: str) -> None:
@@ -756,7 +863,13 @@ def load_instance(path: str | Path) -> Instance:
 
 
 def save_instance(inst: Instance, path: str | Path) -> None:
-    """Save an instance as JSON or YAML (by extension), atomically."""
+    """Save an instance as JSON or YAML (by extension), atomically.
+
+    Raises:
+        InputError: the instance is one :func:`load_instance` would refuse (beyond the limits,
+            bad names, ...; :func:`check_instance`), or the file cannot be written.
+    """
+    check_instance(inst, str(path))
     write_document(path, instance_to_dict(inst))
 
 
@@ -900,5 +1013,6 @@ __all__: list[str] = [
     "MAX_RESOURCES", "PLACEMENT_FORMAT", "check_instance", "escape_control", "has_control",
     "instance_from_dict", "instance_problems", "instance_to_dict",
     "load_instance", "load_placement", "placement_from_dict", "placement_to_dict",
-    "read_document", "save_instance", "save_placement", "write_document",
+    "read_bytes_limited", "read_document", "read_text_limited", "save_instance", "save_placement",
+    "write_document",
 ]

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from packing.atomic import write_with
+
 
 def _pyplot() -> Any:
     import matplotlib
@@ -99,9 +101,10 @@ def plot_compare(path: str | Path, names: Sequence[str], hosts_mean: Sequence[fl
         ax2.legend(fontsize=8)
     fig.tight_layout()
     out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    try:
+        write_with(out, lambda tmp: fig.savefig(tmp, dpi=110))
+    finally:
+        plt.close(fig)
     return out
 
 
@@ -140,9 +143,10 @@ def plot_trajectory(path: str | Path, time: np.ndarray, hosts_used: np.ndarray,
     ax.set_title(title)
     fig.tight_layout()
     out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    try:
+        write_with(out, lambda tmp: fig.savefig(tmp, dpi=110))
+    finally:
+        plt.close(fig)
     return out
 
 
@@ -180,9 +184,10 @@ def plot_growth(path: str | Path, growth: Sequence[float], values: Sequence[floa
     ax.set_title(title)
     fig.tight_layout()
     out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    try:
+        write_with(out, lambda tmp: fig.savefig(tmp, dpi=110))
+    finally:
+        plt.close(fig)
     return out
 
 

@@ -56,7 +56,7 @@ MAX_HOSTS = 10_000_000
 """Most hosts an instance may have (all host types together)."""
 MAX_RESOURCES = 10_000
 """Most resources (and GPU resources) an instance may name."""
-MAX_CELLS = 100_000_000
+MAX_CELLS = 10_000_000
 """Most entries of the ``hosts x resources`` and ``apps x resources`` arrays."""
 MAX_GPUS = 64
 """Most GPU cards on one host."""
@@ -119,6 +119,13 @@ def escape_control(s: str) -> str:
         return s
     return "".join(repr(c)[1:-1] if unicodedata.category(c) in CONTROL_CATEGORIES else c
                    for c in s)
+
+
+def name_list(names: Sequence[str], shown: int = 8) -> str:
+    """``names`` for a message: all of them, or the first ``shown`` and how many more."""
+    if len(names) <= shown:
+        return str(list(names))
+    return "[" + ", ".join(repr(n) for n in names[:shown]) + f", ... ({len(names):,} in all)]"
 
 
 def short(v: float) -> str:
@@ -748,6 +755,10 @@ class _Checker:
                 self.bad("initial.hosts", f"bad app name {app!r}")
                 continue
             f = f"initial.hosts.{app}"
+            if app not in inst.app_index:
+                self.bad(f, f"unknown app {app!r}; the instance's apps are "
+                         + name_list([a.name for a in inst.apps]))
+                continue
             if not isinstance(hs, tuple | list):
                 self.bad(f, f"expected a tuple of host indices, got {_pykind(hs)}")
                 continue
@@ -945,5 +956,5 @@ def check_instance(inst: Instance, source: str) -> Instance:
 __all__ = [
     "CONTROL_CATEGORIES", "MAX_CELLS", "MAX_CONTAINERS", "MAX_GPUS", "MAX_HOSTS", "MAX_NUMBER",
     "MAX_RESOURCES", "ModelTypes", "check_instance", "describe", "escape_control", "has_control",
-    "instance_problems", "register_model", "reported_as", "short", "validate",
+    "instance_problems", "name_list", "register_model", "reported_as", "short", "validate",
 ]

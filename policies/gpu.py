@@ -678,7 +678,9 @@ def save_plus_weights(path: str | Path, weights: Sequence[float], training: dict
     """Write tuned weights with their training provenance (``training``: command, seeds, costs)."""
     doc = {"kind": "fgd-plus", "features": list(PLUS_FEATURES), "weights": [float(w) for w in weights],
            "training": training}
-    Path(path).write_text(json.dumps(doc, indent=1) + "\n")
+    from packing.atomic import write_text
+
+    write_text(path, json.dumps(doc, indent=1) + "\n")
 
 
 class FGDPlus(FGD):

@@ -194,8 +194,12 @@ def plot_curves(path: str | Path, results: Sequence[PolicyResult], until: int, t
         fig.suptitle(title)
     fig.tight_layout()
     p = Path(path)
-    fig.savefig(p)
-    plt.close(fig)
+    from packing.atomic import write_with
+
+    try:
+        write_with(p, fig.savefig)
+    finally:
+        plt.close(fig)
     return p
 
 

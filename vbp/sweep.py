@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from packing.atomic import atomic_path, write_with
 from packing.errors import input_error
 from packing.model import Instance
 
@@ -101,7 +102,11 @@ def run_sweep(instances: Sequence[tuple[str, Instance]], policies: Sequence[str]
 
 
 def write_table(rows: Sequence[dict[str, Any]], path: str | Path, fmt: str | None = None) -> Path:
-    """Write the rows as CSV or Parquet (by suffix unless ``fmt`` is given); returns the path."""
+    """Write the rows as CSV or Parquet (by suffix unless ``fmt`` is given); returns the path.
+
+    The table goes to a temporary file beside ``path``, renamed over it when complete
+    (:mod:`packing.atomic`): an interruption leaves a previous table as it was.
+    """
     p = Path(path)
     fmt = fmt or output_format(p)
     if fmt == "parquet":
@@ -109,9 +114,9 @@ def write_table(rows: Sequence[dict[str, Any]], path: str | Path, fmt: str | Non
         import pyarrow.parquet as pq
 
         table = pa.table({c: [r[c] for r in rows] for c in COLUMNS})
-        pq.write_table(table, p)
+        write_with(p, lambda tmp: pq.write_table(table, tmp))
         return p
-    with p.open("w", newline="", encoding="utf-8") as f:
+    with atomic_path(p) as tmp, tmp.open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=list(COLUMNS), lineterminator="\n")
         w.writeheader()
         for r in rows:

@@ -36,12 +36,14 @@ Model
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from packing.io import read_text_limited
 from packing.model import App, HostType, Instance, Request
 
 RESOURCES = ("cpu_milli", "memory_mib")
@@ -92,7 +94,7 @@ def read_machines(path: str | Path) -> list[tuple[str, str, float, float, int]]:
     """
     f = machine_file(path)
     out = []
-    with f.open(newline="", encoding="utf-8") as fh:
+    with io.StringIO(read_text_limited(f), newline="") as fh:
         for i, row in enumerate(csv.reader(fh), 1):
             if not row:
                 continue
@@ -113,7 +115,7 @@ def read_pods(path: str | Path, pods: str = DEFAULT_PODS) -> list[tuple[int, int
     """
     f = pod_file(path, pods)
     out = []
-    with f.open(newline="", encoding="utf-8") as fh:
+    with io.StringIO(read_text_limited(f), newline="") as fh:
         reader = csv.DictReader(fh)
         need = ("cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
         missing = [c for c in need if c not in (reader.fieldnames or ())]

@@ -118,6 +118,10 @@ def load_any(path: str | Path, **options: Any) -> Instance:
     p = Path(path)
     if not p.exists():
         raise input_error(str(p), "", "no such file or folder")
+    if not p.is_file() and not p.is_dir():
+        from packing.io import read_bytes_limited
+
+        read_bytes_limited(p)  # a FIFO, device or socket: refused at once, naming what it is
     found = detect(p)
     if found is None:
         raise input_error(str(p), "", f"unknown kind of input; expected {EXPECTED}")

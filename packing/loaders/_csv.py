@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from packing.errors import InputError, Problem
+from packing.io import read_text_limited
 from packing.model import HostType
 from packing.validation import MAX_NUMBER, has_control
 
@@ -75,11 +76,9 @@ class CsvReader:
 
     def _text(self) -> str:
         try:
-            return self.path.read_text(encoding="utf-8-sig")
-        except FileNotFoundError:
-            raise InputError([Problem(self.source, "", "no such file")]) from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise InputError([Problem(self.source, "", f"cannot read: {e}")]) from None
+            return read_text_limited(self.path, encoding="utf-8-sig")
+        except InputError as e:  # name the source as the reader does
+            raise InputError([Problem(self.source, p.field, p.reason) for p in e.problems]) from None
 
     def rows(self) -> Iterator[tuple[int, dict[str, str]]]:
         """Yield ``(line number, {column: value})`` for every non-empty data row.

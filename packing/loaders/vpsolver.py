@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packing.errors import InputError, Problem
+from packing.io import read_text_limited
 from packing.loaders._csv import CsvReader
 from packing.model import App, HostType, Instance
 from packing.validation import (
@@ -69,12 +70,7 @@ def load_vbp(path: str | Path, name: str | None = None) -> Instance:
     """
     p = Path(path)
     src = str(p)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError([Problem(src, "", "no such file")]) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError([Problem(src, "", f"cannot read: {e}")]) from None
+    text = read_text_limited(p)
     # tokens with their line numbers
     toks: list[tuple[int, str]] = [
         (i, t) for i, line in enumerate(text.splitlines(), start=1) for t in line.split()

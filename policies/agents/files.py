@@ -14,8 +14,7 @@ Torch is imported inside the functions: importing this module stays free of it.
 from __future__ import annotations
 
 import importlib
-import os
-import tempfile
+import io
 import warnings
 from pathlib import Path
 from typing import Any
@@ -41,22 +40,16 @@ KINDS: dict[str, str] = {
 def save_agent(kind: str, data: dict[str, Any], path: str | Path) -> None:
     """Write ``data`` (tensors, numbers, strings, lists, dicts of those) as a ``kind`` agent file.
 
-    The write is atomic: a temporary file in the same folder, then a rename, so an interrupted
-    save never leaves a half-written model where a good one was.
+    The write is atomic (:mod:`packing.atomic`): a temporary file in the same folder, then a
+    rename, so an interrupted save never leaves a half-written model where a good one was.
     """
     import torch
 
     if kind not in KINDS:
         raise ValueError(f"unknown agent kind {kind!r}; known: {sorted(KINDS)}")
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
-    os.close(fd)
-    try:
-        torch.save({"kind": kind, "format": FORMAT, **data}, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    from packing.atomic import write_with
+
+    write_with(path, lambda tmp: torch.save({"kind": kind, "format": FORMAT, **data}, tmp))
 
 
 def _load_reason(e: Exception) -> str:
@@ -74,17 +67,21 @@ def read_agent_file(path: str | Path) -> dict[str, Any]:
     """The dict of an agent file, read with ``torch.load(weights_only=True)``.
 
     Raises:
-        InputError: not readable as a weights-only torch file, or no known ``kind``/``format``.
+        InputError: missing, not a regular file, larger than :data:`packing.io.MAX_FILE_BYTES`,
+            not readable as a weights-only torch file, or no known ``kind``/``format``.
     """
     try:
         import torch
     except ImportError:  # pragma: no cover - torch is an optional dependency
         raise input_error(str(path), "", "learned agents need torch (pip install 'vbp[rl]')"
                          ) from None
+    from packing.io import read_bytes_limited
+
+    raw = read_bytes_limited(path)  # a regular file of at most MAX_FILE_BYTES (no FIFO, no device)
     try:
         with warnings.catch_warnings():  # torch warns about the pickle protocol of foreign files
             warnings.simplefilter("ignore", UserWarning)
-            data = torch.load(str(path), weights_only=True, map_location="cpu")
+            data = torch.load(io.BytesIO(raw), weights_only=True, map_location="cpu")
     except Exception as e:  # noqa: BLE001 - any failure means: not a model file we can trust
         raise input_error(str(path), "", f"not a vbp agent file ({_load_reason(e)})") from None
     if not isinstance(data, dict):

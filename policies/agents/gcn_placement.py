@@ -700,8 +700,12 @@ def plot_curve(curve: Sequence[float], path: str | Path, *, title: str = "GCN pl
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    from packing.atomic import write_with
+
+    try:
+        write_with(path, lambda tmp: fig.savefig(tmp, dpi=110))
+    finally:
+        plt.close(fig)
 
 
 __all__ = ["KIND", "Batch", "Config", "Featurizer", "GcnPlacementPolicy", "PlacementNet", "TrainResult",

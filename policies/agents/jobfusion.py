@@ -793,8 +793,12 @@ def plot_curve(state: TrainState, path: str | Path, title: str = "JobFusion agen
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    from packing.atomic import write_with
+
+    try:
+        write_with(path, fig.savefig)
+    finally:
+        plt.close(fig)
 
 
 __all__ = ["Config", "Env", "JobFusionNet", "JobFusionPolicy", "TrainState", "distil", "from_checkpoint",

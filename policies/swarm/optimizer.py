@@ -20,8 +20,6 @@ import contextlib
 import hashlib
 import json
 import math
-import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,6 +28,7 @@ from unittest import mock
 
 import numpy as np
 
+from packing.atomic import atomic_path
 from packing.errors import InputError, Problem
 
 Objective = Callable[[np.ndarray], np.ndarray]
@@ -226,7 +225,7 @@ class PSOCheckpoint:
         }
 
     def save(self, path: str | Path) -> None:
-        """Write the checkpoint atomically (temp file in the same folder, fsync, rename).
+        """Write the checkpoint atomically (:mod:`packing.atomic`: temp file beside it, fsync, rename).
 
         Raises:
             InputError: the file cannot be written.
@@ -236,29 +235,8 @@ class PSOCheckpoint:
         doc = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION,
                "sha256": hashlib.sha256(_canonical(payload)).hexdigest(), "payload": payload}
         data = json.dumps(doc, allow_nan=False).encode()
-        try:
-            fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-        except OSError as e:
-            raise InputError([Problem(str(p), "", f"cannot write the checkpoint: "
-                                      f"{e.strerror or e}")]) from None
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, p)
-        except BaseException as e:
-            Path(tmp).unlink(missing_ok=True)
-            if isinstance(e, OSError):
-                raise InputError([Problem(str(p), "", f"cannot write the checkpoint: "
-                                          f"{e.strerror or e}")]) from None
-            raise
-        with contextlib.suppress(OSError):  # make the rename itself durable
-            dfd = os.open(p.parent, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
+        with atomic_path(p) as tmp:
+            tmp.write_bytes(data)
 
     @classmethod
     def load(cls, path: str | Path) -> PSOCheckpoint:

@@ -159,5 +159,5 @@ def test_cli_generate(tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
     assert load_instance(out) == small(1)
-    bad = CliRunner().invoke(cli, [*args[:-2], "--gpu-type", "P4", "--out", str(out)])
+    bad = CliRunner().invoke(cli, [*args[:-2], "--gpu-type", "P4", "--out", str(out), "--force"])
     assert bad.exit_code == 2 and "card memory" in bad.output

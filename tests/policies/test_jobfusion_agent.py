@@ -329,7 +329,8 @@ def test_cli_expert_base_and_within(tmp_path: Path) -> None:
     info = read_agent_file(model)["info"]
     assert info["expert_base"] == "sjf-cp" and info["expert_within"] is True and info["max_labels"] == 5
     assert info["expert_passes"] == 2 and len(info["expert_nll"]) == 1
-    r = CliRunner().invoke(train_jobfusion, [*args[:3], "--episodes", "2", "--expert-base", "sjf-cp"])
+    r = CliRunner().invoke(train_jobfusion, [*args[:3], "--episodes", "2", "--expert-base", "sjf-cp",
+                                             "--force"])
     assert r.exit_code != 0 and "only with --expert" in str(r.exception)
     r = CliRunner().invoke(train_jobfusion, [*args[:3], "--expert", "rollout", "--expert-base", "lifo"])
     assert r.exit_code == 2  # click rejects an unknown base
@@ -464,7 +465,7 @@ def test_cli_candidates_long_samples_and_max_labels(tmp_path: Path) -> None:
     r = CliRunner().invoke(train_jobfusion, args)
     assert r.exit_code == 0, r.output
     assert "no REINFORCE iterations" in r.output
-    r = CliRunner().invoke(train_jobfusion, [*args[:3], "--episodes", "0"])
+    r = CliRunner().invoke(train_jobfusion, [*args[:3], "--episodes", "0", "--force"])
     assert r.exit_code != 0 and "nothing to train" in str(r.exception)
     data = read_agent_file(model)
     assert data["config"]["candidates"] == 2 and data["config"]["features"] == 2

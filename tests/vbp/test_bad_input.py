@@ -106,7 +106,7 @@ def test_host_names_unique_after_expansion(tmp_path: Path, capsys) -> None:
 # ------------------------------------------------------------------------------------------------
 # silently accepted or dropped data
 @pytest.mark.parametrize("initial, needle", [
-    ({"hosts": {"ghost": ["std#0"]}}, "unknown_app"),
+    ({"hosts": {"ghost": ["std#0"]}}, "unknown app"),
     ({"hosts": {"a": ["std#0", "std#1", "std#2"]}}, "count"),
     ({"hosts": {"a": ["std#0", "std#1"], "b": ["std#0"]}, "gpus": {}}, None),
     ({"hosts": {"a": ["std#0", None], "b": ["std#0"]}}, None),

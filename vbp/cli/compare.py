@@ -15,10 +15,10 @@ from vbp.cli.common import (
     PLOT_SUFFIXES,
     SEED,
     FiniteFloat,
-    check_output,
     data_options,
     ray_address_option,
 )
+from vbp.cli.outputs import check_outputs, force_option
 from vbp.cli.simulate import load_target, naming_file, prepare
 from vbp.compare import (
     UNCOVERED_MODES,
@@ -81,11 +81,12 @@ def uncovered_option(fn: F) -> F:
                    "assumes).")
 @uncovered_option
 @executor_options
+@force_option
 @data_options
 def compare(path: str | None, policy_list: str | None, orders: int, time_limit: float, seed: int,
             as_json: bool, plot: str | None, quiet: bool, repair_snapshot: bool,
             snapshots: int, keep: float, keep_departures: bool, uncovered: str, executor_kind: str,
-            workers: int | None, ray_address: str | None) -> None:
+            workers: int | None, ray_address: str | None, force: bool) -> None:
     """Compare online policies with the optimum on FILE (default: the built-in `sigma` instance).
 
     FILE is an instance file, a .vbp file, a data-set folder or a built-in name. Every policy replays the
@@ -104,8 +105,8 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     from packing.simulator import static_view
     from policies.registry import default_policies, parse_policy_list
 
-    check_output(plot, "--plot", PLOT_SUFFIXES)
     names = parse_policy_list(policy_list) if policy_list else None
+    check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[path, *(names or [])])
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
     loaded = load_target(path)
     if names is None:

@@ -6,14 +6,16 @@ import sys
 
 import click
 
-from packing.io import MAX_CONTAINERS, MAX_RESOURCES, save_instance
+from packing.errors import InputError, Problem
+from packing.io import MAX_CELLS, MAX_CONTAINERS, MAX_RESOURCES, save_instance
 from packing.model import Instance
-from vbp.cli.common import SEED, check_output
+from vbp.cli.common import SEED
 from vbp.cli.generate_multicluster import multicluster_command
+from vbp.cli.outputs import check_outputs, force_option
 
 
 def _write(inst: Instance, out: str) -> None:
-    save_instance(inst, out)
+    save_instance(inst, out)  # refuses an instance vbp would refuse to read
     extra = ""
     if "planted_optimum" in inst.meta:
         extra = f", planted optimum {inst.meta['planted_optimum']} hosts"
@@ -21,9 +23,9 @@ def _write(inst: Instance, out: str) -> None:
                f"{inst.n_hosts} hosts, {len(inst.rules) + len(inst.exclusions)} rules{extra}")
 
 
-def _check_out(out: str) -> None:
-    """Check ``--out`` (suffix, writable folder) before generating anything."""
-    check_output(out, "--out")
+def _check_out(out: str, force: bool) -> None:
+    """Check ``--out`` (suffix, writable folder, exists only with --force) before generating."""
+    check_outputs([(out, "--out", None)], force=force)
 
 
 @click.group()
@@ -38,9 +40,10 @@ def generate() -> None:
                    "(about 16 containers each; 310 gives about 5,000 containers).")
 @click.option("--out", required=True, type=click.Path(dir_okay=False),
               help="Output file (.json, .yaml or .yml).")
-def sigma(seed: int, planted_hosts: int | None, out: str) -> None:
+@force_option
+def sigma(seed: int, planted_hosts: int | None, out: str, force: bool) -> None:
     """An Alibaba-Sigma-like instance: 30 apps, 96c512g hosts, caps and exclusions."""
-    _check_out(out)
+    _check_out(out, force)
     from packing.generators.sigma import generate_sigma_large
     from vbp.instances import generate_sigma
 
@@ -76,13 +79,18 @@ def sigma(seed: int, planted_hosts: int | None, out: str) -> None:
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False),
               help="Output file (.json, .yaml or .yml).")
+@force_option
 def random(n_apps: int, n_containers: int, n_resources: int, binding: str, rule_density: float,
            exclusion_density: float, cap_fraction: float, tightness: float, n_host_types: int,
-           planted: bool, seed: int, out: str) -> None:
+           planted: bool, seed: int, out: str, force: bool) -> None:
     """A random instance, optionally with a planted optimum."""
     from packing.generators.random import generate_random
 
-    _check_out(out)
+    _check_out(out, force)
+    if n_apps * n_resources > MAX_CELLS:
+        raise InputError([Problem("<options>", "--apps/--resources", f"{n_apps:,} apps x "
+                                  f"{n_resources:,} resources is {n_apps * n_resources:,} values, "
+                                  f"more than the {MAX_CELLS:,} vbp reads (packing.io.MAX_CELLS)")])
     try:
         inst = generate_random(
             n_apps, n_containers, n_resources=n_resources, binding=binding,  # type: ignore[arg-type]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import click
 
-from vbp.cli.common import SEED, check_output
+from vbp.cli.common import SEED
 
 
 @click.command("multicluster")
@@ -29,16 +29,25 @@ from vbp.cli.common import SEED, check_output
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False),
               help="Output file (.json, .yaml or .yml).")
+@click.option("--force", is_flag=True, help="Replace --out if it exists.")
 def multicluster_command(data: str | None, machines: str | None, pods: str | None, pod_list: str,
                          clusters: int, nodes: int, tasks: int, gpu_types: Sequence[str],
-                         max_gpus_per_task: int, seed: int, out: str) -> None:
+                         max_gpus_per_task: int, seed: int, out: str, force: bool) -> None:
     """The EADE-DDPG multi-cluster scenario: N clusters x P GPU nodes (v2020), K openb tasks (v2023)."""
     import sys
 
-    from packing.generators.multicluster import generate_multicluster
-    from packing.io import save_instance
+    from packing.errors import InputError, Problem
+    from packing.generators.multicluster import RESOURCES, generate_multicluster
+    from packing.io import MAX_CELLS, MAX_HOSTS, save_instance
+    from vbp.cli.outputs import check_outputs
 
-    check_output(out, "--out")
+    check_outputs([(out, "--out", None)], force=force)
+    n_hosts = clusters * nodes
+    if n_hosts > MAX_HOSTS or n_hosts * len(RESOURCES) > MAX_CELLS:
+        raise InputError([Problem("<options>", "--clusters/--nodes", f"{clusters:,} clusters x "
+                                  f"{nodes:,} nodes is {n_hosts:,} hosts; vbp reads at most "
+                                  f"{min(MAX_HOSTS, MAX_CELLS // len(RESOURCES)):,} with "
+                                  f"{len(RESOURCES)} resources (packing.io.MAX_HOSTS, MAX_CELLS)")])
     m_src, p_src = machines or data, pods or data
     if m_src is None or p_src is None:
         click.echo("error: vbp generate multicluster: give --data, or both --machines and --pods", err=True)

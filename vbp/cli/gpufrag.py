@@ -10,7 +10,8 @@ from typing import Any
 import click
 
 from packing.errors import InputError, Problem
-from vbp.cli.common import PLOT_SUFFIXES, SEED, check_output
+from vbp.cli.common import PLOT_SUFFIXES, SEED
+from vbp.cli.outputs import check_outputs, force_option
 
 MAX_SEEDS = 1000
 """Most seeds one command runs."""
@@ -73,8 +74,10 @@ def _fmt(x: float | None) -> str:
 @click.option("--bound-time", type=click.FloatRange(0, 86400), default=300.0, show_default=True,
               help="Seconds of column generation per level and seed for --bound-method config (the bound "
                    "stays valid when it stops early, only looser).")
+@force_option
 def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: int, until: int,
-             as_json: bool, plot: str | None, bound: bool, bound_method: str, bound_time: float) -> None:
+             as_json: bool, plot: str | None, bound: bool, bound_method: str, bound_time: float,
+             force: bool) -> None:
     """Replay an openb pod list on DATA's GPU nodes with the FGD paper's policies.
 
     Pods arrive in a seeded random order and never leave, resampled from the list until the
@@ -84,7 +87,7 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
     """
     from policies.registry import parse_policy_list
 
-    check_output(plot, "--plot", PLOT_SUFFIXES)
+    check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[data, pods])
     if seed + seeds - 1 > 2**32 - 1:
         raise InputError([Problem("--seed", str(seed),
                                   f"seed + seeds - 1 must be below 2^32 (--seeds {seeds})")])

@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from packing.errors import InputError, Problem
-from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat, check_output
+from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat
+from vbp.cli.outputs import check_outputs, force_option
 
 
 def _qs(text: str) -> list[int]:
@@ -76,10 +77,11 @@ def jobs() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Plot the JCT distribution of each policy (CDF) with the critical-path bound.")
+@force_option
 def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, hosts: str,
             interarrival: float, carving: str, large_share: float, trace_arrivals: bool, online: str | None,
             online_share: float, surges: int,
-            preempt: bool, no_overheads: bool, as_json: bool, plot: str | None) -> None:
+            preempt: bool, no_overheads: bool, as_json: bool, plot: str | None, force: bool) -> None:
     """Run DAG scheduling policies on a seeded sample of DATA's jobs, against the bounds.
 
     DATA is a folder laid out like alibaba-v2018-batch-dag (batch_task*.csv with a header).
@@ -88,7 +90,7 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     from policies.dag import DAG_POLICIES, DEFAULT_DAG_POLICIES
     from vbp.jobfusion import compare_dag, parse_hosts, resolve_dag_policy, sample_jobs
 
-    check_output(plot, "--plot", PLOT_SUFFIXES)
+    check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[data])
     names = ([n.strip() for n in policy_text.split(",") if n.strip()] if policy_text
              else list(DEFAULT_DAG_POLICIES))
     bad = [n for n in names if n not in DAG_POLICIES and not n.lower().endswith(".pt")]
@@ -143,8 +145,12 @@ def _plot(res: dict[str, Any], path: str) -> None:
     ax.set_ylabel("share of jobs")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    from packing.atomic import write_with
+
+    try:
+        write_with(path, fig.savefig)
+    finally:
+        plt.close(fig)
 
 
 @jobs.command("partition")

@@ -11,7 +11,8 @@ import click
 
 from packing.errors import InputError, Problem
 from packing.model import Instance
-from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, check_output, data_options
+from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, data_options
+from vbp.cli.outputs import check_outputs, force_option
 from vbp.compare import UNCOVERED_MODES, cover_requests, uncovered_note
 
 
@@ -69,9 +70,10 @@ def _num(x: float) -> float | None:
               help="Containers of an app that neither the snapshot holds nor the request stream "
                    "requests: error (refuse the instance, exit 2), drop (leave them out) or arrive "
                    "(they arrive first, before the stream). The report says which.")
+@force_option
 @data_options
 def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool, out: str | None,
-             plot: str | None, repair_snapshot: bool, uncovered: str) -> None:
+             plot: str | None, repair_snapshot: bool, uncovered: str, force: bool) -> None:
     """Replay FILE's arrivals (a file, a data-set folder, or `sigma`) with one policy.
 
     Departures in the request stream are replayed; hosts are counted at the end and at the peak.
@@ -82,8 +84,8 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     from packing.simulator import evaluate, sample_orders
     from policies.registry import get_policy
 
-    check_output(out, "--out")
-    check_output(plot, "--plot", PLOT_SUFFIXES)
+    check_outputs([(out, "--out", None), (plot, "--plot", PLOT_SUFFIXES)], force=force,
+                  inputs=[path, policy_name])
     policy = get_policy(policy_name)
     loaded = load_target(path)
     with naming_file(loaded, path):

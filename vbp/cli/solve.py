@@ -21,7 +21,8 @@ import click
 
 from packing.errors import InputError, Problem
 from packing.model import Instance
-from vbp.cli.common import SEED, FiniteFloat, check_output, data_options, load_any
+from vbp.cli.common import SEED, FiniteFloat, data_options, load_any
+from vbp.cli.outputs import check_outputs, force_option
 
 if TYPE_CHECKING:
     from solvers import SolveResult, StopFlag
@@ -179,16 +180,18 @@ def _fmt(x: float | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
               help="Write the placement to this file (JSON or YAML by extension).")
+@force_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @data_options
 def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
-          objective: str | None, as_json: bool, out: str | None, quiet: bool) -> None:
+          objective: str | None, as_json: bool, out: str | None, force: bool, quiet: bool) -> None:
     """Solve FILE (an instance file, a .vbp file, a data-set folder, or the word `sigma`).
 
     The instance is solved offline (all containers at once, ignoring an initial snapshot and
     request times). Prints status, objective, proven bound, gap, time and method; progress goes
     to stderr. Exit status: 0 with a placement, 1 when infeasible or nothing was found, 2 on bad
-    input, 130 when interrupted. Ctrl-C stops the solver, which returns the best placement and
+    input (also an --out that exists, without --force, or that is FILE itself), 130 when
+    interrupted. Ctrl-C stops the solver, which returns the best placement and
     the best proven bound found so far: they are printed as usual (``interrupted`` in the JSON,
     ``--out`` still written) with exit status 130; a second Ctrl-C aborts at once.
     """
@@ -196,7 +199,7 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
     from solvers import solve as run
     from solvers.result import Progress
 
-    check_output(out, "--out")
+    check_outputs([(out, "--out", None)], force=force, inputs=[path])
     if not available(method):
         raise InputError([Problem("<options>", "--method",
                                   f"method {method!r} is not available in this installation")])

@@ -11,6 +11,7 @@ import click
 
 from vbp.cli.common import MAX_ORDERS, SEED
 from vbp.cli.compare import executor_options, uncovered_option
+from vbp.cli.outputs import force_option
 
 
 @click.command()
@@ -29,9 +30,10 @@ from vbp.cli.compare import executor_options, uncovered_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar on stderr.")
 @uncovered_option
 @executor_options
+@force_option
 def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: int, out: str,
           repair_snapshot: bool, keep_departures: bool, quiet: bool, uncovered: str,
-          executor_kind: str, workers: int | None, ray_address: str | None) -> None:
+          executor_kind: str, workers: int | None, ray_address: str | None, force: bool) -> None:
     """Run every policy on every instance over the same orders; write one row per run to --out.
 
     INSTANCES are instance files, .vbp files, data-set folders or built-in names (`sigma`). Columns:
@@ -42,9 +44,13 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: in
     Bad input exits with status 2 before any run starts, naming the file: an instance whose
     request stream leaves containers out is refused unless --uncovered drop or arrive is given
     (then a note per instance says how many containers were dropped or made to arrive first).
+    An --out that exists is refused unless --force is given (never one of INSTANCES). The table
+    is written when every run is done, to a temporary file renamed over --out: an interruption
+    leaves any previous table as it was.
     """
     from tqdm import tqdm
 
+    from packing.atomic import check_target
     from packing.evaluation import make_executor
     from packing.simulator import static_view
     from policies.registry import DEFAULT_COMPARE, parse_policy_list
@@ -56,6 +62,7 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: in
     # every option is checked before any instance is loaded or any run starts
     names = parse_policy_list(policy_list) if policy_list else list(DEFAULT_COMPARE)
     fmt = output_format(out)
+    check_target(out, "--out", force=force, inputs=[*paths, *names])
     executor = make_executor(executor_kind, workers, ray_address)  # starts nothing yet
     for n in names:
         resolve_policy(n)  # policy files are read now

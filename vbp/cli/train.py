@@ -12,8 +12,10 @@ from typing import Any, NoReturn
 
 import click
 
+from packing.atomic import check_target
 from packing.errors import input_error
 from vbp.cli.common import MAX_ORDERS, SEED, FiniteFloat, check_output, given_command, ray_address_option
+from vbp.cli.outputs import check_outputs, force_option
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT)."""
@@ -96,10 +98,11 @@ def train() -> None:
               help="If the initial snapshot breaks constraints, re-place the containers that break them.")
 @click.option("--out", type=click.Path(dir_okay=False), required=True,
               help="Where to save the tuned policy (.json).")
+@force_option
 def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, seed: int,
           inertia: float, c1: float, c2: float, patience: int, optimizer: str, backend: str,
           workers: int, ray_address: str | None, init: str, checkpoint: str | None, resume: bool,
-          as_json: bool, repair_snapshot: bool, out: str) -> None:
+          as_json: bool, repair_snapshot: bool, out: str, force: bool) -> None:
     """Tune a swarm scoring policy on PATH (an instance, data set, or `sigma`); save it to --out.
 
     Every option is checked before PATH is read (bad input: exit status 2). Ctrl-C stops the
@@ -114,10 +117,12 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
     from vbp.cli.common import load_any
     from vbp.cli.simulate import naming_file, prepare
 
-    check_output(out, "--out", (".json",))
+    check_outputs([(out, "--out", (".json",))], force=force, inputs=[path, init])
     if resume and checkpoint is not None and Path(checkpoint).exists():
         PSOCheckpoint.load(checkpoint)  # not a checkpoint (a pickle, corrupt): said first, nothing run
     check_output(checkpoint, "--checkpoint", (".json",))
+    check_target(checkpoint, "--checkpoint", force=force or resume, inputs=[path, init],
+                 remedy="pass --resume to continue from it, or --force to replace it")
     if checkpoint is not None and checkpoint_same_file(checkpoint, out):
         raise input_error("--checkpoint", checkpoint, "is the same file as --out")
     if resume and checkpoint is None:

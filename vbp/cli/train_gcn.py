@@ -12,9 +12,11 @@ from typing import Any
 
 import click
 
+from packing.atomic import check_target
 from packing.errors import input_error
 from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, FiniteFloat, check_output, load_any
 from vbp.cli.common import given_command as common_given_command
+from vbp.cli.outputs import check_outputs, force_option
 
 
 def given_command() -> str:
@@ -60,19 +62,22 @@ EVAL_ORDERS = 8
 @click.option("--resume", is_flag=True, help="Continue from --checkpoint if it exists.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Save the training curve.")
 @click.option("--out", type=click.Path(dir_okay=False), required=True, help="The model file (.pt).")
+@force_option
 def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family: int, dim: int,
         layers: int, lr: float, init_scale: float, entropy: float, imitate: str | None,
         imitate_episodes: int, imitate_rounds: int, init_from: str | None, checkpoint: str | None,
-        resume: bool, plot: str | None, out: str) -> None:
+        resume: bool, plot: str | None, out: str, force: bool) -> None:
     """Train the GCN placement policy on sampled orders of INSTANCE (a file or ``sigma``).
 
     The model file works with ``vbp simulate --policy MODEL`` and ``vbp compare --policies bf,MODEL``.
     After training, the greedy policy is replayed on the evaluation orders of ``vbp compare`` (the
     instance's own order and 7 seeded shuffles, never trained on) next to Best-Fit.
     """
-    check_output(out, "--out", (".pt",))
+    check_outputs([(out, "--out", (".pt",)), (plot, "--plot", PLOT_SUFFIXES)], force=force,
+                  inputs=[instance, init_from])
     check_output(checkpoint, "--checkpoint", (".pt",))
-    check_output(plot, "--plot", PLOT_SUFFIXES)
+    check_target(checkpoint, "--checkpoint", force=force or resume, inputs=[instance, init_from],
+                 remedy="pass --resume to continue from it, or --force to replace it")
     if resume and checkpoint is None:
         raise input_error("command line", "--resume", "needs --checkpoint FILE")
     if family and instance != "sigma":

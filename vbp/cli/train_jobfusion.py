@@ -13,7 +13,8 @@ from typing import Any
 import click
 
 from packing.errors import input_error
-from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat, check_output
+from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat
+from vbp.cli.outputs import check_outputs, force_option
 
 DEFAULT_HOSTS = "32c64g:4,92c288g:2"
 """The default training cluster: small enough that 10 jobs queue (so the order matters)."""
@@ -121,6 +122,7 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
 @click.option("--resume", is_flag=True, help="Continue the run saved in --out.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Training curve plot.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@force_option
 def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, samples: int, batch: int,
                     q: int, single: bool, hosts: str, interarrival: float, carving: str, large_share: str,
                     dim: int, lr: float,
@@ -128,14 +130,14 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
                     expert_epochs: int, expert_horizon: int, expert_rollouts: int, expert_base: str,
                     expert_within: bool, expert_passes: int, candidates: int,
                     long_samples: int, max_labels: int | None, resume: bool,
-                    plot: str | None, quiet: bool) -> None:
+                    plot: str | None, quiet: bool, force: bool) -> None:
     """Train the JobFusion GCN agent on seeded samples of DATA's DAG jobs (a batch_task folder).
 
     Saves a weights-only model that `vbp jobs compare --policies sjf,MODEL.pt` accepts. Checkpoints every
     10 iterations; --resume continues from --out.
     """
-    check_output(plot, "--plot", PLOT_SUFFIXES)
-    check_output(out, "--out", (".pt",))
+    check_outputs([(out, "--out", (".pt",))], force=force or resume, inputs=[data])
+    check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force or resume, inputs=[data, out])
     if imitate is not None and imitate not in ("fifo", "sjf", "sjf-cp", "cpf"):
         raise input_error("--imitate", imitate, "expected fifo, sjf, sjf-cp or cpf")
     if imitate is not None and resume:

@@ -11,7 +11,8 @@ from typing import Any
 import click
 
 from packing.errors import input_error
-from vbp.cli.common import SEED, check_output
+from vbp.cli.common import SEED
+from vbp.cli.outputs import check_outputs, force_option
 
 ALGO_CHOICES = ("eade-m", "eade", "ddpg", "td3", "sac", "ppo")
 """The ``--algo`` values (:data:`policies.agents.rl.ALGOS`, repeated here so ``--help`` needs no torch)."""
@@ -54,7 +55,9 @@ def plot_curve(curve: list[dict[str, Any]], path: str, title: str) -> None:
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    from packing.atomic import write_with
+
+    write_with(path, lambda tmp: fig.savefig(tmp, dpi=100))
     plt.close(fig)
 
 
@@ -77,8 +80,9 @@ def plot_curve(curve: list[dict[str, Any]], path: str, title: str) -> None:
               help="Write the training curve (tasks placed per episode) to this PNG.")
 @click.option("--json", "as_json", is_flag=True, help="Print the training curve as JSON.")
 @click.option("--out", type=click.Path(dir_okay=False), required=True, help="The model file (.pt).")
+@force_option
 def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tuple[str, ...],
-       threads: int, resume: bool, plot: str | None, as_json: bool, out: str) -> None:
+       threads: int, resume: bool, plot: str | None, as_json: bool, out: str, force: bool) -> None:
     """Train an RL agent on SCENARIOS (multi-cluster files from `vbp generate multicluster`).
 
     Each scenario's FIFO stream is one episode; several scenarios (seeds) are played in turn.
@@ -86,8 +90,8 @@ def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tu
     """
     import importlib.util
 
-    check_output(out, "--out", (".pt",))
-    check_output(plot, "--plot", (".png",))
+    check_outputs([(out, "--out", (".pt",))], force=force or resume, inputs=scenarios)
+    check_outputs([(plot, "--plot", (".png",))], force=force or resume, inputs=[*scenarios, out])
     if importlib.util.find_spec("torch") is None:
         raise input_error("--algo", algo, "learned agents need torch (pip install 'vbp[rl]')")
     from policies.agents.rl import RESUMABLE, coerce, kind_of
