@@ -279,13 +279,16 @@ def node_frag_mix(free, card_free, n_cards, card_cap, htype, s_demand, s_cards, 
                 fc = card_free[c]
                 if fc > 0 and fits_c(need, fc):
                     n_ok += 1
-                    slots += 1.0 if whole else np.floor((fc + 1e-9 * max(1.0, need)) / need)
+                    if whole:
+                        slots += 1.0
+                    elif need > 0:
+                        slots += np.floor((fc + 1e-9 * max(1.0, need)) / need)
                 else:
                     small += fc
             if res_ok and n_ok >= k:
                 f = small
             n_task = min(np.floor(slots / k), n_res)
-            if n_task > 0:
+            if n_task > 0 and need > 0:  # a zero share uses no idle GPU: p stays idle
                 p = max(idle - n_task * k * need, 0.0)
         total += s_weight[m] * ((1.0 - lam) * f + lam * p)
     return total
