@@ -206,20 +206,43 @@ def read_document(path: str | Path) -> Any:
     (:func:`read_bytes_limited`).
 
     Raises:
-        InputError: the file is missing, not a regular file, too large, unreadable or malformed
-            (with line and column).
+        InputError: the file is missing, not a regular file, too large, unreadable, empty or
+            malformed (with line and column).
+    """
+    docs = read_documents(path, multi=False)
+    if not docs:
+        raise InputError([Problem(str(path), "", "file is empty")])
+    return docs[0]
+
+
+def read_documents(path: str | Path, *, multi: bool = True) -> list[Any]:
+    """Every document of a JSON or YAML file (YAML may hold several, separated by ``---``).
+
+    The same strict parse as :func:`read_document`: bounded read, duplicate keys and YAML aliases
+    refused, nesting at most :data:`MAX_DEPTH` deep. With ``multi``, empty documents are dropped.
+
+    Args:
+        path: the file (``.yaml``/``.yml`` is YAML, anything else JSON).
+        multi: accept several YAML documents (else a second one is an error).
+
+    Raises:
+        InputError: as :func:`read_document`.
     """
     p = Path(path)
     src = str(p)
     text = read_text_limited(p)
     if not text.strip():
-        raise InputError([Problem(src, "", "file is empty")])
+        return []
     too_deep = f"lists and objects are nested more than {MAX_DEPTH} deep"
+    docs: list[Any]
     if p.suffix.lower() in (".yaml", ".yml"):
         import yaml
 
         try:
-            doc = yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
+            if multi:
+                docs = list(yaml.load_all(text, Loader=_yaml_loader()))  # noqa: S506 - SafeLoader
+            else:
+                docs = [yaml.load(text, Loader=_yaml_loader())]  # noqa: S506 - a SafeLoader subclass
         except _ParseError as e:
             raise InputError([Problem(src, e.where, e.reason)]) from None
         except RecursionError:
@@ -230,7 +253,7 @@ def read_document(path: str | Path) -> Any:
             raise InputError([Problem(src, _mark(mark), f"malformed YAML: {reason}")]) from None
     else:
         try:
-            doc = json.loads(text, object_pairs_hook=_no_duplicates)
+            docs = [json.loads(text, object_pairs_hook=_no_duplicates)]
         except _ParseError as e:
             raise InputError([Problem(src, e.where, e.reason)]) from None
         except RecursionError:
@@ -241,10 +264,15 @@ def read_document(path: str | Path) -> Any:
             ) from None
         except ValueError as e:  # e.g. an integer with more than 4300 digits
             raise InputError([Problem(src, "", f"malformed JSON: {e}")]) from None
-    bad = _depth_problem(doc)
-    if bad is not None:
-        raise InputError([Problem(src, "", bad)])
-    return doc
+    out = []
+    for doc in docs:
+        if doc is None and multi:
+            continue
+        bad = _depth_problem(doc)
+        if bad is not None:
+            raise InputError([Problem(src, "", bad)])
+        out.append(doc)
+    return out
 
 
 def write_document(path: str | Path, doc: Any) -> None:

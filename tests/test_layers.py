@@ -137,6 +137,7 @@ PRIVATE_IMPORTS_TO_FIX = {
     ("solvers.repack", "solvers.tabu._rand"),
     ("solvers.rule_bounds", "packing.bounds._slack"),
     ("solvers.rule_lns", "solvers.lns._sub_instance"),
+    ("benchmarks.bench_validation", "solvers.lns._sub_instance"),
     ("solvers.spread", "packing.kernels._first_fit"),
 }
 """Private names still imported across modules (each should become public, or move to its user)."""

@@ -84,7 +84,6 @@ taints; :func:`hosts_file`). Without ``hosts`` the instance has no host types.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
 from collections import Counter
@@ -98,15 +97,10 @@ import numpy as np
 
 from packing.errors import InputError, Problem
 from packing.io import (
-    MAX_FILE_BYTES,
-    _depth_problem,
-    _mark,
-    _no_duplicates,
-    _ParseError,
-    _yaml_loader,
     check_instance,
     instance_from_dict,
     read_document,
+    read_documents,
 )
 from packing.loaders.k8s_pod import (
     GPU_KEYS,
@@ -243,46 +237,8 @@ def manifest_files(path: str | Path) -> list[Path]:
 
 
 def _read_objects(p: Path) -> list[Any]:
-    """Every top-level document of a manifest file (``None`` documents dropped)."""
-    src = str(p)
-    try:
-        if p.stat().st_size > MAX_FILE_BYTES:
-            raise InputError([Problem(src, "", f"file is larger than {MAX_FILE_BYTES:,} bytes")])
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError([Problem(src, "", "no such file")]) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError([Problem(src, "", f"cannot read: {e}")]) from None
-    docs: list[Any]
-    if p.suffix.lower() == ".json":
-        try:
-            docs = [json.loads(text, object_pairs_hook=_no_duplicates)]
-        except _ParseError as e:
-            raise InputError([Problem(src, e.where, e.reason)]) from None
-        except (ValueError, RecursionError) as e:
-            raise InputError([Problem(src, "", f"malformed JSON: {e}")]) from None
-    else:
-        import yaml
-
-        try:
-            docs = list(yaml.load_all(text, Loader=_yaml_loader()))  # noqa: S506 - SafeLoader
-        except _ParseError as e:
-            raise InputError([Problem(src, e.where, e.reason)]) from None
-        except RecursionError:
-            raise InputError([Problem(src, "", "lists and objects are nested too deep")]) from None
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            reason = getattr(e, "problem", None) or str(e)
-            raise InputError([Problem(src, _mark(mark), f"malformed YAML: {reason}")]) from None
-    out: list[Any] = []
-    for doc in docs:
-        if doc is None:
-            continue
-        bad = _depth_problem(doc)
-        if bad is not None:
-            raise InputError([Problem(src, "", bad)])
-        out.append(doc)
-    return out
+    """Every top-level document of a manifest file (empty documents dropped)."""
+    return read_documents(p)
 
 
 def _flatten(doc: Any, src: str, where: str, out: list[tuple[str, Any]],
