@@ -40,6 +40,18 @@ When no exact scaling fits
     * ``"relaxed"`` (for bounds): demands rounded down, capacities (with tolerance and
       ``err``) rounded up; a relaxation, so bounds from it are valid, but its solutions must be
       checked (pricing uses this).
+
+Coefficients CP-SAT can take
+    CP-SAT's presolve multiplies coefficients of a constraint with one another; with
+    coefficients above about ``3e9`` (``2**31.5``) those products leave 64 bits and the
+    presolve can cut feasible solutions (with OR-Tools 9.15, an instance with ten-decimal
+    demands, exactly scaled to coefficients near ``1e10``, is declared infeasible although
+    first fit places it). Every CP-SAT model therefore gets integers of at most
+    :data:`CPSAT_COEF_LIMIT`: :func:`shrink` divides a column whose exact (or relaxed)
+    integers are larger by an integer ``q``, demands rounded down and capacities up. That is
+    a relaxation (a load that fits the unshrunk row fits the shrunk one), so bounds,
+    infeasibility and optimality proofs of the model stay valid, but its solutions must pass
+    the checker, and ``exact`` becomes False for the column.
 """
 
 from __future__ import annotations
@@ -65,6 +77,9 @@ CPSAT_LIMIT = 2**56
 
 CBC_LIMIT = 2**53
 """Largest column total CBC gets (integers up to ``2**53`` are exact in doubles)."""
+
+CPSAT_COEF_LIMIT = 2**31
+"""Largest single integer (a demand, a capacity) a CP-SAT model gets (see :func:`shrink`)."""
 
 APPROX_TOTAL = 2.0**40
 """Column total aimed at by the power-of-two scaling when no exact scaling fits."""
@@ -260,5 +275,46 @@ def _approx_column(d: np.ndarray, c: np.ndarray, counts: np.ndarray, fallback: F
     return dem.astype(np.int64), cap, full.astype(np.int64)
 
 
-__all__ = ["CBC_LIMIT", "CPSAT_LIMIT", "MAX_DECIMALS", "IntRows", "decimal_reading",
-           "decimal_scale", "scale_columns"]
+def shrink(rows: IntRows, coef_limit: int = CPSAT_COEF_LIMIT, *,
+           fallback: Fallback = "relaxed") -> IntRows:
+    """Divide columns whose integers exceed ``coef_limit`` by an integer (module docstring).
+
+    Column ``j`` with largest value ``M > coef_limit`` is divided by ``q = ceil(M / coef_limit)``.
+    ``"relaxed"``: demands and whole-card loads (``full``) rounded down, capacities up; for any
+    count vector ``n`` (shape ``(n_items,)``), ``n @ demand <= capacity`` implies the same of the
+    shrunk integers, so the result is a relaxation of ``rows`` (only meaningful for rows that
+    are exact or relaxed). ``"strict"``: demands rounded up, capacities down and a whole card
+    filling its card; the shrunk rows then accept only what ``rows`` accept (solutions only).
+
+    Args:
+        rows: integer rows, demands ``(n_items, n_cols)``, capacities ``(n_types, n_cols)``.
+        coef_limit: largest integer allowed.
+        fallback: the direction of the rounding.
+
+    Returns:
+        The rows, unchanged where every integer is within the limit.
+    """
+    dem = rows.demand.copy()
+    cap = rows.capacity.copy()
+    full = rows.full.copy()
+    exact_cols = rows.exact_cols.copy()
+    for j in range(dem.shape[1]):
+        top = max(int(np.abs(dem[:, j]).max(initial=0)), int(np.abs(cap[:, j]).max(initial=0)),
+                  int(np.abs(full[:, j]).max(initial=0)))
+        if top <= coef_limit:
+            continue
+        q = -(-top // coef_limit)
+        if fallback == "relaxed":
+            dem[:, j] = dem[:, j] // q
+            full[:, j] = full[:, j] // q
+            cap[:, j] = -(-cap[:, j] // q)
+        else:
+            dem[:, j] = -(-dem[:, j] // q)
+            cap[:, j] = cap[:, j] // q
+            full[:, j] = cap[:, j]
+        exact_cols[j] = False
+    return IntRows(dem, cap, full, bool(exact_cols.all()), exact_cols)
+
+
+__all__ = ["CBC_LIMIT", "CPSAT_COEF_LIMIT", "CPSAT_LIMIT", "MAX_DECIMALS", "IntRows",
+           "decimal_reading", "decimal_scale", "scale_columns", "shrink"]
