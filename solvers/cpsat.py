@@ -46,9 +46,12 @@ so the model is never stricter than :func:`packing.checker.check`. When no exact
 feasible solutions), the rows are *relaxed*: demands rounded down, capacities up
 (:func:`solvers.scaling.shrink`). Either way the model is a relaxation of the checker's problem:
 its bound and its infeasibility proofs hold, and a solution of it that passes the checker is
-optimal when the model proves it optimal. Its solutions are always checked; one that fails (a
-load within the rounding of a relaxed row, or the float allowance) is replaced by first fit, with
-the model's bound, and the status is "optimal" only if first fit meets that bound. Only host
+optimal when the model proves it optimal. Its solutions are always checked; when one fails (a
+load within the rounding of a relaxed row, or within the float allowance of an exact one), the
+model's bound stands and CP-SAT runs again, for solutions only, on *strict* rows (demands up,
+capacities down, the float allowance subtracted: every solution passes the checker) with that
+bound as a constraint, in the time left (at least :data:`STRICT_RETRY_SECONDS`); first fit is
+kept otherwise. The status is "optimal" only if the kept placement meets the bound. Only host
 costs that cannot be scaled exactly (``Scaled.sound`` False) leave a model that proves nothing:
 the result's bound, status and infeasibility then come from the cheap bounds alone. A CP-SAT
 "infeasible" on an instance a checked placement solves is never reported (it would be a solver
@@ -136,17 +139,19 @@ def scale_instance(instance: Instance, *, strict: bool = False) -> Scaled:
 
     Rows are exact where the data allow, never above :data:`solvers.scaling.CPSAT_COEF_LIMIT`
     per integer, and otherwise relaxed (demands down, capacities up: a relaxation, so the
-    model's proofs hold) or, with ``strict``, rounded the other way (solutions only: the model
-    proves nothing unless every column is exact).
+    model's proofs hold). With ``strict`` every row is rounded the other way and exact rows
+    leave out the float allowance (``inside``), so every solution passes the checker and the
+    model proves nothing.
     """
     inst = instance
     mode: Fallback = "strict" if strict else "relaxed"
     rows = shrink(scale_columns(inst.demand, inst.type_capacity, inst.counts, limit=CPSAT_LIMIT,
-                                fallback=mode), fallback=mode)
+                                fallback=mode, inside=strict), fallback=mode)
     share = np.where(np.isinf(inst.gpu_demand), 0.0, inst.gpu_demand)
     per_card = inst.counts * inst.gpu_cards
     cards = shrink(scale_columns(share, inst.card_capacity, per_card, limit=CPSAT_LIMIT,
-                                 fallback=mode, n_add=int(per_card.sum())), fallback=mode)
+                                 fallback=mode, n_add=int(per_card.sum()), inside=strict),
+                   fallback=mode)
     cs = decimal_scale(inst.type_cost)
     top = float(np.abs(inst.type_cost).max(initial=0.0))
     cost_ok = cs is not None and top * cs <= CPSAT_COEF_LIMIT and top * cs * max(
@@ -155,8 +160,8 @@ def scale_instance(instance: Instance, *, strict: bool = False) -> Scaled:
         cs = 2 ** max(0, min(20, math.floor(math.log2(CPSAT_COEF_LIMIT / top)))) if top > 0 \
             else 1
     assert cs is not None
-    exact = rows.exact and cards.exact and cost_ok
-    return Scaled(rows, cards, int(cs), exact, exact if strict else cost_ok)
+    exact = rows.exact and cards.exact and cost_ok and not strict
+    return Scaled(rows, cards, int(cs), exact, cost_ok and not strict)
 
 
 def _upper_counts_int(instance: Instance, hosts: np.ndarray, sc: Scaled) -> np.ndarray:
@@ -859,10 +864,9 @@ def _solve_cpsat(
         return fallback(bound_by, bound)
     placement = Placement.from_arrays(inst, host_of, cards)
     if check(inst, placement, require_all=kind != "deployed"):
-        # a load within the rounding of a relaxed row (or the float allowance): the bound
-        # stands; solutions from the strictly rounded rows, in the time left
-        if (not strict and not cm.exact_rows and kind != "deployed"
-                and clock.left(0.0) >= STRICT_RETRY_SECONDS):
+        # a load within the rounding of a relaxed row or the float allowance of an exact one:
+        # the bound stands; solutions from the strictly rounded rows, in the time left
+        if not strict and kind != "deployed" and clock.left(0.0) >= STRICT_RETRY_SECONDS:
             again = _solve_cpsat(inst, time_limit=clock.left(), workers=workers, seed=seed,
                                  objective=kind, callback=callback, lower_bound=bound,
                                  start=greedy, below=below, stop=stop, strict=True)

@@ -157,10 +157,12 @@ def decimal_scale(values: np.ndarray, max_decimals: int = 9) -> int | None:
     return 10 ** int(k.max(initial=0))
 
 
-def _slack_q(cap_q: Fraction, slack: float | None, n_add: int) -> Fraction:
-    """Tolerance plus float-rounding allowance above ``cap_q`` (exact)."""
+def _slack_q(cap_q: Fraction, slack: float | None, n_add: int, inside: bool = False
+             ) -> Fraction:
+    """Tolerance plus (``inside``: minus) the float-rounding allowance above ``cap_q`` (exact)."""
     s = _TOL_Q * max(Fraction(1), abs(cap_q)) if slack is None else Fraction(slack)
-    return s + (n_add + 4) * _ULP * (abs(cap_q) + s)
+    err = (n_add + 4) * _ULP * (abs(cap_q) + s)
+    return s - err if inside else s + err
 
 
 def scale_columns(
@@ -172,6 +174,7 @@ def scale_columns(
     fallback: Fallback = "strict",
     slack: np.ndarray | None = None,
     n_add: int | None = None,
+    inside: bool = False,
 ) -> IntRows:
     """Scale columns of demands and capacities to integers (see the module docstring).
 
@@ -185,6 +188,10 @@ def scale_columns(
         slack: allowed excess above each capacity, shape ``(n_types, n_cols)``; default the
             checker's tolerance ``TOL * max(1, |cap|)``.
         n_add: most addends of one load (for the float allowance); default ``sum(counts)``.
+        inside: exact columns *subtract* the float allowance from the tolerance instead of
+            adding it, so that every load the rows accept passes the checker whatever order
+            its floats are summed in (stricter than the checker by the allowance: solutions
+            only; use with ``fallback="strict"``).
 
     Returns:
         The :class:`IntRows`.
@@ -202,7 +209,7 @@ def scale_columns(
     exact_cols = np.zeros(n_cols, dtype=bool)
     for j in range(n_cols):
         sl = None if slack is None else slack[:, j]
-        got = _exact_column(d[:, j], c[:, j], counts, active, limit, sl, n_add)
+        got = _exact_column(d[:, j], c[:, j], counts, active, limit, sl, n_add, inside)
         if got is not None:
             out_d[:, j], out_c[:, j], out_f[:, j] = got
             exact_cols[j] = True
@@ -213,7 +220,7 @@ def scale_columns(
 
 
 def _exact_column(d: np.ndarray, c: np.ndarray, counts: np.ndarray, active: np.ndarray,
-                  limit: int, slack: np.ndarray | None, n_add: int
+                  limit: int, slack: np.ndarray | None, n_add: int, inside: bool = False
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """One column scaled exactly, or ``None`` when no exact scaling fits ``limit``."""
     if (d < 0).any() or (c < 0).any():
@@ -243,7 +250,7 @@ def _exact_column(d: np.ndarray, c: np.ndarray, counts: np.ndarray, active: np.n
     cap = np.zeros(len(c), dtype=np.int64)
     for t in range(len(c)):
         cap_q = Fraction(int(ints[n_act + t]), den)
-        extra = _slack_q(cap_q, None if slack is None else float(slack[t]), n_add)
+        extra = _slack_q(cap_q, None if slack is None else float(slack[t]), n_add, inside)
         cap[t] = math.floor((cap_q + extra) * den / g)
     if int((dem[active] * counts[active]).sum()) + int(cap.max(initial=0)) > limit:
         return None
