@@ -50,7 +50,9 @@
 The knobs named above are the fields of :class:`AutoSettings`, passed as ``settings=`` (the
 defaults: :data:`DEFAULT_SETTINGS`). Every part's bound is valid on any data
 (:mod:`solvers.scaling`); when the reduction dropped a resource, the lifted placement is checked
-on the original instance (first fit is returned otherwise, with the bound).
+on the original instance (first fit is returned otherwise, with the bound). A part's
+"infeasible" is taken only while no checked placement is in hand (with one, it could only be a
+solver fault, and it is ignored).
 
 ``proofs`` names which method found the returned solution and which proved the bound.
 
@@ -270,8 +272,14 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
     size = model_size(inst, kind, upper)
     use_colgen = kind != "deployed" and natural and _colgen_available()
 
+    def placed() -> bool:
+        # a checked placement is in hand: an "infeasible" from a part would be a solver fault
+        return best is not None or greedy.complete or kind == "deployed"
+
     def take(r: SolveResult) -> None:
         nonlocal best, lb, bound_by, hint_pl
+        if r.status == "infeasible":  # never a bound while a placement is in hand
+            return
         if kind == "deployed":
             if r.lower_bound < lb - EPS:
                 lb, bound_by = r.lower_bound, r.proofs.get("bound", r.method)
@@ -350,7 +358,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
             budget = min(max(cfg.cpsat_first * time_limit, min(0.6 * time_limit, 2.0)),
                          cfg.cpsat_first_max, budget)
         r = cpsat(max(0.05, budget))
-        if r.status == "infeasible":
+        if r.status == "infeasible" and not placed():
             return infeasible(r)
         take(r)
         if r.status == "optimal" and best is r:
@@ -363,7 +371,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         share = cfg.colgen_share if size <= cfg.cpsat_small else cfg.colgen_share_large
         cg = solve_colgen(inst, time_limit=share * left(), workers=workers, seed=seed,
                           objective=kind, callback=relay, hint=hint_pl, stop=clock.stop)
-        if cg.status == "infeasible":
+        if cg.status == "infeasible" and not placed():
             return infeasible(cg)
         take(cg)
         if closed():
@@ -381,7 +389,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
     # stage 3: the rest of the budget improves the best solution against the best bound
     if left() > 0.2 and (size <= cfg.cpsat_large or kind == "deployed"):
         r = cpsat(left())
-        if r.status == "infeasible":
+        if r.status == "infeasible" and not placed():
             return infeasible(r)
         take(r)
         if r.status == "optimal" and best is not None and best.objective is not None:

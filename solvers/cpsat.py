@@ -40,13 +40,22 @@ complete hint.
 Integer data (:mod:`solvers.scaling`): demands, capacities, GPU shares and host costs are read as
 the decimals they were written as and scaled to integers exactly; a capacity row allows the
 checker's tolerance (``TOL * max(1, |cap|)``) plus an allowance for the checker's float rounding,
-so the model is never stricter than :func:`packing.checker.check` and its bound, its
-optimality and its infeasibility proofs hold. It may be looser by that allowance (about
-``1e-16 * n`` relative), so the placement read from the model is checked before it is kept
-(first fit is kept otherwise, with the model's bound). When no exact scaling fits in
-:data:`solvers.scaling.CPSAT_LIMIT` (``exact_scaling`` is False), demands are rounded up and
-capacities down: the model then only yields solutions, and the result's bound, status and
-infeasibility come from the cheap bounds alone.
+so the model is never stricter than :func:`packing.checker.check`. When no exact scaling fits in
+:data:`solvers.scaling.CPSAT_LIMIT`, or the exact integers exceed
+:data:`solvers.scaling.CPSAT_COEF_LIMIT` (beyond which CP-SAT's presolve can overflow and cut
+feasible solutions), the rows are *relaxed*: demands rounded down, capacities up
+(:func:`solvers.scaling.shrink`). Either way the model is a relaxation of the checker's problem:
+its bound and its infeasibility proofs hold, and a solution of it that passes the checker is
+optimal when the model proves it optimal. Its solutions are always checked; when one fails (a
+load within the rounding of a relaxed row, or within the float allowance of an exact one), the
+model's bound stands and CP-SAT runs again, for solutions only, on *strict* rows (demands up,
+capacities down, the float allowance subtracted: every solution passes the checker) with that
+bound as a constraint, in the time left (at least :data:`STRICT_RETRY_SECONDS`); first fit is
+kept otherwise. The status is "optimal" only if the kept placement meets the bound. Only host
+costs that cannot be scaled exactly (``Scaled.sound`` False) leave a model that proves nothing:
+the result's bound, status and infeasibility then come from the cheap bounds alone. A CP-SAT
+"infeasible" on an instance a checked placement solves is never reported (it would be a solver
+fault): the result keeps that placement and the cheap bound.
 """
 
 from __future__ import annotations
@@ -78,7 +87,19 @@ from solvers.base import (
 )
 from solvers.greedy import Greedy, ffd
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult, Status
-from solvers.scaling import CPSAT_LIMIT, IntRows, decimal_scale, scale_columns
+from solvers.scaling import (
+    CPSAT_COEF_LIMIT,
+    CPSAT_LIMIT,
+    Fallback,
+    IntRows,
+    decimal_scale,
+    scale_columns,
+    shrink,
+)
+
+STRICT_RETRY_SECONDS = 0.2
+"""Least time left for a retry on strictly rounded rows when a relaxed model's placement fails
+the checker (see :func:`_solve_cpsat`)."""
 
 GPU_EXACT_LIMIT = 20_000
 """Most per-card variables the exact GPU mode may create before falling back to the aggregate."""
@@ -97,34 +118,50 @@ class Scaled:
         rows: demands per app and capacities per host type, per resource.
         cards: GPU shares per app and per-card capacities per host type, per GPU resource
             (``full`` is the load of a card taken whole).
-        cost_scale: the power of ten making every host cost an integer (1 when not exact).
+        cost_scale: the power of ten making every host cost an integer (a power of two when
+            the costs do not scale exactly).
         exact: every column (and the costs) scaled exactly: the model is the checker's problem
-            (never stricter), so its bounds, optimality and infeasibility proofs hold. Otherwise
-            the model is a stricter approximation: solutions only.
+            (never stricter, looser only by the float allowance).
+        sound: the costs scaled exactly; the rows are exact or relaxed, so the model is a
+            relaxation of the checker's problem and its bounds and proofs hold (its solutions
+            are checked). Otherwise it proves nothing.
     """
 
     rows: IntRows
     cards: IntRows
     cost_scale: int
     exact: bool
+    sound: bool = True
 
 
-def scale_instance(instance: Instance) -> Scaled:
-    """Scale demands, capacities, GPU shares and costs to integers (exactly when possible)."""
+def scale_instance(instance: Instance, *, strict: bool = False) -> Scaled:
+    """Scale demands, capacities, GPU shares and costs to integers (see the module docstring).
+
+    Rows are exact where the data allow, never above :data:`solvers.scaling.CPSAT_COEF_LIMIT`
+    per integer, and otherwise relaxed (demands down, capacities up: a relaxation, so the
+    model's proofs hold). With ``strict`` every row is rounded the other way and exact rows
+    leave out the float allowance (``inside``), so every solution passes the checker and the
+    model proves nothing.
+    """
     inst = instance
-    rows = scale_columns(inst.demand, inst.type_capacity, inst.counts, limit=CPSAT_LIMIT,
-                         fallback="strict")
+    mode: Fallback = "strict" if strict else "relaxed"
+    rows = shrink(scale_columns(inst.demand, inst.type_capacity, inst.counts, limit=CPSAT_LIMIT,
+                                fallback=mode, inside=strict), fallback=mode)
     share = np.where(np.isinf(inst.gpu_demand), 0.0, inst.gpu_demand)
     per_card = inst.counts * inst.gpu_cards
-    cards = scale_columns(share, inst.card_capacity, per_card, limit=CPSAT_LIMIT,
-                          fallback="strict", n_add=int(per_card.sum()))
+    cards = shrink(scale_columns(share, inst.card_capacity, per_card, limit=CPSAT_LIMIT,
+                                 fallback=mode, n_add=int(per_card.sum()), inside=strict),
+                   fallback=mode)
     cs = decimal_scale(inst.type_cost)
-    cost_ok = cs is not None and float(np.abs(inst.type_cost).max(initial=0.0)) * cs * max(
+    top = float(np.abs(inst.type_cost).max(initial=0.0))
+    cost_ok = cs is not None and top * cs <= CPSAT_COEF_LIMIT and top * cs * max(
         1, inst.n_hosts) < CPSAT_LIMIT
-    if not cost_ok:
-        cs = 10**6
+    if not cost_ok:  # approximate costs (solutions only), coefficients within the limit
+        cs = 2 ** max(0, min(20, math.floor(math.log2(CPSAT_COEF_LIMIT / top)))) if top > 0 \
+            else 1
     assert cs is not None
-    return Scaled(rows, cards, int(cs), rows.exact and cards.exact and cost_ok)
+    exact = rows.exact and cards.exact and cost_ok and not strict
+    return Scaled(rows, cards, int(cs), exact, cost_ok and not strict)
 
 
 def _upper_counts_int(instance: Instance, hosts: np.ndarray, sc: Scaled) -> np.ndarray:
@@ -176,9 +213,12 @@ class CpsatModel:
         n: ``(app, j, card) -> IntVar`` (exact GPU mode).
         w: ``(j, card) -> BoolVar`` cards taken whole (exact GPU mode).
         gpu_exact: whether cards are modelled one by one.
-        exact_scaling: whether demands and capacities were scaled to integers exactly.
+        exact_scaling: whether the model is a relaxation of the checker's problem, so that its
+            bound and proofs hold (:attr:`Scaled.sound`; rows may be relaxed, costs are exact).
         cost_scale: the integer scale of host costs in the objective.
         lower_bound: the cheap bound added as a constraint (objective units).
+        item_rank: rank of each app by size when every app is one item (symmetry breaking).
+        exact_rows: whether the model is exactly the checker's problem (:attr:`Scaled.exact`).
     """
 
     model: cp_model.CpModel
@@ -194,6 +234,7 @@ class CpsatModel:
     cost_scale: int = 1
     lower_bound: float = 0.0
     item_rank: np.ndarray | None = None
+    exact_rows: bool = True
 
 
 def _item_rank(inst: Instance) -> np.ndarray | None:
@@ -296,6 +337,7 @@ def build_model(
     hint: Greedy | None = None,
     gpu_exact: bool | None = None,
     below: float | None = None,
+    strict: bool = False,
 ) -> CpsatModel:
     """Build the aggregated model (see the module docstring).
 
@@ -307,6 +349,7 @@ def build_model(
         hint: a first-fit result given to the solver as a complete hint.
         gpu_exact: model GPU cards one by one (``None``: when it stays small).
         below: allow only objectives strictly below this value (ignored for ``deployed``).
+        strict: round inexact rows the strict way (:func:`scale_instance`): solutions only.
 
     Returns:
         The model and its variables.
@@ -317,8 +360,9 @@ def build_model(
     m = len(hosts)
     model = cp_model.CpModel()
     cm = CpsatModel(model, kind, hosts, lower_bound=lower_bound)
-    sc = scale_instance(inst)
-    cm.exact_scaling = sc.exact
+    sc = scale_instance(inst, strict=strict)
+    cm.exact_scaling = sc.sound
+    cm.exact_rows = sc.exact
     dem, cap = sc.rows.demand, sc.rows.capacity
     n_r = inst.n_resources
     ub = _upper_counts_int(inst, hosts, sc)  # (A, m)
@@ -723,8 +767,13 @@ def _solve_cpsat(
     start: Greedy | None = None,
     below: float | None = None,
     stop: Stop | None = None,
+    strict: bool = False,
 ) -> SolveResult:
-    """:func:`solve_cpsat` without the presolve (the same arguments and result)."""
+    """:func:`solve_cpsat` without the presolve (the same arguments and result).
+
+    ``strict`` builds the model with strictly rounded rows (:func:`scale_instance`): what the
+    relaxed model's placement failed the checker is retried that way, for solutions only.
+    """
     clock = Clock(time_limit, stop)
     inst = instance
     kind = resolve_objective(inst, objective)
@@ -766,7 +815,7 @@ def _solve_cpsat(
                "cpsat", "model too large to build within the time limit")
         return fallback(lb_name, lb)
     cm = build_model(inst, objective=kind, upper=upper, lower_bound=lb, hint=greedy,
-                     below=below)
+                     below=below, strict=strict)
     solver = cp_model.CpSolver()
     p = solver.parameters
     p.max_time_in_seconds = clock.left()
@@ -779,15 +828,18 @@ def _solve_cpsat(
 
     if status == cp_model.MODEL_INVALID:  # pragma: no cover - a bug in build_model
         raise RuntimeError(f"CP-SAT model invalid: {cm.model.validate()}")
-    exact = cm.exact_scaling  # otherwise the model is stricter than the checker: no proofs
+    exact = cm.exact_scaling  # a relaxation of the checker's problem: its proofs hold
     if status == cp_model.INFEASIBLE and not exact:
+        return fallback(lb_name, lb)
+    if status == cp_model.INFEASIBLE and below is None and kind != "deployed" and greedy.complete:
+        # impossible for a relaxation: a solver fault; keep the checked placement, no proof
+        notify(callback, history, clock, greedy.objective, lb, "cpsat",
+               "CP-SAT declared infeasible an instance first fit places: result not used")
         return fallback(lb_name, lb)
     if status == cp_model.INFEASIBLE and below is not None:  # nothing strictly below
         nothing = max(lb, below)
         return fallback("cpsat", min(nothing, greedy.objective) if greedy.complete else nothing)
     if status == cp_model.INFEASIBLE:
-        if kind != "deployed" and greedy.complete:  # pragma: no cover - would be a bug
-            raise RuntimeError("CP-SAT proved infeasible an instance first fit solved")
         reason = infeasibility_reason(inst) or (
             "CP-SAT proved that no placement of all containers exists on the available hosts")
         return infeasible_result(inst, kind, "cpsat", clock, "cpsat", history, reason)
@@ -814,7 +866,20 @@ def _solve_cpsat(
         return fallback(bound_by, bound)
     placement = Placement.from_arrays(inst, host_of, cards)
     if check(inst, placement, require_all=kind != "deployed"):
-        # only possible within the float allowance of the capacity rule (solvers.scaling)
+        # a load within the rounding of a relaxed row or the float allowance of an exact one:
+        # the bound stands; solutions from the strictly rounded rows, in the time left
+        if not strict and kind != "deployed" and clock.left(0.0) >= STRICT_RETRY_SECONDS:
+            again = _solve_cpsat(inst, time_limit=clock.left(), workers=workers, seed=seed,
+                                 objective=kind, callback=callback, lower_bound=bound,
+                                 start=greedy, below=below, stop=stop, strict=True)
+            if again.placement is not None and not _worse(again.objective or 0.0,
+                                                           greedy.objective, kind):
+                st2: Status = "optimal" if _closed(again.objective or 0.0, bound, kind) \
+                    else "feasible"
+                return dataclasses.replace(
+                    again, status=st2, lower_bound=min(bound, again.objective or bound),
+                    seconds=clock.elapsed, history=tuple(history) + again.history,
+                    proofs={"solution": _strict_source(again), "bound": bound_by})
         return fallback(bound_by, bound)
     closed = _closed(value, bound, kind)
     if closed:
@@ -823,6 +888,12 @@ def _solve_cpsat(
     proofs = {"solution": "cpsat", "bound": bound_by}
     return SolveResult(st, value, bound, placement, _n_hosts(host_of), "cpsat", clock.elapsed,
                        kind, proofs, None, tuple(history))
+
+
+def _strict_source(res: SolveResult) -> str:
+    """The ``proofs["solution"]`` of a result of the strict retry."""
+    src = res.proofs.get("solution", "cpsat")
+    return "cpsat (strict rows)" if src == "cpsat" else src
 
 
 def _n_hosts(host_of: np.ndarray) -> int:

@@ -47,7 +47,9 @@ trivial bound ``min(arrived GPU, capacity)``.
 per host type: exactly for decimal data (openb's integer milli-CPU, MiB and milli-GPU are read as they
 are), with the checker's tolerance and an allowance for its float rounding in the capacities, so the
 rows are never stricter than the checker; data with no exact decimal reading are rounded the relaxed
-way (demands down, capacities up), which keeps the bound valid (``ConfigResult.exact`` says which).
+way (demands down, capacities up), which keeps the bound valid (``ConfigResult.exact`` says which);
+so are integers above :data:`solvers.scaling.CPSAT_COEF_LIMIT`, which CP-SAT's presolve may overflow
+on (:func:`solvers.scaling.shrink`).
 
 **Card model of the pricing** (host type with ``G`` cards, per card capacity ``K`` per GPU resource)::
 
@@ -73,7 +75,7 @@ import numpy as np
 
 from packing.feasibility import TOL
 from packing.model import Instance
-from solvers.scaling import CPSAT_LIMIT, scale_columns
+from solvers.scaling import CPSAT_LIMIT, scale_columns, shrink
 
 VALUE_BITS = 30
 """The pricing's objective coefficients are scaled to at most about ``2**VALUE_BITS``."""
@@ -198,10 +200,12 @@ def _type_data(inst: Instance, t: int, q: np.ndarray) -> TypeData | None:
     est = np.minimum(per_r.min(axis=1, initial=np.inf), ht.gpus * per_card / k[apps])
     est = np.where(np.isfinite(est), est, float(inst.counts.sum() + 1))
     est = np.minimum(est, 10**9).astype(np.int64) + 1
-    rows = scale_columns(d, inst.type_capacity[t:t + 1], est, limit=CPSAT_LIMIT, fallback="relaxed")
+    rows = shrink(scale_columns(d, inst.type_capacity[t:t + 1], est, limit=CPSAT_LIMIT,
+                                fallback="relaxed"))
     per_card_n = est * k[apps]
-    cards = scale_columns(share_f, inst.card_capacity[t:t + 1], per_card_n, limit=CPSAT_LIMIT // 16,
-                          fallback="relaxed", n_add=int(per_card_n.sum()))
+    cards = shrink(scale_columns(share_f, inst.card_capacity[t:t + 1], per_card_n,
+                                 limit=CPSAT_LIMIT // 16, fallback="relaxed",
+                                 n_add=int(per_card_n.sum())))
     dem, hcap = rows.demand, rows.capacity[0]
     share, ccap, full = cards.demand, cards.capacity[0], cards.full[0]
     whole = whole_all[apps]

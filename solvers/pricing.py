@@ -33,7 +33,7 @@ import numpy as np
 from packing.feasibility import TOL, ClusterState, fits, over_cap, rule_broken
 from packing.model import UNPLACED, Instance, Placement
 from solvers.base import Stop, run_cpsat
-from solvers.scaling import CBC_LIMIT, decimal_reading, scale_columns
+from solvers.scaling import CBC_LIMIT, CPSAT_COEF_LIMIT, decimal_reading, scale_columns
 
 
 @dataclass(frozen=True)
@@ -550,9 +550,10 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
     """The best pattern by CP-SAT: maximise ``duals @ n`` over the patterns of the host type.
 
     Small integral grids without rules go to :func:`price_dp`. Otherwise the knapsack rows are
-    scaled to integers (exactly when the data allow, otherwise relaxed),
-    the duals are rounded up, so the reported ``bound`` is always a valid upper bound on the
-    value of any pattern; the pattern itself is re-checked with :func:`rows_violated`.
+    the integer rows of ``tr`` (exact when the data allow, otherwise relaxed; divided down, i.e.
+    relaxed, where an integer exceeds :data:`solvers.scaling.CPSAT_COEF_LIMIT`) and the duals
+    are rounded up, so the reported ``bound`` is always a valid upper bound on the value of any
+    pattern; the pattern itself is re-checked with :func:`rows_violated`.
 
     Args:
         instance: the instance.
@@ -582,6 +583,10 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
     if tr.int_rows is None or tr.int_capacity is None:  # pragma: no cover - type_rows sets them
         raise ValueError("TypeRows without integer rows")
     rows_i, cap_i, _exact = tr.int_rows[use], tr.int_capacity, tr.exact
+    top = max(int(np.abs(rows_i).max(initial=0)), int(np.abs(cap_i).max(initial=0)))
+    if top > CPSAT_COEF_LIMIT:  # CP-SAT's presolve may overflow: relax (solvers.scaling.shrink)
+        q = -(-top // CPSAT_COEF_LIMIT)
+        rows_i, cap_i, _exact = rows_i // q, -(-cap_i // q), False
     m = cp_model.CpModel()
     x = {int(a): m.new_int_var(0, int(tr.ub[a]), f"n{a}") for a in use}
     for j in range(rows_i.shape[1]):

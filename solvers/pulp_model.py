@@ -19,11 +19,17 @@ instead, and the proven bound is unaffected (the model is a relaxation).
 Exact data (:mod:`solvers.scaling`): the rows are the integer rows of
 :func:`solvers.pricing.type_rows` (decimals read exactly, the checker's tolerance in the
 capacities, totals below ``2**53`` so CBC's doubles hold them exactly), so the model is never
-stricter than the checker. CBC still works in floats, so its bound is rounded with care
-(``ceil(bound - 1e-6)`` hosts or cost units; ``floor(bound + 1e-6)`` for ``"deployed"``) and
-every placement is checked. When the data cannot be scaled exactly the float rows are used and
-the model proves nothing: no CBC bound, no "optimal" from CBC, no infeasibility; the result's
-bound is the cheap one. ``proofs["bound"]`` names the cheap bound or ``"cbc"``.
+stricter than the checker; when the data cannot be scaled exactly the float rows are used.
+Either way CBC solves in floats with tolerances (on rows with coefficients near ``1e10`` it can
+declare "optimal" one host above the optimum), so nothing CBC says is a proof: its placement is
+checked like any other, and its claims of optimality or infeasibility are *verified* by CP-SAT
+(:func:`solvers.cpsat.solve_cpsat`, whose integer model is a relaxation of the checker's
+problem) in the time CBC leaves: CP-SAT looks for a placement strictly better than the
+incumbent; if it proves there is none, the incumbent is optimal, and if it finds one, that
+placement (checked) replaces the incumbent. The result's bound is the cheap bound or CP-SAT's
+(``proofs["bound"]`` names it); ``proofs["cbc"]`` records CBC's claim, which proves nothing.
+A claim with too little time left to verify (:data:`MIN_VERIFY_SECONDS`) leaves the result
+"feasible" with the proven bound.
 
 Symmetry breaking: ``y[h] >= y[h + 1]`` within a host type. The cheap lower bound is a
 constraint. Only as many hosts of each type as an optimal solution can use are modelled: at most
@@ -39,9 +45,6 @@ a terminal also reaches the CBC process, which then stops on its own with its be
 from __future__ import annotations
 
 import math
-import os
-import re
-import tempfile
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -53,9 +56,11 @@ from packing.model import Instance, Placement
 from solvers.base import (
     Clock,
     Stop,
+    bound_infeasible,
     ceil_bound,
     cheap_lower_bound,
     infeasibility_reason,
+    infeasible_result,
     notify,
     objective_value,
     resolve_objective,
@@ -201,12 +206,6 @@ def build_model(instance: Instance, *, objective: str | None = None,
     return PulpModel(prob, x, y, hosts, kind, exact)
 
 
-def _read_bound(log: str) -> float | None:
-    """CBC's final best bound from its log (``Lower bound:`` / ``Upper bound:``), if printed."""
-    m = re.search(r"^(?:Lower|Upper) bound:\s*(-?[0-9.eE+-]+)", log, re.MULTILINE)
-    return float(m.group(1)) if m else None
-
-
 def _set_hint(model: PulpModel, instance: Instance, counts: np.ndarray) -> bool:
     """Give the model a start from per-host counts ``(n_hosts, n_apps)``; False if incompatible."""
     for (a, h), v in model.x.items():
@@ -265,6 +264,8 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
     if hint is not None:
         offer(hint, "hint")
     lb, lb_name = cheap_lower_bound(inst, kind)
+    if bound_infeasible(inst, kind, lb):
+        return infeasible_result(inst, kind, METHOD, clock, lb_name, history)
     if kind != "deployed":
         lb = _round_bound(inst, kind, lb)
     proofs = {"bound": lb_name}
@@ -296,27 +297,16 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
                        "note": "model too large for the time limit"}, history, source=best_src)
     t_build = clock.elapsed - t_build
     warm = best_p is not None and _set_hint(model, inst, counts_from_placement(inst, best_p))
-    fd, log_path = tempfile.mkstemp(suffix=".log", prefix="vbp_cbc_")
-    os.close(fd)
-    try:
-        with warnings.catch_warnings():  # PuLP 3 flags the bundled CBC for its 4.0 removal
-            warnings.simplefilter("ignore", DeprecationWarning)
-            # writing and reading the model files costs about as much as building it
-            cbc_limit = max(1.0, clock.left() - 0.5 - 2.5 * t_build)
-            solver = pulp.PULP_CBC_CMD(timeLimit=cbc_limit, threads=workers,
-                                       msg=False, logPath=log_path, warmStart=warm,
-                                       options=[f"randomCbcSeed {int(seed) + 1}"])
-        status = model.problem.solve(solver)
-        with open(log_path, encoding="utf-8", errors="replace") as f:
-            log = f.read()
-    finally:
-        os.unlink(log_path)
+    with warnings.catch_warnings():  # PuLP 3 flags the bundled CBC for its 4.0 removal
+        warnings.simplefilter("ignore", DeprecationWarning)
+        # writing and reading the model files costs about as much as building it
+        cbc_limit = max(1.0, clock.left() - 0.5 - 2.5 * t_build)
+        solver = pulp.PULP_CBC_CMD(timeLimit=cbc_limit, threads=workers, msg=False,
+                                   warmStart=warm,
+                                   options=[f"randomCbcSeed {int(seed) + 1}"])
+    status = model.problem.solve(solver)
     sol_status = model.problem.sol_status
     proven_opt = status == pulp.LpStatusOptimal and sol_status == pulp.LpSolutionOptimal
-    if status == pulp.LpStatusInfeasible and best_obj is None and model.exact:
-        reason = infeasibility_reason(inst) or "the aggregated model has no solution"
-        return SolveResult("infeasible", None, lb, None, None, METHOD, clock.elapsed, kind,
-                           {"bound": "cbc"}, reason, tuple(history))
     if sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
         counts = np.zeros((inst.n_hosts, inst.n_apps), dtype=np.int64)
         for (a, h), v in model.x.items():
@@ -326,23 +316,26 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
             offer(p, "cbc")
         except ValueError:
             pass  # cards could not be chosen for the relaxed GPU rows: keep the incumbent
-    # CBC's bound (floats) is used only on the exactly scaled model, rounded with care: up to
-    # whole hosts or cost units after subtracting 1e-6 (down to whole containers after adding
-    # 1e-6 for "deployed"), as float noise in CBC's LP bound may not push it over an integer
-    cbc_bound = _read_bound(log) if model.exact else None
-    if proven_opt and model.exact:
-        opt = pulp.value(model.problem.objective)
-        cbc_bound = float(opt) if opt is not None else cbc_bound
+    # CBC works in floats with tolerances: its bound, optimality and infeasibility are claims,
+    # not proofs. A claim is verified by CP-SAT on its integer model (a relaxation of the
+    # checker's problem, solvers.cpsat) with the time left; only what CP-SAT proves is kept.
+    claim = proven_opt or status == pulp.LpStatusInfeasible
     bound = lb
-    if cbc_bound is not None:
-        if kind == "deployed":
-            cb = float(math.floor(cbc_bound + 1e-6))
-            if cb < lb:
-                bound, proofs = cb, {"bound": "cbc"}
-        else:
-            cb = _round_bound(inst, kind, cbc_bound)
-            if cb > lb:
-                bound, proofs = cb, {"bound": "cbc"}
+    if claim and not clock.stopped and clock.left() >= MIN_VERIFY_SECONDS:
+        ver = _verify(inst, kind, best_p, best_obj, lb, clock, workers, seed, stop)
+        if ver is not None:
+            if ver.status == "infeasible" and best_obj is None:
+                return SolveResult("infeasible", None, math.inf, None, None, METHOD,
+                                   clock.elapsed, kind, {"bound": "cpsat"},
+                                   ver.reason or infeasibility_reason(inst), tuple(history))
+            if ver.placement is not None:
+                offer(ver.placement, "cpsat")
+            vb = float(ver.lower_bound)
+            if kind == "deployed" and vb < bound - 1e-9:
+                bound, proofs = vb, {"bound": "cpsat"}
+            elif kind != "deployed" and vb > bound + 1e-9 and math.isfinite(vb):
+                bound, proofs = _round_bound(inst, kind, vb), {"bound": "cpsat"}
+    proofs = {**proofs, "cbc": _claim_note(status, proven_opt, model.problem, pulp)}
     if best_obj is None:
         return SolveResult("unknown", None, bound, None, None, METHOD, clock.elapsed, kind,
                            proofs, None, tuple(history))
@@ -354,6 +347,39 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
     notify(callback, history, clock, best_obj, bound, METHOD, "cbc finished")
     return _result("optimal" if done else "feasible", best_p, best_obj, bound, kind, clock,
                    proofs, history, source=best_src)
+
+
+MIN_VERIFY_SECONDS = 0.2
+"""Least time left for CP-SAT to verify a claim of CBC (otherwise the claim is not used)."""
+
+
+def _claim_note(status: int, proven_opt: bool, problem: Any, pulp: Any) -> str:
+    """What CBC claimed, for ``proofs["cbc"]`` (a claim, never a proof)."""
+    if proven_opt:
+        value = pulp.value(problem.objective)
+        return f"claimed optimal {value:g}" if value is not None else "claimed optimal"
+    if status == pulp.LpStatusInfeasible:
+        return "claimed infeasible"
+    return str(pulp.LpStatus.get(status, status)).lower()
+
+
+def _verify(inst: Instance, kind: Objective, best_p: Placement | None, best_obj: float | None,
+            lb: float, clock: Clock, workers: int, seed: int, stop: Stop | None
+            ) -> SolveResult | None:
+    """CP-SAT's proof (or refutation) of CBC's claim, or ``None`` when CP-SAT is missing.
+
+    For ``"hosts"`` and ``"cost"`` with an incumbent, CP-SAT looks only for placements strictly
+    below it: if there is none, its bound is the incumbent's value. Otherwise (``"deployed"``,
+    or no incumbent) it solves the instance, hinted with the incumbent.
+    """
+    try:
+        from solvers.cpsat import solve_cpsat
+    except ImportError:  # pragma: no cover - ortools is a dependency
+        return None
+    below = best_obj if (kind != "deployed" and best_obj is not None) else None
+    return solve_cpsat(inst, time_limit=clock.left(), workers=workers, seed=seed,
+                       objective=kind, hint=best_p, lower_bound=lb if kind != "deployed" else None,
+                       below=below, stop=stop)
 
 
 def _round_bound(inst: Instance, kind: Objective, value: float) -> float:

@@ -40,6 +40,18 @@ When no exact scaling fits
     * ``"relaxed"`` (for bounds): demands rounded down, capacities (with tolerance and
       ``err``) rounded up; a relaxation, so bounds from it are valid, but its solutions must be
       checked (pricing uses this).
+
+Coefficients CP-SAT can take
+    CP-SAT's presolve multiplies coefficients of a constraint with one another; with
+    coefficients above about ``3e9`` (``2**31.5``) those products leave 64 bits and the
+    presolve can cut feasible solutions (with OR-Tools 9.15, an instance with ten-decimal
+    demands, exactly scaled to coefficients near ``1e10``, is declared infeasible although
+    first fit places it). Every CP-SAT model therefore gets integers of at most
+    :data:`CPSAT_COEF_LIMIT`: :func:`shrink` divides a column whose exact (or relaxed)
+    integers are larger by an integer ``q``, demands rounded down and capacities up. That is
+    a relaxation (a load that fits the unshrunk row fits the shrunk one), so bounds,
+    infeasibility and optimality proofs of the model stay valid, but its solutions must pass
+    the checker, and ``exact`` becomes False for the column.
 """
 
 from __future__ import annotations
@@ -65,6 +77,9 @@ CPSAT_LIMIT = 2**56
 
 CBC_LIMIT = 2**53
 """Largest column total CBC gets (integers up to ``2**53`` are exact in doubles)."""
+
+CPSAT_COEF_LIMIT = 2**31
+"""Largest single integer (a demand, a capacity) a CP-SAT model gets (see :func:`shrink`)."""
 
 APPROX_TOTAL = 2.0**40
 """Column total aimed at by the power-of-two scaling when no exact scaling fits."""
@@ -142,10 +157,12 @@ def decimal_scale(values: np.ndarray, max_decimals: int = 9) -> int | None:
     return 10 ** int(k.max(initial=0))
 
 
-def _slack_q(cap_q: Fraction, slack: float | None, n_add: int) -> Fraction:
-    """Tolerance plus float-rounding allowance above ``cap_q`` (exact)."""
+def _slack_q(cap_q: Fraction, slack: float | None, n_add: int, inside: bool = False
+             ) -> Fraction:
+    """Tolerance plus (``inside``: minus) the float-rounding allowance above ``cap_q`` (exact)."""
     s = _TOL_Q * max(Fraction(1), abs(cap_q)) if slack is None else Fraction(slack)
-    return s + (n_add + 4) * _ULP * (abs(cap_q) + s)
+    err = (n_add + 4) * _ULP * (abs(cap_q) + s)
+    return s - err if inside else s + err
 
 
 def scale_columns(
@@ -157,6 +174,7 @@ def scale_columns(
     fallback: Fallback = "strict",
     slack: np.ndarray | None = None,
     n_add: int | None = None,
+    inside: bool = False,
 ) -> IntRows:
     """Scale columns of demands and capacities to integers (see the module docstring).
 
@@ -170,6 +188,10 @@ def scale_columns(
         slack: allowed excess above each capacity, shape ``(n_types, n_cols)``; default the
             checker's tolerance ``TOL * max(1, |cap|)``.
         n_add: most addends of one load (for the float allowance); default ``sum(counts)``.
+        inside: exact columns *subtract* the float allowance from the tolerance instead of
+            adding it, so that every load the rows accept passes the checker whatever order
+            its floats are summed in (stricter than the checker by the allowance: solutions
+            only; use with ``fallback="strict"``).
 
     Returns:
         The :class:`IntRows`.
@@ -187,7 +209,7 @@ def scale_columns(
     exact_cols = np.zeros(n_cols, dtype=bool)
     for j in range(n_cols):
         sl = None if slack is None else slack[:, j]
-        got = _exact_column(d[:, j], c[:, j], counts, active, limit, sl, n_add)
+        got = _exact_column(d[:, j], c[:, j], counts, active, limit, sl, n_add, inside)
         if got is not None:
             out_d[:, j], out_c[:, j], out_f[:, j] = got
             exact_cols[j] = True
@@ -198,7 +220,7 @@ def scale_columns(
 
 
 def _exact_column(d: np.ndarray, c: np.ndarray, counts: np.ndarray, active: np.ndarray,
-                  limit: int, slack: np.ndarray | None, n_add: int
+                  limit: int, slack: np.ndarray | None, n_add: int, inside: bool = False
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """One column scaled exactly, or ``None`` when no exact scaling fits ``limit``."""
     if (d < 0).any() or (c < 0).any():
@@ -228,7 +250,7 @@ def _exact_column(d: np.ndarray, c: np.ndarray, counts: np.ndarray, active: np.n
     cap = np.zeros(len(c), dtype=np.int64)
     for t in range(len(c)):
         cap_q = Fraction(int(ints[n_act + t]), den)
-        extra = _slack_q(cap_q, None if slack is None else float(slack[t]), n_add)
+        extra = _slack_q(cap_q, None if slack is None else float(slack[t]), n_add, inside)
         cap[t] = math.floor((cap_q + extra) * den / g)
     if int((dem[active] * counts[active]).sum()) + int(cap.max(initial=0)) > limit:
         return None
@@ -260,5 +282,46 @@ def _approx_column(d: np.ndarray, c: np.ndarray, counts: np.ndarray, fallback: F
     return dem.astype(np.int64), cap, full.astype(np.int64)
 
 
-__all__ = ["CBC_LIMIT", "CPSAT_LIMIT", "MAX_DECIMALS", "IntRows", "decimal_reading",
-           "decimal_scale", "scale_columns"]
+def shrink(rows: IntRows, coef_limit: int = CPSAT_COEF_LIMIT, *,
+           fallback: Fallback = "relaxed") -> IntRows:
+    """Divide columns whose integers exceed ``coef_limit`` by an integer (module docstring).
+
+    Column ``j`` with largest value ``M > coef_limit`` is divided by ``q = ceil(M / coef_limit)``.
+    ``"relaxed"``: demands and whole-card loads (``full``) rounded down, capacities up; for any
+    count vector ``n`` (shape ``(n_items,)``), ``n @ demand <= capacity`` implies the same of the
+    shrunk integers, so the result is a relaxation of ``rows`` (only meaningful for rows that
+    are exact or relaxed). ``"strict"``: demands rounded up, capacities down and a whole card
+    filling its card; the shrunk rows then accept only what ``rows`` accept (solutions only).
+
+    Args:
+        rows: integer rows, demands ``(n_items, n_cols)``, capacities ``(n_types, n_cols)``.
+        coef_limit: largest integer allowed.
+        fallback: the direction of the rounding.
+
+    Returns:
+        The rows, unchanged where every integer is within the limit.
+    """
+    dem = rows.demand.copy()
+    cap = rows.capacity.copy()
+    full = rows.full.copy()
+    exact_cols = rows.exact_cols.copy()
+    for j in range(dem.shape[1]):
+        top = max(int(np.abs(dem[:, j]).max(initial=0)), int(np.abs(cap[:, j]).max(initial=0)),
+                  int(np.abs(full[:, j]).max(initial=0)))
+        if top <= coef_limit:
+            continue
+        q = -(-top // coef_limit)
+        if fallback == "relaxed":
+            dem[:, j] = dem[:, j] // q
+            full[:, j] = full[:, j] // q
+            cap[:, j] = -(-cap[:, j] // q)
+        else:
+            dem[:, j] = -(-dem[:, j] // q)
+            cap[:, j] = cap[:, j] // q
+            full[:, j] = cap[:, j]
+        exact_cols[j] = False
+    return IntRows(dem, cap, full, bool(exact_cols.all()), exact_cols)
+
+
+__all__ = ["CBC_LIMIT", "CPSAT_COEF_LIMIT", "CPSAT_LIMIT", "MAX_DECIMALS", "IntRows",
+           "decimal_reading", "decimal_scale", "scale_columns", "shrink"]

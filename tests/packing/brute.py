@@ -1,33 +1,64 @@
-"""Exhaustive search for tiny instances (test helper): the fewest hosts and the least cost."""
+"""Exhaustive search for tiny instances (test helper): the fewest hosts and the least cost.
+
+Feasibility is the checker's: the search prunes with the predicates of
+:mod:`packing.feasibility` on a copy of the instance whose capacities are a little larger
+(``LOOSEN`` relative, far above float rounding), so that no placement the checker accepts is
+pruned because of the order its loads are summed in, and every complete placement is then
+judged by :func:`packing.checker.check` on the instance itself.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
+import numpy as np
+
+from packing.checker import check
 from packing.feasibility import ClusterState
 from packing.model import Instance, Placement
+
+LOOSEN = 4e-9
+"""Relative capacity added for pruning (above the checker's tolerance plus float rounding)."""
+
+
+def _loosened(inst: Instance) -> Instance:
+    """``inst`` with every host and card capacity raised by ``LOOSEN * max(1, |cap|)``."""
+    def up(values: tuple[float, ...]) -> tuple[float, ...]:
+        return tuple(float(v) + LOOSEN * max(1.0, abs(float(v))) for v in values)
+
+    types = tuple(dataclasses.replace(t, capacity=up(t.capacity), gpu_capacity=up(t.gpu_capacity))
+                  for t in inst.host_types)
+    return inst.replace(host_types=types)
 
 
 def brute_force(inst: Instance) -> tuple[float, float, Placement | None]:
     """``(min hosts, min cost, a min-hosts placement)`` over all placements of every container.
 
     Tries every host (empty hosts of one type only once: they are identical) and every choice
-    of GPU cards; ``(inf, inf, None)`` when nothing places every container.
+    of GPU cards; ``(inf, inf, None)`` when nothing places every container. A placement counts
+    only when :func:`packing.checker.check` accepts it on ``inst``.
     """
-    st = ClusterState(inst)
+    loose = _loosened(inst)
+    st = ClusterState(loose)
     order = [int(a) for a in inst.container_app]
     host_of = [-1] * len(order)
     cards: list[tuple[int, ...]] = [()] * len(order)
-    best = [math.inf, math.inf, None]
+    best: list = [math.inf, math.inf, None]
 
     def rec(j: int) -> None:
         if j == len(order):
             used = st.used_hosts()
             n, cost = int(used.sum()), float(inst.host_cost[used].sum())
+            if n >= best[0] and cost >= best[1]:
+                return
+            p = Placement.from_arrays(inst, np.array(host_of), cards)
+            if check(inst, p, require_all=True):
+                return
             if n < best[0]:
                 best[0] = n
-                best[2] = Placement.from_arrays(inst, __import__("numpy").array(host_of), cards)
+                best[2] = p
             best[1] = min(best[1], cost)
             return
         a = order[j]

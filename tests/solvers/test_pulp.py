@@ -20,14 +20,28 @@ def test_hand_computed_optimum(name: str, inst: Instance, opt: float) -> None:
     assert check(inst, r.placement, require_all=True) == []
 
 
-def test_bound_read_from_cbc(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cbc_claim_verified_by_cpsat(monkeypatch: pytest.MonkeyPatch) -> None:
+    # without the cheap bound, only CP-SAT's verification of CBC's optimum proves the 10 hosts
     import solvers.pulp_model as pm
 
     monkeypatch.setattr(pm, "cheap_lower_bound", lambda inst, kind: (0.0, "none"))
     inst = cases()[3][1]
     r = solve_pulp(inst, time_limit=20, workers=1)
-    assert r.proofs["bound"] == "cbc"
+    assert r.proofs["bound"] == "cpsat"
+    assert r.proofs["cbc"] == "claimed optimal 10"
     assert r.lower_bound == 10 and r.status == "optimal"
+
+
+def test_cbc_claim_without_time_to_verify_is_not_a_proof(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    import solvers.pulp_model as pm
+
+    monkeypatch.setattr(pm, "cheap_lower_bound", lambda inst, kind: (0.0, "none"))
+    monkeypatch.setattr(pm, "MIN_VERIFY_SECONDS", 1e9)
+    inst = cases()[3][1]
+    r = solve_pulp(inst, time_limit=20, workers=1)
+    assert r.proofs["cbc"] == "claimed optimal 10"
+    assert r.status == "feasible" and r.objective == 10 and r.lower_bound == 0
 
 
 def test_infeasible() -> None:
