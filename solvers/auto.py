@@ -36,11 +36,15 @@
    hosts, no rules, data that scale exactly to a capacity grid of at most
    :data:`solvers.arcflow.MAX_GRID` units), on models of at most ``cpsat_large`` count variables
    (larger ones keep the tabu/LNS path) and with at least ``arcflow_min_left`` seconds to go.
-   Its LP bound alone (at most ``arcflow_lp_max`` seconds) runs first, right after 1b: it is
-   the Gilmore-Gomory bound in a second or two and often closes the gap at once. After column
-   generation the whole model (:func:`solvers.arcflow.solve_arcflow`) gets up to
-   ``arcflow_share`` of the time left, told the best bound and the best placement so far (its
-   MIP looks only below it, so "no solution" proves the incumbent optimal).
+   Its LP bound alone (at most ``arcflow_lp_max`` seconds) runs first of all, before 1b (stage
+   1a, with at least ``arcflow_lp_min_left`` seconds to go): it is the Gilmore-Gomory bound in a
+   second or two, often closes the gap at once, and gives 1b the bound to aim at. When it is
+   above the cheap bound, the whole model (:func:`solvers.arcflow.solve_arcflow`) runs right
+   after 1b (stage 1d) for ``arcflow_early_share`` of the time left; otherwise after column
+   generation, for up to ``arcflow_share`` of the time left. Either way it is told the best
+   bound and the best placement so far (its MIP looks only below it, so "no solution" proves the
+   incumbent optimal), and the graph and its LP bound are built once per instance
+   (:func:`solvers.arcflow.solve_arcflow` keeps the last ones).
 4. The rest of the budget improves the best solution with the best bound as a constraint: CP-SAT
    on the whole model (hinted with the best solution) when it has at most ``cpsat_large`` count
    variables, else large-neighbourhood search (:func:`solvers.lns.improve`), which repacks a few
@@ -113,7 +117,13 @@ class AutoSettings:
         arcflow_share: share of the time left the arc-flow stage may use.
         arcflow_min_left: the arc-flow stages run only with this many seconds left (the MIP
             runs in a child process and needs seconds to prove anything).
-        arcflow_lp_max: at most this many seconds for the arc-flow LP bound (stage 1c).
+        arcflow_lp_max: at most this many seconds for the arc-flow LP bound (stages 1a, 1c).
+        arcflow_lp_min_left: the arc-flow LP bound runs first (stage 1a) with this many seconds
+            left (it runs in-process and keeps its time limit).
+        arcflow_early_share: share of the time left the arc-flow MIP gets right after stage 1b
+            when the LP bound is above the cheap bound (stage 1d).
+        arcflow_early_min_left: the early MIP (stage 1d), and the later one after it, run with
+            this many seconds left.
         spread_min_work: instances with at least this many containers x hosts (and within
             :func:`solvers.spread.applicable`) take the large-scale path (stage 0b) instead of
             the exact models: shaped host-by-host filling, then repacking.
@@ -158,6 +168,9 @@ class AutoSettings:
     arcflow_share: float = 0.85
     arcflow_min_left: float = 20.0
     arcflow_lp_max: float = 10.0
+    arcflow_lp_min_left: float = 3.0
+    arcflow_early_share: float = 0.6
+    arcflow_early_min_left: float = 3.0
     spread_min_work: int = 100_000_000
     spread_repack: bool = True
     spread_tabu: bool = True
@@ -322,7 +335,23 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                            lower_bound=lb if kind != "deployed" else None, start=greedy,
                            below=below, stop=clock.stop)
 
-    # stage 1b: tabu search and the exact cover by tight patterns, towards the cheap bound
+    # stage 1a: the arc-flow LP bound first (the Gilmore-Gomory bound in a second or two): the
+    # cover and the tabu search then aim at it, and an instance whose LP bound is above the cheap
+    # bound goes to the arc-flow MIP right after them
+    use_arcflow = (cfg.arcflow and natural and kind != "deployed" and size <= cfg.cpsat_large
+                   and _arcflow_applies(inst, kind))
+    cheap_lb = lb
+    lp_done = False
+    if use_arcflow and left() >= cfg.arcflow_lp_min_left:
+        from solvers.arcflow import solve_arcflow
+
+        take(solve_arcflow(inst, time_limit=min(cfg.arcflow_lp_max, left()), workers=workers,
+                           seed=seed, objective=kind, callback=relay, hint=hint_pl,
+                           stop=clock.stop, lower_bound=lb, mip=False))
+        lp_done = True
+        if closed():
+            return finish()
+    # stage 1b: tabu search and the exact cover by tight patterns, towards the best bound
     if kind != "deployed" and greedy.complete:
         from solvers.tabu import applicable
 
@@ -332,15 +361,26 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                 take(r)
                 if closed() or (best is None and _closed(greedy.objective, lb, kind)):
                     return finish()
-    # stage 1c: the arc-flow LP bound (the Gilmore-Gomory bound in a second or two)
-    use_arcflow = (cfg.arcflow and natural and kind != "deployed" and size <= cfg.cpsat_large
-                   and _arcflow_applies(inst, kind))
-    if use_arcflow and left() >= cfg.arcflow_min_left:
+    # stage 1c: the arc-flow LP bound, when stage 1a had no time for it
+    if use_arcflow and not lp_done and left() >= cfg.arcflow_min_left:
         from solvers.arcflow import solve_arcflow
 
         take(solve_arcflow(inst, time_limit=min(cfg.arcflow_lp_max, left()), workers=workers,
                            seed=seed, objective=kind, callback=relay, hint=hint_pl,
                            stop=clock.stop, lower_bound=lb, mip=False))
+        if closed():
+            return finish()
+    # stage 1d: the LP bound is above the cheap bound (the cheap bound was not the optimum's
+    # witness): the arc-flow MIP is the exact stage that settles these fastest, so it comes next
+    arcflow_early = False
+    if (use_arcflow and lb > cheap_lb + EPS and left() >= cfg.arcflow_early_min_left
+            and not clock.stopped):
+        from solvers.arcflow import solve_arcflow
+
+        arcflow_early = True
+        take(solve_arcflow(inst, time_limit=cfg.arcflow_early_share * left(), workers=workers,
+                           seed=seed, objective=kind, callback=relay, hint=hint_pl,
+                           stop=clock.stop, lower_bound=lb))
         if closed():
             return finish()
     # stage 1: on small models a short CP-SAT run settles the easy cases (tight cheap bound)
@@ -369,7 +409,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         if closed():
             return finish()
     # stage 2b (3b above): one resource on a small integer grid: the arc-flow model proves the hard cases
-    if use_arcflow and left() >= cfg.arcflow_min_left:
+    if use_arcflow and left() >= (cfg.arcflow_early_min_left if arcflow_early else cfg.arcflow_min_left):
         from solvers.arcflow import solve_arcflow
 
         r = solve_arcflow(inst, time_limit=cfg.arcflow_share * left(), workers=workers,
