@@ -25,6 +25,7 @@ import time
 
 from packing.generators.hard1d import KINDS, generate_hard1d
 from solvers import AutoSettings, solve
+from solvers.arcflow import forget_graph
 
 RUNS = {
     "auto (old, 30 s)": ("auto", 30.0, AutoSettings(arcflow=False)),
@@ -67,6 +68,7 @@ def main() -> None:
         cells = []
         for name in args.runs:
             method, limit, settings = RUNS[name]
+            forget_graph()  # each run builds its arc-flow graph and LP itself
             t0 = time.perf_counter()
             res = solve(inst, method, time_limit=limit, settings=settings)
             dt = time.perf_counter() - t0

@@ -697,6 +697,11 @@ def _cached_graph(inst: Instance) -> ArcGraph:
     return _LAST["graph"]
 
 
+def forget_graph() -> None:
+    """Drop the kept graph and LP bound (benchmarks timing each solve from scratch call it)."""
+    _LAST.clear()
+
+
 def _cached_lp(g: ArcGraph, time_limit: float) -> float | None:
     """:func:`lp_bound` of the cached graph, computed once (a time-out is not kept)."""
     if _LAST.get("graph") is not g:
@@ -713,7 +718,7 @@ def _rename(res: SolveResult, proofs: dict[str, str]) -> SolveResult:
 
 
 __all__ = ["MAX_ARCS", "MAX_GRID", "MAX_STATES", "ArcGraph", "MipOutcome", "build_graph",
-           "decompose", "lp_bound", "not_applicable", "prune", "solve_arcflow", "solve_mip",
+           "decompose", "forget_graph", "lp_bound", "not_applicable", "prune", "solve_arcflow", "solve_mip",
            "solve_mip_stoppable"]
 
 

@@ -36,8 +36,9 @@
    hosts, no rules, data that scale exactly to a capacity grid of at most
    :data:`solvers.arcflow.MAX_GRID` units), on models of at most ``cpsat_large`` count variables
    (larger ones keep the tabu/LNS path) and with at least ``arcflow_min_left`` seconds to go.
-   Its LP bound alone (at most ``arcflow_lp_max`` seconds) runs first of all, before 1b (stage
-   1a, with at least ``arcflow_lp_min_left`` seconds to go): it is the Gilmore-Gomory bound in a
+   Its LP bound alone (at most ``arcflow_lp_max`` seconds) runs before 1b, after at most
+   ``tabu_first`` seconds of tabu search (stage 1a, with at least ``arcflow_lp_min_left`` seconds
+   to go): it is the Gilmore-Gomory bound in a
    second or two, often closes the gap at once, and gives 1b the bound to aim at. When it is
    above the cheap bound, the whole model (:func:`solvers.arcflow.solve_arcflow`) runs right
    after 1b (stage 1d) for ``arcflow_early_share`` of the time left; otherwise after column
@@ -120,6 +121,8 @@ class AutoSettings:
         arcflow_lp_max: at most this many seconds for the arc-flow LP bound (stages 1a, 1c).
         arcflow_lp_min_left: the arc-flow LP bound runs first (stage 1a) with this many seconds
             left (it runs in-process and keeps its time limit).
+        tabu_first: where the arc-flow stages apply, seconds of tabu search towards the cheap
+            bound before the LP bound of stage 1a (0: none).
         arcflow_early_share: share of the time left the arc-flow MIP gets right after stage 1b
             when the LP bound is above the cheap bound (stage 1d).
         arcflow_early_min_left: the early MIP (stage 1d), and the later one after it, run with
@@ -169,6 +172,7 @@ class AutoSettings:
     arcflow_min_left: float = 20.0
     arcflow_lp_max: float = 10.0
     arcflow_lp_min_left: float = 3.0
+    tabu_first: float = 1.0
     arcflow_early_share: float = 0.6
     arcflow_early_min_left: float = 3.0
     spread_min_work: int = 100_000_000
@@ -342,6 +346,17 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                    and _arcflow_applies(inst, kind))
     cheap_lb = lb
     lp_done = False
+    if use_arcflow and cfg.tabu_first > 0 and greedy.complete and hint_pl is not None:
+        from solvers.tabu import applicable
+
+        # a short tabu search first: where the cheap bound is reachable it gets there in well
+        # under a second, before the LP bound's second or two
+        if applicable(inst) and (left() >= cfg.search_min_left or _search_warm(cover=False)):
+            r = _tabu(inst, kind, clock, min(cfg.tabu_first, left()), lb, seed, hint_pl, relay)
+            if r is not None:
+                take(r)
+                if closed():
+                    return finish()
     if use_arcflow and left() >= cfg.arcflow_lp_min_left:
         from solvers.arcflow import solve_arcflow
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +12,7 @@ import pytest
 import solvers.arcflow as af
 from packing.checker import check
 from packing.generators.hard1d import KINDS, LARGE_CAPACITY, generate_hard1d
+from packing.model import Instance
 from solvers import AutoSettings, solve
 from solvers.base import cheap_lower_bound
 
@@ -39,17 +42,17 @@ def test_graph_and_lp_are_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = {"graph": 0, "lp": 0}
     real_graph, real_lp = af.build_graph, af.lp_bound
 
-    def graph(inst):  # type: ignore[no-untyped-def]
+    def graph(inst: Instance) -> af.ArcGraph:
         calls["graph"] += 1
         return real_graph(inst)
 
-    def lp(g, time_limit=60.0):  # type: ignore[no-untyped-def]
+    def lp(g: af.ArcGraph, time_limit: float = 60.0) -> float | None:
         calls["lp"] += 1
         return real_lp(g, time_limit)
 
     monkeypatch.setattr(af, "build_graph", graph)
     monkeypatch.setattr(af, "lp_bound", lp)
-    af._LAST.clear()
+    af.forget_graph()
     inst = generate_hard1d(1, kind="uniform", n_items=40)
     first = af.solve_arcflow(inst, time_limit=30, mip=False)
     second = af.solve_arcflow(inst, time_limit=30, lower_bound=first.lower_bound)
@@ -88,3 +91,23 @@ def test_random_kinds_miss_first_fit(kind: str, cap: int, lo: int, hi: int) -> N
     total = sum(a.demand[0] * a.count for a in inst.apps)
     assert ffd(inst, "hosts").objective > math.ceil(total / cap)
     assert inst.meta["planted_optimum"] is None
+
+
+SMALL = Path(__file__).resolve().parents[1] / "data" / "hard1d_small"
+
+
+@pytest.mark.parametrize("row", list(csv.DictReader((SMALL / "optimal_values.csv").open())),
+                         ids=lambda r: r["instance"])
+def test_small_hard_instances_are_proven(row: dict[str, str]) -> None:
+    from packing.loaders.vpsolver import load_vbp
+
+    inst = load_vbp(SMALL / row["instance"])
+    assert inst.n_containers == int(row["n_items"])
+    opt = int(row["opt_bins"])
+    assert cheap_lower_bound(inst, "hosts")[0] >= int(row["ceil_volume_lb"])
+    assert af.lp_bound(af.build_graph(inst)) == pytest.approx(float(row["lp_bound_arcflow"]), abs=1e-4)
+    res = solve(inst, "auto", time_limit=30)
+    assert res.status == "optimal" and res.objective == opt and res.lower_bound == opt
+    assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
+    gen = generate_hard1d(int(row["seed"]), kind=row["kind"], n_items=int(row["n_items"]))  # type: ignore[arg-type]
+    assert sorted((a.demand, a.count) for a in gen.apps) == sorted((a.demand, a.count) for a in inst.apps)
