@@ -7,8 +7,9 @@ was tuned on seeds >= 1000), or as ``--instances kind:seed ...``; ``--set hard28
 large). Every result passed the checker (``solvers.solve`` verifies it) and is compared with the
 planted optimum where there is one ("opt" is the proven optimum otherwise). "auto (old)" is
 ``auto`` with the arc-flow stages off (``AutoSettings(arcflow=False)``); "auto (late arc flow)"
-has them but without the LP bound first and the early MIP (stages 1a and 1d of
-:mod:`solvers.auto`).
+has them but without the LP bound first and the early MIP (stages 1a, 1d and 1e of
+:mod:`solvers.auto`); "auto (in turn)" runs the arc-flow MIP between the other stages, not beside
+them (``AutoSettings(arcflow_beside=False)``).
 
 Usage::
 
@@ -30,8 +31,9 @@ from solvers.arcflow import forget_graph
 RUNS = {
     "auto (old, 30 s)": ("auto", 30.0, AutoSettings(arcflow=False)),
     "auto (old, 60 s)": ("auto", 60.0, AutoSettings(arcflow=False)),
-    "auto (late arc flow, 60 s)": ("auto", 60.0, AutoSettings(arcflow_lp_min_left=float("inf"),
-                                                             arcflow_early_min_left=float("inf"))),
+    "auto (late arc flow, 60 s)": ("auto", 60.0, AutoSettings(
+        arcflow_lp_min_left=float("inf"), arcflow_early_min_left=float("inf"), arcflow_beside=False)),
+    "auto (in turn, 60 s)": ("auto", 60.0, AutoSettings(arcflow_beside=False)),
     "auto (60 s)": ("auto", 60.0, None),
     "arcflow (60 s)": ("arcflow", 60.0, None),
 }

@@ -111,3 +111,48 @@ def test_small_hard_instances_are_proven(row: dict[str, str]) -> None:
     assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
     gen = generate_hard1d(int(row["seed"]), kind=row["kind"], n_items=int(row["n_items"]))  # type: ignore[arg-type]
     assert sorted((a.demand, a.count) for a in gen.apps) == sorted((a.demand, a.count) for a in inst.apps)
+
+
+def test_arc_flow_mip_runs_beside_and_is_collected(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a perfect packing the 1-second tabu search and the LP bound do not settle: the MIP starts
+    # in its own thread (stage 1e) and settles it; nothing is left running after the solve
+    import threading
+
+    calls: list[tuple[str, bool]] = []
+    real = af.solve_arcflow
+
+    def spy(instance: Instance, **kw: object) -> object:
+        calls.append((threading.current_thread().name, bool(kw.get("mip", True))))
+        return real(instance, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(af, "solve_arcflow", spy)
+    inst = generate_hard1d(0, kind="perfect", n_items=40)
+    res = solve(inst, "auto", time_limit=30)
+    assert res.status == "optimal" and res.objective == inst.meta["planted_optimum"]
+    assert ("vbp-auto-arcflow", True) in calls
+    assert not [t for t in threading.enumerate() if t.name == "vbp-auto-arcflow"]
+    assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
+    calls.clear()
+    res = solve(inst, "auto", time_limit=30, settings=AutoSettings(arcflow_beside=False))
+    assert res.status == "optimal" and all(name == "MainThread" for name, _ in calls)
+
+
+def test_stop_ends_the_mip_beside() -> None:
+    import threading
+    import time
+
+    from solvers import StopFlag
+
+    inst = generate_hard1d(1018, kind="uniform")  # LP bound = volume bound 78, first fit 79
+    flag = StopFlag()
+    timer = threading.Timer(4.0, flag.set)
+    timer.start()
+    t0 = time.perf_counter()
+    try:
+        res = solve(inst, "auto", time_limit=300, stop=flag)
+    finally:
+        timer.cancel()
+    assert res.interrupted and time.perf_counter() - t0 < 100  # not the 300 s budget
+    assert not [t for t in threading.enumerate() if t.name == "vbp-auto-arcflow"]
+    assert res.placement is not None and check(inst, res.placement, require_all=True) == []
+    assert res.lower_bound <= 78 <= res.objective  # type: ignore[operator]
