@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 from pathlib import Path
 
@@ -114,8 +115,8 @@ def test_small_hard_instances_are_proven(row: dict[str, str]) -> None:
 
 
 def test_arc_flow_mip_runs_beside_and_is_collected(monkeypatch: pytest.MonkeyPatch) -> None:
-    # a perfect packing the 1-second tabu search and the LP bound do not settle: the MIP starts
-    # in its own thread (stage 1e) and settles it; nothing is left running after the solve
+    # a perfect packing (LP bound = volume bound, first fit above): without the tabu search and
+    # the cover the MIP starts in its own thread (stage 1e); nothing is left running afterwards
     import threading
 
     calls: list[tuple[str, bool]] = []
@@ -127,13 +128,14 @@ def test_arc_flow_mip_runs_beside_and_is_collected(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(af, "solve_arcflow", spy)
     inst = generate_hard1d(0, kind="perfect", n_items=40)
-    res = solve(inst, "auto", time_limit=30)
+    no_search = AutoSettings(tabu_first=0.0, tabu_share=0.0, cover_share=0.0)  # they may settle it
+    res = solve(inst, "auto", time_limit=30, settings=no_search)
     assert res.status == "optimal" and res.objective == inst.meta["planted_optimum"]
     assert ("vbp-auto-arcflow", True) in calls
     assert not [t for t in threading.enumerate() if t.name == "vbp-auto-arcflow"]
     assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
     calls.clear()
-    res = solve(inst, "auto", time_limit=30, settings=AutoSettings(arcflow_beside=False))
+    res = solve(inst, "auto", time_limit=30, settings=dataclasses.replace(no_search, arcflow_beside=False))
     assert res.status == "optimal" and all(name == "MainThread" for name, _ in calls)
 
 
