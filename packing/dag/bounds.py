@@ -50,6 +50,7 @@ import numpy as np
 
 from packing.dag.engine import Cluster, Overheads
 from packing.dag.model import Job, Workload
+from packing.errors import input_error
 
 FIT_TOL = 1e-9
 """A type runs a task when it is at least the task's demand minus this, per resource (as the engine)."""
@@ -297,7 +298,7 @@ def capacity_bound(workload: Workload, cluster: Cluster, overheads: Overheads | 
         overheads: the engine's overheads (None: none); only their least values are used.
 
     Raises:
-        ValueError: a stage no slot of the cluster runs (the engine refuses such a workload too).
+        InputError: a stage no slot of the cluster runs (as :class:`~packing.dag.engine.DagEngine`).
     """
     J = workload.n_jobs
     if J == 0:
@@ -310,7 +311,11 @@ def capacity_bound(workload: Workload, cluster: Cluster, overheads: Overheads | 
     n_fit = fit.astype(np.float64) @ counts  # (S,) slots a task of the stage may use
     if np.any(n_fit <= 0):
         s = int(np.flatnonzero(n_fit <= 0)[0])
-        raise ValueError(f"no slot of the cluster runs stage {s} (demand {dem[s].tolist()})")
+        jb = workload.jobs[int(job[s])]
+        st = jb.stages[s - sum(len(j.stages) for j in workload.jobs[: int(job[s])])]
+        raise input_error(workload.name, f"job {jb.name}, stage {st.name}",
+                          f"no container type runs a task of demand {dem[s].tolist()} "
+                          f"(types: {types.tolist()}, containers per type: {cluster.counts.tolist()})")
     tau = dur + oh  # (S,) least slot-seconds per task
     length = np.ceil(ntask / n_fit) * tau  # (S,) least time a stage lasts once runnable
     first = np.concatenate([[0], np.cumsum([len(j.stages) for j in workload.jobs])]).astype(np.int64)

@@ -28,6 +28,7 @@ from packing.dag.loader import load_dag_folder
 from packing.dag.model import Job, Stage, Workload, make_workload
 from packing.dag.partition import partition
 from packing.dag.policy import run_dag
+from packing.errors import InputError
 from policies.dag import DAG_POLICIES, make_dag_policy
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "dag"
@@ -253,7 +254,7 @@ def test_random_dag_sets_every_policy_above_the_bound(seed: int) -> None:
 
 def test_no_slot_runs_a_stage() -> None:
     w = make_workload("x", [Job("j", 0.0, (Stage("S", 1, (3.0, 1.0), 1.0),))], "test")
-    with pytest.raises(ValueError, match="no slot"):
+    with pytest.raises(InputError, match="no container type runs"):
         capacity_bound(w, Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([1])), None)
 
 
