@@ -18,21 +18,26 @@ Critical-path bound (:func:`critical_path_bounds`)
 Capacity bound (:func:`capacity_bound`)
     Per job, the *slot-limited critical path*: a stage of ``n`` tasks that fit ``N`` slots needs some
     slot to run ``ceil(n / N)`` of its tasks one after another, so it lasts at least ``ceil(n / N) *
-    tau`` after it became runnable; the longest path with these stage lengths bounds the job alone. A
-    job alone also needs its own volume on every *machine* below.
+    tau`` after it became runnable; the longest path with these stage lengths bounds the job alone.
+    With these lengths every stage has a *head* (least time from the arrival until it is runnable)
+    and a *tail* (least time from the end of any of its tasks until the job ends); on every *machine*
+    below, the work of the stages with head ``>= h`` and tail ``>= t`` lies in ``[arrival + h, finish
+    - t]``, so the job alone needs ``h + t + that volume`` (over every non-empty such set).
 
     The jobs share the cluster. A *machine* is a set of slot types ``F`` and a measure of a slot: 1
     (a slot count), or its cpu or memory size. A task whose stage fits only types in ``F`` holds, on
     that machine, at least ``tau`` times its smallest fitting type's measure (1 for the count); at any
     time the held measure is at most the total measure of ``F``'s slots, the machine's capacity. So
     divided by the capacity, every episode projects onto a machine as a fractional one-machine
-    schedule of job volumes ``V_j`` released at the arrivals; by Horn's interval condition a
+    schedule of job volumes ``V_j``, each released at its arrival plus the least head of its stages
+    on the machine; by Horn's interval condition a
     preemptive schedule with no later completions exists, and the preemptive shortest remaining
     processing time rule (SRPT) completes, by every time ``T``, the most jobs any preemptive schedule
-    can (Smith 1978: SRPT's ``k``-th completion is the earliest possible ``k``-th completion).
+    can (Smith 1978: SRPT's ``k``-th completion is the earliest possible ``k``-th completion; the
+    tests check it against every subset of small random instances).
 
     Combination. Let ``b_j`` be job ``j``'s own bound (arrival + the larger of its slot-limited
-    critical path and its volumes) and ``C_(k)`` the ``k``-th smallest finish time of an episode.
+    critical path and its windows) and ``C_(k)`` the ``k``-th smallest finish time of an episode.
     The ``k`` first jobs all have ``b_j <= C_(k)`` and are all done by ``C_(k)`` on every machine, so
     ``C_(k) >= T_k = max over machines of min {T : SRPT on {j : b_j <= T} completes k jobs by T}``,
     which is ``min over i of max(b_(i), k-th SRPT completion of the i jobs with least b)``. Summing,
