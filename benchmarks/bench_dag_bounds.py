@@ -20,6 +20,7 @@ import numpy as np
 
 from packing.dag.engine import NO_OVERHEADS, Overheads
 from packing.dag.loader import load_dag_folder
+from packing.dag.policy import DagPolicy
 from policies.dag import make_dag_policy
 from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs
 
@@ -45,7 +46,7 @@ def main() -> None:
     rows = []
     for s in range(a.seeds):
         sample = sample_jobs(w, a.jobs, s, a.interarrival)
-        pols = [make_dag_policy(n.strip(), s) for n in a.policies.split(",") if n.strip()]
+        pols: list[DagPolicy] = [make_dag_policy(n.strip(), s) for n in a.policies.split(",") if n.strip()]
         t = time.perf_counter()
         res = compare_dag(sample, pols, q=4, hosts=parse_hosts(a.hosts), overheads=oh, seed=s,
                           carving="nested", large_share=0.6)
