@@ -637,7 +637,7 @@ def solve_arcflow(
     cur = value(best_pl)
     if cur is not None and cur <= lb + EPS * max(1.0, lb):
         return result()
-    g = build_graph(inst)
+    g = _cached_graph(inst)
     if g.n_arcs > MAX_ARCS:
         notify(callback, history, clock, cur, lb, "arcflow", f"{g.n_arcs} arcs: too many")
         return result()
@@ -650,7 +650,7 @@ def solve_arcflow(
         return result()
     # the LP bound
     if not clock.stopped:
-        lp = lp_bound(g, clock.left())
+        lp = _cached_lp(g, clock.left())
         if lp is not None and math.ceil(lp - 1e-6) * unit > lb + EPS:
             lb, lb_name = float(math.ceil(lp - 1e-6) * unit), "arcflow"
             notify(callback, history, clock, cur, lb, "arcflow", f"LP bound {lp:.4f}")
@@ -685,6 +685,34 @@ def solve_arcflow(
     return result()
 
 
+_LAST: dict[str, Any] = {}
+"""The last graph built and its LP bound (``solvers.auto`` calls :func:`solve_arcflow` for the LP
+bound and again for the MIP on the same reduced instance)."""
+
+
+def _cached_graph(inst: Instance) -> ArcGraph:
+    """:func:`build_graph`, kept for the next call on an instance of the same data."""
+    key = (tuple(inst.host_types[0].capacity), tuple((a.demand, a.count) for a in inst.apps))
+    if _LAST.get("key") != key:
+        _LAST.clear()
+        _LAST.update(key=key, graph=build_graph(inst))
+    return _LAST["graph"]
+
+
+def forget_graph() -> None:
+    """Drop the kept graph and LP bound (benchmarks timing each solve from scratch call it)."""
+    _LAST.clear()
+
+
+def _cached_lp(g: ArcGraph, time_limit: float) -> float | None:
+    """:func:`lp_bound` of the cached graph, computed once (a time-out is not kept)."""
+    if _LAST.get("graph") is not g:
+        return lp_bound(g, time_limit)
+    if _LAST.get("lp") is None:
+        _LAST["lp"] = lp_bound(g, time_limit)
+    return _LAST["lp"]
+
+
 def _rename(res: SolveResult, proofs: dict[str, str]) -> SolveResult:
     import dataclasses
 
@@ -692,7 +720,7 @@ def _rename(res: SolveResult, proofs: dict[str, str]) -> SolveResult:
 
 
 __all__ = ["MAX_ARCS", "MAX_GRID", "MAX_STATES", "ArcGraph", "MipOutcome", "build_graph",
-           "decompose", "lp_bound", "not_applicable", "prune", "solve_arcflow", "solve_mip",
+           "decompose", "forget_graph", "lp_bound", "not_applicable", "prune", "solve_arcflow", "solve_mip",
            "solve_mip_stoppable"]
 
 

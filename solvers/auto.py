@@ -36,11 +36,19 @@
    hosts, no rules, data that scale exactly to a capacity grid of at most
    :data:`solvers.arcflow.MAX_GRID` units), on models of at most ``cpsat_large`` count variables
    (larger ones keep the tabu/LNS path) and with at least ``arcflow_min_left`` seconds to go.
-   Its LP bound alone (at most ``arcflow_lp_max`` seconds) runs first, right after 1b: it is
-   the Gilmore-Gomory bound in a second or two and often closes the gap at once. After column
-   generation the whole model (:func:`solvers.arcflow.solve_arcflow`) gets up to
-   ``arcflow_share`` of the time left, told the best bound and the best placement so far (its
-   MIP looks only below it, so "no solution" proves the incumbent optimal).
+   Its LP bound alone (at most ``arcflow_lp_max`` seconds) runs before 1b, after at most
+   ``tabu_first`` seconds of tabu search (stage 1a, with at least ``arcflow_lp_min_left`` seconds
+   to go): it is the Gilmore-Gomory bound in a
+   second or two, often closes the gap at once, and gives 1b the bound to aim at. Then the whole
+   model (:func:`solvers.arcflow.solve_arcflow`) runs *beside* every later stage for the time
+   left (stage 1e, ``arcflow_beside``: its CBC is a child process, so it takes the second core
+   while the cover, tabu search, CP-SAT and column generation go on); whichever settles the
+   instance first stops the others. With ``arcflow_beside=False`` it runs in turn: right after 1b
+   (stage 1d) for ``arcflow_early_share`` of the time left when the LP bound is above the cheap
+   bound, else after column generation for up to ``arcflow_share`` of the time left. It is told
+   the best bound and the best placement when it starts (its MIP looks only below it, so "no
+   solution" proves the incumbent optimal), and the graph and its LP bound are built once per
+   instance (:func:`solvers.arcflow.solve_arcflow` keeps the last ones).
 4. The rest of the budget improves the best solution with the best bound as a constraint: CP-SAT
    on the whole model (hinted with the best solution) when it has at most ``cpsat_large`` count
    variables, else large-neighbourhood search (:func:`solvers.lns.improve`), which repacks a few
@@ -77,6 +85,7 @@ from solvers.base import (
     EPS,
     Clock,
     Stop,
+    StopFlag,
     bound_infeasible,
     cheap_lower_bound,
     infeasible_result,
@@ -115,7 +124,18 @@ class AutoSettings:
         arcflow_share: share of the time left the arc-flow stage may use.
         arcflow_min_left: the arc-flow stages run only with this many seconds left (the MIP
             runs in a child process and needs seconds to prove anything).
-        arcflow_lp_max: at most this many seconds for the arc-flow LP bound (stage 1c).
+        arcflow_lp_max: at most this many seconds for the arc-flow LP bound (stages 1a, 1c).
+        arcflow_lp_min_left: the arc-flow LP bound runs first (stage 1a) with this many seconds
+            left (it runs in-process and keeps its time limit).
+        tabu_first: where the arc-flow stages apply, seconds of tabu search towards the cheap
+            bound before the LP bound of stage 1a (0: none).
+        arcflow_early_share: share of the time left the arc-flow MIP gets right after stage 1b
+            when the LP bound is above the cheap bound (stage 1d).
+        arcflow_early_min_left: the early MIP (stages 1d and 1e), and the later one after 1d,
+            run with this many seconds left.
+        arcflow_beside: when stage 1d does not apply, run the arc-flow MIP beside the stages
+            after 1b (stage 1e: CBC in its child process takes the second core) instead of after
+            column generation.
         spread_min_work: instances with at least this many containers x hosts (and within
             :func:`solvers.spread.applicable`) take the large-scale path (stage 0b) instead of
             the exact models: shaped host-by-host filling, then repacking.
@@ -160,6 +180,11 @@ class AutoSettings:
     arcflow_share: float = 0.85
     arcflow_min_left: float = 20.0
     arcflow_lp_max: float = 10.0
+    arcflow_lp_min_left: float = 3.0
+    tabu_first: float = 1.0
+    arcflow_early_share: float = 0.6
+    arcflow_early_min_left: float = 3.0
+    arcflow_beside: bool = True
     spread_min_work: int = 100_000_000
     spread_repack: bool = True
     spread_tabu: bool = True
@@ -265,6 +290,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                            {"solution": "ffd", "bound": lb_name}, None, tuple(history))
 
     best: SolveResult | None = None  # best solution so far (any stage)
+    run_stop: Stop | None = clock.stop  # the main stages' stop; also set when stage 1e proves
+    background: _Background | None = None  # stage 1e, the arc-flow MIP beside the others
     bound_by = lb_name
     # the best known placement, handed to every later stage (so none recomputes first fit)
     hint_pl = hint if hint is not None else (greedy.placement(inst) if greedy.complete else None)
@@ -295,6 +322,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
             best.objective, lb, kind)
 
     def finish() -> SolveResult:
+        collect(wait=True)
         if best is None or best.objective is None:
             if greedy.complete or kind == "deployed":
                 return SolveResult("optimal" if _closed(greedy.objective, lb, kind) else
@@ -312,6 +340,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                             "bound": bound_by}, None, tuple(history))
 
     def infeasible(r: SolveResult) -> SolveResult:
+        if background is not None:
+            background.result(stop=True)
         return SolveResult("infeasible", None, r.lower_bound, None, None, "auto", clock.elapsed,
                            kind, {"bound": r.proofs.get("bound", r.method)}, r.reason,
                            tuple(history))
@@ -321,6 +351,19 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
             return 0.0
         return clock.time_limit - clock.elapsed - cfg.margin
 
+    def collect(wait: bool = False) -> None:
+        # the arc-flow MIP running beside the other stages (stage 1e): its result once it has
+        # ended; with ``wait`` now (stopped at once when the gap is closed, else at its end)
+        nonlocal background
+        if background is None or not (wait or background.done()):
+            return
+        r = background.result(stop=closed())
+        background = None
+        if r is not None:
+            take(r)
+            relay(Progress(clock.elapsed, r.objective, r.lower_bound, "arcflow",
+                           "arc-flow MIP (beside the other stages)"))
+
     def cpsat(budget: float) -> SolveResult:
         # only solutions better than the best so far are of use: ``below`` cuts the rest, and
         # proves the best optimal when nothing is below it
@@ -328,9 +371,57 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         return solve_cpsat(inst, time_limit=budget, workers=workers, seed=seed, objective=kind,
                            callback=relay, hint=hint_pl,
                            lower_bound=lb if kind != "deployed" else None, start=greedy,
-                           below=below, stop=clock.stop)
+                           below=below, stop=run_stop)
 
-    # stage 1b: tabu search and the exact cover by tight patterns, towards the cheap bound
+    # stage 1a: the arc-flow LP bound first (the Gilmore-Gomory bound in a second or two): the
+    # cover and the tabu search then aim at it, and an instance whose LP bound is above the cheap
+    # bound goes to the arc-flow MIP right after them
+    use_arcflow = (cfg.arcflow and natural and kind != "deployed" and size <= cfg.cpsat_large
+                   and _arcflow_applies(inst, kind))
+    cheap_lb = lb
+    lp_done = False
+    if use_arcflow and cfg.tabu_first > 0 and greedy.complete and hint_pl is not None:
+        from solvers.tabu import applicable
+
+        # a short tabu search first: where the cheap bound is reachable it gets there in well
+        # under a second, before the LP bound's second or two
+        if applicable(inst) and (left() >= cfg.search_min_left or _search_warm(cover=False)):
+            r = _tabu(inst, kind, clock, min(cfg.tabu_first, left()), lb, seed, hint_pl, relay)
+            if r is not None:
+                take(r)
+                if closed():
+                    return finish()
+    if use_arcflow and left() >= cfg.arcflow_lp_min_left:
+        from solvers.arcflow import solve_arcflow
+
+        take(solve_arcflow(inst, time_limit=min(cfg.arcflow_lp_max, left()), workers=workers,
+                           seed=seed, objective=kind, callback=relay, hint=hint_pl,
+                           stop=clock.stop, lower_bound=lb, mip=False))
+        lp_done = True
+        if closed():
+            return finish()
+    # stage 1e: the arc-flow MIP runs beside every stage below (its CBC is a child process, so it
+    # takes the second core): whichever settles the instance first ends the others
+    beside = False
+    if (use_arcflow and cfg.arcflow_beside and greedy.complete and not closed()
+            and left() >= cfg.arcflow_early_min_left and not clock.stopped):
+        from solvers.arcflow import solve_arcflow
+
+        proved = StopFlag()
+        arc_stop = _EitherStop(clock.stop, None)
+        bg_budget, bg_hint, bg_lb = left(), hint_pl, lb
+
+        def arc() -> SolveResult:
+            r = solve_arcflow(inst, time_limit=bg_budget, workers=1, seed=seed, objective=kind,
+                              hint=bg_hint, stop=arc_stop, lower_bound=bg_lb)
+            if r.status in ("optimal", "infeasible"):
+                proved.set()
+            return r
+
+        background = _Background(arc, arc_stop)
+        run_stop = _EitherStop(clock.stop, proved)
+        beside = True  # no second MIP after 1b or after column generation
+    # stage 1b: tabu search and the exact cover by tight patterns, towards the best bound
     if kind != "deployed" and greedy.complete:
         from solvers.tabu import applicable
 
@@ -340,15 +431,29 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                 take(r)
                 if closed() or (best is None and _closed(greedy.objective, lb, kind)):
                     return finish()
-    # stage 1c: the arc-flow LP bound (the Gilmore-Gomory bound in a second or two)
-    use_arcflow = (cfg.arcflow and natural and kind != "deployed" and size <= cfg.cpsat_large
-                   and _arcflow_applies(inst, kind))
-    if use_arcflow and left() >= cfg.arcflow_min_left:
+    collect()
+    if closed():
+        return finish()
+    # stage 1c: the arc-flow LP bound, when stage 1a had no time for it
+    if use_arcflow and not lp_done and left() >= cfg.arcflow_min_left:
         from solvers.arcflow import solve_arcflow
 
         take(solve_arcflow(inst, time_limit=min(cfg.arcflow_lp_max, left()), workers=workers,
                            seed=seed, objective=kind, callback=relay, hint=hint_pl,
                            stop=clock.stop, lower_bound=lb, mip=False))
+        if closed():
+            return finish()
+    # stage 1d: the LP bound is above the cheap bound (the cheap bound was not the optimum's
+    # witness): the arc-flow MIP is the exact stage that settles these fastest, so it comes next
+    arcflow_early = False
+    if (use_arcflow and not beside and lb > cheap_lb + EPS and left() >= cfg.arcflow_early_min_left
+            and not clock.stopped):
+        from solvers.arcflow import solve_arcflow
+
+        arcflow_early = True
+        take(solve_arcflow(inst, time_limit=cfg.arcflow_early_share * left(), workers=workers,
+                           seed=seed, objective=kind, callback=relay, hint=hint_pl,
+                           stop=clock.stop, lower_bound=lb))
         if closed():
             return finish()
     # stage 1: on small models a short CP-SAT run settles the easy cases (tight cheap bound)
@@ -364,20 +469,28 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         if r.status == "optimal" and best is r:
             bound_by = "cpsat" if r.proofs.get("bound") == "cpsat" else bound_by
             return finish()
+        collect()
+        if closed():
+            return finish()
     # stage 2: column generation for the strong LP bound and a solution from its columns
     if use_colgen and left() > 0.2:
         from solvers.colgen import solve_colgen
 
         share = cfg.colgen_share if size <= cfg.cpsat_small else cfg.colgen_share_large
         cg = solve_colgen(inst, time_limit=share * left(), workers=workers, seed=seed,
-                          objective=kind, callback=relay, hint=hint_pl, stop=clock.stop)
+                          objective=kind, callback=relay, hint=hint_pl, stop=run_stop)
         if cg.status == "infeasible" and not placed():
             return infeasible(cg)
         take(cg)
+        collect()
         if closed():
             return finish()
     # stage 2b (3b above): one resource on a small integer grid: the arc-flow model proves the hard cases
-    if use_arcflow and left() >= cfg.arcflow_min_left:
+    collect()
+    if closed():
+        return finish()
+    if (use_arcflow and not beside
+            and left() >= (cfg.arcflow_early_min_left if arcflow_early else cfg.arcflow_min_left)):
         from solvers.arcflow import solve_arcflow
 
         r = solve_arcflow(inst, time_limit=cfg.arcflow_share * left(), workers=workers,
@@ -387,6 +500,9 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         if closed():
             return finish()
     # stage 3: the rest of the budget improves the best solution against the best bound
+    collect()
+    if closed():
+        return finish()
     if left() > 0.2 and (size <= cfg.cpsat_large or kind == "deployed"):
         r = cpsat(left())
         if r.status == "infeasible" and not placed():
@@ -407,6 +523,58 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
                     return finish()
         _improve_lns(inst, kind, clock, left(), lb, seed, workers, best, greedy, take, relay)
     return finish()
+
+
+class _EitherStop:
+    """A stop request set when ``a`` or ``b`` is, or by :meth:`set` (the :class:`Stop` protocol)."""
+
+    def __init__(self, a: Stop | None, b: Stop | None) -> None:
+        self.a, self.b = a, b
+        self.own = StopFlag()
+
+    def set(self) -> None:
+        """Request the stop."""
+        self.own.set()
+
+    def is_set(self) -> bool:
+        """Whether any of the three is set."""
+        return (self.own.is_set() or (self.a is not None and self.a.is_set())
+                or (self.b is not None and self.b.is_set()))
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Poll every 50 ms until set or ``timeout`` seconds pass; whether it was set."""
+        import time
+
+        end = None if timeout is None else time.perf_counter() + timeout
+        while not self.is_set():
+            if end is not None and time.perf_counter() >= end:
+                return False
+            time.sleep(0.05)
+        return True
+
+
+class _Background:
+    """``run()`` in a daemon thread; :meth:`result` stops it (through ``stop``) if asked and joins."""
+
+    def __init__(self, run: Callable[[], SolveResult], stop: _EitherStop) -> None:
+        import threading
+
+        self.stop = stop
+        self.out: list[SolveResult] = []
+        self.thread = threading.Thread(target=lambda: self.out.append(run()), name="vbp-auto-arcflow",
+                                       daemon=True)
+        self.thread.start()
+
+    def done(self) -> bool:
+        """Whether ``run()`` has returned (or raised)."""
+        return not self.thread.is_alive()
+
+    def result(self, stop: bool) -> SolveResult | None:
+        """Its result (None if it raised); with ``stop`` it is asked to stop first."""
+        if stop:
+            self.stop.set()
+        self.thread.join()
+        return self.out[0] if self.out else None
 
 
 def _large(inst: Instance, kind: Objective, cfg: AutoSettings) -> bool:

@@ -11,10 +11,13 @@
 * **Idle share** (sweep): ``1 - task demand / capacity of the hosts opened``, each resource divided by
   the large host (92c288g) and averaged; host cost is measured in the same units, so the solver's
   cost bound gives a proven bound on the idle share: ``1 - task demand / cost bound``.
-* **Bounds** (:func:`dag_bounds`): a job cannot finish sooner than its critical path plus, per stage
-  on its longest (in stages) path, the least scheduling delay and container start every launch pays
-  in :class:`packing.dag.engine.DagEngine`; the makespan is at least the longest of ``arrival +
-  that`` and the work bound ``max_r sum(work_r) / offline capacity_r``.
+* **Bounds** (:mod:`packing.dag.bounds`): the critical-path bound (:func:`dag_bounds`: a job
+  cannot finish sooner than its longest path of durations plus the least scheduling delay and
+  container start per stage; the makespan is at least the longest ``arrival + that`` and the work
+  bound ``max_r sum(work_r) / offline capacity_r``) and the capacity bound
+  (:func:`packing.dag.bounds.capacity_bound`: slot-limited critical paths and the cluster's slots and
+  resources as single machines under SRPT), computed on each carved cluster; the comparison reports
+  the least over the clusters compared, valid for every policy in it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from typing import Any
 import numpy as np
 
 from packing.checker import check
+from packing.dag.bounds import capacity_bound
+from packing.dag.bounds import critical_path_bounds as dag_bounds
 from packing.dag.engine import Cluster, DagEngine, Overheads, Surge
 from packing.dag.model import Workload
 from packing.dag.partition import Partition, partition
@@ -478,29 +483,6 @@ def tune_large_share(samples: list[Workload], hosts: list[tuple[str, tuple[float
     return best, means
 
 
-# -- bounds ---------------------------------------------------------------------------------------
-def dag_bounds(workload: Workload, capacity: np.ndarray, overheads: Overheads | None) -> dict[str, Any]:
-    """Lower bounds on each job's JCT and on the makespan (see the module docstring).
-
-    Args:
-        workload: the jobs.
-        capacity: offline capacity per resource, shape ``(2,)`` (the largest over the compared
-            clusters keeps the bound valid for all of them).
-        overheads: the engine's overheads (None: none).
-
-    Returns:
-        ``{"jct": (J,) array, "critical_path_mean_jct": float, "makespan": float}``.
-    """
-    per_stage = 0.0 if overheads is None else overheads.min_per_stage
-    jct = np.array([j.critical_path + per_stage * j.depth for j in workload.jobs])
-    arr = np.array([j.arrival for j in workload.jobs])
-    t0 = float(arr.min()) if len(arr) else 0.0
-    work = np.sum([j.work for j in workload.jobs], axis=0) if workload.jobs else np.zeros(2)
-    mk = max(float((arr + jct).max() - t0) if len(arr) else 0.0,
-             float((work / np.maximum(capacity, 1e-12)).max()))
-    return {"jct": jct, "critical_path_mean_jct": float(jct.mean()) if len(jct) else 0.0, "makespan": mk}
-
-
 # -- policy names --------------------------------------------------------------------------------
 def resolve_dag_policy(name: str, seed: int = 0) -> DagPolicy:
     """A DAG baseline by name, or a trained DAG agent from a model file (``*.pt``, weights-only read).
@@ -544,6 +526,7 @@ class PolicyRow:
     decision_ms: float
     decisions: int
     jct_gap: float
+    capacity_gap: float
     makespan_gap: float
     preempted: int
     jct: list[float]
@@ -596,6 +579,9 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
                                                 large_share=large_share)
     cap = np.max([c.cluster.capacity for c in carved.values()], axis=0)
     b = dag_bounds(workload, cap, oh)
+    cb = {k: capacity_bound(workload, c.cluster, oh) for k, c in carved.items()}
+    cap_jct = min(v.mean_jct for v in cb.values())
+    makespan = max(b["makespan"], min(v.makespan for v in cb.values()))
     rows = []
     for p in policies:
         c = carved[p.partition]
@@ -605,10 +591,13 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
             p.name, p.partition, c.cluster.n_types, int(len(c.cluster.slot_type)), res.mean_jct, res.makespan,
             res.utilisation, res.idle_share, float(secs.mean() * 1e3) if len(secs) else 0.0, res.decisions,
             res.mean_jct / b["critical_path_mean_jct"] - 1.0 if b["critical_path_mean_jct"] > 0 else 0.0,
-            res.makespan / b["makespan"] - 1.0 if b["makespan"] > 0 else 0.0, res.preempted,
+            res.mean_jct / cb[p.partition].mean_jct - 1.0 if cb[p.partition].mean_jct > 0 else 0.0,
+            res.makespan / makespan - 1.0 if makespan > 0 else 0.0, res.preempted,
             res.jct.tolist())))
     return {
-        "bounds": {"critical_path_mean_jct": b["critical_path_mean_jct"], "makespan": b["makespan"]},
+        "bounds": {"critical_path_mean_jct": b["critical_path_mean_jct"], "capacity_mean_jct": cap_jct,
+                   "capacity_by_partition": {k: v.mean_jct for k, v in cb.items()},
+                   "capacity_parts": {k: v.parts for k, v in cb.items()}, "makespan": makespan},
         "policies": rows,
         "carving": {"method": carving, "large_share": large_share},
         "clusters": {k: {"types": v.cluster.types.round(3).tolist(), "containers": v.cluster.counts.tolist(),

@@ -1,6 +1,6 @@
 """Seeded hard one-dimensional bin-packing instances (capacity 1000, 160-200 items, sizes 20-800).
 
-Two constructions, both with a known optimum in ``meta["planted_optimum"]``:
+Two constructions with a known optimum in ``meta["planted_optimum"]``:
 
 ``"perfect"``
     ``k`` bins are each split exactly into 2, 3 or 4 items (probabilities 0.3, 0.5, 0.2) with
@@ -22,6 +22,20 @@ Two constructions, both with a known optimum in ``meta["planted_optimum"]``:
     selected from random draws. No optimum is planted (``meta["planted_optimum"]`` is
     ``None``); these are the ones where tabu search and the bounds of ``auto`` stall one bin
     apart.
+
+``"triplets"``
+    Falkenauer's triplets: every bin holds exactly three items of sizes in ``[250, 500)``
+    (the first in ``[380, 490]``, the second in ``[250, 750 - first]``, the third the rest), so
+    the optimum is the number of triplets and every bin of an optimal packing is full; the
+    number of items is rounded up to a multiple of 3.
+``"schwerin"``
+    Schwerin and Wäscher's kind: sizes uniform in ``[150, 200]`` (5 or 6 items per bin at
+    capacity 1000), redrawn until first-fit decreasing misses the volume bound. No planted
+    optimum.
+``"large"``
+    Large capacity, few items per bin (Wäscher-Gau-like): capacity :data:`LARGE_CAPACITY`, sizes
+    uniform in ``[2000, 5000]`` (2-4 items per bin), redrawn until first-fit decreasing misses
+    the volume bound. No planted optimum.
 
 A non-IRUP instance (optimum one above the LP bound) is given by :func:`petersen_instance`:
 15 items, one per edge of the Petersen graph, item ``(u, v)`` of size ``f(u) + f(v)`` with the
@@ -68,10 +82,16 @@ PETERSEN_EDGES = tuple([(i, (i + 1) % 5) for i in range(5)] + [(i, i + 5) for i 
 MAX_WASTE = 20
 """Default largest waste per bin of ``"near"`` instances."""
 
+LARGE_CAPACITY = 10_000
+"""Bin capacity of the ``"large"`` kind."""
+
 WASTE_SHARE = 0.1
 """Share of the bins of ``"near"`` instances that get some waste."""
 
-Kind = Literal["perfect", "near", "uniform"]
+Kind = Literal["perfect", "near", "uniform", "triplets", "schwerin", "large"]
+
+KINDS: tuple[str, ...] = ("perfect", "near", "uniform", "triplets", "schwerin", "large")
+"""Every kind :func:`generate_hard1d` makes."""
 
 
 def _split_bin(rng: np.random.Generator, capacity: int, parts: int, lo: int, hi: int
@@ -134,9 +154,9 @@ def generate_hard1d(seed: int, *, n_items: int | None = None, kind: Kind = "perf
     Args:
         seed: the seed of the instance's own generator.
         n_items: items wanted (at least; default drawn in ``[160, 200]``).
-        kind: ``"perfect"``, ``"near"`` or ``"uniform"``.
-        capacity: bin capacity.
-        size_range: smallest and largest item size.
+        kind: one of :data:`KINDS`.
+        capacity: bin capacity (``"triplets"``, ``"schwerin"`` and ``"large"`` set their own).
+        size_range: smallest and largest item size (likewise).
         max_waste: largest waste per bin of ``"near"`` instances.
 
     Returns:
@@ -146,22 +166,35 @@ def generate_hard1d(seed: int, *, n_items: int | None = None, kind: Kind = "perf
     """
     rng = np.random.default_rng(seed)
     n = int(rng.integers(160, 201)) if n_items is None else int(n_items)
+    if kind == "triplets":
+        capacity, size_range = 1000, (250, 499)
+    elif kind == "schwerin":
+        capacity, size_range = 1000, (150, 200)
+    elif kind == "large":
+        capacity, size_range = LARGE_CAPACITY, (2000, 5000)
     lo, hi = size_range
     if not 1 <= lo <= hi <= capacity or 2 * lo > capacity:
         raise ValueError(f"size_range {size_range} does not fit a capacity of {capacity}")
     meta: dict[str, object] = {"kind": kind, "seed": seed}
-    if kind == "uniform":
+    if kind in ("uniform", "schwerin", "large"):
         for _ in range(1000):
             items = [int(x) for x in rng.integers(lo, hi + 1, size=n)]
             if _ffd_bins(items, capacity) > -(-sum(items) // capacity):
                 break
         bins = [items]
         meta["planted_optimum"] = None
+    elif kind == "triplets":
+        bins = []
+        for _ in range(-(-n // 3)):
+            a = int(rng.integers(380, 491))
+            b = int(rng.integers(250, 750 - a + 1))
+            bins.append([a, b, capacity - a - b])
+        meta["planted_optimum"] = len(bins)
     elif kind in ("perfect", "near"):
         bins = perfect_items(rng, n, capacity, size_range, max_waste if kind == "near" else 0)
         meta["planted_optimum"] = len(bins)
     else:
-        raise ValueError(f"unknown kind {kind!r}; use 'perfect', 'near' or 'uniform'")
+        raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
     meta["planted"] = [list(b) for b in bins]
     sizes = np.array([s for b in bins for s in b], dtype=np.int64)
     values, counts = np.unique(sizes, return_counts=True)
@@ -188,5 +221,5 @@ def petersen_instance() -> Instance:
                     meta=meta)
 
 
-__all__ = ["CAPACITY", "MAX_WASTE", "PETERSEN_EDGES", "PETERSEN_F", "generate_hard1d",
-           "perfect_items", "petersen_instance"]
+__all__ = ["CAPACITY", "KINDS", "LARGE_CAPACITY", "MAX_WASTE", "PETERSEN_EDGES", "PETERSEN_F",
+           "generate_hard1d", "perfect_items", "petersen_instance"]

@@ -123,7 +123,8 @@ def test_settings_choose_the_stages(monkeypatch: pytest.MonkeyPatch) -> None:
         return real(instance, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(colgen, "solve_colgen", spy)
-    no_search = AutoSettings(tabu_share=0.0, cover_share=0.0)  # stage 1b would settle it
+    # stage 1b would settle it, and so would the arc-flow LP bound (stage 1a)
+    no_search = AutoSettings(tabu_share=0.0, cover_share=0.0, arcflow=False)
     res = solve(inst, "auto", time_limit=5, settings=no_search)
     assert seen == [] and res.status == "optimal"  # the default: CP-SAT settles it first
     res = solve(inst, "auto", time_limit=5,

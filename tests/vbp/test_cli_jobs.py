@@ -20,12 +20,13 @@ def test_compare_json_and_plot(tmp_path: Path) -> None:
                                   "--plot", str(plot)])
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
-    assert set(out["bounds"]) == {"critical_path_mean_jct", "makespan"}
+    assert {"critical_path_mean_jct", "capacity_mean_jct", "makespan"} <= set(out["bounds"])
+    assert out["bounds"]["capacity_mean_jct"] >= out["bounds"]["critical_path_mean_jct"] - 1e-9
     names = [p["name"] for p in out["policies"]]
     assert names == ["fifo", "sjf", "cpf", "random", "cpf-single"]
     for p in out["policies"]:
         assert {"name", "mean_jct", "makespan", "utilisation", "idle_share", "decision_ms"} <= set(p)
-        assert p["mean_jct"] >= out["bounds"]["critical_path_mean_jct"] - 1e-9
+        assert p["mean_jct"] >= out["bounds"]["capacity_mean_jct"] - 1e-9
     assert plot.stat().st_size > 0
 
 
@@ -33,6 +34,7 @@ def test_compare_table() -> None:
     r = CliRunner().invoke(jobs, ["compare", FIXTURE, "--policies", "fifo,cpf", "--jobs", "3"])
     assert r.exit_code == 0, r.output
     assert "fifo" in r.output and "cpf" in r.output and "makespan >=" in r.output
+    assert "bound (cp)" in r.output and "bound (capacity)" in r.output
 
 
 def test_partition_json() -> None:

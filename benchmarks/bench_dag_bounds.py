@@ -1,0 +1,72 @@
+"""DAG bounds benchmark: the critical-path and capacity bounds on mean JCT against the best DAG policy.
+
+Samples of ``--jobs`` jobs are drawn as ``vbp jobs compare`` draws them (:func:`vbp.jobfusion.sample_jobs`,
+seeded Poisson arrivals every ``--interarrival`` s), from all jobs of DATA (``--pool all``) or from
+the held-out half of ``benchmarks/bench_jobfusion_agent.py`` (``--pool held``: the seeded permutation
+12345, second half). Each sample runs the policies through :func:`vbp.jobfusion.compare_dag` (nested
+carving, large share 0.6, Q = 4) and prints both bounds, the best policy and ``best / bound``.
+
+    python benchmarks/bench_dag_bounds.py /work/shared/data/alibaba-v2018-batch-dag \
+        --hosts 32c64g:4,92c288g:2 --pool held --seeds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from packing.dag.engine import NO_OVERHEADS, Overheads
+from packing.dag.loader import load_dag_folder
+from packing.dag.policy import DagPolicy
+from policies.dag import make_dag_policy
+from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs
+
+
+def main() -> None:
+    """Run the benchmark (see the module docstring)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data")
+    ap.add_argument("--jobs", type=int, default=100)
+    ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--hosts", default="32c64g:8,92c288g:8")
+    ap.add_argument("--pool", choices=["all", "held"], default="all")
+    ap.add_argument("--interarrival", type=float, default=10.0)
+    ap.add_argument("--policies", default="sjf,sjf-cp,fifo,cpf,decima-like")
+    ap.add_argument("--no-overheads", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    w = load_dag_folder(a.data)
+    if a.pool == "held":
+        perm = np.random.default_rng(12345).permutation(w.n_jobs)
+        w = w.subset(sorted(perm[w.n_jobs // 2:].tolist()), "held-out-pool")
+    oh = NO_OVERHEADS if a.no_overheads else Overheads()
+    rows = []
+    for s in range(a.seeds):
+        sample = sample_jobs(w, a.jobs, s, a.interarrival)
+        pols: list[DagPolicy] = [make_dag_policy(n.strip(), s) for n in a.policies.split(",") if n.strip()]
+        t = time.perf_counter()
+        res = compare_dag(sample, pols, q=4, hosts=parse_hosts(a.hosts), overheads=oh, seed=s,
+                          carving="nested", large_share=0.6)
+        secs = time.perf_counter() - t
+        b = res["bounds"]
+        best = min(res["policies"], key=lambda p: p["mean_jct"])
+        row = {"seed": s, "jobs": sample.n_jobs, "tasks": sample.n_tasks, "cp": b["critical_path_mean_jct"],
+               "capacity": b["capacity_mean_jct"], "best": best["mean_jct"], "best_policy": best["name"],
+               "ratio_cp": best["mean_jct"] / b["critical_path_mean_jct"],
+               "ratio_capacity": best["mean_jct"] / b["capacity_mean_jct"], "parts": b["capacity_parts"],
+               "seconds": round(secs, 1)}
+        rows.append(row)
+        print(f"seed {s}: {sample.n_tasks} tasks; critical path {row['cp']:.1f} s, capacity "
+              f"{row['capacity']:.1f} s, best {row['best_policy']} {row['best']:.1f} s: best / capacity "
+              f"bound {row['ratio_capacity']:.3f} (/ critical path {row['ratio_cp']:.3f}); {secs:.1f} s")
+    print(f"mean best / capacity bound {np.mean([r['ratio_capacity'] for r in rows]):.3f}, "
+          f"best / critical path {np.mean([r['ratio_cp'] for r in rows]):.3f}")
+    if a.json:
+        print(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,384 @@
+"""Lower bounds on DAG job completion times in :class:`packing.dag.engine.DagEngine`, for every schedule.
+
+Every bound here holds for every policy the engine can run, clairvoyant or not, with any overhead
+draw, surge and preemption: it only uses facts every episode obeys.
+
+Facts about an episode (see :mod:`packing.dag.engine`)
+    * a stage's tasks launch at or after the stage becomes runnable (its job arrived, all tasks of its
+      parents finished);
+    * a task holds one container slot from its launch until it finishes, at least ``tau = duration +
+      least overhead`` seconds (``Overheads.min_per_stage``: the least scheduling delay plus the least
+      container start), in a slot whose type dominates its demand (the engine's ``stage_fits``);
+    * a slot runs one task at a time, and the slots of a cluster are fixed (surges only take them away,
+      preemption only adds work).
+
+Critical-path bound (:func:`critical_path_bounds`)
+    A job finishes no sooner than ``arrival + max over paths of sum(duration + least overhead)``.
+
+Capacity bound (:func:`capacity_bound`)
+    Per job, the *slot-limited critical path*: a stage of ``n`` tasks that fit ``N`` slots needs some
+    slot to run ``ceil(n / N)`` of its tasks one after another, so it lasts at least ``ceil(n / N) *
+    tau`` after it became runnable; the longest path with these stage lengths bounds the job alone.
+    With these lengths every stage has a *head* (least time from the arrival until it is runnable)
+    and a *tail* (least time from the end of any of its tasks until the job ends); on every *machine*
+    below, the work of the stages with head ``>= h`` and tail ``>= t`` lies in ``[arrival + h, finish
+    - t]``, so the job alone needs ``h + t + that volume`` (over every non-empty such set).
+
+    The jobs share the cluster. A *machine* is a set of slot types ``F`` and a measure of a slot: 1
+    (a slot count), or its cpu or memory size. A task whose stage fits only types in ``F`` holds, on
+    that machine, at least ``tau`` times its smallest fitting type's measure (1 for the count); at any
+    time the held measure is at most the total measure of ``F``'s slots, the machine's capacity. So
+    divided by the capacity, every episode projects onto a machine as a fractional one-machine
+    schedule of job volumes ``V_j``, each released at its arrival plus the least head of its stages
+    on the machine; by Horn's interval condition a
+    preemptive schedule with no later completions exists, and the preemptive shortest remaining
+    processing time rule (SRPT) completes, by every time ``T``, the most jobs any preemptive schedule
+    can (Smith 1978: SRPT's ``k``-th completion is the earliest possible ``k``-th completion; the
+    tests check it against every subset of small random instances).
+
+    Combination. Let ``b_j`` be job ``j``'s own bound (arrival + the larger of its slot-limited
+    critical path and its windows) and ``C_(k)`` the ``k``-th smallest finish time of an episode.
+    The ``k`` first jobs all have ``b_j <= C_(k)`` and are all done by ``C_(k)`` on every machine, so
+    ``C_(k) >= T_k = max over machines of min {T : SRPT on {j : b_j <= T} completes k jobs by T}``,
+    which is ``min over i of max(b_(i), k-th SRPT completion of the i jobs with least b)``. Summing,
+    ``sum_j finish_j >= sum_k T_k``: at least the sum of the ``b_j`` and at least every machine's SRPT
+    sum. The mean JCT bound is ``(sum_k T_k - sum_j arrival_j) / J``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numba
+import numpy as np
+
+from packing.dag.engine import Cluster, Overheads
+from packing.dag.model import Job, Workload
+from packing.errors import input_error
+
+FIT_TOL = 1e-9
+"""A type runs a task when it is at least the task's demand minus this, per resource (as the engine)."""
+
+EXACT_JOBS = 200
+"""Above this many jobs the threshold search of :func:`order_bounds` runs on a grid (still valid)."""
+
+
+def _least_overhead(overheads: Overheads | None) -> float:
+    return 0.0 if overheads is None else float(overheads.min_per_stage)
+
+
+def path_lengths(job: Job, stage_length: np.ndarray) -> float:
+    """Longest path through ``job``'s DAG with the given stage lengths, shape ``(n_stages,)`` -> seconds."""
+    if not job.stages:
+        return 0.0
+    finish = np.zeros(len(job.stages))
+    for i in job.topo_order:
+        finish[i] = stage_length[i] + max((finish[p] for p in job.stages[i].parents), default=0.0)
+    return float(finish.max())
+
+
+def critical_path_bounds(workload: Workload, capacity: np.ndarray,
+                         overheads: Overheads | None) -> dict[str, Any]:
+    """Per-job critical-path bounds and a makespan bound.
+
+    A job's JCT is at least its longest path with stage lengths ``duration + least overhead`` (every
+    stage on a path pays one launch). The makespan is at least the latest ``arrival + that`` and the
+    work bound ``max_r sum(work_r) / capacity_r``.
+
+    Args:
+        workload: the jobs.
+        capacity: capacity per resource, shape ``(2,)`` (the largest over the compared clusters keeps
+            the bound valid for all of them).
+        overheads: the engine's overheads (None: none).
+
+    Returns:
+        ``{"jct": (J,) array, "critical_path_mean_jct": float, "makespan": float}``.
+    """
+    oh = _least_overhead(overheads)
+    jct = np.array([path_lengths(j, np.array([s.duration + oh for s in j.stages])) for j in workload.jobs])
+    arr = np.array([j.arrival for j in workload.jobs])
+    t0 = float(arr.min()) if len(arr) else 0.0
+    work = np.sum([j.work for j in workload.jobs], axis=0) if workload.jobs else np.zeros(2)
+    mk = max(float((arr + jct).max() - t0) if len(arr) else 0.0,
+             float((work / np.maximum(capacity, 1e-12)).max()))
+    return {"jct": jct, "critical_path_mean_jct": float(jct.mean()) if len(jct) else 0.0, "makespan": mk}
+
+
+# -- one machine --------------------------------------------------------------------------------
+@numba.njit(cache=True)
+def _heap_push(key: np.ndarray, val: np.ndarray, n: int, k: float, v: int) -> int:  # pragma: no cover
+    i = n
+    key[i], val[i] = k, v
+    while i > 0:
+        p = (i - 1) // 2
+        if key[p] < key[i] or (key[p] == key[i] and val[p] <= val[i]):
+            break
+        key[p], key[i] = key[i], key[p]
+        val[p], val[i] = val[i], val[p]
+        i = p
+    return n + 1
+
+
+@numba.njit(cache=True)
+def _heap_pop(key: np.ndarray, val: np.ndarray, n: int) -> int:  # pragma: no cover
+    n -= 1
+    key[0], val[0] = key[n], val[n]
+    i = 0
+    while True:
+        a, b, m = 2 * i + 1, 2 * i + 2, i
+        if a < n and (key[a] < key[m] or (key[a] == key[m] and val[a] < val[m])):
+            m = a
+        if b < n and (key[b] < key[m] or (key[b] == key[m] and val[b] < val[m])):
+            m = b
+        if m == i:
+            return n
+        key[m], key[i] = key[i], key[m]
+        val[m], val[i] = val[i], val[m]
+        i = m
+
+
+@numba.njit(cache=True)
+def _srpt(release: np.ndarray, proc: np.ndarray) -> np.ndarray:  # pragma: no cover
+    n = len(release)
+    out = np.zeros(n)
+    order = np.argsort(release, kind="mergesort")
+    key = np.empty(n)
+    val = np.empty(n, dtype=np.int64)
+    size = 0
+    t = -np.inf
+    i = 0
+    while i < n or size > 0:
+        if size == 0:
+            t = max(t, release[order[i]])
+        while i < n and release[order[i]] <= t:
+            size = _heap_push(key, val, size, proc[order[i]], order[i])
+            i += 1
+        rem, j = key[0], val[0]
+        size = _heap_pop(key, val, size)
+        nxt = release[order[i]] if i < n else np.inf
+        if t + rem <= nxt:
+            t += rem
+            out[j] = t
+        else:
+            size = _heap_push(key, val, size, rem - (nxt - t), j)
+            t = nxt
+    return out
+
+
+@numba.njit(cache=True)
+def _threshold_search(b_sorted: np.ndarray, order: np.ndarray, release: np.ndarray, volume: np.ndarray,
+                      grid: np.ndarray, ends: np.ndarray) -> np.ndarray:  # pragma: no cover
+    J = len(b_sorted)
+    best = np.full(J, np.inf)
+    for k in range(len(grid)):
+        e = ends[k]
+        sel = order[:e]
+        comp = np.sort(_srpt(release[sel], volume[sel]))
+        for x in range(e):
+            c = max(b_sorted[grid[k]], comp[x])
+            if c < best[x]:
+                best[x] = c
+    return best
+
+
+def srpt_completions(release: np.ndarray, proc: np.ndarray) -> np.ndarray:
+    """Completion times of preemptive SRPT on one unit-speed machine.
+
+    Args:
+        release: release times, shape ``(n,)``.
+        proc: processing times ``>= 0``, shape ``(n,)``.
+
+    Returns:
+        Completion time of each job, shape ``(n,)`` (input order).
+    """
+    return _srpt(np.ascontiguousarray(release, dtype=np.float64),
+                 np.ascontiguousarray(proc, dtype=np.float64))
+
+
+def order_bounds(own: np.ndarray, release: np.ndarray, volume: np.ndarray) -> np.ndarray:
+    """Lower bounds ``T_k`` on the ``k``-th smallest finish time (see the module docstring).
+
+    Args:
+        own: each job's own lower bound on its finish time ``b_j``, shape ``(J,)``.
+        release: when each job's work on each machine can start at the earliest, shape ``(J, M)``.
+        volume: each job's volume on each machine in seconds, shape ``(J, M)`` (``M`` may be 0).
+
+    Returns:
+        ``T_k`` for ``k = 1..J``, non-decreasing, shape ``(J,)``; at least the sorted ``own`` and
+        every machine's sorted SRPT completions.
+    """
+    J = len(own)
+    order = np.argsort(own, kind="stable")
+    b_sorted = np.asarray(own, dtype=np.float64)[order]
+    out = b_sorted.copy()
+    if J == 0:
+        return out
+    # thresholds b_sorted[g_0 = 0] < b_sorted[g_1] < ...: every job with b < b_sorted[g_{l+1}] is among
+    # order[:g_{l+1}], so those jobs over-cover the eligible set of [b[g_l], b[g_{l+1}]): still valid
+    grid = np.arange(J) if J <= EXACT_JOBS else np.unique(np.linspace(0, J - 1, EXACT_JOBS).astype(np.int64))
+    ends = np.append(grid[1:], J).astype(np.int64)
+    for m in range(volume.shape[1]):
+        best = _threshold_search(b_sorted, order.astype(np.int64),
+                                 np.ascontiguousarray(release[:, m], dtype=np.float64),
+                                 np.ascontiguousarray(volume[:, m], dtype=np.float64),
+                                 grid.astype(np.int64), ends)
+        out = np.maximum(out, best)
+    return np.maximum.accumulate(out)
+
+
+# -- the cluster's machines ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class CapacityBound:
+    """What :func:`capacity_bound` proves.
+
+    Attributes:
+        mean_jct: lower bound on the mean JCT of every episode.
+        jct: per-job bound on the JCT alone (slot-limited critical path, own volumes), shape ``(J,)``.
+        finish_order: lower bounds on the ``k``-th smallest finish time, shape ``(J,)``.
+        makespan: lower bound on last finish - first arrival.
+        parts: mean-JCT bounds of the ingredients: ``"critical_path"`` (paths with least overheads),
+            ``"slot_path"`` (slot-limited critical paths), ``"own"`` (the per-job bounds), ``"srpt"``
+            (the best single machine without critical paths).
+        machines: names of the machines, e.g. ``"slots[0,1]"`` or ``"cpu[*]"``.
+    """
+
+    mean_jct: float
+    jct: np.ndarray
+    finish_order: np.ndarray
+    makespan: float
+    parts: dict[str, float] = field(default_factory=dict)
+    machines: tuple[str, ...] = ()
+
+
+def stage_fit(workload: Workload, cluster: Cluster) -> np.ndarray:
+    """``(S, Q)`` bool: a task of stage ``s`` fits a slot of type ``q`` and the cluster has such slots."""
+    _, dem, _, _ = workload.stage_table()
+    fits = np.all(cluster.types[None, :, :] >= dem[:, None, :] - FIT_TOL, axis=2)
+    return fits & (cluster.counts > 0)[None, :]
+
+
+def _fit_unions(fit_sets: set[tuple[int, ...]], limit: int) -> list[tuple[int, ...]]:
+    """The fitting sets and their unions (at most ``limit``; the fitting sets always), smallest first."""
+    out = set(fit_sets)
+    frontier = set(fit_sets)
+    while frontier and len(out) < limit:
+        new = {tuple(sorted(set(a) | set(b))) for a in frontier for b in fit_sets} - out
+        for u in sorted(new, key=lambda x: (len(x), x)):
+            if len(out) >= limit:
+                break
+            out.add(u)
+        frontier = new
+    return sorted(out, key=lambda x: (len(x), x))
+
+
+def _window(head: np.ndarray, tail: np.ndarray, vol: np.ndarray) -> float:
+    """``max over h, t of h + t + sum(vol[head >= h and tail >= t])`` over non-empty sets; shapes ``(k,)``."""
+    keep = vol > 0
+    if not keep.any():
+        return 0.0
+    h, t, v = head[keep], tail[keep], vol[keep]
+    hs, ts = np.unique(h), np.unique(t)
+    a = (h[:, None] >= hs[None, :]).astype(np.float64)  # (k, |H|)
+    b = (t[:, None] >= ts[None, :]).astype(np.float64)  # (k, |T|)
+    inside = a.T @ b  # (|H|, |T|) stages in each window; an empty window proves nothing
+    val = hs[:, None] + ts[None, :] + (a * v[:, None]).T @ b
+    return float(np.where(inside > 0, val, -np.inf).max())
+
+
+MAX_MACHINES = 48
+"""Most machines (slot-type sets x measures) :func:`capacity_bound` builds."""
+
+SEARCH_MACHINES = 48
+"""Machines that enter the threshold search of :func:`order_bounds`: the ones with the largest
+``sum_k max(b_(k), k-th SRPT completion)`` (any subset keeps the bound valid)."""
+
+
+def capacity_bound(workload: Workload, cluster: Cluster, overheads: Overheads | None) -> CapacityBound:
+    """The capacity-aware lower bound on mean JCT of ``workload`` on ``cluster`` (module docstring).
+
+    Args:
+        workload: the jobs (any arrivals).
+        cluster: the carved slots (surges are ignored: they only remove capacity).
+        overheads: the engine's overheads (None: none); only their least values are used.
+
+    Raises:
+        InputError: a stage no slot of the cluster runs (as :class:`~packing.dag.engine.DagEngine`).
+    """
+    J = workload.n_jobs
+    if J == 0:
+        return CapacityBound(0.0, np.zeros(0), np.zeros(0), 0.0)
+    oh = _least_overhead(overheads)
+    job, dem, ntask, dur = workload.stage_table()
+    counts = cluster.counts.astype(np.float64)
+    types = cluster.types
+    fit = stage_fit(workload, cluster)
+    n_fit = fit.astype(np.float64) @ counts  # (S,) slots a task of the stage may use
+    if np.any(n_fit <= 0):
+        s = int(np.flatnonzero(n_fit <= 0)[0])
+        jb = workload.jobs[int(job[s])]
+        st = jb.stages[s - sum(len(j.stages) for j in workload.jobs[: int(job[s])])]
+        raise input_error(workload.name, f"job {jb.name}, stage {st.name}",
+                          f"no container type runs a task of demand {dem[s].tolist()} "
+                          f"(types: {types.tolist()}, containers per type: {cluster.counts.tolist()})")
+    tau = dur + oh  # (S,) least slot-seconds per task
+    length = np.ceil(ntask / n_fit) * tau  # (S,) least time a stage lasts once runnable
+    first = np.concatenate([[0], np.cumsum([len(j.stages) for j in workload.jobs])]).astype(np.int64)
+    head = np.zeros(len(ntask))  # least time from arrival until the stage is runnable
+    tail = np.zeros(len(ntask))  # least time from the end of any task of the stage to the job's end
+    for j, jb in enumerate(workload.jobs):
+        o = int(first[j])
+        for i in jb.topo_order:
+            head[o + i] = max((head[o + p] + length[o + p] for p in jb.stages[i].parents), default=0.0)
+        for i in reversed(jb.topo_order):
+            tail[o + i] = max((length[o + c] + tail[o + c] for c in jb.children[i]), default=0.0)
+    least = np.where(fit[:, :, None], types[None, :, :], np.inf).min(axis=1)  # (S, R) least fitting slot
+    fit_sets = {tuple(int(q) for q in np.flatnonzero(f)) for f in fit}
+    fit_sets.add(tuple(int(q) for q in np.flatnonzero(counts > 0)))
+    arr = np.array([j.arrival for j in workload.jobs], dtype=np.float64)
+    names: list[str] = []
+    vols: list[np.ndarray] = []
+    rels: list[np.ndarray] = []
+    windows: list[np.ndarray] = []
+    for F in _fit_unions(fit_sets, MAX_MACHINES // (1 + types.shape[1])):
+        inside = np.zeros(len(counts), dtype=bool)
+        inside[list(F)] = True
+        only = ~np.any(fit & ~inside[None, :], axis=1)  # (S,) stages that fit only types in F
+        label = ",".join(map(str, F)) if len(F) < int((counts > 0).sum()) else "*"
+        measures = [("slots", np.ones(len(ntask)), float(counts[inside].sum()))]
+        measures += [(r, least[:, k], float((counts[inside] * types[inside, k]).sum()))
+                     for k, r in enumerate(("cpu", "mem")[: types.shape[1]])]
+        for rname, size, cap in measures:
+            per_stage = np.where(only, ntask * tau * size, 0.0) / cap if cap > 0 else np.zeros(len(ntask))
+            if not np.any(per_stage > 0):
+                continue
+            names.append(f"{rname}[{label}]")
+            vols.append(np.bincount(job, weights=per_stage, minlength=J))
+            start = np.where(per_stage > 0, head, np.inf)
+            rel = np.array([start[first[j]:first[j + 1]].min(initial=np.inf) for j in range(J)])
+            rels.append(arr + np.where(np.isfinite(rel), rel, 0.0))
+            windows.append(np.array([_window(head[first[j]:first[j + 1]], tail[first[j]:first[j + 1]],
+                                             per_stage[first[j]:first[j + 1]]) for j in range(J)]))
+    volume = np.stack(vols, axis=1) if vols else np.zeros((J, 0))
+    release = np.stack(rels, axis=1) if rels else np.zeros((J, 0))
+    slot_path = np.array([path_lengths(jb, length[first[j]:first[j + 1]])
+                          for j, jb in enumerate(workload.jobs)])
+    cp = np.array([path_lengths(jb, tau[first[j]:first[j + 1]]) for j, jb in enumerate(workload.jobs)])
+    own_jct = np.maximum(slot_path, np.max(windows, axis=0) if windows else 0.0)
+    own = arr + own_jct
+    srpt = [srpt_completions(release[:, m], volume[:, m]) for m in range(volume.shape[1])]
+    sums = np.array([float(c.sum()) for c in srpt])
+    b_sorted = np.sort(own)
+    quick = np.array([float(np.maximum(b_sorted, np.sort(c)).sum()) for c in srpt])  # max(b_(k), S_(k))
+    keep = np.argsort(-quick, kind="stable")[:SEARCH_MACHINES]
+    fo = order_bounds(own, release[:, keep], volume[:, keep])
+    t0 = float(arr.min())
+    mk = max([float(fo[-1]) - t0] + [float(c.max()) - t0 for c in srpt])
+    parts = {"critical_path": float(cp.mean()), "slot_path": float(slot_path.mean()),
+             "own": float(own_jct.mean()),
+             "srpt": (float(sums.max()) - float(arr.sum())) / J if len(sums) else 0.0}
+    return CapacityBound(float((fo.sum() - arr.sum()) / J), own_jct, fo, mk, parts, tuple(names))
+
+
+__all__ = ["EXACT_JOBS", "FIT_TOL", "MAX_MACHINES", "SEARCH_MACHINES", "CapacityBound", "capacity_bound",
+           "critical_path_bounds", "order_bounds", "path_lengths", "srpt_completions", "stage_fit"]

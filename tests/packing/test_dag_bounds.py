@@ -1,0 +1,263 @@
+"""packing.dag.bounds: every bound against brute force on tiny cases with non-integer data, and below
+every DAG policy on the fixture and on random DAG sets.
+
+Exactness of the brute force over episodes (:func:`best_episode`): with deterministic overheads
+(``low == high``) the engine is deterministic given its decisions, and a depth-first search over
+every action the mask allows (every runnable stage, every allowed type, every count) and ``WAIT``
+enumerates every episode the engine can produce; any policy, clairvoyant or not, produces one of
+them. So the least mean JCT found is the exact optimum over the engine's schedules.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from packing.dag.bounds import (
+    capacity_bound,
+    critical_path_bounds,
+    order_bounds,
+    srpt_completions,
+)
+from packing.dag.engine import NO_OVERHEADS, WAIT, Cluster, DagAction, DagEngine, Overheads, Surge
+from packing.dag.generator import generate_dag_workload
+from packing.dag.loader import load_dag_folder
+from packing.dag.model import Job, Stage, Workload, make_workload
+from packing.dag.partition import partition
+from packing.dag.policy import run_dag
+from packing.errors import InputError
+from policies.dag import DAG_POLICIES, make_dag_policy
+
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "dag"
+
+
+# -- one machine: SRPT and the order bounds against enumeration of job subsets ---------------------
+def makespan(release: np.ndarray, proc: np.ndarray) -> float:
+    """Least preemptive one-machine makespan of these jobs: run them in release order, never idle."""
+    t = -np.inf
+    for j in np.argsort(release, kind="stable"):
+        t = max(t, float(release[j])) + float(proc[j])
+    return t
+
+
+def brute_kth(release: np.ndarray, proc: np.ndarray, k: int) -> float:
+    """Earliest possible k-th completion: the least makespan over the k-subsets (then finish those first)."""
+    return min(makespan(release[list(c)], proc[list(c)]) for c in itertools.combinations(range(len(proc)), k))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_srpt_kth_completion_is_the_earliest_possible(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 7))
+    release = np.round(rng.uniform(0, 6, n), 2) * (rng.random(n) < 0.7)
+    proc = np.round(rng.uniform(0.1, 4, n), 3) * (rng.random(n) < 0.9)  # some zero-length jobs
+    got = np.sort(srpt_completions(release, proc))
+    want = [brute_kth(release, proc, k) for k in range(1, n + 1)]
+    assert got == pytest.approx(want, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_order_bounds_equal_the_joint_subset_minimum(seed: int) -> None:
+    # T_k = min over k-sets K of max(max_{j in K} b_j, least makespan of K), for each machine; then the max
+    rng = np.random.default_rng(100 + seed)
+    n, m = int(rng.integers(1, 7)), int(rng.integers(1, 3))
+    release = np.round(rng.uniform(0, 5, (n, m)), 2)
+    volume = np.round(rng.uniform(0, 3, (n, m)), 3)
+    own = release.min(axis=1) + np.round(rng.uniform(0.5, 8, n), 2)
+    got = order_bounds(own, release, volume)
+    want = np.zeros(n)
+    for k in range(1, n + 1):
+        per_machine = [min(max(own[list(c)].max(), makespan(release[list(c), q], volume[list(c), q]))
+                           for c in itertools.combinations(range(n), k)) for q in range(m)]
+        want[k - 1] = max(max(per_machine), np.sort(own)[k - 1])
+    assert got == pytest.approx(np.maximum.accumulate(want), abs=1e-9)
+
+
+def test_order_bounds_grid_is_below_the_exact_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    import packing.dag.bounds as b
+
+    rng = np.random.default_rng(5)
+    n = 40
+    release = rng.uniform(0, 50, (n, 2))
+    volume = rng.exponential(3.0, (n, 2))
+    own = release.min(axis=1) + rng.uniform(1, 30, n)
+    exact = order_bounds(own, release, volume)
+    monkeypatch.setattr(b, "EXACT_JOBS", 7)
+    coarse = b.order_bounds(own, release, volume)
+    assert np.all(coarse <= exact + 1e-9) and np.all(coarse >= np.sort(own) - 1e-9)
+
+
+# -- whole episodes: exhaustive search over the engine's decisions ---------------------------------
+def best_episode(workload: Workload, cluster: Cluster, overheads: Overheads, cap: int = 300_000) -> float:
+    """Least mean JCT over every episode of the (deterministic) engine (see the module docstring).
+
+    Two reductions keep it exact: launches at one time point are tried in increasing ``(stage,
+    type)`` order only (the same launches in another order, or a launch split in two at the same time,
+    give the same state: same finish times, slots of a type are interchangeable without surges); and a
+    branch stops when its partial sum (finished jobs' finish times, and the current time for the
+    others: they finish later) cannot beat the best episode found.
+    """
+    eng = DagEngine(workload, cluster, overheads=overheads)
+    eng.reset()
+    arr = np.array([j.arrival for j in workload.jobs])
+    best = np.inf
+    nodes = 0
+
+    def dfs(e: DagEngine, last: tuple[float, int, int]) -> None:
+        nonlocal best, nodes
+        nodes += 1
+        assert nodes < cap, "brute force too large"
+        if e.decision is None:
+            best = min(best, e.result().mean_jct)
+            return
+        part = float(np.where(e.done, e.finish, np.maximum(e.time, arr)).sum() - arr.sum()) / len(arr)
+        if part >= best - 1e-12:
+            return
+        obs, mask = e.observation(), e.mask()
+        same_time = last[0] == e.time
+        acts: list[DagAction] = []
+        for r, s in enumerate(obs.runnable):
+            for q in np.flatnonzero(mask[r]):
+                if same_time and (int(s), int(q)) <= last[1:]:
+                    continue
+                for k in range(int(min(obs.pending[s], obs.free[q])), 0, -1):
+                    acts.append(DagAction(int(s), int(q), k))
+        if e._heap:
+            acts.append(WAIT)
+        for a in acts:
+            c = e.clone()
+            t = c.time
+            c.step(a)
+            dfs(c, (t, a.stage, a.ctype) if a != WAIT else (-1.0, -1, -1))
+
+    dfs(eng, (-1.0, -1, -1))
+    return float(best)
+
+
+def tiny_case(seed: int) -> tuple[Workload, Cluster]:
+    """2-3 jobs, 3-4 stages, at most 5 tasks, 2-3 slots of two types; non-integer data."""
+    rng = np.random.default_rng(seed)
+    types = np.array([[1.0, 2.5], [2.0, 1.25]])
+    counts = np.array([int(rng.integers(1, 3)), 1])
+    n_jobs = int(rng.integers(2, 4))
+    jobs, tasks, stages = [], 0, 0
+    for j in range(n_jobs):
+        n_st = int(rng.integers(1, 3)) if stages < 3 else 1
+        sts = []
+        for i in range(n_st):
+            k = 1 + int(rng.random() < 0.3) if tasks < 4 else 1
+            tasks += k
+            dem = (float(rng.choice([0.5, 0.75, 1.0, 1.5])), float(rng.choice([0.4, 1.2, 2.2])))
+            if dem[0] > 1.0 and dem[1] > 1.25:
+                dem = (dem[0], 1.1)
+            par = (0,) if i == 1 and rng.random() < 0.7 else ()
+            sts.append(Stage(f"S{i}", k, dem, float(np.round(rng.uniform(0.3, 3.0), 2)), par))
+        stages += n_st
+        jobs.append(Job(f"j{j}", float(np.round(rng.uniform(0, 2.0), 2)) if j else 0.0, tuple(sts)))
+    return make_workload("tiny", jobs, "test"), Cluster.from_counts(types, counts)
+
+
+DETERMINISTIC = Overheads((0.25, 0.25), (0.6, 0.6), (1.0, 1.0))
+
+
+@pytest.mark.parametrize("seed", range(1, 15))
+@pytest.mark.parametrize("overheads", [NO_OVERHEADS, DETERMINISTIC], ids=["no-overheads", "overheads"])
+def test_capacity_bound_below_the_best_episode(seed: int, overheads: Overheads) -> None:
+    w, cl = tiny_case(seed)
+    best = best_episode(w, cl, overheads)
+    cb = capacity_bound(w, cl, overheads)
+    cp = critical_path_bounds(w, cl.capacity, overheads)
+    assert cb.mean_jct <= best + 1e-9
+    assert cb.mean_jct >= cp["critical_path_mean_jct"] - 1e-9
+
+
+def test_contention_brute_force_by_hand() -> None:
+    # two jobs of one stage each, 2 tasks x 1.5 s, arriving at 0 on 2 slots: one job first (1.5 s),
+    # the other after (3.0 s) is optimal, mean 2.25; the critical path says 1.5; the capacity bound is
+    # exact here (slots machine: SRPT completions 1.5 and 3.0)
+    st = (Stage("S", 2, (0.5, 0.5), 1.5),)
+    w = make_workload("two", [Job("a", 0.0, st), Job("b", 0.0, st)], "test")
+    cl = Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([2]))
+    assert best_episode(w, cl, NO_OVERHEADS) == pytest.approx(2.25)
+    assert critical_path_bounds(w, cl.capacity, NO_OVERHEADS)["critical_path_mean_jct"] == pytest.approx(1.5)
+    assert capacity_bound(w, cl, NO_OVERHEADS).mean_jct == pytest.approx(2.25)
+
+
+def test_critical_path_pays_overheads_per_stage_of_the_same_path() -> None:
+    # a long stage (10 s) beside a chain of three short ones (0.5 s): the longest path of
+    # durations + overheads is 2 + 10 = 12 (the chain: 3 x 2.5 = 7.5), not 10 + 3 x 2
+    oh = Overheads((0.5, 0.5), (1.5, 1.5), (1.0, 1.0))
+    job = Job("j", 0.0, (Stage("A", 1, (1.0, 1.0), 10.0), Stage("B", 1, (1.0, 1.0), 0.5),
+                         Stage("C", 1, (1.0, 1.0), 0.5, (1,)), Stage("D", 1, (1.0, 1.0), 0.5, (2,))))
+    w = make_workload("one", [job], "test")
+    cl = Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([2]))
+    assert critical_path_bounds(w, cl.capacity, oh)["jct"] == pytest.approx([12.0])
+    res, _ = run_dag(DagEngine(w, cl, overheads=oh), make_dag_policy("cpf"))
+    assert res.mean_jct == pytest.approx(12.0)
+    assert capacity_bound(w, cl, oh).mean_jct == pytest.approx(12.0)
+
+
+def test_slot_rounds_by_hand() -> None:
+    # 5 tasks of 2.5 s on 2 fitting slots: some slot runs 3 of them, 7.5 s (+ 3 x 0.4 overhead)
+    oh = Overheads((0.1, 1.0), (0.3, 4.0), (5.0, 25.0))
+    w = make_workload("r", [Job("j", 0.0, (Stage("S", 5, (1.0, 2.0), 2.5),))], "test")
+    cl = Cluster.from_counts(np.array([[1.0, 2.0], [0.5, 4.0]]), np.array([2, 3]))
+    cb = capacity_bound(w, cl, oh)
+    assert cb.jct == pytest.approx([3 * 2.9])
+
+
+# -- against every policy --------------------------------------------------------------------------
+def check_against_policies(w: Workload, cl: Cluster, overheads: Overheads, seed: int,
+                           preempt: bool = False) -> None:
+    cb = capacity_bound(w, cl, overheads)
+    cp = critical_path_bounds(w, cl.capacity, overheads)
+    assert cb.mean_jct >= cp["critical_path_mean_jct"] - 1e-9
+    assert np.all(cb.jct >= cp["jct"] - 1e-9)
+    arr = np.array([j.arrival for j in w.jobs])
+    for name in DAG_POLICIES:
+        res, _ = run_dag(DagEngine(w, cl, overheads=overheads, seed=seed, preempt=preempt),
+                         make_dag_policy(name, seed))
+        assert res.mean_jct >= cb.mean_jct - 1e-6, name
+        assert np.all(res.jct >= cb.jct - 1e-6), name
+        assert np.all(np.sort(res.finish) >= cb.finish_order - 1e-6), name
+        assert float(res.finish.max() - arr.min()) >= cb.makespan - 1e-6, name
+
+
+@pytest.mark.parametrize("overheads", [Overheads(), NO_OVERHEADS], ids=["overheads", "no-overheads"])
+def test_fixture_every_policy_above_the_bound(overheads: Overheads) -> None:
+    w = load_dag_folder(FIXTURE)
+    for q, method in ((1, "single"), (3, "constrained")):
+        part = partition(w, q, method)
+        for n in (1, 3):
+            cl = Cluster.from_counts(part.types, np.full(part.n_types, n))
+            check_against_policies(w, cl, overheads, seed=n)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_dag_sets_every_policy_above_the_bound(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    w = generate_dag_workload(int(rng.integers(3, 12)), seed=seed,
+                              mean_interarrival=float(rng.uniform(0, 20)), max_tasks=int(rng.integers(2, 30)),
+                              max_stages=int(rng.integers(1, 6)), median_duration=float(rng.uniform(2, 40)))
+    part = partition(w, int(rng.integers(1, 4)), "constrained")
+    counts = rng.integers(1, 6, part.n_types)
+    cl = Cluster.from_counts(part.types, counts)
+    oh = Overheads() if seed % 2 else NO_OVERHEADS
+    check_against_policies(w, cl, oh, seed)
+    if seed < 2:  # surges only take slots away and preemption only adds work
+        sl = Cluster(cl.types, cl.slot_type, cl.slot_host % 2, cl.capacity, (Surge(5.0, 0, 30.0),))
+        check_against_policies(w, sl, oh, seed, preempt=bool(seed))
+
+
+def test_no_slot_runs_a_stage() -> None:
+    w = make_workload("x", [Job("j", 0.0, (Stage("S", 1, (3.0, 1.0), 1.0),))], "test")
+    with pytest.raises(InputError, match="no container type runs"):
+        capacity_bound(w, Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([1])), None)
+
+
+def test_empty_workload() -> None:
+    cb = capacity_bound(Workload("e", ()), Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([1])), None)
+    assert cb.mean_jct == 0.0 and len(cb.jct) == 0
