@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from packing.io import MAX_GPUS, check_instance
-from packing.loaders._csv import CsvReader, fmt_num, group_hosts
+from packing.loaders.tables import CsvReader, fmt_num, group_hosts
 from packing.model import Instance
 
 V2018_COLUMNS = ("machine_id", "time_stamp", "failure_domain_1", "failure_domain_2", "cpu_num",

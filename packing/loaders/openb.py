@@ -32,7 +32,7 @@ from pathlib import Path
 
 from packing.errors import InputError, Problem
 from packing.io import MAX_GPUS, check_instance
-from packing.loaders._csv import CsvReader, fmt_num, group_hosts
+from packing.loaders.tables import CsvReader, fmt_num, group_hosts
 from packing.model import App, HostType, Instance, Request
 
 RESOURCES = ("cpu_milli", "memory_mib")

@@ -54,7 +54,7 @@ import numpy as np
 
 from packing.errors import InputError, Problem
 from packing.io import check_instance
-from packing.loaders._csv import CsvReader, fmt_num, group_hosts
+from packing.loaders.tables import CsvReader, fmt_num, group_hosts
 from packing.model import App, HostType, Instance, Placement, Rule
 
 T = 98

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from packing.errors import InputError, Problem
 from packing.io import MAX_CONTAINERS, MAX_NUMBER, MAX_RESOURCES, check_instance, escape_control
-from packing.loaders._csv import CsvReader
+from packing.loaders.tables import CsvReader
 from packing.model import App, HostType, Instance
 
 
