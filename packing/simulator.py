@@ -391,9 +391,10 @@ def simulate(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarr
             ``RuntimeError`` on any violation (a bug, never a user error).
         compiled: allow the compiled fast path when it applies.
         record: keep the per-decision trajectory (off: empty trajectory arrays, a little faster).
-        on_step: called after every decision with its :class:`Step` (see :func:`drive`); a
-            compiled episode makes no single decisions and calls it never (``result.compiled``
-            tells; pass ``compiled=False`` to see every decision).
+        on_step: called after every decision of the policy with its :class:`Step` (see
+            :func:`drive`; a container that fits nowhere is resolved by the engine, without the
+            policy, and is not one); a compiled episode makes no single decisions and calls it
+            never (``result.compiled`` tells; pass ``compiled=False`` to see every decision).
 
     Returns:
         The :class:`SimulationResult`.
