@@ -11,9 +11,14 @@ to the largest type) the mask allows for it, and launches as many tasks as are p
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import numpy as np
 
 from packing.dag.engine import DagAction, DagEngine, DagObservation
+from packing.dag.policy import DagPolicy
+from packing.errors import input_error
 
 
 class StagePriority:
@@ -284,5 +289,28 @@ def make_dag_policy(name: str, seed: int = 0) -> StagePriority:
     return RandomDag(seed) if name == "random" else DAG_POLICIES[name]()
 
 
+def resolve_dag_policy(name: str, seed: int = 0) -> DagPolicy:
+    """A DAG baseline by name, or a trained DAG agent from a model file (``*.pt``, weights-only read).
+
+    Raises:
+        InputError: an unknown name, an unreadable file, or an agent file that is not a DAG policy.
+    """
+    if name in DAG_POLICIES:
+        return make_dag_policy(name, seed)
+    if name.lower().endswith(".pt"):
+        if not os.path.isfile(name):
+            raise input_error("--policies", name, "no such model file")
+        from policies.agents.files import load_agent
+
+        pol: Any = load_agent(name)
+        if not isinstance(pol, DagPolicy):
+            raise input_error("--policies", name, "not a DAG scheduling agent (train one with "
+                              "`vbp train gcn DATA --out MODEL.pt`)")
+        return pol
+    raise input_error("--policies", name, f"unknown DAG policy; known: {', '.join(DAG_POLICIES)} "
+                      "or a model file (.pt)")
+
+
 __all__ = ["DAG_POLICIES", "DEFAULT_DAG_POLICIES", "CpfSingleType", "CriticalPathFirst", "Fifo", "RandomDag",
-           "RolloutExpert", "ShortestJobFirst", "SjfCriticalPath", "StagePriority", "make_dag_policy"]
+           "RolloutExpert", "ShortestJobFirst", "SjfCriticalPath", "StagePriority", "make_dag_policy",
+           "resolve_dag_policy"]
