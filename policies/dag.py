@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from packing.dag.engine import DagAction, DagEngine, DagObservation
-from packing.dag.policy import DagPolicy
+from packing.dag.policy import DagPolicy, drive_dag
 from packing.errors import input_error
 
 
@@ -241,12 +241,8 @@ class RolloutExpert(StagePriority):
         eng = self.engine.clone(known_only=True)
         eng.rng = np.random.default_rng(seed)
         here = eng.arrived.copy()
-        d = eng.step(action)
-        base = self.base
-        n = 0
-        while d is not None and (self.horizon is None or n < self.horizon):
-            d = eng.step(base.act(eng.observation(), eng.mask()))
-            n += 1
+        eng.step(action)
+        drive_dag(eng, self.base.act, limit=self.horizon)
         self.stats["rollouts"] += 1
         fin = eng.finish[here]
         open_ = np.isnan(fin)

@@ -58,7 +58,7 @@ class DagStep(NamedTuple):
 
 
 def drive_dag(engine: DagEngine, decide: Callable[[DagObservation, np.ndarray], DagAction],
-              on_step: Callable[[DagStep], None] | None = None) -> DagResult:
+              on_step: Callable[[DagStep], None] | None = None, *, limit: int | None = None) -> int:
     """The one DAG decision loop: observe, mask, ``decide``, apply, until the episode ends.
 
     Args:
@@ -66,18 +66,21 @@ def drive_dag(engine: DagEngine, decide: Callable[[DagObservation, np.ndarray], 
         decide: the action for an observation and its mask (shape ``(K, Q)``); e.g. a policy's
             ``act``, or a trainer's mix of teacher and student that records what it learns from.
         on_step: called after each applied action with its :class:`DagStep`.
+        limit: stop after this many decisions (``None``: at the end of the episode; a look-ahead
+            truncates its rollouts so).
 
     Returns:
-        The engine's :class:`~packing.dag.engine.DagResult`.
+        The decisions applied (``engine.result()`` holds the episode's result once it has ended).
     """
-    d = engine.decision
-    while d is not None:
+    n = 0
+    while engine.decision is not None and (limit is None or n < limit):
         obs, mask = engine.observation(), engine.mask()
         a = decide(obs, mask)
-        d = engine.step(a)
+        engine.step(a)
+        n += 1
         if on_step is not None:
             on_step(DagStep(obs, mask, a, engine))
-    return engine.result()
+    return n
 
 
 def run_dag(engine: DagEngine, policy: DagPolicy) -> tuple[DagResult, np.ndarray]:
@@ -96,7 +99,8 @@ def run_dag(engine: DagEngine, policy: DagPolicy) -> tuple[DagResult, np.ndarray
         secs.append(time.perf_counter() - t)
         return a
 
-    return drive_dag(engine, timed), np.array(secs)
+    drive_dag(engine, timed)
+    return engine.result(), np.array(secs)
 
 
 __all__ = ["DagPolicy", "DagStep", "drive_dag", "run_dag"]

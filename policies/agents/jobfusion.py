@@ -423,8 +423,9 @@ def _episode(env: Env, policy: JobFusionPolicy, seed: int) -> tuple[list[Step], 
     eng.reset()
     policy.reset(eng)
     policy.record = []
-    res = drive_dag(eng, policy.act)
+    drive_dag(eng, policy.act)
     steps, policy.record = policy.record, None
+    res = eng.result()
     return steps, res.finish, res.mean_jct
 
 

@@ -178,11 +178,22 @@ def test_drive_dag_hook_sees_each_decision_and_run_dag_agrees() -> None:
     pol = FirstStage()
     pol.reset(eng)
     steps: list = []
-    res = drive_dag(eng, pol.act, steps.append)
-    assert res.jct.tolist() == want.jct.tolist() and len(steps) == res.decisions == want.decisions
+    n = drive_dag(eng, pol.act, steps.append)
+    res = eng.result()
+    assert res.jct.tolist() == want.jct.tolist() and len(steps) == n == res.decisions == want.decisions
     assert [s.observation.time for s in steps] == sorted(s.observation.time for s in steps)
     assert all(s.mask[list(s.observation.runnable).index(s.action.stage)].any() for s in steps
                if s.action.stage >= 0)
+
+
+def test_drive_dag_stops_at_the_limit() -> None:
+    w = four_stage()
+    eng = DagEngine(w, Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([2])), overheads=FIXED)
+    eng.reset()
+    pol = FirstStage()
+    pol.reset(eng)
+    assert drive_dag(eng, pol.act, limit=1) == 1 and eng.decision is not None
+    assert drive_dag(eng, pol.act) >= 1 and eng.decision is None
 
 
 def test_no_overheads_is_the_critical_path() -> None:
