@@ -42,7 +42,7 @@ BACKEND = {"serial": "local", "process": "process", "ray": "ray"}
 
 
 def load(path: str) -> Instance:
-    from vbp.cli.common import load_any
+    from packing.loaders import load_any
 
     t0 = time.perf_counter()
     inst, moved = repair_snapshot(static_view(load_any(path)))

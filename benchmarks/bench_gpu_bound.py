@@ -29,8 +29,8 @@ sys.path.insert(0, str(REPO))
 
 from packing.fgd_protocol import build_workload, run_policy  # noqa: E402
 from packing.loaders.openb import load_openb  # noqa: E402
+from policies.registry import gpu_policy as make_policy  # noqa: E402
 from solvers.gpu_bound import GpuBound  # noqa: E402
-from vbp.gpufrag import make_policy  # noqa: E402
 
 
 def main() -> None:

@@ -49,10 +49,10 @@ from pathlib import Path
 
 import numpy as np
 
+from packing.dag.carving import parse_hosts, sample_jobs
 from packing.dag.loader import load_dag_folder
 from policies.dag import RolloutExpert, ShortestJobFirst, SjfCriticalPath, make_dag_policy
-from vbp.cli.train_jobfusion import build_envs
-from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs, tune_large_share
+from vbp.jobfusion import build_envs, compare_dag, tune_large_share
 
 
 def main() -> None:

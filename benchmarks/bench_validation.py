@@ -5,7 +5,7 @@ instances solvers build internally (LNS sub-instances, reductions, views). This 
 
 * the Tianchi 2018 loader on the small fixture (``tests/data/tianchi_small``, mean of repeats)
   and, when given, on the full data set (``--tianchi DATA``, reduced and full views);
-* the LNS sub-instance builder (:func:`solvers.lns._sub_instance`) on a generated instance with
+* the LNS sub-instance builder (:func:`solvers.lns.sub_instance`) on a generated instance with
   ``--containers`` containers: mean time per sub-instance;
 * :func:`solvers.lns.improve` from a first-fit start for ``--time-limit`` seconds: rounds (how
   many sub-instances it built) and the hosts it reached, seeded.
@@ -58,7 +58,7 @@ def main() -> None:
             print(f"load_tianchi(full data, view={view}): {t:.2f} s")
 
     from solvers.greedy import ffd
-    from solvers.lns import _sub_instance, improve
+    from solvers.lns import improve, sub_instance
 
     inst = generate_random(args.apps, args.containers, rule_density=0.01,
                            exclusion_density=0.005, cap_fraction=0.2, seed=args.seed)
@@ -69,27 +69,27 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     picks = [rng.choice(used, size=min(8, len(used)), replace=False) for _ in range(200)]
     it = iter(picks * (args.repeats + 2))
-    t = _mean_seconds(lambda: _sub_instance(inst, next(it), host_of), args.repeats * 10)
-    print(f"_sub_instance ({inst.n_apps} apps, {inst.n_containers} containers, "
+    t = _mean_seconds(lambda: sub_instance(inst, next(it), host_of), args.repeats * 10)
+    print(f"sub_instance ({inst.n_apps} apps, {inst.n_containers} containers, "
           f"{inst.n_hosts} hosts): {1000 * t:.2f} ms")
 
     import solvers.lns as lns
 
     calls = [0]
-    real = lns._sub_instance
+    real = lns.sub_instance
 
     def counted(*a, **k):  # type: ignore[no-untyped-def]
         calls[0] += 1
         return real(*a, **k)
 
-    lns._sub_instance = counted  # type: ignore[assignment]
+    lns.sub_instance = counted  # type: ignore[assignment]
     try:
         t0 = time.perf_counter()
         best: Placement = improve(inst, start, kind="hosts", time_limit=args.time_limit,
                                   seed=args.seed, workers=1)
         took = time.perf_counter() - t0
     finally:
-        lns._sub_instance = real  # type: ignore[assignment]
+        lns.sub_instance = real  # type: ignore[assignment]
     hosts = len(np.unique(best.host_array(inst)[best.host_array(inst) >= 0]))
     print(f"lns.improve {args.time_limit:g} s: {calls[0]} sub-instances in {took:.1f} s, "
           f"{len(used)} -> {hosts} hosts")

@@ -86,7 +86,7 @@ class LowerBounds:
         return self.best > self.n_hosts
 
 
-def _slack(c: np.ndarray | float) -> np.ndarray:
+def slack(c: np.ndarray | float) -> np.ndarray:
     """Capacity plus twice the feasibility tolerance, so bounds never exceed what fits."""
     a = np.asarray(c, dtype=np.float64)
     return a + 2 * TOL * np.maximum(1.0, np.abs(a))
@@ -103,7 +103,7 @@ def per_host_max(instance: Instance) -> np.ndarray:
     inst = instance
     n_t = len(inst.host_types)
     d = inst.demand[:, None, :]  # (apps, 1, res)
-    c = _slack(inst.type_capacity)[None, :, :]  # (1, types, res)
+    c = slack(inst.type_capacity)[None, :, :]  # (1, types, res)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_res = np.where(d > 0, np.floor(c / np.where(d > 0, d, 1.0) + 1e-9), np.inf)
     m = per_res.min(axis=2) if inst.n_resources else np.full((inst.n_apps, n_t), np.inf)
@@ -123,7 +123,7 @@ def per_host_max(instance: Instance) -> np.ndarray:
                 per_card = 1.0
             else:
                 share = np.asarray(app.gpu_per_card, dtype=np.float64)
-                cc = _slack(np.asarray(ht.gpu_capacity, dtype=np.float64))
+                cc = slack(np.asarray(ht.gpu_capacity, dtype=np.float64))
                 with np.errstate(divide="ignore", invalid="ignore"):
                     fit = np.where(share > 0, np.floor(cc / np.where(share > 0, share, 1.0)
                                                        + 1e-9), np.inf)
@@ -134,7 +134,7 @@ def per_host_max(instance: Instance) -> np.ndarray:
     return np.maximum(m, 0)
 
 
-def _fewest_hosts(need: float, caps: np.ndarray, counts: np.ndarray, n_hosts: int) -> int:
+def fewest_hosts(need: float, caps: np.ndarray, counts: np.ndarray, n_hosts: int) -> int:
     """Fewest hosts, largest first, whose ``caps`` sum to at least ``need``; ``n_hosts + 1`` if none."""
     if need <= 0:
         return 0
@@ -153,7 +153,7 @@ def _fewest_hosts(need: float, caps: np.ndarray, counts: np.ndarray, n_hosts: in
 
 def _fewest_hosts_many(need: np.ndarray, caps: np.ndarray, counts: np.ndarray,
                        n_hosts: int) -> np.ndarray:
-    """:func:`_fewest_hosts` for many needs at once.
+    """:func:`fewest_hosts` for many needs at once.
 
     Args:
         need: demands, shape ``(n,)``.
@@ -197,7 +197,7 @@ def _excluded_bound(instance: Instance, weight: np.ndarray, clique_apps: tuple[s
     cols = np.concatenate([e[:, 1], e[:, 0]])
     adj = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
     vol = inst.counts[:, None] * inst.demand  # (apps, res)
-    caps = _slack(inst.type_capacity)
+    caps = slack(inst.type_capacity)
     cand = np.unique(rows)
     nvol = np.asarray(adj[cand] @ vol)  # (cand, res): volume of each candidate's neighbours
     best_v, best_apps = 0, cast(tuple[str, ...], ())
@@ -214,7 +214,7 @@ def _excluded_bound(instance: Instance, weight: np.ndarray, clique_apps: tuple[s
         sub = q[:j]
         common = np.asarray(adj[sub].sum(axis=0)).ravel() >= j  # conflicts with all of them
         v = vol[common].sum(axis=0)
-        ex = max(_fewest_hosts(float(v[r]), caps[:, r], inst.type_count, inst.n_hosts)
+        ex = max(fewest_hosts(float(v[r]), caps[:, r], inst.type_count, inst.n_hosts)
                  for r in range(inst.n_resources))
         s = int(weight[sub].sum()) + ex
         if s > best_v:
@@ -293,7 +293,7 @@ def _gpu_cards_needed(instance: Instance) -> int:
         if vol <= 0:
             continue
         caps = [t.gpu_capacity[g] for t in inst.host_types if t.gpus]
-        cmax = float(_slack(max(caps))) if caps else 0.0
+        cmax = float(slack(max(caps))) if caps else 0.0
         if cmax <= 0:
             return _NO_CARDS
         shared = max(shared, math.ceil(vol / cmax - 1e-9))
@@ -316,9 +316,9 @@ def lower_bounds(instance: Instance) -> LowerBounds:
     vol, vol_res = 0, None
     total = (inst.counts[:, None] * inst.demand).sum(axis=0) if inst.n_apps else np.zeros(
         inst.n_resources)
-    caps_eff = _slack(inst.type_capacity)
+    caps_eff = slack(inst.type_capacity)
     for r in range(inst.n_resources):
-        v = _fewest_hosts(float(total[r]), caps_eff[:, r], inst.type_count, n_hosts)
+        v = fewest_hosts(float(total[r]), caps_eff[:, r], inst.type_count, n_hosts)
         if v > vol:
             vol, vol_res = v, inst.resources[r]
     # cap (per app)
@@ -327,7 +327,7 @@ def lower_bounds(instance: Instance) -> LowerBounds:
         m = per_host_max(inst)
         for i in np.flatnonzero(inst.counts > 0):
             # fewest hosts (most containers per host first) that can hold all the containers
-            weight[i] = _fewest_hosts(float(inst.counts[i]), m[i], inst.type_count, n_hosts)
+            weight[i] = fewest_hosts(float(inst.counts[i]), m[i], inst.type_count, n_hosts)
     elif inst.n_apps:
         weight[inst.counts > 0] = infeasible
     cap_b = int(weight.max()) if inst.n_apps else 0
@@ -343,7 +343,7 @@ def lower_bounds(instance: Instance) -> LowerBounds:
     gpu = 0
     if cards:
         gcount = np.array([t.gpus for t in inst.host_types], dtype=np.float64)
-        gpu = _fewest_hosts(cards, gcount, inst.type_count, n_hosts)
+        gpu = fewest_hosts(cards, gcount, inst.type_count, n_hosts)
     excl, excl_apps = 0, cast(tuple[str, ...], ())
     if inst.n_apps and inst.n_resources:
         excl, excl_apps = _excluded_bound(inst, weight, clique_apps)
@@ -377,7 +377,7 @@ def cost_lower_bound(instance: Instance, bounds: LowerBounds | None = None) -> f
     rows: list[np.ndarray] = []
     rhs: list[float] = []
     total = (inst.counts[:, None] * inst.demand).sum(axis=0)
-    caps = _slack(inst.type_capacity)
+    caps = slack(inst.type_capacity)
     for r in range(inst.n_resources):
         if total[r] > 0:
             rows.append(caps[:, r])
@@ -407,4 +407,4 @@ def cost_lower_bound(instance: Instance, bounds: LowerBounds | None = None) -> f
 
 
 __all__ = ["EXACT_CLIQUE_NODES", "LowerBounds", "cost_lower_bound", "lower_bounds",
-           "per_host_max"]
+           "fewest_hosts", "per_host_max", "slack"]

@@ -328,6 +328,8 @@ class Engine:
         self.arrivals = arrivals(instance)
         self._per_app, self._static = _ARRIVAL_FACTS.get(instance, _arrival_facts)
         self.decision: Decision | None = None
+        self.last_cards: tuple[int, ...] = ()
+        """GPU cards of the container placed last (``()``: none, or no GPU)."""
 
     # -- episode start ---------------------------------------------------------------------
     def reset(self, order: Sequence[int] | np.ndarray | None = None, *,
@@ -511,6 +513,7 @@ class Engine:
             self.peak_hosts = max(self.peak_hosts, self._n_used)
         self._host_of[j] = h
         self.cards_of[j] = cards
+        self.last_cards = cards
         self._arrival_of[j] = d.arrival
         self._alive += 1
         dur = float(self.arrivals.duration[d.arrival])

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from packing.bounds import _fewest_hosts, _slack, lower_bounds, per_host_max
+from packing.bounds import fewest_hosts, lower_bounds, per_host_max, slack
 from packing.feasibility import fits
 from packing.model import App, HostType, Instance
 from packing.selection import reasons
@@ -119,7 +119,7 @@ def explain_infeasibility(instance: Instance) -> list[str]:
     for i, app in enumerate(inst.apps):
         if app.count == 0 or i in nowhere:
             continue
-        need = _fewest_hosts(float(app.count), m[i], inst.type_count, inst.n_hosts)
+        need = fewest_hosts(float(app.count), m[i], inst.type_count, inst.n_hosts)
         if need > inst.n_hosts:
             nowhere.add(i)
             hosts_ok = int(inst.type_count[m[i] > 0].sum())
@@ -146,7 +146,7 @@ def explain_infeasibility(instance: Instance) -> list[str]:
         inst.n_resources)
     capacity = (inst.type_count[:, None] * inst.type_capacity).sum(axis=0)
     # compare with the capacity plus each host's tolerance, as the checker allows
-    allowed = (inst.type_count[:, None] * _slack(inst.type_capacity)).sum(axis=0)
+    allowed = (inst.type_count[:, None] * slack(inst.type_capacity)).sum(axis=0)
     for r, name in enumerate(inst.resources):
         if total[r] > allowed[r]:
             out.append(f"resource {name!r}: total demand {total[r]:g} exceeds the total "

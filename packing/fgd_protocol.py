@@ -13,12 +13,13 @@ Descent", USENIX ATC '23, Sec. 6 and Fig. 7. The protocol is read from the autho
    pods are removed until it is not. The shape distribution that FGD and the fragmentation measure
    use is that of the pod list itself, before resampling (as the simulator's ``SetTypicalPods``).
 2. **Replay** (:func:`run_policy`): every arrival goes through :class:`packing.engine.Engine` (the
-   one engine; a pod that fits nowhere is rejected and never retried) and the final placement goes
-   through :func:`packing.checker.check`. After every arrival: arrived GPU demand, allocated GPU,
-   cluster fragmentation (:mod:`packing.fragmentation`) and idle GPU. Policies with a compiled GPU
-   kernel (``policies.gpu_kernels``: all of the paper's but Random, and FGD-Pack) run the whole
-   episode in it, cards included, with the same decisions as step by step (tested); the records are
-   then replayed from the hosts and cards chosen (:func:`packing.fragmentation.placement_record`).
+   one engine, driven by the one decision loop :func:`packing.simulator.drive`; a pod that fits
+   nowhere is rejected and never retried) and the final placement goes through
+   :func:`packing.checker.check`. After every arrival: arrived GPU demand, allocated GPU, cluster
+   fragmentation (:mod:`packing.fragmentation`) and idle GPU. Policies with a compiled GPU kernel
+   (``policies.gpu_kernels``: all of the paper's but Random, and FGD-Pack) run the whole episode
+   in it, cards included, with the same decisions as step by step (tested); the records are then
+   replayed from the hosts and cards chosen (:func:`packing.fragmentation.placement_record`).
 3. **Levels** (:meth:`Run.levels`): as ``merge_alloc_discrete.py``: each record's arrived demand is
    rounded to a whole percent of capacity (half to even); the value at level ``L`` is the mean over
    the records at ``L`` (or at ``L-1..L+1`` when there is none). Unallocated GPU % = 100 - allocated %.
@@ -43,7 +44,8 @@ from packing.errors import PolicyError
 from packing.feasibility import ClusterState
 from packing.fragmentation import ShapeDistribution, node_fragmentation, placement_record, shape_distribution
 from packing.model import Instance, Request
-from packing.policy import WAIT, ChoosingCards, Policy, implements
+from packing.policy import Policy
+from packing.simulator import Step, drive, policy_decide
 
 FIT_RESOURCES = ("cpu_milli",)
 """Resources a task shape must fit on in the fragmentation measure (the simulator: CPU only)."""
@@ -252,7 +254,7 @@ def run_policy(workload: Workload, policy: Policy, *, check_result: bool = True,
     seq = pod_sequence(inst)
     n = len(seq)
     g = max(inst.max_gpus, 1)
-    d = eng.reset(compiled=policy if compiled else None)
+    eng.reset(compiled=policy if compiled else None)
     st0 = ClusterState(inst)
     if eng.ran_compiled:
         hosts = np.asarray(eng.trajectory().host, dtype=np.int64)
@@ -260,21 +262,15 @@ def run_policy(workload: Workload, policy: Policy, *, check_result: bool = True,
     else:
         hosts = np.full(n, -1, dtype=np.int64)
         cards = np.full((n, g), -1, dtype=np.int64)
-        cards_by = implements(policy, ChoosingCards)
-        while d is not None:
-            obs = eng.observation()
-            mask = eng.mask()
-            h = int(policy.act(obs, mask))
-            if h == WAIT or h < 0 or not mask[h]:
-                raise PolicyError(f"policy {name!r} returned {h} for app {inst.apps[d.app].name!r}; "
-                                  "expected a host of the mask")
-            ch = (policy.choose_cards(obs, h) if cards_by  # type: ignore[attr-defined]
-                  else eng.state.choose_cards(d.app, h))
-            arrival = d.arrival
-            if eng.apply(h, ch) == PLACED:
-                hosts[arrival] = h
-                cards[arrival, :len(ch)] = sorted(ch)
-            d = eng.decision
+
+        def record(step: Step) -> None:
+            if step.outcome != PLACED:
+                raise PolicyError(f"policy {name!r} returned {step.action} for app "
+                                  f"{inst.apps[step.decision.app].name!r}; expected a host of the mask")
+            hosts[step.decision.arrival] = step.action
+            cards[step.decision.arrival, :len(step.cards)] = step.cards
+
+        drive([eng], policy_decide(policy, name), record, name=name)
     if check_result:
         bad = check(inst, eng.placement())
         if bad:

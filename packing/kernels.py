@@ -253,9 +253,12 @@ def _feasible_host(h, a, demand, capacity, used, count, col, cap, in_ptr, in_col
 
 
 @numba.njit(cache=True)
-def _first_fit(seq, demand, capacity, used, count, n_on, col, cap, in_ptr, in_cols, in_k,
+def first_fit_kernel(seq, demand, capacity, used, count, n_on, col, cap, in_ptr, in_cols, in_k,
                out_ptr, out_cols, out_k, host_type, n_types, host_out):  # pragma: no cover - compiled
     """Lowest-index feasible host per container of ``seq``; mutates ``used``, ``count``, ``n_on``.
+
+    The compiled core of :func:`first_fit`, on the arrays of a :class:`ClusterState` (callers that
+    keep their own arrays, e.g. ``solvers.spread``, call it directly).
 
     Candidates are the hosts in use that can still take the smallest demand (loads only grow, so a
     host that cannot is dropped for good) and the lowest-index unused host of each type: the result
@@ -356,14 +359,14 @@ def first_fit(state: ClusterState, seq: np.ndarray) -> np.ndarray:
     seq = np.ascontiguousarray(seq, dtype=np.int64)
     out = np.empty(len(seq), dtype=np.int64)
     if len(seq):
-        _first_fit(seq, np.ascontiguousarray(inst.demand), np.ascontiguousarray(state.capacity),  # type: ignore[call-arg]
+        first_fit_kernel(seq, np.ascontiguousarray(inst.demand), np.ascontiguousarray(state.capacity),  # type: ignore[call-arg]
                    state.used, state.count, state.n_on, state.col, inst.cap.astype(np.int64),
                    *rule_tables(state), np.ascontiguousarray(inst.host_type_of), len(inst.host_types),
                    out)
     return out
 
 
-__all__ = ["can_take_any", "card_fits", "fast_mask", "feasible", "feasible_gpu", "first_fit", "fits_c",
-           "gpu_arrays", "host_checker",
+__all__ = ["can_take_any", "card_fits", "fast_mask", "feasible", "feasible_gpu", "first_fit",
+           "first_fit_kernel", "fits_c", "gpu_arrays", "host_checker",
            "init_candidates", "min_demand", "over_cap_c", "rule_broken_c", "rule_tables", "supports",
            "update_candidates"]

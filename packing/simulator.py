@@ -21,7 +21,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from packing.engine import (
     PLACED,
     REJECTED,
     Arrivals,
+    Decision,
     Engine,
     Trajectory,
     arrivals,
@@ -39,7 +40,7 @@ from packing.errors import PolicyError
 from packing.feasibility import ClusterState
 from packing.kernels import host_checker
 from packing.model import UNPLACED, Instance, Placement, Request
-from packing.policy import WAIT, Arranging, ChoosingCards, Policy, implements, waits_when_full
+from packing.policy import WAIT, Arranging, ChoosingCards, Observation, Policy, implements, waits_when_full
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -272,9 +273,113 @@ def static_view(instance: Instance) -> Instance:
     return instance.replace(requests=reqs, meta={**instance.meta, "departures_dropped": True})
 
 
+class Step(NamedTuple):
+    """One applied decision, as the per-decision hook of :func:`drive` (and :func:`simulate`) sees it.
+
+    Attributes:
+        episode: index of the engine in the list given to :func:`drive` (0 in :func:`simulate`).
+        decision: the decision answered (app, arrival, time, retry).
+        observation: what the policy saw.
+        mask: the hosts the container could go to, shape ``(n_hosts,)``.
+        action: the host chosen, :data:`~packing.policy.WAIT` or :data:`~packing.engine.REJECT`.
+        cards: GPU cards of the container placed (``()``: not placed, or no GPU).
+        outcome: :data:`PLACED`, :data:`DELAYED` or :data:`REJECTED`.
+        engine: the engine, after the step (its next decision already drawn).
+    """
+
+    episode: int
+    decision: Decision
+    observation: Observation
+    mask: np.ndarray
+    action: int
+    cards: tuple[int, ...]
+    outcome: int
+    engine: Engine
+
+
+Decide = Callable[[list[int], list[Observation], list[np.ndarray]],
+                  Sequence[tuple[int, Sequence[int] | None]]]
+"""Chooses the actions of the live engines: ``decide(live, observations, masks)`` gets the indices
+of the engines with a decision and, for each, its observation and mask (shape ``(n_hosts,)``), and
+returns one ``(action, cards)`` per live engine (``cards`` ``None``: the engine picks the fullest
+fitting cards)."""
+
+
+def drive(engines: Sequence[Engine], decide: Decide, on_step: Callable[[Step], None] | None = None,
+          *, name: str | None = None) -> None:
+    """The one decision loop: observe, mask, act, apply, until every engine's episode ends.
+
+    The engines (each already :meth:`~packing.engine.Engine.reset`) advance in lock step: every
+    round asks ``decide`` once for all the engines that still have a decision, in index order,
+    then applies the actions in that order. :func:`simulate` is this loop on one engine with one
+    policy; trainers give several engines (a batch of episodes sampled from one network) and
+    record what they learn from through ``on_step``.
+
+    Args:
+        engines: the engines, reset.
+        decide: the actions (see :data:`Decide`).
+        on_step: called after each applied action with its :class:`Step` (e.g. to record
+            log-probabilities, rewards, the records of a protocol).
+        name: the policy's name, put in front of the engine's :class:`PolicyError` (``None``: the
+            error as the engine raises it).
+
+    Raises:
+        PolicyError: an action the engine refuses (a host outside the mask, cards that do not fit).
+    """
+    while True:
+        live = [i for i, e in enumerate(engines) if e.decision is not None]
+        if not live:
+            return
+        obs = [engines[i].observation() for i in live]
+        masks = [engines[i].mask() for i in live]
+        actions = decide(live, obs, masks)
+        for i, o, m, (h, cards) in zip(live, obs, masks, actions, strict=True):
+            e = engines[i]
+            d = e.decision
+            try:
+                outcome = e.apply(h, cards)
+            except PolicyError as err:
+                if name is None:
+                    raise
+                raise PolicyError(f"policy {name!r}: {err}") from None
+            if on_step is not None:
+                on_step(Step(i, d, o, m, h, e.last_cards if outcome == PLACED else (),  # type: ignore[arg-type]
+                             outcome, e))
+
+
+def policy_decide(policy: Policy, name: str | None = None) -> Decide:
+    """``decide`` for :func:`drive` from one policy: ``policy.act(obs, mask)`` for each live engine.
+
+    A :class:`~packing.policy.ChoosingCards` policy also picks the GPU cards of a host action. A
+    policy keeps state per episode, so one policy drives one engine at a time.
+
+    Raises:
+        PolicyError: (when ``decide`` runs) an action that is not an integer, or a negative one
+            other than :data:`~packing.policy.WAIT`.
+    """
+    label = name if name is not None else str(getattr(policy, "name", type(policy).__name__))
+    cards_by_policy = implements(policy, ChoosingCards)
+
+    def one(obs: Observation, mask: np.ndarray) -> tuple[int, Sequence[int] | None]:
+        try:
+            h = int(policy.act(obs, mask))
+        except (TypeError, ValueError) as e:
+            raise PolicyError(f"policy {label!r} returned a non-integer action: {e}") from None
+        if h != WAIT and h < 0:
+            raise PolicyError(f"policy {label!r} returned {h}: neither a host nor WAIT ({WAIT})")
+        return h, (policy.choose_cards(obs, h) if cards_by_policy and h >= 0  # type: ignore[attr-defined]
+                   else None)
+
+    def decide(live: list[int], obs: list[Observation], masks: list[np.ndarray]
+               ) -> list[tuple[int, Sequence[int] | None]]:
+        return [one(o, m) for o, m in zip(obs, masks, strict=True)]
+
+    return decide
+
+
 def simulate(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarray | None = None, *,
              seed: int | None = 0, check_result: bool = True, compiled: bool = True,
-             record: bool = True) -> SimulationResult:
+             record: bool = True, on_step: Callable[[Step], None] | None = None) -> SimulationResult:
     """Replay the arrivals of ``instance`` in ``order`` with ``policy``, on the one engine.
 
     Args:
@@ -286,6 +391,10 @@ def simulate(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarr
             ``RuntimeError`` on any violation (a bug, never a user error).
         compiled: allow the compiled fast path when it applies.
         record: keep the per-decision trajectory (off: empty trajectory arrays, a little faster).
+        on_step: called after every decision of the policy with its :class:`Step` (see
+            :func:`drive`; a container that fits nowhere is resolved by the engine, without the
+            policy, and is not one); a compiled episode makes no single decisions and calls it
+            never (``result.compiled`` tells; pass ``compiled=False`` to see every decision).
 
     Returns:
         The :class:`SimulationResult`.
@@ -297,23 +406,9 @@ def simulate(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarr
     policy.reset(inst, seed)
     name = str(getattr(policy, "name", type(policy).__name__))
     eng = Engine(inst, wait_when_full=waits_when_full(policy), record=record)
-    d = eng.reset(order, arrange=policy if implements(policy, Arranging) else None,  # type: ignore[arg-type]
-                  compiled=policy if compiled else None)
-    cards_by_policy = implements(policy, ChoosingCards)
-    while d is not None:
-        obs = eng.observation()
-        mask = eng.mask()
-        try:
-            h = int(policy.act(obs, mask))
-        except (TypeError, ValueError) as e:
-            raise PolicyError(f"policy {name!r} returned a non-integer action: {e}") from None
-        if h != WAIT and h < 0:
-            raise PolicyError(f"policy {name!r} returned {h}: neither a host nor WAIT ({WAIT})")
-        cards = policy.choose_cards(obs, h) if cards_by_policy and h >= 0 else None  # type: ignore[attr-defined]
-        try:
-            d = eng.step(h, cards)  # the engine refuses a host outside the mask, or unfit cards
-        except PolicyError as e:
-            raise PolicyError(f"policy {name!r}: {e}") from None
+    eng.reset(order, arrange=policy if implements(policy, Arranging) else None,  # type: ignore[arg-type]
+              compiled=policy if compiled else None)
+    drive([eng], policy_decide(policy, name), on_step, name=name)
     return _result(eng, name, check_result)
 
 
@@ -438,6 +533,7 @@ def evaluate_batch(make_policy: Callable[[np.ndarray], Any], thetas: np.ndarray,
     return out
 
 
-__all__ = ["DELAYED", "PLACED", "REJECTED", "Arrivals", "Samples", "SimulationResult", "Trajectory",
-           "arrivals", "evaluate", "evaluate_batch", "evaluate_snapshots", "repair_snapshot",
-           "resample_snapshot", "run_seed", "sample_orders", "simulate", "static_view"]
+__all__ = ["DELAYED", "PLACED", "REJECTED", "Arrivals", "Decide", "Samples", "SimulationResult", "Step",
+           "Trajectory", "arrivals", "drive", "evaluate", "evaluate_batch", "evaluate_snapshots",
+           "policy_decide", "repair_snapshot", "resample_snapshot", "run_seed", "sample_orders", "simulate",
+           "static_view"]

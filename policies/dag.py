@@ -11,9 +11,14 @@ to the largest type) the mask allows for it, and launches as many tasks as are p
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import numpy as np
 
 from packing.dag.engine import DagAction, DagEngine, DagObservation
+from packing.dag.policy import DagPolicy, drive_dag
+from packing.errors import input_error
 
 
 class StagePriority:
@@ -236,12 +241,8 @@ class RolloutExpert(StagePriority):
         eng = self.engine.clone(known_only=True)
         eng.rng = np.random.default_rng(seed)
         here = eng.arrived.copy()
-        d = eng.step(action)
-        base = self.base
-        n = 0
-        while d is not None and (self.horizon is None or n < self.horizon):
-            d = eng.step(base.act(eng.observation(), eng.mask()))
-            n += 1
+        eng.step(action)
+        drive_dag(eng, self.base.act, limit=self.horizon)
         self.stats["rollouts"] += 1
         fin = eng.finish[here]
         open_ = np.isnan(fin)
@@ -284,5 +285,28 @@ def make_dag_policy(name: str, seed: int = 0) -> StagePriority:
     return RandomDag(seed) if name == "random" else DAG_POLICIES[name]()
 
 
+def resolve_dag_policy(name: str, seed: int = 0) -> DagPolicy:
+    """A DAG baseline by name, or a trained DAG agent from a model file (``*.pt``, weights-only read).
+
+    Raises:
+        InputError: an unknown name, an unreadable file, or an agent file that is not a DAG policy.
+    """
+    if name in DAG_POLICIES:
+        return make_dag_policy(name, seed)
+    if name.lower().endswith(".pt"):
+        if not os.path.isfile(name):
+            raise input_error("--policies", name, "no such model file")
+        from policies.agents.files import load_agent
+
+        pol: Any = load_agent(name)
+        if not isinstance(pol, DagPolicy):
+            raise input_error("--policies", name, "not a DAG scheduling agent (train one with "
+                              "`vbp train gcn DATA --out MODEL.pt`)")
+        return pol
+    raise input_error("--policies", name, f"unknown DAG policy; known: {', '.join(DAG_POLICIES)} "
+                      "or a model file (.pt)")
+
+
 __all__ = ["DAG_POLICIES", "DEFAULT_DAG_POLICIES", "CpfSingleType", "CriticalPathFirst", "Fifo", "RandomDag",
-           "RolloutExpert", "ShortestJobFirst", "SjfCriticalPath", "StagePriority", "make_dag_policy"]
+           "RolloutExpert", "ShortestJobFirst", "SjfCriticalPath", "StagePriority", "make_dag_policy",
+           "resolve_dag_policy"]

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from packing.errors import input_error
+from packing.fgd_protocol import Workload
+from packing.fragmentation import ShapeDistribution, shape_distribution
 from policies import cluster_heuristics as mc
 from policies import gpu as g
 from policies import heuristics as h
@@ -140,6 +142,31 @@ def get_policy(name: str, **params: Any) -> Policy:
     raise input_error("policy", name, f"unknown policy; known: {', '.join(POLICIES)}")
 
 
+def gpu_policy(name: str, dist: ShapeDistribution, workload: Workload | None = None) -> Policy:
+    """A fresh policy by name for the FGD protocol; FGD and FGD+ get the pod list's shape distribution.
+
+    FGD-Pack gets the pod list's distribution on every resource at its own threshold (built from
+    ``workload.pod_counts``; without a workload it builds its own from the instance at reset).
+    Other names are :func:`get_policy`'s.
+
+    Args:
+        name: a policy name (e.g. ``fgd``, ``fgd-plus``, ``gpu-bestfit``).
+        dist: the pod list's shape distribution (``Workload.dist``).
+        workload: the workload the policy replays (see :mod:`packing.fgd_protocol`).
+    """
+    pol = get_policy(name)
+    if isinstance(pol, g.FGDPack):
+        shapes = None
+        if workload is not None and workload.pod_counts is not None:
+            shapes = shape_distribution(workload.instance, workload.pod_counts, threshold=pol.threshold)
+        return g.FGDPack(lam=pol.lam, threshold=pol.threshold, shapes=shapes)
+    if isinstance(pol, g.FGDPlus):
+        pol = g.FGDPlus(shapes=dist, weights=pol.weights.tolist())
+    elif isinstance(pol, g.FGD):
+        pol = g.FGD(shapes=dist)
+    return pol
+
+
 def parse_policy_list(text: str) -> list[str]:
     """Split ``"ff,bf, wf"`` into names; checks each (raises InputError listing the unknown ones)."""
     names = [n.strip() for n in text.split(",") if n.strip()]
@@ -153,5 +180,5 @@ def parse_policy_list(text: str) -> list[str]:
     return names
 
 
-__all__ = ["DEFAULT_COMPARE", "POLICIES", "SHIPPED", "default_policies", "get_policy", "parse_policy_list",
-           "register_loader", "shipped_path"]
+__all__ = ["DEFAULT_COMPARE", "POLICIES", "SHIPPED", "default_policies", "get_policy", "gpu_policy",
+           "parse_policy_list", "register_loader", "shipped_path"]

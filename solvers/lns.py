@@ -51,7 +51,7 @@ def _fill(instance: Instance, host_of: np.ndarray) -> np.ndarray:
     return fill + 1e-6 * n_on
 
 
-def _sub_instance(inst: Instance, hosts: np.ndarray, host_of: np.ndarray, compact: bool = False
+def sub_instance(inst: Instance, hosts: np.ndarray, host_of: np.ndarray, compact: bool = False
                   ) -> tuple[Instance, np.ndarray, np.ndarray]:
     """The containers on ``hosts`` as an instance of their own.
 
@@ -145,7 +145,7 @@ def improve(
         wide = pool[1: max(2, min(len(pool), int(POOL_FACTOR * k)))]
         hosts = np.concatenate([pool[:1], rng.choice(wide, size=min(k - 1, len(wide)),
                                                       replace=False)]).astype(np.int64)
-        sub, hosts, members = _sub_instance(inst, hosts, host_of)
+        sub, hosts, members = sub_instance(inst, hosts, host_of)
         pos = np.searchsorted(hosts, host_of[members])
         sub_cards = [cards[int(c)] for c in members] if inst.max_gpus else None
         start = Placement.from_arrays(sub, pos, sub_cards)
@@ -181,4 +181,4 @@ def improve(
     return Placement.from_arrays(inst, host_of, cards if inst.max_gpus else None)
 
 
-__all__ = ["NEIGHBOURHOOD", "NEIGHBOURHOOD_MAX", "POOL_FACTOR", "STEP_SECONDS", "improve"]
+__all__ = ["NEIGHBOURHOOD", "NEIGHBOURHOOD_MAX", "POOL_FACTOR", "STEP_SECONDS", "improve", "sub_instance"]

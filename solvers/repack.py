@@ -37,7 +37,7 @@ from packing.feasibility import ClusterState
 from packing.kernels import feasible, fits_c
 from packing.model import UNPLACED, Instance, Placement
 from solvers.spread import applicable, weighted_capacity, work_arrays
-from solvers.tabu import _rand  # the one xorshift64* of the compiled searches
+from solvers.tabu import xorshift_next  # the one xorshift64* of the compiled searches
 
 if TYPE_CHECKING:
     from solvers.base import Stop
@@ -150,7 +150,7 @@ def _search(iters, it_box, pool, pool_len, open_hosts, n_open, app, weight, dema
         pi = 0
         for q in range(1, pool_len):
             if weight[pool[q]] > weight[pool[pi]] + 1e-12 or (
-                    weight[pool[q]] > weight[pool[pi]] - 1e-12 and _rand(rng) < 0.5):
+                    weight[pool[q]] > weight[pool[pi]] - 1e-12 and xorshift_next(rng) < 0.5):
                 pi = q
         c = pool[pi]
         a = app[c]
@@ -230,7 +230,7 @@ def _search(iters, it_box, pool, pool_len, open_hosts, n_open, app, weight, dema
                             ties = 1
                         else:
                             ties += 1
-                            if _rand(rng) * ties >= 1.0:
+                            if xorshift_next(rng) * ties >= 1.0:
                                 continue
                         best_h = h
                         best_e1 = e1
@@ -256,7 +256,7 @@ def _search(iters, it_box, pool, pool_len, open_hosts, n_open, app, weight, dema
                             ties = 1
                         else:
                             ties += 1
-                            if _rand(rng) * ties >= 1.0:
+                            if xorshift_next(rng) * ties >= 1.0:
                                 continue
                         best_h = h
                         best_e1 = e1
@@ -282,7 +282,7 @@ def _search(iters, it_box, pool, pool_len, open_hosts, n_open, app, weight, dema
                     pool[pool_len] = e
                     pool_len += 1
                     tabu_host[e] = h
-                    tabu_it[e] = it + tenure_min + int(_rand(rng) * tenure_span)
+                    tabu_it[e] = it + tenure_min + int(xorshift_next(rng) * tenure_span)
                 else:
                     x += 1
             best_e1 = -1
@@ -292,7 +292,7 @@ def _search(iters, it_box, pool, pool_len, open_hosts, n_open, app, weight, dema
                 pool[pool_len] = e
                 pool_len += 1
                 tabu_host[e] = h
-                tabu_it[e] = it + tenure_min + int(_rand(rng) * tenure_span)
+                tabu_it[e] = it + tenure_min + int(xorshift_next(rng) * tenure_span)
         _put(c, h, app, demand, used, count, col, n_on, members, mlen, mpos, host_of)
     return pool_len
 

@@ -24,7 +24,7 @@ variable has finite bounds ``0 <= v <= u``, so for *any* multipliers ``mu >= 0``
 ``A v <= b`` weak duality gives ``sum x >= -mu.b + sum_j min(0, (c + A^T mu)_j u_j)``. The solver's
 duals (clipped to ``mu >= 0``) are plugged in, the sum is evaluated with a rounding margin, and
 the bound is its ceiling. Capacities get the same tolerance slack as the checker
-(:func:`packing.bounds._slack`), so non-integer data cannot make the bound exceed the optimum.
+(:func:`packing.bounds.slack`), so non-integer data cannot make the bound exceed the optimum.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from packing.bounds import _slack, lower_bounds, per_host_max
+from packing.bounds import lower_bounds, per_host_max, slack
 from packing.model import Instance
 from solvers.base import Stop
 
@@ -165,7 +165,7 @@ def rule_bound(instance: Instance, time_limit: float = 60.0, stop: Stop | None =
         explicit[q] = True
         e_idx = np.flatnonzero(explicit)
     fluid = (counts[~explicit & active, None] * inst.demand[~explicit & active]).sum(axis=0)
-    caps = _slack(inst.type_capacity)  # (types, res)
+    caps = slack(inst.type_capacity)  # (types, res)
 
     # variables: x[k, t], then y[b, k, t] with lim > 0, then g[r, k, t] for fluid resources
     n_x = n_k * n_t

@@ -27,7 +27,7 @@ Every neighbourhood gets more of the roomiest hosts until their room covers the 
 The size of the neighbourhoods shrinks when the sub-solves run out of time (then their step
 grows, up to :data:`STEP_GROWTH` times) and grows when CP-SAT proves that they cannot free a host
 (or fails three times). Sub-instances keep only the apps
-present on their hosts and the rules between them (:func:`solvers.lns._sub_instance` with
+present on their hosts and the rules between them (:func:`solvers.lns.sub_instance` with
 ``compact``), so they stay small on Tianchi 2018 (9,338 apps, 24k rules).
 
 With the serial executor the search is deterministic for a seed when the sub-solves finish
@@ -58,7 +58,7 @@ from packing.checker import check
 from packing.evaluation import Executor, SerialExecutor, make_executor
 from packing.model import UNPLACED, Instance, Placement
 from solvers.base import EPS, Clock, Stop, objective_value
-from solvers.lns import _sub_instance
+from solvers.lns import sub_instance
 from solvers.result import Objective
 
 NEIGHBOURHOODS = ("rules", "emptiest", "mixed")
@@ -374,7 +374,7 @@ def improve(
                 if len(hosts) < 2:
                     continue
                 taken[hosts] = True
-                sub, hosts, members = _sub_instance(inst, hosts, host_of, compact=True)
+                sub, hosts, members = sub_instance(inst, hosts, host_of, compact=True)
                 pos = np.searchsorted(hosts, host_of[members])
                 tasks.append(_Task(sub, pos, objective_value(sub, pos, kind), kind, step,
                                    int(rng.integers(2**31 - 1)), cpsat_workers))

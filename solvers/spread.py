@@ -45,7 +45,7 @@ import numba
 import numpy as np
 
 from packing.feasibility import ClusterState
-from packing.kernels import _first_fit, feasible
+from packing.kernels import feasible, first_fit_kernel
 from packing.model import UNPLACED, Instance
 from solvers.result import Objective
 
@@ -379,7 +379,7 @@ def fill(instance: Instance, mode: int = 3, kind: Objective = "hosts", use_surro
             order = np.argsort(-size, kind="stable")
             seq = np.repeat(order, left[order]).astype(np.int64)
             out = np.empty(len(seq), dtype=np.int64)
-            _first_fit(seq, demand, capacity, used, st.count, st.n_on,  # type: ignore[call-arg]
+            first_fit_kernel(seq, demand, capacity, used, st.count, st.n_on,  # type: ignore[call-arg]
                        st.col, inst.cap.astype(np.int64), *st.rule_tables,
                        np.ascontiguousarray(inst.host_type_of, dtype=np.int64),
                        len(inst.host_types), out)

@@ -108,8 +108,12 @@ def applicable(instance: Instance) -> bool:
 # ----------------------------------------------------------------------------------------------
 # compiled core
 @numba.njit(cache=True, inline="always")
-def _rand(state):  # pragma: no cover - compiled
-    """xorshift64*: the next number in [0, 1) from ``state[0]`` (updated in place)."""
+def xorshift_next(state):  # pragma: no cover - compiled
+    """xorshift64*: the next number in [0, 1) from ``state[0]`` (updated in place).
+
+    The one generator of the compiled searches (tabu, repack): ``state`` is a ``uint64`` array of
+    shape ``(1,)``, seeded by the caller.
+    """
     x = state[0]
     x ^= x >> np.uint64(12)
     x ^= x << np.uint64(25)
@@ -283,7 +287,7 @@ def _candidates(n_bins, sample, load, exc, limit, inv, cand, mark, it,
             cand[n] = b
             n += 1
     for _ in range(sample - sample // 2):
-        b = min(int(_rand(rng) * n_bins), n_bins - 1)
+        b = min(int(xorshift_next(rng) * n_bins), n_bins - 1)
         if mark[b] != stamp:
             mark[b] = stamp
             cand[n] = b
@@ -368,7 +372,7 @@ def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, co
                                     ties = 1
                                 else:
                                     ties += 1
-                                    if _rand(rng) * ties >= 1.0:
+                                    if xorshift_next(rng) * ties >= 1.0:
                                         continue
                                 mi1, mi2, mj1, mj2, mdst = i, i2, j1, j2, b2
         it_box[0] = it + 1
@@ -378,12 +382,12 @@ def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, co
         for k in (mi1, mi2):
             if k >= 0:
                 _relocate(k, mdst, bin_of, load, members, mlen, mpos, size)
-                _set_tabu(k, src, it, it + tenure_min + int(_rand(rng) * tenure_span),
+                _set_tabu(k, src, it, it + tenure_min + int(xorshift_next(rng) * tenure_span),
                           t_host, t_until, t_max)
         for k in (mj1, mj2):
             if k >= 0:
                 _relocate(k, src, bin_of, load, members, mlen, mpos, size)
-                _set_tabu(k, mdst, it, it + tenure_min + int(_rand(rng) * tenure_span),
+                _set_tabu(k, mdst, it, it + tenure_min + int(xorshift_next(rng) * tenure_span),
                           t_host, t_until, t_max)
         exc[src] = _excess(load[src], size, -1, -1, -1, -1, limit, inv)
         exc[mdst] = _excess(load[mdst], size, -1, -1, -1, -1, limit, inv)
@@ -614,4 +618,4 @@ def tabu_pack(
     return best
 
 
-__all__ = ["applicable", "tabu_pack", "warm"]
+__all__ = ["applicable", "tabu_pack", "warm", "xorshift_next"]

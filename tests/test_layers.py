@@ -123,23 +123,10 @@ def test_no_import_cycles_within_a_package() -> None:
 SCRIPTS = {f"{d}.{p.stem}": p for d in ("benchmarks", "examples") for p in sorted((REPO / d).glob("*.py"))}
 """The example and benchmark scripts, by a module-like name."""
 
-CLI_IMPORTS_TO_FIX = {
-    ("benchmarks.bench_executors", "vbp.cli.common"),
-    ("benchmarks.bench_jobfusion_agent", "vbp.cli.train_jobfusion"),
-}
+CLI_IMPORTS_TO_FIX: set[tuple[str, str]] = set()
 """Scripts that still import the command line's helpers (each helper belongs in a library module)."""
 
-PRIVATE_IMPORTS_TO_FIX = {
-    ("packing.dag.loader", "packing.loaders._csv"),
-    ("packing.dag.online", "packing.loaders._csv"),
-    ("packing.explain", "packing.bounds._fewest_hosts"),
-    ("packing.explain", "packing.bounds._slack"),
-    ("solvers.repack", "solvers.tabu._rand"),
-    ("solvers.rule_bounds", "packing.bounds._slack"),
-    ("solvers.rule_lns", "solvers.lns._sub_instance"),
-    ("benchmarks.bench_validation", "solvers.lns._sub_instance"),
-    ("solvers.spread", "packing.kernels._first_fit"),
-}
+PRIVATE_IMPORTS_TO_FIX: set[tuple[str, str]] = set()
 """Private names still imported across modules (each should become public, or move to its user)."""
 
 

@@ -26,12 +26,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from packing.fgd_protocol import Run, Workload, build_workload, run_policy
-from packing.fragmentation import ShapeDistribution, shape_distribution
+from packing.fgd_protocol import Run, build_workload, run_policy
 from packing.model import Instance
-from packing.policy import Policy
-from policies.gpu import FGD, FGDPack, FGDPlus
-from policies.registry import get_policy
+from policies.registry import gpu_policy
 
 if TYPE_CHECKING:
     from solvers.gpu_bound import BoundResult
@@ -56,25 +53,6 @@ def _published() -> dict[str, dict[str, tuple[float, float, float, float, float]
 PUBLISHED: dict[str, dict[str, tuple[float, float, float, float, float]]] = _published()
 """Published unallocated GPU % per pod list (``openb_pod_list_<name>``) and paper policy name:
 ``(median at 90, 95, 100, 130 % arrived, mean at 100 %)`` over the 10 seeds 42..51."""
-
-
-def make_policy(name: str, dist: ShapeDistribution, workload: Workload | None = None) -> Policy:
-    """A fresh policy by registry name; FGD and FGD+ get the pod list's shape distribution.
-
-    FGD-Pack gets the pod list's distribution on every resource at its own threshold (built from
-    ``workload.pod_counts``; without a workload it builds its own from the instance at reset).
-    """
-    pol = get_policy(name)
-    if isinstance(pol, FGDPack):
-        shapes = None
-        if workload is not None and workload.pod_counts is not None:
-            shapes = shape_distribution(workload.instance, workload.pod_counts, threshold=pol.threshold)
-        return FGDPack(lam=pol.lam, threshold=pol.threshold, shapes=shapes)
-    if isinstance(pol, FGDPlus):
-        pol = FGDPlus(shapes=dist, weights=pol.weights.tolist())
-    elif isinstance(pol, FGD):
-        pol = FGD(shapes=dist)
-    return pol
 
 
 @dataclass
@@ -145,7 +123,7 @@ def evaluate(instance: Instance, policies: Sequence[str] = DEFAULT_POLICIES, see
     for s in seeds:
         wl = build_workload(instance, int(s), until)
         for res in results:
-            run = run_policy(wl, make_policy(res.name, wl.dist, wl))
+            run = run_policy(wl, gpu_policy(res.name, wl.dist, wl))
             res.runs.append(run)
             if progress is not None:
                 progress(res.name, int(s), run)
@@ -204,4 +182,4 @@ def plot_curves(path: str | Path, results: Sequence[PolicyResult], until: int, t
 
 
 __all__ = ["DEFAULT_POLICIES", "LEVELS", "PAPER_CLUSTER", "PAPER_NAMES", "PUBLISHED", "PolicyResult",
-           "evaluate", "is_paper_cluster", "make_policy", "plot_curves", "pod_list_name"]
+           "evaluate", "is_paper_cluster", "plot_curves", "pod_list_name"]

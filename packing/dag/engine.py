@@ -2,7 +2,7 @@
 
 Why a second event loop (and not :class:`packing.engine.Engine`)? That engine's decision is *one
 container -> one host* under vector-packing constraints; here the hosts are already carved into
-containers (by the one feasibility/checker, see :mod:`vbp.jobfusion`), so a decision is *which stage
+containers (by the one feasibility/checker, see :mod:`solvers.dag_carving`), so a decision is *which stage
 runs next, in which container type, how many tasks* (JobFusion's action triple), and what happens over
 time is DAG bookkeeping (a stage becomes runnable when all tasks of all its parents finished), which
 the placement engine has no notion of. Anything that puts containers on hosts (the carving, the online

@@ -29,7 +29,7 @@ from typing import Literal
 
 from packing.dag.model import Job, Stage, Workload, check_acyclic, make_workload
 from packing.errors import InputError, Problem, input_error
-from packing.loaders._csv import CsvReader
+from packing.loaders.tables import CsvReader
 
 COLUMNS = ("task_name", "instance_num", "job_name", "task_type", "status", "start_time", "end_time",
            "plan_cpu", "plan_mem")

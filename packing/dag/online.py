@@ -14,7 +14,7 @@ import numpy as np
 
 from packing.dag.loader import MEM_GB_PER_UNIT
 from packing.errors import InputError, Problem, input_error
-from packing.loaders._csv import CsvReader
+from packing.loaders.tables import CsvReader
 
 CPU_FILE, MEM_FILE = "container_cpuReq_cpuLim.csv", "container_memReq.csv"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from packing.loaders._csv import CsvReader, fmt_num, group_hosts
+from packing.loaders.tables import CsvReader, fmt_num, group_hosts
 from packing.model import Instance
 from packing.validation import MAX_GPUS, reported_as
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from packing.errors import InputError, Problem, input_error
 from packing.io import read_document
-from packing.loaders._csv import CsvReader
+from packing.loaders.tables import CsvReader
 from packing.model import App, Instance
 from packing.planning import BASE_UNIT, PLAN_RESOURCES, Demand, base_to_units, to_base
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from packing.errors import InputError, Problem, input_error
 from packing.io import read_document
-from packing.loaders._csv import CsvReader
+from packing.loaders.tables import CsvReader
 from packing.planning import HostOffer, to_base
 
 COLUMNS = ("name", "cpu", "memory", "gpu", "price", "count")

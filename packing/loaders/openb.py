@@ -31,7 +31,7 @@ import dataclasses
 from pathlib import Path
 
 from packing.errors import InputError, Problem
-from packing.loaders._csv import CsvReader, fmt_num, group_hosts
+from packing.loaders.tables import CsvReader, fmt_num, group_hosts
 from packing.model import App, HostType, Instance, Request
 from packing.validation import MAX_GPUS, reported_as
 

@@ -53,7 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from packing.errors import InputError, Problem
-from packing.loaders._csv import CsvReader, fmt_num, group_hosts
+from packing.loaders.tables import CsvReader, fmt_num, group_hosts
 from packing.model import App, HostType, Instance, Placement, Rule
 from packing.validation import reported_as
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from packing.errors import InputError, Problem
 from packing.io import read_text_limited
-from packing.loaders._csv import CsvReader
+from packing.loaders.tables import CsvReader
 from packing.model import App, HostType, Instance
 from packing.validation import (
     MAX_CONTAINERS,

@@ -69,7 +69,7 @@ from torch import nn
 
 from packing.engine import Engine
 from packing.model import UNPLACED, Instance
-from packing.simulator import sample_orders
+from packing.simulator import Step, drive, sample_orders
 from policies.agents.gcn import Graph, GraphEncoder, collate, mlp
 from policies.base import WAIT, BasePolicy, Observation
 from policies.swarm.features import N_FEATURES as N_PHI
@@ -387,20 +387,15 @@ def rollout(net: PlacementNet, instance: Instance, order: np.ndarray, batch: int
     graphs: list[Graph] = []
     masks: list[np.ndarray] = []
     actions: list[int] = []
+    seen: dict[int, tuple[Graph, float]] = {}  # per live episode: its graph and cost at the decision
 
     def cost(e: Engine) -> float:
         return e.hosts_used + penalty * len(e.rejected)
 
-    while True:
-        live = [i for i, e in enumerate(engines) if not e.done]
-        if not live:
-            break
-        gs, ms = [], []
-        for i in live:
-            e = engines[i]
-            m = e.mask()
-            gs.append(to_graph(feat.graph(e.observation(), m, counts[i])))
-            ms.append(m)
+    def decide(live: list[int], obs: list[Observation], ms: list[np.ndarray]) -> list[tuple[int, None]]:
+        gs = [to_graph(feat.graph(o, m, counts[i])) for i, o, m in zip(live, obs, ms, strict=True)]
+        for i, g in zip(live, gs, strict=True):
+            seen[i] = (g, cost(engines[i]))
         u, _ = collate(gs)
         with torch.no_grad():
             logp = masked_log_softmax(net(u, feat.n_apps, feat.n_hosts), torch.from_numpy(np.stack(ms)))
@@ -408,16 +403,18 @@ def rollout(net: PlacementNet, instance: Instance, order: np.ndarray, batch: int
                 pick = logp.argmax(dim=1)
             else:
                 pick = torch.multinomial(logp.exp(), 1, generator=gen).squeeze(1)
-        for j, i in enumerate(live):
-            e = engines[i]
-            h = int(pick[j])
-            steps[i].append((len(actions), cost(e)))
-            graphs.append(gs[j])
-            masks.append(ms[j])
-            actions.append(h)
-            app = e.decision.app  # type: ignore[union-attr]
-            e.apply(h)
-            counts[i][h, app] += 1
+        return [(int(h), None) for h in pick]
+
+    def record(step: Step) -> None:
+        i, h = step.episode, step.action
+        g, before = seen[i]
+        steps[i].append((len(actions), before))
+        graphs.append(g)
+        masks.append(step.mask)
+        actions.append(h)
+        counts[i][h, step.decision.app] += 1
+
+    drive(engines, decide, record)
     final = np.array([cost(e) for e in engines])
     ret = np.zeros(len(actions))
     t_of = np.zeros(len(actions), dtype=np.int64)
@@ -533,16 +530,18 @@ def imitate(net: PlacementNet, opt: torch.optim.Optimizer, instances: Sequence[I
             eng = Engine(inst, record=False)
             eng.reset(order)
             counts = feat.initial_counts()
-            while not eng.done:
-                obs, m = eng.observation(), eng.mask()
-                best = int(teacher.act(obs, m))
+            labelled: list[tuple[Graph, int]] = []  # the current decision's graph and label
+
+            def decide(live: list[int], obs: list[Observation], ms: list[np.ndarray],
+                       feat: Featurizer = feat, counts: np.ndarray = counts, r: int = r,
+                       labelled: list[tuple[Graph, int]] = labelled) -> list[tuple[int, None]]:
+                o, m = obs[0], ms[0]
+                labelled.clear()
+                best = int(teacher.act(o, m))
                 if best < 0:
-                    eng.apply(best)
-                    continue
-                g = to_graph(feat.graph(obs, m, counts))
-                graphs.append(g)
-                masks.append(m)
-                labels.append(best)
+                    return [(best, None)]
+                g = to_graph(feat.graph(o, m, counts))
+                labelled.append((g, best))
                 if rng.random() < explore:
                     h = int(rng.choice(np.flatnonzero(m)))
                 elif r == 0:
@@ -551,8 +550,17 @@ def imitate(net: PlacementNet, opt: torch.optim.Optimizer, instances: Sequence[I
                     with torch.no_grad():
                         lg = net(g, n_a, n_h)[0].numpy()
                     h = int(np.argmax(np.where(m, lg, -np.inf)))
-                eng.apply(h)
-                counts[h, obs.app] += 1
+                return [(h, None)]
+
+            def record(step: Step, counts: np.ndarray = counts,
+                       labelled: list[tuple[Graph, int]] = labelled) -> None:
+                for g, best in labelled:
+                    graphs.append(g)
+                    masks.append(step.mask)
+                    labels.append(best)
+                    counts[step.action, step.observation.app] += 1
+
+            drive([eng], decide, record)
         if labels:
             fit()
     if not labels:

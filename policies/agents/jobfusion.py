@@ -70,7 +70,7 @@ from torch_geometric.nn import MessagePassing
 
 from packing.dag.engine import Cluster, DagAction, DagEngine, DagObservation, Overheads
 from packing.dag.model import Workload
-from packing.dag.policy import run_dag
+from packing.dag.policy import drive_dag, run_dag
 
 NODE_FEATURES = 11
 """Node features of ``Config.features == 1`` (files from before the scale-free features)."""
@@ -420,11 +420,10 @@ def returns_to_go(arrival: np.ndarray, finish: np.ndarray, times: np.ndarray) ->
 
 def _episode(env: Env, policy: JobFusionPolicy, seed: int) -> tuple[list[Step], np.ndarray, float]:
     eng = DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=seed)
-    d = eng.reset()
+    eng.reset()
     policy.reset(eng)
     policy.record = []
-    while d is not None:
-        d = eng.step(policy.act(eng.observation(), eng.mask()))
+    drive_dag(eng, policy.act)
     steps, policy.record = policy.record, None
     res = eng.result()
     return steps, res.finish, res.mean_jct
@@ -587,27 +586,29 @@ def imitate(envs: Sequence[Env], teacher: Any, epochs: int, *, net: JobFusionNet
             env = envs[int(i)]
             eng = DagEngine(env.workload, env.cluster, overheads=env.overheads,
                             seed=int(rng.integers(2**31)))
-            d = eng.reset()
+            eng.reset()
             teacher.reset(eng)
             if driver is not None:
                 driver.reset(eng)
             pol.reset(eng)
             p_label = share[int(i)]
             lps: list[torch.Tensor] = []
-            while d is not None:
-                obs, mask = eng.observation(), eng.mask()
+
+            def decide(obs: DagObservation, mask: np.ndarray, ep: int = ep, p_label: float = p_label,
+                       lps: list[torch.Tensor] = lps, rng: np.random.Generator = rng) -> DagAction:
                 if p_label < 1.0 and rng.random() >= p_label:  # unlabelled: the driver decides
                     a = (driver or teacher).act(obs, mask)
                     if ep > 0 and dagger > 0 and rng.random() < dagger:
                         a = pol.act(obs, mask)
-                    d = eng.step(a)
-                    continue
+                    return a
                 a = teacher.act(obs, mask)
                 if a.stage >= 0:
                     lps.append(pol.log_prob(obs, mask, a))
                     if ep > 0 and dagger > 0 and rng.random() < dagger:
                         a = pol.act(obs, mask)
-                d = eng.step(a)
+                return a
+
+            drive_dag(eng, decide)
             if lps:
                 tot += _nll_step(net, opt, lps)
                 n += len(lps)
@@ -671,22 +672,26 @@ def distil(envs: Sequence[Env], teacher: Any, rounds: int, *, net: JobFusionNet,
         for i in rng.permutation(len(envs)):
             env, pol = envs[int(i)], pols[int(i)]
             eng = DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=int(rng.integers(2**31)))
-            d = eng.reset()
+            eng.reset()
             teacher.reset(eng)
             if driver is not None:
                 driver.reset(eng)
             pol.reset(eng)  # static tables only: the stored states reuse them
-            while d is not None:
-                obs, mask = eng.observation(), eng.mask().copy()
-                if share[int(i)] >= 1.0 or rng.random() < share[int(i)]:
+
+            def decide(obs: DagObservation, view: np.ndarray, i: int = int(i), pol: JobFusionPolicy = pol,
+                       rng: np.random.Generator = rng) -> DagAction:
+                mask = view.copy()
+                if share[i] >= 1.0 or rng.random() < share[i]:
                     a = teacher.act(obs, mask)
                     if a.stage >= 0:
-                        data.append((int(i), obs, mask, a))
+                        data.append((i, obs, mask, a))
                 else:
                     a = (driver or teacher).act(obs, mask)
                 if dagger > 0 and rng.random() < dagger:
                     a = pol.act(obs, mask)
-                d = eng.step(a)
+                return a
+
+            drive_dag(eng, decide)
             if bar is not None:
                 bar.update(1)
         tot, n = 0.0, 0

@@ -12,7 +12,7 @@ from packing.dag.generator import generate_dag_workload
 from packing.dag.loader import load_dag_folder, parse_task_name
 from packing.dag.model import Job, Stage, Workload, make_workload
 from packing.dag.partition import comparable, constrained_clustering, dominates, partition, plain_clustering
-from packing.dag.policy import run_dag
+from packing.dag.policy import drive_dag, run_dag
 from packing.errors import InputError, PolicyError
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "dag"
@@ -167,6 +167,33 @@ def test_hand_computed_jct(slots: int, jct: float) -> None:
     assert res.jct[0] == pytest.approx(jct)
     assert len(secs) == res.decisions
     assert w.jobs[0].critical_path + 3 * FIXED.min_per_stage == pytest.approx(42.0)
+
+
+def test_drive_dag_hook_sees_each_decision_and_run_dag_agrees() -> None:
+    w = four_stage()
+    cl = Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([2]))
+    want, _ = run_dag(DagEngine(w, cl, overheads=FIXED), FirstStage())
+    eng = DagEngine(w, cl, overheads=FIXED)
+    eng.reset()
+    pol = FirstStage()
+    pol.reset(eng)
+    steps: list = []
+    n = drive_dag(eng, pol.act, steps.append)
+    res = eng.result()
+    assert res.jct.tolist() == want.jct.tolist() and len(steps) == n == res.decisions == want.decisions
+    assert [s.observation.time for s in steps] == sorted(s.observation.time for s in steps)
+    assert all(s.mask[list(s.observation.runnable).index(s.action.stage)].any() for s in steps
+               if s.action.stage >= 0)
+
+
+def test_drive_dag_stops_at_the_limit() -> None:
+    w = four_stage()
+    eng = DagEngine(w, Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([2])), overheads=FIXED)
+    eng.reset()
+    pol = FirstStage()
+    pol.reset(eng)
+    assert drive_dag(eng, pol.act, limit=1) == 1 and eng.decision is not None
+    assert drive_dag(eng, pol.act) >= 1 and eng.decision is None
 
 
 def test_no_overheads_is_the_critical_path() -> None:

@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from strategies import instances
 
 from packing import kernels
+from packing.builtin import builtin_instance
 from packing.checker import check
+from packing.engine import Engine
 from packing.errors import InputError
 from packing.feasibility import ClusterState
 from packing.model import UNPLACED, App, HostType, Instance, Placement, Request, Rule
@@ -18,6 +20,7 @@ from packing.simulator import (
     PLACED,
     REJECTED,
     arrivals,
+    drive,
     evaluate,
     evaluate_batch,
     repair_snapshot,
@@ -277,3 +280,46 @@ def test_evaluate_snapshots_common_random_numbers() -> None:
     starts = [r.placement.n_placed for r in a.results]
     assert starts == [r.placement.n_placed for r in bf.results]
     assert a.min <= a.mean <= a.max
+
+
+# ---------------------------------------------------------------- the one decision loop
+def test_the_hook_sees_every_decision_of_the_policy() -> None:
+    inst = one_host(Request(0, "x", end=5), Request(1, "x"))
+    steps: list = []
+    res = simulate(inst, WaitingBF(), on_step=steps.append)
+    # hand-traced: arrival 1 fits nowhere at t=1 (the engine delays it; not the policy's decision),
+    # then is placed on its retry at t=5
+    assert [(s.decision.arrival, s.decision.time, s.action, s.outcome) for s in steps] == [
+        (0, 0.0, 0, PLACED), (1, 5.0, 0, PLACED)]
+    assert res.trajectory.outcome.tolist() == [PLACED, DELAYED, PLACED]
+    assert all(s.episode == 0 and s.cards == () and s.mask.tolist() == [True] for s in steps)
+
+    class Lazy(WaitingBF):
+        def act(self, obs: Observation, mask: np.ndarray) -> int:
+            return WAIT if obs.step == 0 else super().act(obs, mask)
+
+    lazy: list = []
+    simulate(one_host(Request(0, "x", end=3), Request(1, "x", end=2)), Lazy(), on_step=lazy.append)
+    assert [(s.decision.arrival, s.action, s.outcome) for s in lazy] == [
+        (0, WAIT, DELAYED), (1, 0, PLACED), (0, 0, PLACED)]
+
+
+def test_drive_in_lock_step_equals_one_simulation_per_engine() -> None:
+    inst = builtin_instance("sigma")
+    orders = sample_orders(inst, 3, seed=4)
+    want = [simulate(inst, BestFit(), o, compiled=False).host_of for o in orders]
+    engines = [Engine(inst) for _ in orders]
+    for e, o in zip(engines, orders, strict=True):
+        e.reset(o)
+    pols = [BestFit() for _ in orders]
+    for p in pols:
+        p.reset(inst, 0)
+    seen: list[int] = []
+
+    def decide(live: list[int], obs: list, masks: list) -> list:
+        return [(pols[i].act(o, m), None) for i, o, m in zip(live, obs, masks, strict=True)]
+
+    drive(engines, decide, lambda s: seen.append(s.episode))
+    for e, w in zip(engines, want, strict=True):
+        assert np.array_equal(e.host_of, w)
+    assert seen[:3] == [0, 1, 2] and len(seen) == sum(e.n_arrivals for e in engines)

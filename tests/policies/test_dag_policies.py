@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 
 from packing.checker import check
+from packing.dag.carving import host_costs, parse_hosts
 from packing.dag.engine import Overheads
 from packing.dag.generator import generate_dag_workload
 from packing.dag.partition import partition
 from policies.dag import DEFAULT_DAG_POLICIES, make_dag_policy
-from vbp.jobfusion import carve_cluster, carve_sweep, compare_dag, host_costs, parse_hosts
+from solvers.dag_carving import carve_cluster, carve_sweep
+from vbp.jobfusion import compare_dag
 
 HOSTS = parse_hosts("32c64g:2,92c288g:1")
 

@@ -132,8 +132,9 @@ def test_model_file_round_trips_weights_only(tmp_path: Path) -> None:
 
 
 def test_cli_trains_and_compare_accepts_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from vbp.cli.common import is_dag_folder
     from vbp.cli.jobs import jobs
-    from vbp.cli.train_jobfusion import is_dag_folder, train_jobfusion
+    from vbp.cli.train_jobfusion import train_jobfusion
 
     assert is_dag_folder(FIXTURE) and not is_dag_folder(str(tmp_path))
     model = tmp_path / "sub" / "jf.pt"
@@ -423,9 +424,9 @@ def test_max_labels_asks_the_teacher_only_on_labelled_decisions() -> None:
 
 
 def test_build_envs_adds_the_longest_draws() -> None:
+    from packing.dag.carving import parse_hosts, sample_jobs
     from packing.dag.loader import load_dag_folder
-    from vbp.cli.train_jobfusion import build_envs
-    from vbp.jobfusion import parse_hosts, sample_jobs
+    from vbp.jobfusion import build_envs
 
     w = load_dag_folder(FIXTURE)
     kw = dict(jobs=3, seed=0, partition_method="constrained", q=2, hosts=parse_hosts("32c64g:2"),

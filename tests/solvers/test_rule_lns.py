@@ -11,7 +11,7 @@ from packing.generators.random import generate_random
 from packing.model import App, HostType, Instance, Placement
 from solvers.base import objective_value
 from solvers.greedy import ffd
-from solvers.lns import _sub_instance
+from solvers.lns import sub_instance
 from solvers.rule_lns import improve
 
 N_DECOYS = 6
@@ -77,10 +77,10 @@ def test_random_instances_stay_feasible_and_never_worse(seed: int) -> None:
 
 def test_compact_sub_instance_keeps_only_present_apps_and_their_rules() -> None:
     inst, host_of = _rule_bound()
-    sub, hosts, members = _sub_instance(inst, np.array([N_DECOYS + 1, 0]), host_of, compact=True)
+    sub, hosts, members = sub_instance(inst, np.array([N_DECOYS + 1, 0]), host_of, compact=True)
     assert hosts.tolist() == [0, N_DECOYS + 1] and members.tolist() == [0, 1, N_DECOYS + 2]
     assert [a.name for a in sub.apps] == ["A", "B", "F"] and sub.exclusions == (("A", "B"),)
-    sub2, _, _ = _sub_instance(inst, np.array([1, 2]), host_of, compact=True)
+    sub2, _, _ = sub_instance(inst, np.array([1, 2]), host_of, compact=True)
     assert [a.name for a in sub2.apps] == ["E"] and sub2.exclusions == ()
 
 

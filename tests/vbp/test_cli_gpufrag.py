@@ -13,8 +13,9 @@ from packing.feasibility import ClusterState
 from packing.fgd_protocol import Run, build_workload, gpu_capacity, pod_sequence, run_policy, task_gpu
 from packing.fragmentation import cluster_fragmentation
 from packing.loaders.openb import load_openb
+from policies.registry import gpu_policy as make_policy
 from vbp.cli import cli, main
-from vbp.gpufrag import LEVELS, PUBLISHED, evaluate, make_policy
+from vbp.gpufrag import LEVELS, PUBLISHED, evaluate
 
 OPENB_SMALL = Path(__file__).resolve().parents[1] / "data" / "openb_small"
 

@@ -11,8 +11,9 @@ import pytest
 from packing.fgd_protocol import build_workload, run_policy
 from packing.loaders.openb import load_openb
 from packing.model import App, HostType, Instance
+from policies.registry import gpu_policy as make_policy
 from solvers.gpu_bound import GpuBound, evaluate_bound
-from vbp.gpufrag import DEFAULT_POLICIES, evaluate, make_policy
+from vbp.gpufrag import DEFAULT_POLICIES, evaluate
 
 OPENB_SMALL = Path(__file__).resolve().parents[1] / "data" / "openb_small"
 

@@ -10,10 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 from packing.checker import check
+from packing.dag.carving import parse_hosts
 from packing.dag.generator import generate_dag_workload
 from packing.dag.partition import Partition, partition
 from packing.errors import InputError
-from vbp.jobfusion import carve_cluster, maximal_types, parse_hosts, tune_large_share
+from solvers.dag_carving import carve_cluster, maximal_types
+from vbp.jobfusion import tune_large_share
 
 FIXTURE = str(Path(__file__).resolve().parents[1] / "data" / "dag")
 HOSTS = parse_hosts("32c64g:4,92c288g:2")

@@ -8,14 +8,16 @@ Every option a command takes is checked before the command does anything expensi
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
+from packing.coverage import UNCOVERED_MODES
 from packing.errors import InputError, Problem
 from packing.model import Instance
 
@@ -221,3 +223,63 @@ def given_command(*prefix: str) -> list[str]:
             elif value is not None:
                 words += [flag, str(value)]
     return words
+
+
+def load_target(path: str | None) -> Instance:
+    """The instance named on the command line: a file or folder, or a built-in name (default sigma)."""
+    return load_any(path)
+
+
+def prepare(inst: Instance, repair: bool) -> Instance:
+    """Repair an infeasible snapshot when asked (reporting how many containers move, on stderr)."""
+    if repair and inst.initial is not None:
+        from packing.simulator import repair_snapshot
+
+        inst, moved = repair_snapshot(inst)
+        if moved:
+            click.echo(f"{inst.name}: {moved} containers of the snapshot broke constraints; "
+                       "they arrive first and are re-placed", err=True)
+    return inst
+
+
+@contextlib.contextmanager
+def naming_file(inst: Instance, path: str | None) -> Iterator[None]:
+    """Errors the engine raises name the instance; rewrite them to name the file instead."""
+    try:
+        yield
+    except InputError as e:
+        if path is None:
+            raise
+        raise InputError([Problem(path, p.field, p.reason) if p.source == inst.name else p
+                          for p in e.problems]) from None
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def executor_options(fn: F) -> F:
+    """Add ``--executor``, ``--workers`` and ``--ray-address`` to a command (compare, sweep)."""
+    fn = ray_address_option("--executor ray")(fn)
+    fn = click.option("--workers", type=click.IntRange(min=1), default=None,
+                      help="Processes (process) or CPUs of a local Ray (ray) [default: all cores].")(fn)
+    fn = click.option("--executor", "executor_kind", type=click.Choice(["serial", "process", "ray"]),
+                      default="serial", show_default=True,
+                      help="Where the runs go: this process, local processes, or Ray. The numbers "
+                           "are the same on every executor.")(fn)
+    return fn
+
+
+def uncovered_option(fn: F) -> F:
+    """Add ``--uncovered error|drop|arrive`` to a command (compare, simulate, sweep)."""
+    return click.option(
+        "--uncovered", type=click.Choice(UNCOVERED_MODES), default="error", show_default=True,
+        help="Containers of an app that neither the snapshot holds nor the request stream "
+             "requests: error (refuse the instance, exit 2), drop (leave them out: solve and "
+             "simulate only the covered containers) or arrive (they arrive first, before the "
+             "stream). The report says which.")(fn)
+
+
+def is_dag_folder(path: str) -> bool:
+    """Whether ``path`` is a folder holding ``batch_task*.csv`` files (a DAG data folder)."""
+    p = Path(path)
+    return p.is_dir() and any(p.glob("batch_task*.csv"))

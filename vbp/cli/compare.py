@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
+from packing.coverage import cover_requests, uncovered_note
 from packing.errors import InputError, Problem
 from packing.model import Instance
 from vbp.cli.common import (
@@ -16,42 +16,18 @@ from vbp.cli.common import (
     SEED,
     FiniteFloat,
     data_options,
-    ray_address_option,
+    executor_options,
+    load_target,
+    naming_file,
+    prepare,
+    uncovered_option,
 )
 from vbp.cli.outputs import check_outputs, force_option
-from vbp.cli.simulate import load_target, naming_file, prepare
 from vbp.compare import (
-    UNCOVERED_MODES,
     Row,
-    cover_requests,
     json_number,
     run_compare,
-    uncovered_note,
 )
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def executor_options(fn: F) -> F:
-    """Add ``--executor``, ``--workers`` and ``--ray-address`` to a command (compare, sweep)."""
-    fn = ray_address_option("--executor ray")(fn)
-    fn = click.option("--workers", type=click.IntRange(min=1), default=None,
-                      help="Processes (process) or CPUs of a local Ray (ray) [default: all cores].")(fn)
-    fn = click.option("--executor", "executor_kind", type=click.Choice(["serial", "process", "ray"]),
-                      default="serial", show_default=True,
-                      help="Where the runs go: this process, local processes, or Ray. The numbers "
-                           "are the same on every executor.")(fn)
-    return fn
-
-
-def uncovered_option(fn: F) -> F:
-    """Add ``--uncovered error|drop|arrive`` to a command (compare, simulate, sweep)."""
-    return click.option(
-        "--uncovered", type=click.Choice(UNCOVERED_MODES), default="error", show_default=True,
-        help="Containers of an app that neither the snapshot holds nor the request stream "
-             "requests: error (refuse the instance, exit 2), drop (leave them out: solve and "
-             "simulate only the covered containers) or arrive (they arrive first, before the "
-             "stream). The report says which.")(fn)
 
 
 @click.command()

@@ -2,49 +2,22 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-from collections.abc import Iterator
 
 import click
 
-from packing.errors import InputError, Problem
-from packing.model import Instance
-from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, data_options
+from packing.coverage import UNCOVERED_MODES, cover_requests, uncovered_note
+from vbp.cli.common import (
+    MAX_ORDERS,
+    PLOT_SUFFIXES,
+    SEED,
+    data_options,
+    load_target,
+    naming_file,
+    prepare,
+)
 from vbp.cli.outputs import check_outputs, force_option
-from vbp.compare import UNCOVERED_MODES, cover_requests, uncovered_note
-
-
-def load_target(path: str | None) -> Instance:
-    """The instance named on the command line: a file or folder, or a built-in name (default sigma)."""
-    from vbp.cli.common import load_any
-
-    return load_any(path)
-
-
-def prepare(inst: Instance, repair: bool) -> Instance:
-    """Repair an infeasible snapshot when asked (reporting how many containers move, on stderr)."""
-    if repair and inst.initial is not None:
-        from packing.simulator import repair_snapshot
-
-        inst, moved = repair_snapshot(inst)
-        if moved:
-            click.echo(f"{inst.name}: {moved} containers of the snapshot broke constraints; "
-                       "they arrive first and are re-placed", err=True)
-    return inst
-
-
-@contextlib.contextmanager
-def naming_file(inst: Instance, path: str | None) -> Iterator[None]:
-    """Errors the engine raises name the instance; rewrite them to name the file instead."""
-    try:
-        yield
-    except InputError as e:
-        if path is None:
-            raise
-        raise InputError([Problem(path, p.field, p.reason) if p.source == inst.name else p
-                          for p in e.problems]) from None
 
 
 def _num(x: float) -> float | None:

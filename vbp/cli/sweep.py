@@ -9,8 +9,15 @@ from pathlib import Path
 
 import click
 
-from vbp.cli.common import MAX_ORDERS, SEED
-from vbp.cli.compare import executor_options, uncovered_option
+from vbp.cli.common import (
+    MAX_ORDERS,
+    SEED,
+    executor_options,
+    load_target,
+    naming_file,
+    prepare,
+    uncovered_option,
+)
 from vbp.cli.outputs import force_option
 
 
@@ -51,12 +58,11 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: in
     from tqdm import tqdm
 
     from packing.atomic import check_target
+    from packing.coverage import cover_requests, uncovered_note
     from packing.evaluation import make_executor
     from packing.simulator import static_view
     from policies.registry import DEFAULT_COMPARE, parse_policy_list
     from policies.runner import resolve_policy
-    from vbp.cli.simulate import load_target, naming_file, prepare
-    from vbp.compare import cover_requests, uncovered_note
     from vbp.sweep import labels, output_format, run_sweep, write_table
 
     # every option is checked before any instance is loaded or any run starts

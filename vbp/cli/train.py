@@ -114,8 +114,7 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
 
     from policies.swarm.optimizer import DESettings, IterationRecord, PSOCheckpoint, PSOSettings
     from policies.swarm.train import TrainSettings, train_swarm
-    from vbp.cli.common import load_any
-    from vbp.cli.simulate import naming_file, prepare
+    from vbp.cli.common import load_any, naming_file, prepare
 
     check_outputs([(out, "--out", (".json",))], force=force, inputs=[path, init])
     if resume and checkpoint is not None and Path(checkpoint).exists():
@@ -209,7 +208,7 @@ def gcn(ctx: click.Context, args: tuple[str, ...]) -> Any:
 
     ``vbp train gcn DATA --help`` shows the options of the one that DATA selects.
     """
-    from vbp.cli.train_jobfusion import is_dag_folder
+    from vbp.cli.common import is_dag_folder
 
     cmd: click.Command
     if any(is_dag_folder(a) for a in args if not a.startswith("-")):

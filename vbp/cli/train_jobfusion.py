@@ -1,14 +1,13 @@
 """``vbp train gcn DATA`` for a DAG folder: train the JobFusion agent (REINFORCE) on sampled job streams.
 
 The command object is :data:`train_jobfusion` (named ``gcn``); ``vbp train gcn`` dispatches to it when
-its argument is a folder of DAG jobs (see :func:`is_dag_folder`). :func:`build_envs` is shared with
-``benchmarks/bench_jobfusion_agent.py``. Torch is imported only when the command runs.
+its argument is a folder of DAG jobs (see :func:`vbp.cli.common.is_dag_folder`); the training
+environments come from :func:`vbp.jobfusion.build_envs`. Torch is imported only when the command runs.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -18,44 +17,6 @@ from vbp.cli.outputs import check_outputs, force_option
 
 DEFAULT_HOSTS = "32c64g:4,92c288g:2"
 """The default training cluster: small enough that 10 jobs queue (so the order matters)."""
-
-
-def is_dag_folder(path: str) -> bool:
-    """Whether ``path`` is a folder holding ``batch_task*.csv`` files (a DAG data folder)."""
-    p = Path(path)
-    return p.is_dir() and any(p.glob("batch_task*.csv"))
-
-
-def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_method: str, q: int,
-               hosts: list[tuple[str, tuple[float, float], int]], interarrival: float,
-               carving: str = "proportional", large_share: float = 1.0, long_samples: int = 0) -> list[Any]:
-    """``n_envs`` training environments: seeded samples of ``jobs`` jobs, each on its own carved cluster.
-
-    Sample ``i`` uses seed ``seed * 1000 + i`` (Poisson arrivals of mean ``interarrival``); the
-    partition is computed on the sample (as ``vbp jobs compare`` does) and carved on ``hosts``
-    (``carving``, ``large_share``: see :func:`vbp.jobfusion.carve_cluster`). With ``long_samples``
-    the environments also hold that many *long* samples of ``jobs`` jobs: the ones with the most
-    task-seconds among ``10 * long_samples`` more seeded draws (seeds ``10**6 + seed * 1000 + i``)
-    from the same ``workload``, so training also sees job sets with thousands of decisions.
-    """
-    import numpy as np
-
-    from packing.dag.partition import partition
-    from policies.agents.jobfusion import Env
-    from vbp.jobfusion import carve_cluster, sample_jobs
-
-    samples = [sample_jobs(workload, jobs, seed * 1000 + i, interarrival) for i in range(n_envs)]
-    if long_samples > 0:
-        draws = [sample_jobs(workload, jobs, 10**6 + seed * 1000 + i, interarrival)
-                 for i in range(10 * long_samples)]
-        work = [sum(st.n_tasks * st.duration for j in d.jobs for st in j.stages) for d in draws]
-        samples += [draws[i] for i in sorted(np.argsort(work)[::-1][:long_samples].tolist())]
-    out = []
-    for s in samples:
-        part = partition(s, 1 if partition_method == "single" else q, partition_method)
-        out.append(Env(s, carve_cluster(part, hosts, seed=seed, carving=carving,
-                                        large_share=large_share).cluster))
-    return out
 
 
 @click.command("gcn")
@@ -153,7 +114,7 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
         raise input_error("command line", "gcn", "needs torch and torch_geometric (pip install 'vbp[rl]')"
                           ) from None
     from packing.dag.loader import load_dag_folder
-    from vbp.jobfusion import parse_hosts, sample_jobs, tune_large_share
+    from vbp.jobfusion import build_envs, parse_hosts, sample_jobs, tune_large_share
 
     share: float | None = None
     if large_share != "auto":
@@ -243,7 +204,7 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
         click.echo(f"no REINFORCE iterations; saved {out}")
 
 
-__all__ = ["build_envs", "is_dag_folder", "train_jobfusion"]
+__all__ = ["train_jobfusion"]
 
 
 if __name__ == "__main__":  # python -m vbp.cli.train_jobfusion DATA --out M.pt

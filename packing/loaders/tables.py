@@ -1,4 +1,4 @@
-"""A small CSV reader for the loaders: rows with line numbers, and problems collected, not raised.
+"""CSV tables for the loaders and the DAG traces: rows with line numbers, problems collected, not raised.
 
 Every problem names the file, ``"line N, column NAME"`` and the reason. After
 :data:`MAX_PROBLEMS` problems the reader stops the load with an :class:`InputError` holding them,
