@@ -95,8 +95,8 @@ def _load_reason(e: Exception) -> str:
     if "WeightsUnpickler error:" in text or "Weights only load failed" in text:
         name = _blocked_global(text)
         if name is not None:
-            return (f"not a weights-only torch file: it asks for the Python object {name}, which "
-                    "vbp does not load (vbp never runs code from a model file)")
+            return (f"it asks for the Python object {name}, which a weights-only load does not "
+                    "allow (vbp never runs code from a model file)")
         advice = ("weights_only", "Weights only load failed", "Check the documentation", "trusted source",
                   "two options")
         lines = [" ".join(ln.split()) for ln in text.splitlines()]
@@ -124,7 +124,7 @@ def read_agent_file(path: str | Path) -> dict[str, Any]:
             warnings.simplefilter("ignore", UserWarning)
             data = torch.load(str(path), weights_only=True, map_location="cpu")
     except Exception as e:  # noqa: BLE001 - any failure means: not a model file we can trust
-        raise input_error(str(path), "", f"not a vbp agent file ({_load_reason(e)})") from None
+        raise input_error(str(path), "", f"not a vbp agent file: {_load_reason(e)}") from None
     if not isinstance(data, dict):
         raise input_error(str(path), "", "not a vbp agent file (no dict at the top)")
     kind = data.get("kind")
