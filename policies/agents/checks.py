@@ -320,6 +320,36 @@ def check_numbers(field: str, value: Any, spec: Num, max_len: int = MAX_LIST) ->
     return [spec.check(f"{field}[{i}]", v) for i, v in enumerate(value)]
 
 
+def parse_setting(name: str, text: str, spec: Spec) -> Any:
+    """A ``NAME=VALUE`` setting's text as the value ``spec`` allows (``--set`` of ``vbp train rl``).
+
+    Integers and numbers are parsed as such (``nan``, ``inf`` refused), flags from ``true``/``false``
+    (``1``/``0``), integer lists from ``8,4``.
+
+    Raises:
+        FileFieldError: named by ``name``, with the allowed range.
+    """
+    t = text.strip()
+    try:
+        value: Any
+        if isinstance(spec, Flag):
+            if t.lower() not in ("true", "false", "1", "0"):
+                raise ValueError
+            value = t.lower() in ("true", "1")
+        elif isinstance(spec, Num):
+            value = int(t) if spec.integer else float(t)
+        elif isinstance(spec, Ints):
+            value = [int(x) for x in t.split(",")] if t else []
+        elif isinstance(spec, Choice):
+            value = next((v for v in spec.values if str(v) == t), t)
+        else:
+            value = t
+    except ValueError:
+        raise FileFieldError(name, f"got {escape_control(repr(t))[:60]}; expected {spec.describe()}"
+                             ) from None
+    return spec.check(name, value)
+
+
 def check_name(data: Mapping[str, Any], key: str = "name") -> None:
     """``data[key]``, when present, is a short text."""
     if key in data:
@@ -333,4 +363,4 @@ def printable(name: str) -> str:
 
 __all__ = ["MAX_LIST", "MAX_PARAMS", "MAX_TEXT", "Choice", "FileFieldError", "Flag", "Ints", "Num",
            "Spec", "Text", "check_adam", "check_fields", "check_name", "check_numbers", "check_tensors",
-           "meta_shapes", "printable", "section"]
+           "meta_shapes", "parse_setting", "printable", "section"]

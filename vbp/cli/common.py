@@ -28,6 +28,15 @@ SEED = click.IntRange(0, MAX_SEED)
 MAX_ORDERS = 100_000
 """Most arrival orders one command replays."""
 
+MAX_WORKERS = 256
+"""Most worker processes (or CPUs of a local Ray) one command starts."""
+
+MAX_THREADS = 256
+"""Most torch threads one command asks for."""
+
+MAX_SECONDS = 10_000_000.0
+"""Longest time limit (seconds, about 115 days) an option takes."""
+
 INSTANCE_SUFFIXES = (".json", ".yaml", ".yml")
 """Suffixes of instance and placement files."""
 
@@ -35,8 +44,38 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg", ".eps", ".ps", ".tif",
 """Suffixes matplotlib writes."""
 
 
+def parse_sets(items: Sequence[str], option: str = "--set") -> dict[str, str]:
+    """``NAME=VALUE`` items (a repeatable option) as ``{NAME: VALUE}`` texts, each name once.
+
+    Raises:
+        InputError: an item without ``=`` or a name, or a name given twice.
+    """
+    from packing.io import escape_control
+
+    out: dict[str, str] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        name = name.strip()
+        if not eq or not name:
+            raise InputError([Problem(option, escape_control(item)[:100], "expected NAME=VALUE")])
+        if name in out:
+            raise InputError([Problem(option, escape_control(name)[:100], "given twice")])
+        out[name] = value.strip()
+    return out
+
+
+def _num(x: float | None) -> str:
+    """``x`` for a message: ``10_000_000`` rather than ``1e+07``."""
+    if x is None:
+        return ""
+    return f"{x:_.0f}" if float(x).is_integer() and abs(x) >= 1e4 else f"{x:g}"
+
+
 class FiniteFloat(click.ParamType):
     """A finite number (``nan`` and ``inf`` are refused), optionally bounded.
+
+    Every option that takes a number uses this type (click's ``FloatRange`` lets ``nan`` through);
+    a refusal names the option and the allowed range (exit status 2).
 
     Args:
         min: smallest value allowed (``None``: no bound).
@@ -50,8 +89,19 @@ class FiniteFloat(click.ParamType):
                  min_open: bool = False) -> None:
         self.min, self.max, self.min_open = min, max, min_open
 
+    def describe(self) -> str:
+        """The allowed range in words, e.g. ``"a finite number in [0, 1]"``."""
+        lo, hi = _num(self.min), _num(self.max)
+        if self.min is None and self.max is None:
+            return "a finite number"
+        if self.max is None:
+            return f"a finite number {'>' if self.min_open else '>='} {lo}"
+        if self.min is None:
+            return f"a finite number <= {hi}"
+        return f"a finite number in {'(' if self.min_open else '['}{lo}, {hi}]"
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        """Parse and check ``value``; a bad one is a usage error naming the option."""
+        """Parse and check ``value``; a bad one is a usage error naming the option and the range."""
         if isinstance(value, float) and math.isfinite(value):
             v = value
         else:
@@ -60,13 +110,12 @@ class FiniteFloat(click.ParamType):
             except (TypeError, ValueError):
                 self.fail(f"expected a number, got {value!r}", param, ctx)
         if not math.isfinite(v):
-            self.fail(f"must be a finite number, got {value!r}", param, ctx)
-        low = self.min is not None and (v <= self.min if self.min_open else v < self.min)
-        if low:
-            self.fail(f"must be {'greater than' if self.min_open else 'at least'} {self.min:g}, "
-                      f"got {value!r}", param, ctx)
+            self.fail(f"must be {self.describe()}, got {value!r}", param, ctx)
+        if self.min is not None and (v <= self.min if self.min_open else v < self.min):
+            self.fail(f"must be {'greater than' if self.min_open else 'at least'} {_num(self.min)} "
+                      f"({self.describe()}), got {value!r}", param, ctx)
         if self.max is not None and v > self.max:
-            self.fail(f"must be at most {self.max:g}, got {value!r}", param, ctx)
+            self.fail(f"must be at most {_num(self.max)} ({self.describe()}), got {value!r}", param, ctx)
         return v
 
 

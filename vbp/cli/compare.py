@@ -10,7 +10,16 @@ import click
 
 from packing.errors import InputError, Problem
 from packing.model import Instance
-from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, FiniteFloat, check_output, data_options
+from vbp.cli.common import (
+    MAX_ORDERS,
+    MAX_SECONDS,
+    MAX_WORKERS,
+    PLOT_SUFFIXES,
+    SEED,
+    FiniteFloat,
+    check_output,
+    data_options,
+)
 from vbp.cli.simulate import load_target, naming_file, prepare
 from vbp.compare import UNCOVERED_MODES, Row, _num, cover_requests, run_compare, uncovered_note
 
@@ -22,7 +31,7 @@ def executor_options(fn: F) -> F:
     fn = click.option("--ray-address", default=None, metavar="ADDRESS",
                       help="With --executor ray: the cluster to connect to [default: $RAY_ADDRESS, "
                            "else a local Ray].")(fn)
-    fn = click.option("--workers", type=click.IntRange(min=1), default=None,
+    fn = click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=None,
                       help="Processes (process) or CPUs of a local Ray (ray) [default: all cores].")(fn)
     fn = click.option("--executor", "executor_kind", type=click.Choice(["serial", "process", "ray"]),
                       default="serial", show_default=True,
@@ -48,7 +57,7 @@ def uncovered_option(fn: F) -> F:
                    "trained for the instance (swarm-sigma on sigma)].")
 @click.option("--orders", type=click.IntRange(min=1, max=MAX_ORDERS), default=8, show_default=True,
               help="Arrival orders per policy: the instance's own order, then seeded shuffles.")
-@click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=20.0,
+@click.option("--time-limit", type=FiniteFloat(0.0, MAX_SECONDS, min_open=True), default=20.0,
               show_default=True, help="Solver budget in seconds.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the orders, policies, solver.")

@@ -55,7 +55,7 @@ def jobs() -> None:
               help="Container types of JobFusion's partition.")
 @click.option("--hosts", default="32c64g:8,92c288g:8", show_default=True,
               help="The cluster: <cores>c<GB>g:<count>, comma-separated.")
-@click.option("--interarrival", type=FiniteFloat(0.0), default=10.0, show_default=True,
+@click.option("--interarrival", type=FiniteFloat(0.0, 1e7), default=10.0, show_default=True,
               help="Mean seconds between job arrivals (Poisson, seeded); 0: all at once.")
 @click.option("--carving", type=click.Choice(["proportional", "nested"]), default="nested", show_default=True,
               help="Container counts of the Q types: nested keeps --large-share of the one-type cluster's "
@@ -154,7 +154,7 @@ def _plot(res: dict[str, Any], path: str) -> None:
               help="Partition methods: constrained (the paper's), single (one type), plain (Ward).")
 @click.option("--containers", type=click.IntRange(1, 100_000), default=400, show_default=True,
               help="Containers to carve, split by the types' task shares.")
-@click.option("--time-limit", type=FiniteFloat(0.0, min_open=True), default=30.0, show_default=True,
+@click.option("--time-limit", type=FiniteFloat(0.0, 86400.0, min_open=True), default=30.0, show_default=True,
               help="Seconds per carving solve (most are proven optimal sooner).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Solver seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

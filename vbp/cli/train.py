@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 import click
 
 from packing.errors import input_error
-from vbp.cli.common import MAX_ORDERS, SEED, FiniteFloat, check_output, given_command
+from vbp.cli.common import MAX_ORDERS, MAX_WORKERS, SEED, FiniteFloat, check_output, given_command
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT)."""
@@ -60,22 +60,22 @@ def train() -> None:
 
 @train.command("swarm")
 @click.argument("path", required=False, default="sigma")
-@click.option("--particles", type=click.IntRange(min=1), default=16, show_default=True,
+@click.option("--particles", type=click.IntRange(1, 10_000), default=16, show_default=True,
               help="Swarm size.")
-@click.option("--iters", type=click.IntRange(min=1), default=30, show_default=True,
+@click.option("--iters", type=click.IntRange(1, 1_000_000), default=30, show_default=True,
               help="Maximum PSO iterations.")
 @click.option("--samples", type=click.IntRange(min=1, max=MAX_ORDERS), default=8, show_default=True,
               help="Training orders per iteration (the same for every particle).")
 @click.option("--held-out", type=click.IntRange(min=1, max=MAX_ORDERS), default=20,
               show_default=True, help="Held-out orders for the report.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of orders and optimiser.")
-@click.option("--w", "inertia", type=FiniteFloat(), default=0.7, show_default=True,
+@click.option("--w", "inertia", type=FiniteFloat(0.0, 2.0), default=0.7, show_default=True,
               help="PSO inertia weight w.")
-@click.option("--c1", type=FiniteFloat(), default=1.5, show_default=True,
+@click.option("--c1", type=FiniteFloat(0.0, 10.0), default=1.5, show_default=True,
               help="PSO self-learning coefficient c1.")
-@click.option("--c2", type=FiniteFloat(), default=1.5, show_default=True,
+@click.option("--c2", type=FiniteFloat(0.0, 10.0), default=1.5, show_default=True,
               help="PSO social-learning coefficient c2.")
-@click.option("--patience", type=click.IntRange(min=0), default=10, show_default=True,
+@click.option("--patience", type=click.IntRange(0, 1_000_000), default=10, show_default=True,
               help="Stop after this many iterations without improvement (0: never).")
 @click.option("--optimizer", type=click.Choice(["pso", "de"]), default="pso", show_default=True,
               help="pso (pyswarms GlobalBestPSO) or de (SciPy differential evolution).")
@@ -83,7 +83,7 @@ def train() -> None:
               show_default=True,
               help="Where candidates are evaluated: this process (serial executor), local processes, "
                    "or Ray. The same seed gives the same policy on every backend.")
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+@click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=2, show_default=True,
               help="Processes (process) or CPUs of a local Ray (ray).")
 @click.option("--ray-address", default=None, metavar="ADDRESS",
               help="With --backend ray: the cluster to connect to [default: $RAY_ADDRESS, else a "

@@ -41,11 +41,11 @@ EVAL_ORDERS = 8
               help="Embedding width.")
 @click.option("--layers", type=click.IntRange(min=1, max=8), default=2, show_default=True,
               help="Message-passing layers.")
-@click.option("--lr", type=FiniteFloat(0.0, min_open=True), default=1e-2, show_default=True,
+@click.option("--lr", type=FiniteFloat(0.0, 1.0, min_open=True), default=1e-2, show_default=True,
               help="Adam learning rate.")
-@click.option("--init-scale", type=FiniteFloat(0.0), default=20.0, show_default=True,
+@click.option("--init-scale", type=FiniteFloat(0.0, 1e6), default=20.0, show_default=True,
               help="Scale of the linear host term (starts as Best-Fit).")
-@click.option("--entropy", type=FiniteFloat(0.0), default=0.01, show_default=True,
+@click.option("--entropy", type=FiniteFloat(0.0, 1e3), default=0.01, show_default=True,
               help="Entropy bonus coefficient.")
 @click.option("--imitate", default=None, metavar="POLICY",
               help="Warm start: imitate this policy (a name or file, e.g. swarm-sigma) by DAgger first.")

@@ -75,7 +75,7 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
 @click.option("--single", is_flag=True, help="Decima-like: one container type (no clustering).")
 @click.option("--hosts", default=DEFAULT_HOSTS, show_default=True,
               help="The training cluster: <cores>c<GB>g:<count>, comma-separated.")
-@click.option("--interarrival", type=FiniteFloat(0.0), default=10.0, show_default=True,
+@click.option("--interarrival", type=FiniteFloat(0.0, 1e7), default=10.0, show_default=True,
               help="Mean seconds between job arrivals (Poisson, seeded).")
 @click.option("--carving", type=click.Choice(["proportional", "nested"]), default="nested", show_default=True,
               help="Container counts of the Q types (see `vbp jobs compare --help`).")
@@ -83,7 +83,7 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
               help="Nested carving: share of the large containers kept, or 'auto': the share with the "
                    "least SJF mean JCT on the training samples.")
 @click.option("--dim", type=click.IntRange(2, 256), default=16, show_default=True, help="Embedding width.")
-@click.option("--lr", type=FiniteFloat(0.0, min_open=True), default=3e-3, show_default=True,
+@click.option("--lr", type=FiniteFloat(0.0, 1.0, min_open=True), default=3e-3, show_default=True,
               help="Adam learning rate.")
 @click.option("--imitate", default=None, metavar="POLICY",
               help="Warm start: first fit the heads to this DAG policy's decisions (fifo, sjf, sjf-cp, "
