@@ -101,7 +101,7 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     from policies.registry import default_policies, parse_policy_list
 
     check_output(plot, "--plot", PLOT_SUFFIXES)
-    names = parse_policy_list(policy_list) if policy_list else None
+    names = parse_policy_list(policy_list) if policy_list is not None else None
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
     loaded = load_target(path)
     if names is None:

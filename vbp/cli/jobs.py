@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from packing.errors import InputError, Problem
+from packing.io import escape_control
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat, check_output
 
 
@@ -89,11 +90,13 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     from vbp.jobfusion import compare_dag, parse_hosts, resolve_dag_policy, sample_jobs
 
     check_output(plot, "--plot", PLOT_SUFFIXES)
-    names = ([n.strip() for n in policy_text.split(",") if n.strip()] if policy_text
+    names = ([n.strip() for n in policy_text.split(",") if n.strip()] if policy_text is not None
              else list(DEFAULT_DAG_POLICIES))
+    if not names:
+        raise InputError([Problem("--policies", escape_control(policy_text or ""), "no policy named")])
     bad = [n for n in names if n not in DAG_POLICIES and not n.lower().endswith(".pt")]
-    if bad or not names:
-        raise InputError([Problem("--policies", policy_text or "", f"unknown DAG policy {', '.join(bad)!r}; "
+    if bad:
+        raise InputError([Problem("--policies", escape_control(",".join(bad)), "unknown DAG policy; "
                                   f"known: {', '.join(DAG_POLICIES)} or a model file (.pt)")])
     pols = [resolve_dag_policy(n, seed) for n in names]
     host_list = parse_hosts(hosts)

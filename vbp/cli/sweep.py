@@ -54,7 +54,7 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: in
     from vbp.sweep import labels, output_format, run_sweep, write_table
 
     # every option is checked before any instance is loaded or any run starts
-    names = parse_policy_list(policy_list) if policy_list else list(DEFAULT_COMPARE)
+    names = parse_policy_list(policy_list) if policy_list is not None else list(DEFAULT_COMPARE)
     fmt = output_format(out)
     executor = make_executor(executor_kind, workers, ray_address)  # starts nothing yet
     for n in names:
