@@ -55,7 +55,7 @@ class FileFieldError(ValueError):
 
 
 def _fmt(x: float) -> str:
-    return f"{int(x):,}".replace(",", "_") if float(x).is_integer() and abs(x) >= 1e4 else f"{x:g}"
+    return f"{int(x):_}" if float(x).is_integer() and abs(x) >= 1e6 else f"{x:g}"
 
 
 @dataclass(frozen=True)

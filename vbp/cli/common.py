@@ -68,7 +68,7 @@ def _num(x: float | None) -> str:
     """``x`` for a message: ``10_000_000`` rather than ``1e+07``."""
     if x is None:
         return ""
-    return f"{x:_.0f}" if float(x).is_integer() and abs(x) >= 1e4 else f"{x:g}"
+    return f"{x:_.0f}" if float(x).is_integer() and abs(x) >= 1e6 else f"{x:g}"
 
 
 class FiniteFloat(click.ParamType):
