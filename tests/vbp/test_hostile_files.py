@@ -352,3 +352,85 @@ def test_pickle_payload_names_the_blocked_global(obj: Any, name: str, tmp_path: 
                      "weights-only load does not allow", line), line
     assert "weights_only=False" not in line and "weights_only` set to `False" not in line
     assert line.endswith("(vbp never runs code from a model file)")
+
+
+# -- a good agent on an instance of another shape -------------------------------------------------
+MC_DATA = REPO / "tests" / "data" / "multicluster_small"
+ONE_RESOURCE = {"name": "one", "resources": ["cpu"],
+                "host_types": [{"name": "h", "capacity": [4], "count": 3}],
+                "apps": [{"name": "a", "demand": [2], "count": 2}, {"name": "b", "demand": [1], "count": 1}]}
+
+
+def write_json(tmp_path: Path, name: str, doc: dict[str, Any]) -> str:
+    import json
+
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_shipped_eade_agent_on_another_cluster_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    scen = str(tmp_path / "mc4.json")
+    code, _, err = run(["generate", "multicluster", "--data", str(MC_DATA), "--clusters", "4", "--nodes", "2",
+                        "--tasks", "12", "--out", scen], capsys)
+    assert code == 0, err
+    model = str(REPO / "policies" / "data" / "eade-multicluster.pt")
+    code, _, err = run(["simulate", scen, "--policy", model], capsys)
+    assert code == 2, err
+    assert f"error: {model}: clusters: the agent is trained for 16 clusters of 4 metric resources; " \
+           f"instance 'mc-4x2-12-s0' has 4 clusters of 4" in err, err
+    assert "internal error" not in err
+
+
+def test_shipped_gcn_agent_on_one_resource(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    inst = write_json(tmp_path, "one.json", ONE_RESOURCE)
+    code, _, err = run(["simulate", inst, "--policy", "gcn-sigma"], capsys)
+    assert code == 2, err
+    assert "gcn-sigma.pt: n_resources: the model is trained for 2 resources; instance 'one' has 1" in err
+    code, _, err = run(["compare", inst, "--policies", "bf,gcn-sigma", "--orders", "1", "-q"], capsys)
+    assert code == 2 and "trained for 2 resources; instance 'one' has 1" in err, err
+
+
+def test_train_gcn_resume_from_another_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ck = tmp_path / "ck.pt"
+    _eade(ck)
+    code, _, err = run(["train", "gcn", "sigma", "--checkpoint", str(ck), "--resume", "--episodes", "16",
+                        "--out", str(tmp_path / "o.pt")], capsys)
+    assert code == 2, err
+    assert f"{ck}: kind: a 'eade' agent file, not a 'gcn-placement' checkpoint" in err
+
+
+def test_train_gcn_resume_from_a_model_without_training_state(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    ck = tmp_path / "ck.pt"
+    _gcn(ck)
+    code, _, err = run(["train", "gcn", "sigma", "--checkpoint", str(ck), "--resume", "--episodes", "16",
+                        "--dim", "4", "--layers", "1", "--out", str(tmp_path / "o.pt")], capsys)
+    assert code == 2 and f"{ck}: iteration: a model file without training state" in err, err
+
+
+def test_train_gcn_resume_with_another_network_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    ck = tmp_path / "ck.pt"
+    data = made("gcn-placement", tmp_path)
+    net = gcn_placement.PlacementNet(gcn_placement.Config(dim=4, layers=1))
+    data.update(optimizer=torch.optim.Adam(net.parameters()).state_dict(), iteration=0, curve=[])
+    torch.save(data, str(ck))
+    code, _, err = run(["train", "gcn", "sigma", "--checkpoint", str(ck), "--resume", "--episodes", "16",
+                        "--out", str(tmp_path / "o.pt")], capsys)
+    assert code == 2, err
+    assert f"{ck}: config: a network of another shape: dim 4 (this run: 32), layers 1 (this run: 2)" in err
+
+
+def test_train_rl_on_a_scenario_without_apps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = {"name": "noapps", "resources": ["cpu"], "gpu_resources": ["gpu_milli"],
+           "host_types": [{"name": "g", "capacity": [8], "count": 2, "gpus": 2, "gpu_capacity": [1000]}],
+           "apps": []}
+    inst = write_json(tmp_path, "noapps.json", doc)
+    code, _, err = run(["train", "rl", inst, "--episodes", "1", "--out", str(tmp_path / "r.pt")], capsys)
+    assert code == 2, err
+    assert f"{inst}: apps: no tasks to place" in err
+    inst = write_json(tmp_path, "one.json", ONE_RESOURCE)
+    code, _, err = run(["train", "rl", inst, "--episodes", "1", "--out", str(tmp_path / "r.pt")], capsys)
+    assert code == 2 and f"{inst}: gpu_resources: not a multi-cluster GPU scenario" in err, err
