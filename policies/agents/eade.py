@@ -386,7 +386,7 @@ def config_specs() -> dict[str, Spec]:
         "hidden": Ints(Num(1, 4096, integer=True), 1, 8),
         "lr_actor": Num(0.0, 1.0, lo_open=True),
         "lr_critic": Num(0.0, 1.0, lo_open=True),
-        "batch": Num(1, 65_536, integer=True),
+        "batch": Num(1, 8192, integer=True),
         "gamma": Num(0.0, 1.0),
         "tau_soft": Num(0.0, 1.0),
         "noise": Num(0.0, 10.0),

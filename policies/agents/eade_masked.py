@@ -622,7 +622,7 @@ def config_specs() -> dict[str, Spec]:
         "heads": Num(1, 64, integer=True),
         "hidden": Ints(Num(1, 4096, integer=True), 2, 2),
         "lr": Num(0.0, 1.0, lo_open=True),
-        "batch": Num(1, 65_536, integer=True),
+        "batch": Num(1, 8192, integer=True),
         "gamma": Num(0.0, 1.0),
         "tau_soft": Num(0.0, 1.0),
         "beta": Num(0.0, 1.0),

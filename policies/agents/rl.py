@@ -32,7 +32,7 @@ def sb3_specs(algo: str) -> dict[str, Any]:
     big = 10**9
     specs = {
         "learning_rate": Num(0.0, 1.0, lo_open=True), "gamma": Num(0.0, 1.0),
-        "batch_size": Num(1, 65_536, integer=True), "stats_window_size": Num(1, 10**6, integer=True),
+        "batch_size": Num(1, 8192, integer=True), "stats_window_size": Num(1, 10**6, integer=True),
     }
     if algo in ("td3", "sac"):
         specs.update({
@@ -109,6 +109,42 @@ def coerce(algo: str, overrides: dict[str, str]) -> dict[str, Any]:
     except ValueError as e:  # MConfig.validate: an option combination
         raise FileFieldError(",".join(f"{k}={v}" for k, v in overrides.items()), str(e)) from None
     return out
+
+
+def check_size(algo: str, instance: Instance, overrides: dict[str, Any]) -> None:
+    """Refuse overrides whose networks for ``instance``'s clusters exceed the agent-file limit.
+
+    The networks are built on torch's meta device (nothing allocated); a trained agent must be
+    loadable again (:data:`policies.agents.checks.MAX_PARAMS`).
+
+    Raises:
+        FileFieldError: naming the settings and the parameter count.
+    """
+    from packing.env_layout import EnvLayout
+    from policies.agents.checks import FileFieldError, meta_shapes
+
+    if algo not in RESUMABLE:
+        return
+    lay = EnvLayout.of(instance)
+    m = int(lay.cluster_capacity.shape[1])
+    try:
+        if algo == "eade-m":
+            from policies.agents.eade_masked import CARD_FEATURES, ClusterQ, MConfig
+
+            m += CARD_FEATURES if overrides.get("card_features") else 0
+            cfg_m = MConfig(n_clusters=lay.n_clusters, n_features=m, **overrides)
+            meta_shapes(lambda: ClusterQ(cfg_m))
+        else:
+            from policies.agents.eade import Actor, Config, Critic
+
+            extra = {"attention": False, "beta": 0.0} if algo == "ddpg" else {}
+            cfg = Config(n_clusters=lay.n_clusters, n_features=m, **{**extra, **overrides})
+            meta_shapes(lambda: Actor(cfg))
+            meta_shapes(lambda: Critic(cfg))
+    except FileFieldError as e:
+        given = ",".join(f"{k}={','.join(map(str, v)) if isinstance(v, tuple) else v}"
+                         for k, v in overrides.items()) or algo
+        raise FileFieldError(given, f"with {lay.n_clusters} clusters the settings give {e.reason.removeprefix('describes ')}") from None
 
 
 def train_rl(algo: str, streams: Sequence[Instance], *, episodes: int, seed: int = 0,

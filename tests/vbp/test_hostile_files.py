@@ -124,7 +124,7 @@ HUGE: list[tuple[str, str, Any, str]] = [
     ("eade-m", "embed", 10**6, "an integer in 1..1024"),
     ("eade-m", "hidden", [4, 4, 4], "a list of 2 integers"),
     ("eade-m", "n_features", 10**6, "an integer in 1..68"),
-    ("eade-m", "batch", 0, "an integer in 1..65536"),
+    ("eade-m", "batch", 0, "an integer in 1..8192"),
     ("eade-m", "attention", "yes", "true or false"),
 ]
 

@@ -136,7 +136,7 @@ SETS: list[tuple[str, str, str]] = [
     ("eade-m", "gamma=nan", "gamma=nan: got nan; expected a number in [0, 1]"),
     ("eade-m", "gamma=-0.5", "expected a number in [0, 1]"),
     ("eade-m", "gamma=1e12", "expected a number in [0, 1]"),
-    ("eade-m", "batch=0", "batch=0: got 0; expected an integer in 1..65536"),
+    ("eade-m", "batch=0", "batch=0: got 0; expected an integer in 1..8192"),
     ("eade-m", "buffer=1e12", "buffer=1e12: got '1e12'; expected an integer in 1..1_000_000"),
     ("eade-m", "buffer=0", "expected an integer in 1..1_000_000"),
     ("eade-m", "lr=0", "expected a number in (0, 1]"),
@@ -157,9 +157,9 @@ SETS: list[tuple[str, str, str]] = [
     ("eade", "noise=nan", "expected a number in [0, 10]"),
     ("eade", "hidden=100000", "expected an integer in 1..4096"),
     ("eade", "tau_soft=-1", "expected a number in [0, 1]"),
-    ("ddpg", "batch=0", "expected an integer in 1..65536"),
+    ("ddpg", "batch=0", "expected an integer in 1..8192"),
     ("ppo", "gamma=nan", "expected a number in [0, 1]"),
-    ("ppo", "batch=0", "batch_size=0: got 0; expected an integer in 1..65536"),
+    ("ppo", "batch=0", "batch_size=0: got 0; expected an integer in 1..8192"),
     ("ppo", "n_steps=1", "expected an integer in 2..1_000_000"),
     ("ppo", "verbose=2", "unknown ppo hyper-parameter"),
     ("sac", "buffer_size=1000000000000", "expected an integer in 1..1_000_000"),
@@ -199,3 +199,22 @@ def test_empty_policy_lists_are_errors(command: list[str], text: str, tmp_path: 
     code, _, err = run([*argv, "--policies", text], capsys)
     assert code == 2, err
     assert "--policies" in err and "no policy named" in err, err
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="vbp train rl needs torch")
+@pytest.mark.parametrize(("algo", "sets"), [("eade", ["hidden=4096,4096,4096,4096,4096,4096,4096,4096"]),
+                                            ("eade-m", ["embed=1024", "hidden=4096,4096"])])
+def test_train_rl_networks_larger_than_a_model_file_may_hold(algo: str, sets: list[str], tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Each value is in range, together they ask for more weights than a model file may hold."""
+    scen = str(tmp_path / "mc4.json")
+    data = str(Path(__file__).resolve().parents[1] / "data" / "multicluster_small")
+    code, _, err = run(["generate", "multicluster", "--data", data, "--clusters", "4", "--nodes", "1",
+                        "--tasks", "5", "--out", scen], capsys)
+    assert code == 0, err
+    out = tmp_path / "m.pt"
+    args = [w for s in sets for w in ("--set", s)]
+    code, _, err = run(["train", "rl", scen, "--algo", algo, *args, "--out", str(out)], capsys)
+    assert code == 2, err
+    assert f"error: --set: {','.join(sets)}: with 4 clusters the settings give a network of " in err, err
+    assert "parameters; at most 20,000,000 are allowed" in err and not out.exists()

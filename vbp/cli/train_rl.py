@@ -120,6 +120,13 @@ def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tu
             if "episodes" not in previous:
                 raise input_error(out, "episodes", "no training progress in this file to resume")
     streams = _streams(scenarios)
+    from policies.agents.rl import check_size
+
+    try:
+        check_size(algo, streams[0], overrides)
+    except ValueError as e:
+        raise input_error("--set", escape_control(getattr(e, "field", ""))[:200],
+                          getattr(e, "reason", str(e))) from None
     _train_and_save(algo, streams, episodes, seed, overrides, threads, previous, plot, as_json, out)
 
 
