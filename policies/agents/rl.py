@@ -27,10 +27,10 @@ RESUMABLE = ("eade-m", "eade", "ddpg")
 
 def sb3_specs(algo: str) -> dict[str, Any]:
     """The Stable-Baselines3 options ``--set`` may change for ``algo``, with their allowed ranges."""
-    from policies.agents.checks import Flag, Num
+    from policies.agents.checks import Flag, Num, Spec
 
     big = 10**9
-    specs = {
+    specs: dict[str, Spec] = {
         "learning_rate": Num(0.0, 1.0, lo_open=True), "gamma": Num(0.0, 1.0),
         "batch_size": Num(1, 8192, integer=True), "stats_window_size": Num(1, 10**6, integer=True),
     }
