@@ -146,11 +146,12 @@ def check_file(path: str, data: dict[str, Any]) -> None:
         InputError: a hyper-parameter out of range, a tensor of the wrong shape, a bad string.
     """
     from policies.agents.checks import FileFieldError
+    from policies.agents.limits import precheck
 
     module, _, attr = CHECKS[data["kind"]].partition(":")
-    fn = getattr(importlib.import_module(module), attr)
     try:
-        fn(data)
+        precheck(data)  # config ranges first: the graph agents' modules take seconds to import
+        getattr(importlib.import_module(module), attr)(data)
     except FileFieldError as e:
         raise input_error(path, e.field, e.reason) from None
 

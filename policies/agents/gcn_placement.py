@@ -74,7 +74,6 @@ from packing.model import UNPLACED, Instance
 from packing.simulator import sample_orders
 from policies.agents.checks import (
     Num,
-    Spec,
     check_adam,
     check_fields,
     check_name,
@@ -85,6 +84,7 @@ from policies.agents.checks import (
     section,
 )
 from policies.agents.gcn import Graph, GraphEncoder, collate, mlp
+from policies.agents.limits import GCN_CONFIG
 from policies.base import WAIT, BasePolicy, Observation
 from policies.swarm.features import N_FEATURES as N_PHI
 from policies.swarm.features import exclusion_partners
@@ -365,18 +365,8 @@ class GcnPlacementPolicy(BasePolicy):
 MAX_RESOURCES = 64
 """Most resources an agent file's network may read."""
 
-CONFIG_SPECS: dict[str, Spec] = {
-    "n_resources": Num(1, MAX_RESOURCES, integer=True),
-    "dim": Num(1, 1024, integer=True),
-    "layers": Num(1, 16, integer=True),
-    "init_scale": Num(0.0, 1e6),
-    "lr": Num(0.0, 1.0, lo_open=True),
-    "batch": Num(1, 1024, integer=True),
-    "entropy": Num(0.0, 1e3),
-    "penalty": Num(0.0, 1e6),
-    "imitate_lr": Num(0.0, 1.0, lo_open=True),
-}
-"""The allowed range of every :class:`Config` field in an agent file."""
+CONFIG_SPECS = GCN_CONFIG
+"""The allowed range of every :class:`Config` field in an agent file (:mod:`policies.agents.limits`)."""
 
 
 def check_file(data: dict[str, Any]) -> Config:

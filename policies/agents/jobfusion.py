@@ -72,10 +72,7 @@ from packing.dag.engine import Cluster, DagAction, DagEngine, DagObservation, Ov
 from packing.dag.model import Workload
 from packing.dag.policy import run_dag
 from policies.agents.checks import (
-    Choice,
-    Flag,
     Num,
-    Spec,
     check_adam,
     check_fields,
     check_name,
@@ -85,6 +82,7 @@ from policies.agents.checks import (
     printable,
     section,
 )
+from policies.agents.limits import JOBFUSION_CONFIG, jobfusion_fields
 
 NODE_FEATURES = 11
 """Node features of ``Config.features == 1`` (files from before the scale-free features)."""
@@ -740,21 +738,8 @@ def save_checkpoint(path: str | Path, net: JobFusionNet, state: TrainState | Non
     save_agent("jobfusion", checkpoint_data(net, state, optim, **info), path)
 
 
-CONFIG_SPECS: dict[str, Spec] = {
-    "dim": Num(1, 1024, integer=True),
-    "rounds": Num(0, 16, integer=True),
-    "levels": Num(1, 64, integer=True),
-    "lr": Num(0.0, 1.0, lo_open=True),
-    "entropy": Num(0.0, 1e3),
-    "entropy_end": Num(0.0, 1e3),
-    "anneal": Num(0, 10**9, integer=True),
-    "batch": Num(1, 1024, integer=True),
-    "partition": Choice(("constrained", "single", "plain")),
-    "slack": Flag(),
-    "features": Choice((1, 2)),
-    "candidates": Num(0, 10**6, integer=True),
-}
-"""The allowed range of every :class:`Config` field in an agent file."""
+CONFIG_SPECS = JOBFUSION_CONFIG
+"""The allowed range of every :class:`Config` field in an agent file (:mod:`policies.agents.limits`)."""
 
 
 def file_config(data: dict[str, Any]) -> Config:
@@ -763,11 +748,9 @@ def file_config(data: dict[str, Any]) -> Config:
     Raises:
         FileFieldError: a field out of range.
     """
-    cfg_d = section(data, "config")
-    known = {k: v for k, v in cfg_d.items() if k in Config.__dataclass_fields__}
     return Config(**{"slack": False,  # files from before the slack features
                      "features": 1, "candidates": 0,  # files from before the scale-free features
-                     **check_fields("config", known, CONFIG_SPECS)})
+                     **jobfusion_fields(data)})
 
 
 def check_file(data: dict[str, Any]) -> None:

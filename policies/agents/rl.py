@@ -144,7 +144,8 @@ def check_size(algo: str, instance: Instance, overrides: dict[str, Any]) -> None
     except FileFieldError as e:
         given = ",".join(f"{k}={','.join(map(str, v)) if isinstance(v, tuple) else v}"
                          for k, v in overrides.items()) or algo
-        raise FileFieldError(given, f"with {lay.n_clusters} clusters the settings give {e.reason.removeprefix('describes ')}") from None
+        size = e.reason.removeprefix("describes ")
+        raise FileFieldError(given, f"with {lay.n_clusters} clusters the settings give {size}") from None
 
 
 def train_rl(algo: str, streams: Sequence[Instance], *, episodes: int, seed: int = 0,
