@@ -312,6 +312,11 @@ def generate_command(data: str | None, machines: str | None, pods: str | None, p
     from packing.io import save_instance
 
     check_output(out, "--out")
+    if clusters * nodes > 100_000:  # hosts the scenario holds
+        from packing.errors import input_error
+
+        raise input_error("--clusters/--nodes", f"{clusters} x {nodes}",
+                          f"{clusters * nodes:,} GPU nodes; at most 100,000 (clusters x nodes)")
     m_src, p_src = machines or data, pods or data
     if m_src is None or p_src is None:
         click.echo("error: vbp generate multicluster: give --data, or both --machines and --pods", err=True)

@@ -218,3 +218,11 @@ def test_train_rl_networks_larger_than_a_model_file_may_hold(algo: str, sets: li
     assert code == 2, err
     assert f"error: --set: {','.join(sets)}: with 4 clusters the settings give a network of " in err, err
     assert "parameters; at most 20,000,000 are allowed" in err and not out.exists()
+
+
+def test_generate_multicluster_caps_the_hosts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = str(Path(__file__).resolve().parents[1] / "data" / "multicluster_small")
+    code, _, err = run(["generate", "multicluster", "--data", data, "--clusters", "10000", "--nodes", "10000",
+                        "--out", str(tmp_path / "big.json")], capsys)
+    assert code == 2, err
+    assert "--clusters/--nodes: 10000 x 10000: 100,000,000 GPU nodes; at most 100,000" in err
