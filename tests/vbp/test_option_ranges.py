@@ -226,3 +226,20 @@ def test_generate_multicluster_caps_the_hosts(tmp_path: Path, capsys: pytest.Cap
                         "--out", str(tmp_path / "big.json")], capsys)
     assert code == 2, err
     assert "--clusters/--nodes: 10000 x 10000: 100,000,000 GPU nodes; at most 100,000" in err
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="vbp train gcn needs torch")
+def test_train_gcn_caps_the_training_orders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["train", "gcn", "sigma", "--orders", "100000", "--out", str(tmp_path / "m.pt")], capsys)
+    assert code == 2, err
+    assert "--orders: 100000 training orders x 1 instance(s) x 235 containers = 23,500,000 positions; " \
+           "at most 20,000,000" in err
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="vbp train gcn needs torch")
+def test_train_gcn_dag_caps_the_jobs_drawn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dag = str(Path(__file__).resolve().parents[1] / "data" / "dag")
+    code, _, err = run(["train", "gcn", dag, "--jobs", "10000", "--samples", "10", "--long-samples", "1000",
+                        "--out", str(tmp_path / "m.pt")], capsys)
+    assert code == 2, err
+    assert "10,100,000 jobs to draw (jobs x (samples + 10 x long samples)); at most 1,000,000" in err

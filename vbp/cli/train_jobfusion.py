@@ -15,6 +15,9 @@ import click
 from packing.errors import input_error
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat, check_output
 
+MAX_JOBS_DRAWN = 1_000_000
+"""Most jobs the training samples may draw in all (``--jobs`` x (``--samples`` + 10 ``--long-samples``))."""
+
 DEFAULT_HOSTS = "32c64g:4,92c288g:2"
 """The default training cluster: small enough that 10 jobs queue (so the order matters)."""
 
@@ -161,6 +164,11 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
             share = -1.0
         if not 0.0 <= share <= 1.0:
             raise input_error("--large-share", large_share, "expected a share in [0, 1] or 'auto'")
+    drawn = n_jobs * (samples + 10 * long_samples)
+    if drawn > MAX_JOBS_DRAWN:
+        raise input_error("--jobs/--samples/--long-samples", f"{n_jobs}/{samples}/{long_samples}",
+                          f"{drawn:,} jobs to draw (jobs x (samples + 10 x long samples)); at most "
+                          f"{MAX_JOBS_DRAWN:,}")
     jf.set_threads(1)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     method = "single" if single else "constrained"
