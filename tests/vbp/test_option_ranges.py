@@ -230,7 +230,8 @@ def test_generate_multicluster_caps_the_hosts(tmp_path: Path, capsys: pytest.Cap
 
 @pytest.mark.skipif(not HAS_TORCH, reason="vbp train gcn needs torch")
 def test_train_gcn_caps_the_training_orders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(["train", "gcn", "sigma", "--orders", "100000", "--out", str(tmp_path / "m.pt")], capsys)
+    code, _, err = run(["train", "gcn", "sigma", "--orders", "100000", "--out", str(tmp_path / "m.pt")],
+                       capsys)
     assert code == 2, err
     assert "--orders: 100000 training orders x 1 instance(s) x 235 containers = 23,500,000 positions; " \
            "at most 20,000,000" in err
@@ -242,4 +243,4 @@ def test_train_gcn_dag_caps_the_jobs_drawn(tmp_path: Path, capsys: pytest.Captur
     code, _, err = run(["train", "gcn", dag, "--jobs", "10000", "--samples", "10", "--long-samples", "1000",
                         "--out", str(tmp_path / "m.pt")], capsys)
     assert code == 2, err
-    assert "10,100,000 jobs to draw (jobs x (samples + 10 x long samples)); at most 1,000,000" in err
+    assert "100,100,000 jobs to draw (jobs x (samples + 10 x long samples)); at most 1,000,000" in err
