@@ -434,3 +434,18 @@ def test_train_rl_on_a_scenario_without_apps(tmp_path: Path, capsys: pytest.Capt
     inst = write_json(tmp_path, "one.json", ONE_RESOURCE)
     code, _, err = run(["train", "rl", inst, "--episodes", "1", "--out", str(tmp_path / "r.pt")], capsys)
     assert code == 2 and f"{inst}: gpu_resources: not a multi-cluster GPU scenario" in err, err
+
+
+def test_swarm_policy_file_name_is_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from policies.registry import shipped_path
+
+    doc = json.loads(shipped_path("swarm-sigma").read_text())
+    doc["name"] = FORGED
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = run(["simulate", "sigma", "--policy", str(path)], capsys)
+    assert code == 0, err
+    assert "\x1b" not in out + err and "gcn\\nfake line\\x1b[31m red" in out
+    assert not any(line.startswith("fake line") for line in (out + err).splitlines())
