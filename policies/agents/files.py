@@ -108,6 +108,30 @@ def _load_reason(e: Exception) -> str:
     return first[:200]
 
 
+MAX_UNPACKED = 2**31
+"""Most bytes an agent file may unpack to (a ``torch.save`` file is a zip archive)."""
+
+
+def _check_unpacked_size(path: str) -> None:
+    """Refuse a zip archive that unpacks to more than :data:`MAX_UNPACKED` bytes (a zip bomb).
+
+    Read from the archive's directory before torch reads any entry; a file that is not a zip
+    archive is left to ``torch.load``.
+    """
+    import zipfile
+
+    try:
+        if not zipfile.is_zipfile(path):
+            return
+        with zipfile.ZipFile(path) as z:
+            total = sum(i.file_size for i in z.infolist())
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return  # torch.load says what is wrong
+    if total > MAX_UNPACKED:
+        raise input_error(path, "", f"not a vbp agent file: unpacks to {total:,} bytes; at most "
+                          f"{MAX_UNPACKED:,}")
+
+
 def read_agent_file(path: str | Path) -> dict[str, Any]:
     """The dict of an agent file, read with ``torch.load(weights_only=True)``.
 
@@ -119,6 +143,7 @@ def read_agent_file(path: str | Path) -> dict[str, Any]:
     except ImportError:  # pragma: no cover - torch is an optional dependency
         raise input_error(str(path), "", "learned agents need torch (pip install 'vbp[rl]')"
                          ) from None
+    _check_unpacked_size(str(path))
     try:
         with warnings.catch_warnings():  # torch warns about the pickle protocol of foreign files
             warnings.simplefilter("ignore", UserWarning)
@@ -179,4 +204,5 @@ def load_agent(path: str | Path) -> Policy:
     return policy
 
 
-__all__ = ["CHECKS", "FORMAT", "KINDS", "check_file", "load_agent", "read_agent_file", "save_agent"]
+__all__ = ["CHECKS", "FORMAT", "KINDS", "MAX_UNPACKED", "check_file", "load_agent", "read_agent_file",
+           "save_agent"]

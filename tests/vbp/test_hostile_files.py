@@ -449,3 +449,19 @@ def test_swarm_policy_file_name_is_escaped(tmp_path: Path, capsys: pytest.Captur
     assert code == 0, err
     assert "\x1b" not in out + err and "gcn\\nfake line\\x1b[31m red" in out
     assert not any(line.startswith("fake line") for line in (out + err).splitlines())
+
+
+def test_a_zip_that_unpacks_to_too_much_is_refused_before_reading(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import zipfile
+
+    import policies.agents.files as files
+
+    path = tmp_path / "bomb.pt"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("archive/data/0", b"\0" * 2_000_000)
+    assert path.stat().st_size < 20_000
+    monkeypatch.setattr(files, "MAX_UNPACKED", 1_000_000)
+    with pytest.raises(InputError, match=r"bomb.pt: not a vbp agent file: unpacks to 2,000,000 bytes; "
+                                         r"at most 1,000,000"):
+        load_agent(path)
