@@ -111,6 +111,26 @@ def coerce(algo: str, overrides: dict[str, str]) -> dict[str, Any]:
     return out
 
 
+def resume_mismatch(resume: dict[str, Any], instance: Instance) -> str | None:
+    """Why the agent file ``resume`` cannot train on ``instance`` (``None``: it can).
+
+    The saved networks read a fixed number of clusters and metric resources per cluster.
+    """
+    from packing.env_layout import EnvLayout
+
+    cfg = resume["config"]
+    lay = EnvLayout.of(instance)
+    m = int(lay.cluster_capacity.shape[1])
+    if resume["kind"] == "eade-m" and cfg.get("card_features"):
+        from policies.agents.eade_masked import CARD_FEATURES
+
+        m += CARD_FEATURES
+    if (cfg["n_clusters"], cfg["n_features"]) == (lay.n_clusters, m):
+        return None
+    return (f"the saved agent has {cfg['n_clusters']} clusters of {cfg['n_features']} features; "
+            f"the scenario has {lay.n_clusters} clusters of {m}")
+
+
 def check_size(algo: str, instance: Instance, overrides: dict[str, Any]) -> None:
     """Refuse overrides whose networks for ``instance``'s clusters exceed the agent-file limit.
 

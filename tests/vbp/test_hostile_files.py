@@ -465,3 +465,18 @@ def test_a_zip_that_unpacks_to_too_much_is_refused_before_reading(tmp_path: Path
     with pytest.raises(InputError, match=r"bomb.pt: not a vbp agent file: unpacks to 2,000,000 bytes; "
                                          r"at most 1,000,000"):
         load_agent(path)
+
+
+def test_train_rl_resume_on_scenarios_of_another_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    scen = str(tmp_path / "mc4.json")
+    code, _, err = run(["generate", "multicluster", "--data", str(MC_DATA), "--clusters", "4", "--nodes", "1",
+                        "--tasks", "5", "--out", scen], capsys)
+    assert code == 0, err
+    model = tmp_path / "m.pt"
+    eade_masked.EadeMAgent(eade_masked.MConfig(n_clusters=2, n_features=3, embed=8, heads=2, hidden=(8, 4))
+                           ).save(model, {"algo": "eade-m", "episodes": 1, "curve": []})
+    code, _, err = run(["train", "rl", scen, "--resume", "--episodes", "2", "--out", str(model)], capsys)
+    assert code == 2, err
+    assert f"{model}: config: the saved agent has 2 clusters of 3 features; the scenario has 4 clusters " \
+           f"of 4 ({scen})" in err

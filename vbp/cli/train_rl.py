@@ -120,7 +120,10 @@ def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tu
             if "episodes" not in previous:
                 raise input_error(out, "episodes", "no training progress in this file to resume")
     streams = _streams(scenarios)
-    from policies.agents.rl import check_size
+    from policies.agents.rl import check_size, resume_mismatch
+
+    if previous is not None and (why := resume_mismatch(previous, streams[0])) is not None:
+        raise input_error(out, "config", f"{why} ({scenarios[0]}); resume on scenarios of the same shape")
 
     try:
         check_size(algo, streams[0], overrides)
