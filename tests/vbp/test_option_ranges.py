@@ -244,3 +244,14 @@ def test_train_gcn_dag_caps_the_jobs_drawn(tmp_path: Path, capsys: pytest.Captur
                         "--out", str(tmp_path / "m.pt")], capsys)
     assert code == 2, err
     assert "100,100,000 jobs to draw (jobs x (samples + 10 x long samples)); at most 1,000,000" in err
+
+
+Q_OUT = "every q must be in 1..64"
+
+
+@pytest.mark.parametrize(("q", "needle"), [("1-1000000000", Q_OUT), ("5-2", Q_OUT), ("3,70", Q_OUT),
+                                           ("x", "expected numbers and ranges")])
+def test_jobs_partition_q_is_range_checked_before_expanding(q: str, needle: str, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["jobs", "partition", str(tmp_path / "missing-input"), "--q", q], capsys)
+    assert code == 2 and f"--q: {q}: {needle}" in err, err

@@ -14,17 +14,18 @@ from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat, check_output
 
 def _qs(text: str) -> list[int]:
     """``"1-8"`` or ``"1,2,4"`` -> sorted distinct ints in 1..64."""
-    out: set[int] = set()
+    pairs: list[tuple[int, int]] = []
     try:
         for part in text.split(","):
             a, _, b = part.strip().partition("-")
-            lo, hi = int(a), int(b) if b else int(a)
-            out.update(range(lo, hi + 1))
+            pairs.append((int(a), int(b) if b else int(a)))
     except ValueError:
-        raise InputError([Problem("--q", text, "expected numbers and ranges, e.g. 1-8 or 1,2,4")]) from None
-    if not out or min(out) < 1 or max(out) > 64:
-        raise InputError([Problem("--q", text, "every q must be in 1..64")])
-    return sorted(out)
+        raise InputError([Problem("--q", escape_control(text)[:100],
+                                  "expected numbers and ranges, e.g. 1-8 or 1,2,4")]) from None
+    if not pairs or any(not 1 <= lo <= hi <= 64 for lo, hi in pairs):
+        raise InputError([Problem("--q", escape_control(text)[:100], "every q must be in 1..64 (a range "
+                                  "is low-high)")])
+    return sorted({q for lo, hi in pairs for q in range(lo, hi + 1)})
 
 
 def _load(data: str, online: str | None) -> tuple[Any, Any]:
