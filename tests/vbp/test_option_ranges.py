@@ -233,8 +233,15 @@ def test_train_gcn_caps_the_training_orders(tmp_path: Path, capsys: pytest.Captu
     code, _, err = run(["train", "gcn", "sigma", "--orders", "100000", "--out", str(tmp_path / "m.pt")],
                        capsys)
     assert code == 2, err
-    assert "--orders: 100000 training orders x 1 instance(s) x 235 containers = 23,500,000 positions; " \
-           "at most 20,000,000" in err
+    assert "--orders/--family: 100000: 100,000 orders x 1 instance(s) x 235 containers = 23,500,000 " \
+           "positions; at most 20,000,000" in err
+
+
+def test_train_swarm_caps_the_orders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["train", "swarm", "sigma", "--samples", "100000", "--held-out", "100000",
+                        "--out", str(tmp_path / "s.json")], capsys)
+    assert code == 2, err
+    assert "--samples/--held-out: 200000: 200,000 orders x 1 instance(s) x 235 containers" in err
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="vbp train gcn needs torch")

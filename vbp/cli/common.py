@@ -28,6 +28,9 @@ SEED = click.IntRange(0, MAX_SEED)
 MAX_ORDERS = 100_000
 """Most arrival orders one command replays."""
 
+MAX_ORDER_VALUES = 20_000_000
+"""Most container positions (orders x instances x containers) the arrival orders of one run may hold."""
+
 MAX_WORKERS = 256
 """Most worker processes (or CPUs of a local Ray) one command starts."""
 
@@ -42,6 +45,25 @@ INSTANCE_SUFFIXES = (".json", ".yaml", ".yml")
 
 PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg", ".eps", ".ps", ".tif", ".tiff", ".webp")
 """Suffixes matplotlib writes."""
+
+
+def check_order_budget(option: str, orders: int, n_containers: int, instances: int = 1) -> None:
+    """Refuse more arrival orders than :data:`MAX_ORDER_VALUES` container positions hold.
+
+    Args:
+        option: the option(s) to name, e.g. ``"--orders"``.
+        orders: orders per instance.
+        n_containers: containers of the (largest) instance.
+        instances: instances the orders are drawn for.
+
+    Raises:
+        InputError: naming the option, the product and the limit.
+    """
+    positions = orders * instances * max(n_containers, 1)
+    if positions > MAX_ORDER_VALUES:
+        raise InputError([Problem(option, str(orders), f"{orders:,} orders x {instances} instance(s) x "
+                                  f"{n_containers:,} containers = {positions:,} positions; at most "
+                                  f"{MAX_ORDER_VALUES:,}")])
 
 
 def parse_sets(items: Sequence[str], option: str = "--set") -> dict[str, str]:

@@ -13,7 +13,15 @@ from typing import Any, NoReturn
 import click
 
 from packing.errors import input_error
-from vbp.cli.common import MAX_ORDERS, MAX_WORKERS, SEED, FiniteFloat, check_output, given_command
+from vbp.cli.common import (
+    MAX_ORDERS,
+    MAX_WORKERS,
+    SEED,
+    FiniteFloat,
+    check_order_budget,
+    check_output,
+    given_command,
+)
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT)."""
@@ -133,6 +141,7 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
         raise input_error("--backend", "ray", "Ray is not installed: pip install 'vbp[ray]' (or use "
                           "--backend process)")
     loaded = load_any(path)
+    check_order_budget("--samples/--held-out", samples + held_out, loaded.n_containers)
     with naming_file(loaded, path):
         inst = prepare(loaded, repair_snapshot)
     settings = TrainSettings(samples=samples, held_out=held_out, seed=seed, backend=backend,  # type: ignore[arg-type]

@@ -13,7 +13,15 @@ from typing import Any
 import click
 
 from packing.errors import input_error
-from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, FiniteFloat, check_output, load_any
+from vbp.cli.common import (
+    MAX_ORDERS,
+    PLOT_SUFFIXES,
+    SEED,
+    FiniteFloat,
+    check_order_budget,
+    check_output,
+    load_any,
+)
 from vbp.cli.common import given_command as common_given_command
 
 
@@ -21,9 +29,6 @@ def given_command() -> str:
     """The command line of this run, rebuilt from the options given (defaults left out)."""
     return shlex.join(common_given_command("vbp", "train", "gcn"))
 
-
-MAX_ORDER_VALUES = 20_000_000
-"""Most container positions (orders x instances x containers) the training orders may hold."""
 
 EVAL_ORDERS = 8
 """Orders of the report after training: those of ``vbp compare`` (own order, then seed 0 shuffles)."""
@@ -102,11 +107,7 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
     inst = load_any(instance)
     if inst.max_gpus:
         raise input_error(instance, "gpus", "the GCN placement policy does not place GPU cards")
-    positions = orders * (family + 1) * max(inst.n_containers, 1)
-    if positions > MAX_ORDER_VALUES:
-        raise input_error("command line", "--orders", f"{orders} training orders x {family + 1} instance(s) "
-                          f"x {inst.n_containers:,} containers = {positions:,} positions; at most "
-                          f"{MAX_ORDER_VALUES:,} (lower --orders or --family)")
+    check_order_budget("--orders/--family", orders, inst.n_containers, family + 1)
     instances = [inst]
     if family:
         from vbp.instances import generate_sigma
