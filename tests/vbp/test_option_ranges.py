@@ -262,3 +262,13 @@ def test_jobs_partition_q_is_range_checked_before_expanding(q: str, needle: str,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(["jobs", "partition", str(tmp_path / "missing-input"), "--q", q], capsys)
     assert code == 2 and f"--q: {q}: {needle}" in err, err
+
+
+@pytest.mark.parametrize("command", [["simulate", "sigma"], ["compare", "sigma"],
+                                     ["sweep", "sigma", "--out", "OUT.csv"]])
+def test_orders_are_capped_by_positions(command: list[str], tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [str(tmp_path / a) if a.startswith("OUT") else a for a in command]
+    code, _, err = run([*argv, "--orders", "100000"], capsys)
+    assert code == 2, err
+    assert "--orders: 100000: 100,000 orders x 1 instance(s) x 235 containers = 23,500,000 positions" in err

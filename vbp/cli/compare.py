@@ -104,6 +104,9 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     names = parse_policy_list(policy_list) if policy_list is not None else None
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
     loaded = load_target(path)
+    from vbp.cli.common import check_order_budget
+
+    check_order_budget("--orders", orders, loaded.n_containers)
     if names is None:
         names = default_policies(loaded.name)
     with naming_file(loaded, path):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from vbp.cli.common import MAX_ORDERS, SEED
+from vbp.cli.common import MAX_ORDERS, SEED, check_order_budget
 from vbp.cli.compare import executor_options, uncovered_option
 
 
@@ -64,6 +64,7 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: in
     naming = contextlib.ExitStack()  # engine errors name the file, not the instance
     for p in paths:
         loaded = load_target(p)
+        check_order_budget("--orders", orders, loaded.n_containers)
         naming.enter_context(naming_file(loaded, p))
         with naming_file(loaded, p):
             inst, missing = cover_requests(prepare(loaded, repair_snapshot), uncovered)
