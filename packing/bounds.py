@@ -104,7 +104,7 @@ def per_host_max(instance: Instance) -> np.ndarray:
     n_t = len(inst.host_types)
     d = inst.demand[:, None, :]  # (apps, 1, res)
     c = slack(inst.type_capacity)[None, :, :]  # (1, types, res)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # tiny d: inf, capped below
         per_res = np.where(d > 0, np.floor(c / np.where(d > 0, d, 1.0) + 1e-9), np.inf)
     m = per_res.min(axis=2) if inst.n_resources else np.full((inst.n_apps, n_t), np.inf)
     m = np.minimum(m, inst.cap[:, None].astype(np.float64))

@@ -264,7 +264,7 @@ def _approx_column(d: np.ndarray, c: np.ndarray, counts: np.ndarray, fallback: F
     d = np.where(np.isfinite(d), np.maximum(d, 0.0), 0.0)
     c = np.where(np.isfinite(c), np.maximum(c, 0.0), 0.0)
     total = float((d * counts).sum() + c.max(initial=0.0))
-    e = math.floor(math.log2(APPROX_TOTAL / total)) if total > 0 else 0
+    e = math.floor(math.log2(APPROX_TOTAL) - math.log2(total)) if total > 0 else 0  # no overflow
     e = max(-1000, min(e, 1000))
     s = 2.0**e
     if fallback == "strict":

@@ -53,8 +53,23 @@ import torch
 from torch import nn
 
 from packing.env_layout import EnvLayout
+from packing.errors import input_error
+from packing.io import escape_control
 from packing.model import Instance, Placement
 from packing.multicluster import ClusterFreeEncoder, make_env
+from policies.agents.checks import (
+    MAX_LIST,
+    FileFieldError,
+    Flag,
+    Ints,
+    Num,
+    Spec,
+    Text,
+    check_fields,
+    check_tensors,
+    meta_shapes,
+    section,
+)
 from policies.base import WAIT, BasePolicy, Observation
 from policies.cluster_heuristics import ClusterExpert, NodeBestFit
 
@@ -240,12 +255,27 @@ class ClusterAgent(BasePolicy):
     def action(self, state: np.ndarray) -> np.ndarray:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def metric_features(self) -> int | None:
+        """Metric resources per cluster the agent is trained for (``None``: not recorded)."""
+        cfg = getattr(self, "cfg", None)
+        return getattr(self, "n_features", None) if cfg is None else int(cfg.n_features)
+
     def reset(self, instance: Instance, seed: int | None = None) -> None:
-        """Compute the layout (clusters must match the trained ``n_clusters``)."""
-        self._layout = EnvLayout.of(instance)
-        if self._layout.n_clusters != self.n_clusters:
-            raise ValueError(f"agent trained for {self.n_clusters} clusters, instance has "
-                             f"{self._layout.n_clusters}")
+        """Compute the layout (clusters and resources must match the agent's).
+
+        Raises:
+            InputError: the instance has another number of clusters or metric resources (naming
+                the agent's file, ``source``, when it was loaded from one).
+        """
+        lay = EnvLayout.of(instance)
+        n_features = self.metric_features()
+        have = int(lay.cluster_capacity.shape[1])
+        if lay.n_clusters != self.n_clusters or (n_features is not None and have != n_features):
+            raise input_error(str(getattr(self, "source", self.name)), "clusters",
+                              f"the agent is trained for {self.n_clusters} clusters of {n_features} "
+                              f"metric resources; instance {escape_control(instance.name)!r} has "
+                              f"{lay.n_clusters} clusters of {have}")
+        self._layout = lay
         self.inner.reset(instance, seed)
 
     def layout_for(self, obs: Observation) -> EnvLayout:
@@ -336,8 +366,89 @@ class EadeAgent(ClusterAgent):
         return from_checkpoint(read_agent_file(path))
 
 
+MAX_CLUSTERS = 1024
+"""Most clusters an agent file may describe."""
+
+MAX_FEATURES = 64
+"""Most metric resources (token width ``M``) an agent file may describe."""
+
+MAX_BUFFER = 1_000_000
+"""Largest replay buffer (transitions) a config may ask for."""
+
+
+def config_specs() -> dict[str, Spec]:
+    """The allowed range of every :class:`Config` field (an agent file's ``config``, ``--set``)."""
+    return {
+        "n_clusters": Num(1, MAX_CLUSTERS, integer=True),
+        "n_features": Num(1, MAX_FEATURES, integer=True),
+        "embed": Num(1, 1024, integer=True),
+        "heads": Num(1, 64, integer=True),
+        "hidden": Ints(Num(1, 4096, integer=True), 1, 8),
+        "lr_actor": Num(0.0, 1.0, lo_open=True),
+        "lr_critic": Num(0.0, 1.0, lo_open=True),
+        "batch": Num(1, 8192, integer=True),
+        "gamma": Num(0.0, 1.0),
+        "tau_soft": Num(0.0, 1.0),
+        "noise": Num(0.0, 10.0),
+        "beta": Num(0.0, 1.0),
+        "buffer": Num(1, MAX_BUFFER, integer=True),
+        "attention": Flag(),
+    }
+
+
+def check_config(values: dict[str, Any], where: str = "config", *, required: Sequence[str] = ()
+                 ) -> dict[str, Any]:
+    """``values`` (a :class:`Config`'s fields) checked against :func:`config_specs` and each other.
+
+    Raises:
+        FileFieldError: a field out of range, unknown, or ``embed`` not a multiple of ``heads``.
+    """
+    out = check_fields(where, values, config_specs(), required=required)
+    embed, heads = out.get("embed", Config.embed), out.get("heads", Config.heads)
+    if out.get("attention", True) and embed % heads:
+        raise FileFieldError(f"{where}.heads", f"{heads} does not divide embed {embed} (attention "
+                             "heads split the embedding)")
+    return out
+
+
+def check_extras(data: dict[str, Any]) -> None:
+    """The training facts ``vbp train rl`` stores with the weights (``episodes``, ``curve``...)."""
+    if "episodes" in data:
+        Num(0, 10**9, integer=True).check("episodes", data["episodes"])
+    if "seed" in data:
+        Num(0, 2**32 - 1, integer=True).check("seed", data["seed"])
+    for key in ("algo", "command"):
+        if key in data:
+            Text(10_000).check(key, data[key])
+    if "curve" in data:
+        curve = data["curve"]
+        if not isinstance(curve, list) or len(curve) > MAX_LIST:
+            raise FileFieldError("curve", f"expected a list of at most {MAX_LIST:,} rows")
+        for i, row in enumerate(curve):
+            if not isinstance(row, dict):
+                raise FileFieldError(f"curve[{i}]", "expected a dict of numbers")
+            for k, v in row.items():
+                Num(-1e15, 1e15).check(f"curve[{i}].{escape_control(str(k))[:30]}", v)
+
+
+def check_file(data: dict[str, Any]) -> None:
+    """Check a loaded ``"eade"`` file before anything is built (:data:`policies.agents.files.CHECKS`).
+
+    Every config field in range, every network's tensors of the shapes the config gives.
+    """
+    cfg = Config(**check_config(section(data, "config"), required=("n_clusters", "n_features")))
+    check_extras(data)
+    for k in NETS:
+        build = Actor if k.startswith("actor") else Critic
+        shapes, _ = meta_shapes(lambda build=build: build(cfg))  # type: ignore[misc]
+        check_tensors(k, data.get(k), shapes)
+
+
 def from_checkpoint(data: dict[str, Any]) -> EadeAgent:
-    """The agent of a loaded ``"eade"`` agent file (:func:`policies.agents.files.load_agent`)."""
+    """The agent of a loaded ``"eade"`` agent file (:func:`policies.agents.files.load_agent`).
+
+    ``data`` has passed :func:`check_file` (:func:`policies.agents.files.read_agent_file`).
+    """
     cfg = dict(data["config"])
     cfg["hidden"] = tuple(cfg["hidden"])
     agent = EadeAgent(Config(**cfg))

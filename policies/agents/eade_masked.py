@@ -147,6 +147,17 @@ from torch import nn
 from packing.env_layout import EnvLayout
 from packing.model import Instance
 from packing.multicluster import make_env
+from policies.agents.checks import (
+    FileFieldError,
+    Flag,
+    Ints,
+    Num,
+    Spec,
+    check_fields,
+    check_tensors,
+    meta_shapes,
+    section,
+)
 from policies.agents.eade import ClusterAgent
 from policies.base import WAIT, Observation
 from policies.card_rollout import (
@@ -500,6 +511,10 @@ class EadeMAgent(ClusterAgent):
         tokens = base.reshape(lay.n_clusters + 1, -1)
         return np.concatenate([tokens, card_tokens(lay, obs, mask)], axis=1).ravel()
 
+    def metric_features(self) -> int:
+        """Metric resources per cluster (the token width without the card features)."""
+        return self.cfg.n_features - (CARD_FEATURES if self.cfg.card_features else 0)
+
     def reset(self, instance: Instance, seed: int | None = None) -> None:
         """Layout and inner rule (:class:`ClusterAgent`), and the expert's layout."""
         super().reset(instance, seed)
@@ -595,8 +610,90 @@ class EadeMAgent(ClusterAgent):
         save_agent(KIND, {**self.state(), **(extra or {})}, path)
 
 
+def config_specs() -> dict[str, Spec]:
+    """The allowed range of every :class:`MConfig` field (an agent file's ``config``, ``--set``)."""
+    from policies.agents.eade import MAX_BUFFER, MAX_CLUSTERS, MAX_FEATURES
+
+    big = 1_000_000
+    return {
+        "n_clusters": Num(1, MAX_CLUSTERS, integer=True),
+        "n_features": Num(1, MAX_FEATURES + CARD_FEATURES, integer=True),
+        "embed": Num(1, 1024, integer=True),
+        "heads": Num(1, 64, integer=True),
+        "hidden": Ints(Num(1, 4096, integer=True), 2, 2),
+        "lr": Num(0.0, 1.0, lo_open=True),
+        "batch": Num(1, 8192, integer=True),
+        "gamma": Num(0.0, 1.0),
+        "tau_soft": Num(0.0, 1.0),
+        "beta": Num(0.0, 1.0),
+        "buffer": Num(1, MAX_BUFFER, integer=True),
+        "update_every": Num(1, 10_000, integer=True),
+        "eps_start": Num(0.0, 1.0),
+        "eps_end": Num(0.0, 1.0),
+        "margin": Num(0.0, 1e3),
+        "lambda_expert": Num(0.0, 1e3),
+        "pretrain": Num(0, big, integer=True),
+        "miss_penalty": Num(0.0, 1e6),
+        "reward_scale": Num(0.0, 1e6, lo_open=True),
+        "attention": Flag(),
+        "card_features": Flag(),
+        "mix_inner": Flag(),
+        "card_expert": Flag(),
+        "mix_theta": Num(0.0, 1.0),
+        "mode_action": Flag(),
+        "residual": Flag(),
+        "residual_margin": Num(0.0, 1e3),
+        "admission": Flag(),
+        "select_every": Num(0, big, integer=True),
+        "distil": Flag(),
+        "rollout_k": Num(1, 4096, integer=True),
+        "distil_updates": Num(0, big, integer=True),
+        "distil_temp": Num(0.0, 1e3),
+        "distil_expert_episodes": Num(-1, big, integer=True),
+        "distil_ties": Flag(),
+    }
+
+
+def check_config(values: dict[str, Any], where: str = "config", *, required: Sequence[str] = ()
+                 ) -> dict[str, Any]:
+    """``values`` (:class:`MConfig` fields) checked against :func:`config_specs` and each other.
+
+    Raises:
+        FileFieldError: a field out of range or unknown, ``embed`` not a multiple of ``heads``,
+            or an option combination :meth:`MConfig.validate` excludes.
+    """
+    out = check_fields(where, values, config_specs(), required=required)
+    embed, heads = out.get("embed", MConfig.embed), out.get("heads", MConfig.heads)
+    if out.get("attention", True) and embed % heads:
+        raise FileFieldError(f"{where}.heads", f"{heads} does not divide embed {embed} (attention "
+                             "heads split the embedding)")
+    if out.get("card_features") and "n_features" in out and out["n_features"] <= CARD_FEATURES:
+        raise FileFieldError(f"{where}.n_features", f"{out['n_features']} with card_features; expected "
+                             f"more than the {CARD_FEATURES} card features")
+    return out
+
+
+def check_file(data: dict[str, Any]) -> None:
+    """Check a loaded ``"eade-m"`` file before anything is built (:data:`policies.agents.files.CHECKS`).
+
+    Every config field in range, the option combination valid, both networks' tensors of the shapes
+    the config gives.
+    """
+    from policies.agents.eade import check_extras
+
+    cfg = MConfig(**check_config(section(data, "config"), required=("n_clusters", "n_features")))
+    try:
+        cfg.validate()
+    except ValueError as e:
+        raise FileFieldError("config", str(e)) from None
+    check_extras(data)
+    shapes, _ = meta_shapes(lambda: ClusterQ(cfg))
+    for k in ("q", "q_target"):
+        check_tensors(k, data.get(k), shapes)
+
+
 def from_checkpoint(data: dict[str, Any]) -> EadeMAgent:
-    """The agent of a loaded ``"eade-m"`` agent file."""
+    """The agent of a loaded ``"eade-m"`` agent file (checked by :func:`check_file` first)."""
     cfg = dict(data["config"])
     cfg["hidden"] = tuple(cfg["hidden"])
     agent = EadeMAgent(MConfig(**cfg))

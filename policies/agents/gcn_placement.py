@@ -68,9 +68,23 @@ import torch
 from torch import nn
 
 from packing.engine import Engine
+from packing.errors import input_error
+from packing.io import escape_control
 from packing.model import UNPLACED, Instance
 from packing.simulator import Step, drive, sample_orders
+from policies.agents.checks import (
+    Num,
+    check_adam,
+    check_fields,
+    check_name,
+    check_numbers,
+    check_tensors,
+    meta_shapes,
+    printable,
+    section,
+)
 from policies.agents.gcn import Graph, GraphEncoder, collate, mlp
+from policies.agents.limits import GCN_CONFIG
 from policies.base import WAIT, BasePolicy, Observation
 from policies.swarm.features import N_FEATURES as N_PHI
 from policies.swarm.features import exclusion_partners
@@ -297,8 +311,9 @@ class GcnPlacementPolicy(BasePolicy):
     def reset(self, instance: Instance, seed: int | None = None) -> None:
         """Build the instance's featurizer and start the placement record from the snapshot."""
         if instance.n_resources != self.net.cfg.n_resources:
-            raise ValueError(f"model trained for {self.net.cfg.n_resources} resources, instance has "
-                             f"{instance.n_resources}")
+            raise input_error(str(getattr(self, "source", self.name)), "n_resources",
+                              f"the model is trained for {self.net.cfg.n_resources} resources; instance "
+                              f"{escape_control(instance.name)!r} has {instance.n_resources}")
         if self._feat is None or self._feat.instance is not instance:
             self._feat = Featurizer(instance)
         self._counts = self._feat.initial_counts()
@@ -347,11 +362,48 @@ class GcnPlacementPolicy(BasePolicy):
                           "state_dict": self.net.state_dict(), "info": self.info, **(extra or {})}, path)
 
 
+MAX_RESOURCES = 64
+"""Most resources an agent file's network may read."""
+
+CONFIG_SPECS = GCN_CONFIG
+"""The allowed range of every :class:`Config` field in an agent file (:mod:`policies.agents.limits`)."""
+
+
+def check_file(data: dict[str, Any]) -> Config:
+    """Check a loaded ``"gcn-placement"`` file before anything is built (see ``files.CHECKS``).
+
+    The config in range, ``state_dict`` (and a checkpoint's ``optimizer``) of the shapes it gives,
+    ``name`` a short text, ``info`` a dict, ``iteration``/``curve``/``seconds`` in range.
+
+    Returns:
+        The checked config.
+    """
+    cfg = Config(**check_fields("config", section(data, "config"), CONFIG_SPECS))
+    check_name(data)
+    if "info" in data:
+        section(data, "info")
+    shapes, params = meta_shapes(lambda: PlacementNet(cfg))
+    check_tensors("state_dict", data.get("state_dict"), shapes)
+    if "optimizer" in data:
+        check_adam("optimizer", data["optimizer"], params)
+    if "iteration" in data:
+        Num(0, 10**9, integer=True).check("iteration", data["iteration"])
+    if "curve" in data:
+        check_numbers("curve", data["curve"], Num(-1e15, 1e15))
+    if "seconds" in data:
+        Num(0.0, 1e12).check("seconds", data["seconds"])
+    return cfg
+
+
 def from_checkpoint(data: dict[str, Any]) -> GcnPlacementPolicy:
-    """The policy of a loaded ``"gcn-placement"`` file (:func:`policies.agents.files.load_agent`)."""
+    """The policy of a loaded ``"gcn-placement"`` file (:func:`policies.agents.files.load_agent`).
+
+    ``data`` has passed :func:`check_file`; the name is kept with control characters escaped.
+    """
     net = PlacementNet(Config(**dict(data["config"])))
     net.load_state_dict(data["state_dict"])
-    return GcnPlacementPolicy(net, name=str(data.get("name", "gcn")), info=dict(data.get("info", {})))
+    return GcnPlacementPolicy(net, name=printable(str(data.get("name", "gcn"))),
+                              info=dict(data.get("info", {})))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -637,6 +689,17 @@ def train(instances: Sequence[Instance], *, episodes: int, orders: int = 64, see
             from policies.agents.files import read_agent_file
 
             data = read_agent_file(checkpoint)
+            if data["kind"] != KIND:
+                raise input_error(str(checkpoint), "kind", f"a {data['kind']!r} agent file, not a "
+                                  f"{KIND!r} checkpoint (give a --checkpoint written by this command)")
+            if "optimizer" not in data or "iteration" not in data:
+                raise input_error(str(checkpoint), "iteration", "a model file without training state "
+                                  "(optimizer, iteration); resume from a --checkpoint file")
+            diff = [f"{k} {data['config'].get(k)} (this run: {getattr(cfg, k)})"
+                    for k in ("n_resources", "dim", "layers") if data["config"].get(k) != getattr(cfg, k)]
+            if diff:
+                raise input_error(str(checkpoint), "config", f"a network of another shape: "
+                                  f"{', '.join(diff)}; give the options it was trained with")
             net.load_state_dict(data["state_dict"])
             opt.load_state_dict(data["optimizer"])
             start = int(data["iteration"])
@@ -717,5 +780,5 @@ def plot_curve(curve: Sequence[float], path: str | Path, *, title: str = "GCN pl
 
 
 __all__ = ["KIND", "Batch", "Config", "Featurizer", "GcnPlacementPolicy", "PlacementNet", "TrainResult",
-           "feature_width", "from_checkpoint", "imitate", "masked_log_softmax", "plot_curve", "rollout",
-           "train", "training_orders", "transfer_linear", "update"]
+           "check_file", "feature_width", "from_checkpoint", "imitate", "masked_log_softmax", "plot_curve",
+           "rollout", "train", "training_orders", "transfer_linear", "update"]

@@ -71,6 +71,18 @@ from torch_geometric.nn import MessagePassing
 from packing.dag.engine import Cluster, DagAction, DagEngine, DagObservation, Overheads
 from packing.dag.model import Workload
 from packing.dag.policy import drive_dag, run_dag
+from policies.agents.checks import (
+    Num,
+    check_adam,
+    check_fields,
+    check_name,
+    check_numbers,
+    check_tensors,
+    meta_shapes,
+    printable,
+    section,
+)
+from policies.agents.limits import JOBFUSION_CONFIG, jobfusion_fields
 
 NODE_FEATURES = 11
 """Node features of ``Config.features == 1`` (files from before the scale-free features)."""
@@ -731,18 +743,45 @@ def save_checkpoint(path: str | Path, net: JobFusionNet, state: TrainState | Non
     save_agent("jobfusion", checkpoint_data(net, state, optim, **info), path)
 
 
+CONFIG_SPECS = JOBFUSION_CONFIG
+"""The allowed range of every :class:`Config` field in an agent file (:mod:`policies.agents.limits`)."""
+
+
+def file_config(data: dict[str, Any]) -> Config:
+    """The checked :class:`Config` of a loaded file (defaults of older files for missing fields).
+
+    Raises:
+        FileFieldError: a field out of range.
+    """
+    return Config(**{"slack": False,  # files from before the slack features
+                     "features": 1, "candidates": 0,  # files from before the scale-free features
+                     **jobfusion_fields(data)})
+
+
+def check_file(data: dict[str, Any]) -> None:
+    """Check a loaded ``jobfusion`` file before anything is built (:data:`policies.agents.files.CHECKS`).
+
+    The config in range, ``weights`` (and a checkpoint's ``optim``) of the shapes it gives, the
+    training state (``train``) and ``info.name`` in range.
+    """
+    cfg = file_config(data)
+    shapes, params = meta_shapes(lambda: JobFusionNet(cfg))
+    check_tensors("weights", data.get("weights"), shapes)
+    if "optim" in data and data["optim"] is not None:
+        check_adam("optim", data["optim"], params)
+    if "info" in data:
+        check_name(section(data, "info"))
+    if "train" in data:
+        st = section(data, "train")
+        check_fields("train", st, {"iteration": Num(0, 10**9, integer=True), "seconds": Num(0.0, 1e12)},
+                     ignore=("curve", "losses"))
+        for k in ("curve", "losses"):
+            if k in st:
+                check_numbers(f"train.{k}", st[k], Num(-1e15, 1e15))
+
+
 def _net_from(data: dict[str, Any]) -> JobFusionNet:
-    cfg_d = data["config"]
-    if not isinstance(cfg_d, dict):
-        raise ValueError("config is not a dict")
-    known = set(Config.__dataclass_fields__)
-    cfg = Config(**{"slack": False,  # files from before the slack features
-                    "features": 1, "candidates": 0,  # files from before the scale-free features
-                    **{k: v for k, v in cfg_d.items() if k in known}})
-    if cfg.partition not in ("constrained", "single", "plain"):
-        raise ValueError(f"unknown partition {cfg.partition!r}")
-    if cfg.features not in (1, 2):
-        raise ValueError(f"unknown feature set {cfg.features!r} (a newer vbp wrote this file?)")
+    cfg = file_config(data)
     net = JobFusionNet(cfg)
     net.load_state_dict(data["weights"])
     net.eval()
@@ -776,7 +815,7 @@ def from_checkpoint(data: dict[str, Any]) -> JobFusionPolicy:
     default = "decima-gcn" if net.cfg.partition == "single" else "jobfusion"
     info = data.get("info")
     name = info.get("name", default) if isinstance(info, dict) else default
-    return JobFusionPolicy(net, str(name))
+    return JobFusionPolicy(net, printable(str(name)))
 
 
 def plot_curve(state: TrainState, path: str | Path, title: str = "JobFusion agent training") -> None:
@@ -806,6 +845,7 @@ def plot_curve(state: TrainState, path: str | Path, title: str = "JobFusion agen
         plt.close(fig)
 
 
-__all__ = ["Config", "Env", "JobFusionNet", "JobFusionPolicy", "TrainState", "distil", "from_checkpoint",
+__all__ = ["Config", "Env", "JobFusionNet", "JobFusionPolicy", "TrainState", "check_file", "distil",
+           "file_config", "from_checkpoint",
            "load_checkpoint", "plot_curve", "returns_to_go", "save_checkpoint",
            "set_threads", "train"]

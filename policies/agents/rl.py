@@ -25,57 +25,147 @@ RESUMABLE = ("eade-m", "eade", "ddpg")
 """Algorithms whose agent file can be trained further (``resume``)."""
 
 
+def sb3_specs(algo: str) -> dict[str, Any]:
+    """The Stable-Baselines3 options ``--set`` may change for ``algo``, with their allowed ranges."""
+    from policies.agents.checks import Flag, Num, Spec
+
+    big = 10**9
+    specs: dict[str, Spec] = {
+        "learning_rate": Num(0.0, 1.0, lo_open=True), "gamma": Num(0.0, 1.0),
+        "batch_size": Num(1, 8192, integer=True), "stats_window_size": Num(1, 10**6, integer=True),
+    }
+    if algo in ("td3", "sac"):
+        specs.update({
+            "buffer_size": Num(1, 1_000_000, integer=True), "learning_starts": Num(0, big, integer=True),
+            "tau": Num(0.0, 1.0), "train_freq": Num(1, 10**6, integer=True),
+            "gradient_steps": Num(-1, 10_000, integer=True), "n_steps": Num(1, 1000, integer=True),
+            "optimize_memory_usage": Flag()})
+    if algo == "td3":
+        specs.update({"policy_delay": Num(1, 10_000, integer=True), "target_policy_noise": Num(0.0, 10.0),
+                      "target_noise_clip": Num(0.0, 10.0)})
+    if algo == "sac":
+        specs.update({"ent_coef": Num(0.0, 1e3), "target_update_interval": Num(1, 10**6, integer=True),
+                      "use_sde": Flag(), "sde_sample_freq": Num(-1, 10**6, integer=True),
+                      "use_sde_at_warmup": Flag()})
+    if algo == "ppo":
+        specs.update({
+            "n_steps": Num(2, 10**6, integer=True), "n_epochs": Num(1, 10_000, integer=True),
+            "gae_lambda": Num(0.0, 1.0), "clip_range": Num(0.0, 10.0, lo_open=True),
+            "clip_range_vf": Num(0.0, 10.0, lo_open=True), "normalize_advantage": Flag(),
+            "ent_coef": Num(0.0, 1e3), "vf_coef": Num(0.0, 1e3), "max_grad_norm": Num(0.0, 1e6, lo_open=True),
+            "use_sde": Flag(), "sde_sample_freq": Num(-1, 10**6, integer=True),
+            "target_kl": Num(0.0, 1e3, lo_open=True)})
+    return specs
+
+
 def coerce(algo: str, overrides: dict[str, str]) -> dict[str, Any]:
-    """Hyper-parameter overrides ``NAME -> text`` as typed values of the algorithm's config.
+    """Hyper-parameter overrides ``NAME -> text`` as checked, typed values of the algorithm's config.
+
+    Every value is checked against the same ranges as an agent file's config
+    (:func:`policies.agents.eade.config_specs`, :func:`policies.agents.eade_masked.config_specs`;
+    :func:`sb3_specs` for Stable-Baselines3), so ``nan``, ``inf``, negative, zero and absurd values
+    are refused before anything runs.
 
     Raises:
-        ValueError: an unknown name or a value of the wrong type.
+        FileFieldError: (a ``ValueError``) an unknown name, a value of the wrong type or out of
+            range, or a combination of options that does not go together; ``field`` is the
+            setting, ``reason`` gives the allowed range.
     """
+    from policies.agents.checks import FileFieldError, parse_setting
+
     if algo in ("td3", "sac", "ppo"):
-        import inspect
+        specs = sb3_specs(algo)
+        aliases = {"batch": "batch_size", "lr": "learning_rate"}
+    elif algo == "eade-m":
+        from policies.agents.eade_masked import config_specs as m_specs
 
-        from policies.agents.sb3 import model_class
-
-        known = set(inspect.signature(model_class(algo)).parameters) - {"policy", "env"}
-        out: dict[str, Any] = {}
-        for k, v in overrides.items():
-            k = {"batch": "batch_size", "lr": "learning_rate"}.get(k, k)
-            if k not in known:
-                raise ValueError(f"unknown {algo} option {k!r}; known: {', '.join(sorted(known))}")
-            try:
-                out[k] = int(v)
-            except ValueError:
-                try:
-                    out[k] = float(v)
-                except ValueError:
-                    raise ValueError(f"{k}={v!r}: SB3 options take numbers here") from None
-        return out
-    import dataclasses
-
-    if algo == "eade-m":
-        from policies.agents.eade_masked import MConfig as cfg_cls
+        specs, aliases = m_specs(), {}
     else:
-        from policies.agents.eade import Config as cfg_cls  # type: ignore[assignment]
-    fields = {f.name: f for f in dataclasses.fields(cfg_cls) if f.name not in ("n_clusters", "n_features")}
-    out = {}
+        from policies.agents.eade import config_specs as e_specs
+
+        specs, aliases = e_specs(), {}
+    specs = {k: v for k, v in specs.items() if k not in ("n_clusters", "n_features")}
+    out: dict[str, Any] = {}
     for k, v in overrides.items():
-        if k not in fields:
-            raise ValueError(f"unknown hyper-parameter {k!r}; known: {', '.join(sorted(fields))}")
-        default = getattr(cfg_cls, k, None)
+        k = aliases.get(k, k)
+        if k not in specs:
+            raise FileFieldError(k, f"unknown {algo} hyper-parameter; known: {', '.join(sorted(specs))}")
         try:
-            if isinstance(default, bool):
-                if v.lower() not in ("true", "false", "1", "0"):
-                    raise ValueError
-                out[k] = v.lower() in ("true", "1")
-            elif isinstance(default, int):
-                out[k] = int(v)
-            elif isinstance(default, float):
-                out[k] = float(v)
-            else:  # hidden sizes
-                out[k] = tuple(int(x) for x in v.split(","))
-        except ValueError:
-            raise ValueError(f"{k}={v!r}: not a valid value") from None
+            out[k] = parse_setting(k, v, specs[k])
+        except FileFieldError as e:
+            raise FileFieldError(f"{k}={v}", e.reason) from None
+    try:
+        if algo == "eade-m":
+            from policies.agents.eade_masked import MConfig, check_config
+
+            check_config(out, "--set")
+            MConfig(n_clusters=2, n_features=8, **out).validate()
+        elif algo in ("eade", "ddpg"):
+            from policies.agents.eade import check_config as e_check
+
+            e_check(out, "--set")
+    except FileFieldError as e:
+        raise FileFieldError(e.field.removeprefix("--set."), e.reason) from None
+    except ValueError as e:  # MConfig.validate: an option combination
+        raise FileFieldError(",".join(f"{k}={v}" for k, v in overrides.items()), str(e)) from None
     return out
+
+
+def resume_mismatch(resume: dict[str, Any], instance: Instance) -> str | None:
+    """Why the agent file ``resume`` cannot train on ``instance`` (``None``: it can).
+
+    The saved networks read a fixed number of clusters and metric resources per cluster.
+    """
+    from packing.env_layout import EnvLayout
+
+    cfg = resume["config"]
+    lay = EnvLayout.of(instance)
+    m = int(lay.cluster_capacity.shape[1])
+    if resume["kind"] == "eade-m" and cfg.get("card_features"):
+        from policies.agents.eade_masked import CARD_FEATURES
+
+        m += CARD_FEATURES
+    if (cfg["n_clusters"], cfg["n_features"]) == (lay.n_clusters, m):
+        return None
+    return (f"the saved agent has {cfg['n_clusters']} clusters of {cfg['n_features']} features; "
+            f"the scenario has {lay.n_clusters} clusters of {m}")
+
+
+def check_size(algo: str, instance: Instance, overrides: dict[str, Any]) -> None:
+    """Refuse overrides whose networks for ``instance``'s clusters exceed the agent-file limit.
+
+    The networks are built on torch's meta device (nothing allocated); a trained agent must be
+    loadable again (:data:`policies.agents.checks.MAX_PARAMS`).
+
+    Raises:
+        FileFieldError: naming the settings and the parameter count.
+    """
+    from packing.env_layout import EnvLayout
+    from policies.agents.checks import FileFieldError, meta_shapes
+
+    if algo not in RESUMABLE:
+        return
+    lay = EnvLayout.of(instance)
+    m = int(lay.cluster_capacity.shape[1])
+    try:
+        if algo == "eade-m":
+            from policies.agents.eade_masked import CARD_FEATURES, ClusterQ, MConfig
+
+            m += CARD_FEATURES if overrides.get("card_features") else 0
+            cfg_m = MConfig(n_clusters=lay.n_clusters, n_features=m, **overrides)
+            meta_shapes(lambda: ClusterQ(cfg_m))
+        else:
+            from policies.agents.eade import Actor, Config, Critic
+
+            extra = {"attention": False, "beta": 0.0} if algo == "ddpg" else {}
+            cfg = Config(n_clusters=lay.n_clusters, n_features=m, **{**extra, **overrides})
+            meta_shapes(lambda: Actor(cfg))
+            meta_shapes(lambda: Critic(cfg))
+    except FileFieldError as e:
+        given = ",".join(f"{k}={','.join(map(str, v)) if isinstance(v, tuple) else v}"
+                         for k, v in overrides.items()) or algo
+        size = e.reason.removeprefix("describes ")
+        raise FileFieldError(given, f"with {lay.n_clusters} clusters the settings give {size}") from None
 
 
 def train_rl(algo: str, streams: Sequence[Instance], *, episodes: int, seed: int = 0,

@@ -28,8 +28,10 @@ import numpy as np
 import torch
 
 from packing.env_layout import EnvLayout
+from packing.io import escape_control
 from packing.model import Instance
 from packing.multicluster import make_env
+from policies.agents.checks import MAX_PARAMS, Choice, FileFieldError, Ints, Num, check_tensors
 from policies.agents.eade import ClusterAgent
 from policies.cluster_heuristics import NodeBestFit
 
@@ -125,16 +127,73 @@ class SB3Policy(ClusterAgent):
                                "policy": self.policy.state_dict()}, path)
 
 
+DEFAULT_ARCH = {"td3": [400, 300], "sac": [256, 256], "ppo": [64, 64]}
+"""SB3's default hidden sizes of ``MlpPolicy`` per algorithm (``net_arch`` ``None``)."""
+
+LAYER = Num(1, 4096, integer=True)
+"""Allowed width of one hidden layer."""
+
+
+def _arch(value: Any) -> list[list[int]]:
+    """The hidden-layer lists of a stored ``net_arch`` (checked): a list, or a dict of lists."""
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        for k in value:
+            if k not in ("pi", "vf", "qf"):
+                raise FileFieldError("net_arch", f"unknown key {escape_control(repr(k))[:40]}; "
+                                     "expected pi, vf, qf")
+        return [list(Ints(LAYER, 0, 8).check(f"net_arch.{k}", v)) for k, v in value.items()]
+    return [list(Ints(LAYER, 0, 8).check("net_arch", value))]
+
+
+def _params(n_in: int, hidden: Sequence[int], n_out: int) -> int:
+    sizes = [n_in, *hidden, n_out]
+    return sum((a + 1) * b for a, b in zip(sizes, sizes[1:], strict=False))
+
+
+def check_file(data: dict[str, Any]) -> None:
+    """Check a loaded ``"sb3-*"`` file before its network is built (:data:`policies.agents.files.CHECKS`).
+
+    The sizes in range, the networks they describe within :data:`~policies.agents.checks.MAX_PARAMS`
+    (counted from the sizes, six networks at most: actor, critics and targets), then the stored
+    tensors of the shapes of the policy those sizes build.
+    """
+    from policies.agents.eade import MAX_CLUSTERS, MAX_FEATURES
+
+    algo = Choice(ALGOS).check("algo", data.get("algo"))
+    if data["kind"] != f"sb3-{algo}":
+        raise FileFieldError("algo", f"{algo!r} in a {data['kind']!r} file")
+    n_c = Num(1, MAX_CLUSTERS, integer=True).check("n_clusters", data.get("n_clusters"))
+    n_f = Num(1, MAX_FEATURES, integer=True).check("n_features", data.get("n_features"))
+    archs = _arch(data.get("net_arch")) or [DEFAULT_ARCH[str(algo)]]
+    n_obs = (int(n_c) + 1) * int(n_f)
+    total = 6 * max(_params(n_obs + 1, a, 2) for a in archs)
+    if total > MAX_PARAMS:
+        raise FileFieldError("net_arch", f"with {n_obs} state values describes networks of about "
+                             f"{total:,} parameters; at most {MAX_PARAMS:,} are allowed")
+    policy = _build(str(algo), n_obs, data.get("net_arch"))
+    check_tensors("policy", data.get("policy"), {k: tuple(v.shape) for k, v in policy.state_dict().items()})
+
+
+def _build(algo: str, n_obs: int, net_arch: Any) -> Any:
+    """A fresh SB3 policy of ``algo`` for ``n_obs`` state values (sizes checked by :func:`check_file`)."""
+    obs, act = _spaces(n_obs)
+    _, policy_cls = _classes(algo)
+    kwargs = {} if net_arch is None else {"net_arch": net_arch}
+    return policy_cls(obs, act, lambda _: 0.0, **kwargs)
+
+
 def from_checkpoint(data: dict[str, Any]) -> SB3Policy:
-    """Rebuild the SB3 policy class from the file's numbers and load its tensors."""
+    """Rebuild the SB3 policy class from the file's numbers and load its tensors.
+
+    ``data`` has passed :func:`check_file` (:func:`policies.agents.files.read_agent_file`).
+    """
     algo = str(data["algo"])
     if algo not in ALGOS:
         raise ValueError(f"unknown SB3 algorithm {algo!r}")
     n_c, n_f = int(data["n_clusters"]), int(data["n_features"])
-    obs, act = _spaces((n_c + 1) * n_f)
-    _, policy_cls = _classes(algo)
-    kwargs = {} if data.get("net_arch") is None else {"net_arch": data["net_arch"]}
-    policy = policy_cls(obs, act, lambda _: 0.0, **kwargs)
+    policy = _build(algo, (n_c + 1) * n_f, data.get("net_arch"))
     policy.load_state_dict(data["policy"])
     policy.set_training_mode(False)
     return SB3Policy(algo, policy, n_c, n_f, data.get("net_arch"))
@@ -173,4 +232,4 @@ def train(algo: str, streams: Sequence[Instance], *, episodes: int, seed: int = 
     return SB3Policy(algo, model.policy, n_c, n_f, net_arch), curve
 
 
-__all__ = ["ALGOS", "SB3Policy", "StreamCycle", "from_checkpoint", "model_class", "train"]
+__all__ = ["ALGOS", "SB3Policy", "StreamCycle", "check_file", "from_checkpoint", "model_class", "train"]

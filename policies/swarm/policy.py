@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from packing.errors import InputError, Problem
-from packing.io import read_document, write_document
+from packing.io import escape_control, read_document, write_document
 from packing.model import Instance
 from policies import kernels
 from policies.base import Observation, ScoringPolicy
@@ -123,7 +123,8 @@ class SwarmPolicy(ScoringPolicy):
             raise InputError(probs)
         by_name = dict(zip(feats, w, strict=True))  # type: ignore[arg-type]
         weights = np.array([float(by_name.get(f, 0.0)) for f in FEATURES])
-        return cls(weights, name=str(doc.get("name", Path(source).stem or "swarm")),
+        name = escape_control(str(doc.get("name", Path(source).stem or "swarm")))[:200]  # printed in tables
+        return cls(weights, name=name,
                    provenance=doc.get("training") or {})
 
     @classmethod

@@ -56,7 +56,7 @@ def test_unknown_kind_and_format_are_named(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="format 99"):
         load_agent(path)
     torch.save({"kind": "eade", "format": 1}, str(path))
-    with pytest.raises(InputError, match="bad agent file"):
+    with pytest.raises(InputError, match="config: missing"):
         load_agent(path)
     with pytest.raises(ValueError):
         save_agent("nope", {}, tmp_path / "x.pt")

@@ -396,7 +396,7 @@ def test_files_from_before_the_scale_free_features_load_as_v1() -> None:
     assert net.cfg.features == 1 and net.cfg.candidates == 0
     assert net.inp.in_features == jf.NODE_FEATURES
     data["config"]["features"] = 7
-    with pytest.raises(ValueError, match="feature set"):
+    with pytest.raises(ValueError, match=r"config.features: got 7; expected one of 1, 2"):
         jf._net_from(data)
 
 

@@ -30,6 +30,18 @@ SEED = click.IntRange(0, MAX_SEED)
 MAX_ORDERS = 100_000
 """Most arrival orders one command replays."""
 
+MAX_ORDER_VALUES = 20_000_000
+"""Most container positions (orders x instances x containers) the arrival orders of one run may hold."""
+
+MAX_WORKERS = 256
+"""Most worker processes (or CPUs of a local Ray) one command starts."""
+
+MAX_THREADS = 256
+"""Most torch threads one command asks for."""
+
+MAX_SECONDS = 10_000_000.0
+"""Longest time limit (seconds, about 115 days) an option takes."""
+
 INSTANCE_SUFFIXES = (".json", ".yaml", ".yml")
 """Suffixes of instance and placement files."""
 
@@ -37,8 +49,57 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg", ".eps", ".ps", ".tif",
 """Suffixes matplotlib writes."""
 
 
+def check_order_budget(option: str, orders: int, n_containers: int, instances: int = 1) -> None:
+    """Refuse more arrival orders than :data:`MAX_ORDER_VALUES` container positions hold.
+
+    Args:
+        option: the option(s) to name, e.g. ``"--orders"``.
+        orders: orders per instance.
+        n_containers: containers of the (largest) instance.
+        instances: instances the orders are drawn for.
+
+    Raises:
+        InputError: naming the option, the product and the limit.
+    """
+    positions = orders * instances * max(n_containers, 1)
+    if positions > MAX_ORDER_VALUES:
+        raise InputError([Problem(option, str(orders), f"{orders:,} orders x {instances} instance(s) x "
+                                  f"{n_containers:,} containers = {positions:,} positions; at most "
+                                  f"{MAX_ORDER_VALUES:,}")])
+
+
+def parse_sets(items: Sequence[str], option: str = "--set") -> dict[str, str]:
+    """``NAME=VALUE`` items (a repeatable option) as ``{NAME: VALUE}`` texts, each name once.
+
+    Raises:
+        InputError: an item without ``=`` or a name, or a name given twice.
+    """
+    from packing.io import escape_control
+
+    out: dict[str, str] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        name = name.strip()
+        if not eq or not name:
+            raise InputError([Problem(option, escape_control(item)[:100], "expected NAME=VALUE")])
+        if name in out:
+            raise InputError([Problem(option, escape_control(name)[:100], "given twice")])
+        out[name] = value.strip()
+    return out
+
+
+def _num(x: float | None) -> str:
+    """``x`` for a message: ``10_000_000`` rather than ``1e+07``."""
+    if x is None:
+        return ""
+    return f"{x:_.0f}" if float(x).is_integer() and abs(x) >= 1e6 else f"{x:g}"
+
+
 class FiniteFloat(click.ParamType):
     """A finite number (``nan`` and ``inf`` are refused), optionally bounded.
+
+    Every option that takes a number uses this type (click's ``FloatRange`` lets ``nan`` through);
+    a refusal names the option and the allowed range (exit status 2).
 
     Args:
         min: smallest value allowed (``None``: no bound).
@@ -52,8 +113,19 @@ class FiniteFloat(click.ParamType):
                  min_open: bool = False) -> None:
         self.min, self.max, self.min_open = min, max, min_open
 
+    def describe(self) -> str:
+        """The allowed range in words, e.g. ``"a finite number in [0, 1]"``."""
+        lo, hi = _num(self.min), _num(self.max)
+        if self.min is None and self.max is None:
+            return "a finite number"
+        if self.max is None:
+            return f"a finite number {'>' if self.min_open else '>='} {lo}"
+        if self.min is None:
+            return f"a finite number <= {hi}"
+        return f"a finite number in {'(' if self.min_open else '['}{lo}, {hi}]"
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        """Parse and check ``value``; a bad one is a usage error naming the option."""
+        """Parse and check ``value``; a bad one is a usage error naming the option and the range."""
         if isinstance(value, float) and math.isfinite(value):
             v = value
         else:
@@ -62,13 +134,12 @@ class FiniteFloat(click.ParamType):
             except (TypeError, ValueError):
                 self.fail(f"expected a number, got {value!r}", param, ctx)
         if not math.isfinite(v):
-            self.fail(f"must be a finite number, got {value!r}", param, ctx)
-        low = self.min is not None and (v <= self.min if self.min_open else v < self.min)
-        if low:
-            self.fail(f"must be {'greater than' if self.min_open else 'at least'} {self.min:g}, "
-                      f"got {value!r}", param, ctx)
+            self.fail(f"must be {self.describe()}, got {value!r}", param, ctx)
+        if self.min is not None and (v <= self.min if self.min_open else v < self.min):
+            self.fail(f"must be {'greater than' if self.min_open else 'at least'} {_num(self.min)} "
+                      f"({self.describe()}), got {value!r}", param, ctx)
         if self.max is not None and v > self.max:
-            self.fail(f"must be at most {self.max:g}, got {value!r}", param, ctx)
+            self.fail(f"must be at most {_num(self.max)} ({self.describe()}), got {value!r}", param, ctx)
         return v
 
 
@@ -260,7 +331,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def executor_options(fn: F) -> F:
     """Add ``--executor``, ``--workers`` and ``--ray-address`` to a command (compare, sweep)."""
     fn = ray_address_option("--executor ray")(fn)
-    fn = click.option("--workers", type=click.IntRange(min=1), default=None,
+    fn = click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=None,
                       help="Processes (process) or CPUs of a local Ray (ray) [default: all cores].")(fn)
     fn = click.option("--executor", "executor_kind", type=click.Choice(["serial", "process", "ray"]),
                       default="serial", show_default=True,

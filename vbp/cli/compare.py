@@ -12,6 +12,7 @@ from packing.errors import InputError, Problem
 from packing.model import Instance
 from vbp.cli.common import (
     MAX_ORDERS,
+    MAX_SECONDS,
     PLOT_SUFFIXES,
     SEED,
     FiniteFloat,
@@ -37,7 +38,7 @@ from vbp.compare import (
                    "trained for the instance (swarm-sigma on sigma)].")
 @click.option("--orders", type=click.IntRange(min=1, max=MAX_ORDERS), default=8, show_default=True,
               help="Arrival orders per policy: the instance's own order, then seeded shuffles.")
-@click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=20.0,
+@click.option("--time-limit", type=FiniteFloat(0.0, MAX_SECONDS, min_open=True), default=20.0,
               show_default=True, help="Solver budget in seconds.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the orders, policies, solver.")
@@ -81,10 +82,13 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     from packing.simulator import static_view
     from policies.registry import default_policies, parse_policy_list
 
-    names = parse_policy_list(policy_list) if policy_list else None
+    names = parse_policy_list(policy_list) if policy_list is not None else None
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[path, *(names or [])])
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
     loaded = load_target(path)
+    from vbp.cli.common import check_order_budget
+
+    check_order_budget("--orders", orders, loaded.n_containers)
     if names is None:
         names = default_policies(loaded.name)
     with naming_file(loaded, path):

@@ -9,7 +9,7 @@ import click
 from packing.errors import InputError, Problem
 from packing.io import MAX_CELLS, MAX_CONTAINERS, MAX_RESOURCES, save_instance
 from packing.model import Instance
-from vbp.cli.common import SEED
+from vbp.cli.common import SEED, FiniteFloat
 from vbp.cli.generate_multicluster import multicluster_command
 from vbp.cli.outputs import check_outputs, force_option
 
@@ -64,13 +64,13 @@ def sigma(seed: int, planted_hosts: int | None, out: str, force: bool) -> None:
               show_default=True, help="Number of resources.")
 @click.option("--binding", type=click.Choice(["cpu", "two", "none"]), default="cpu",
               show_default=True, help="Which resources bind: CPU, CPU and memory, or none.")
-@click.option("--rule-density", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+@click.option("--rule-density", type=FiniteFloat(0.0, 1.0), default=0.0, show_default=True,
               help="Probability of a rule <A,B,k> per ordered pair of apps.")
-@click.option("--exclusion-density", type=click.FloatRange(0, 1), default=0.0,
+@click.option("--exclusion-density", type=FiniteFloat(0.0, 1.0), default=0.0,
               show_default=True, help="Probability of an exclusion per pair of apps.")
-@click.option("--cap-fraction", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+@click.option("--cap-fraction", type=FiniteFloat(0.0, 1.0), default=0.0, show_default=True,
               help="Fraction of apps with an anti-affinity cap.")
-@click.option("--tightness", type=click.FloatRange(0, 1, min_open=True), default=1.0,
+@click.option("--tightness", type=FiniteFloat(0.0, 1.0, min_open=True), default=1.0,
               show_default=True, help="Hosts of a known packing / hosts offered per type.")
 @click.option("--host-types", "n_host_types", type=click.IntRange(min=1, max=64), default=1,
               show_default=True, help="Number of host types (capacities halve).")

@@ -42,6 +42,11 @@ def multicluster_command(data: str | None, machines: str | None, pods: str | Non
     from vbp.cli.outputs import check_outputs
 
     check_outputs([(out, "--out", None)], force=force)
+    if clusters * nodes > 100_000:  # hosts the scenario holds
+        from packing.errors import input_error
+
+        raise input_error("--clusters/--nodes", f"{clusters} x {nodes}",
+                          f"{clusters * nodes:,} GPU nodes; at most 100,000 (clusters x nodes)")
     n_hosts = clusters * nodes
     if n_hosts > MAX_HOSTS or n_hosts * len(RESOURCES) > MAX_CELLS:
         raise InputError([Problem("<options>", "--clusters/--nodes", f"{clusters:,} clusters x "

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from packing.errors import InputError, Problem
-from vbp.cli.common import PLOT_SUFFIXES, SEED
+from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat
 from vbp.cli.outputs import check_outputs, force_option
 
 MAX_SEEDS = 1000
@@ -71,7 +71,7 @@ def _fmt(x: float | None) -> str:
               help="config: per-node configuration LP (column generation, CP-SAT pricing) at "
                    "90/95/100%, several minutes per seed; aggregate: the LP by pod shape x node type "
                    "(about 1 s per seed, weaker).")
-@click.option("--bound-time", type=click.FloatRange(0, 86400), default=300.0, show_default=True,
+@click.option("--bound-time", type=FiniteFloat(0.0, 86400.0), default=300.0, show_default=True,
               help="Seconds of column generation per level and seed for --bound-method config (the bound "
                    "stays valid when it stops early, only looser).")
 @force_option

@@ -8,23 +8,25 @@ from typing import Any
 import click
 
 from packing.errors import InputError, Problem
+from packing.io import escape_control
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat
 from vbp.cli.outputs import check_outputs, force_option
 
 
 def _qs(text: str) -> list[int]:
     """``"1-8"`` or ``"1,2,4"`` -> sorted distinct ints in 1..64."""
-    out: set[int] = set()
+    pairs: list[tuple[int, int]] = []
     try:
         for part in text.split(","):
             a, _, b = part.strip().partition("-")
-            lo, hi = int(a), int(b) if b else int(a)
-            out.update(range(lo, hi + 1))
+            pairs.append((int(a), int(b) if b else int(a)))
     except ValueError:
-        raise InputError([Problem("--q", text, "expected numbers and ranges, e.g. 1-8 or 1,2,4")]) from None
-    if not out or min(out) < 1 or max(out) > 64:
-        raise InputError([Problem("--q", text, "every q must be in 1..64")])
-    return sorted(out)
+        raise InputError([Problem("--q", escape_control(text)[:100],
+                                  "expected numbers and ranges, e.g. 1-8 or 1,2,4")]) from None
+    if not pairs or any(not 1 <= lo <= hi <= 64 for lo, hi in pairs):
+        raise InputError([Problem("--q", escape_control(text)[:100], "every q must be in 1..64 (a range "
+                                  "is low-high)")])
+    return sorted({q for lo, hi in pairs for q in range(lo, hi + 1)})
 
 
 def _load(data: str, online: str | None) -> tuple[Any, Any]:
@@ -56,7 +58,7 @@ def jobs() -> None:
               help="Container types of JobFusion's partition.")
 @click.option("--hosts", default="32c64g:8,92c288g:8", show_default=True,
               help="The cluster: <cores>c<GB>g:<count>, comma-separated.")
-@click.option("--interarrival", type=FiniteFloat(0.0), default=10.0, show_default=True,
+@click.option("--interarrival", type=FiniteFloat(0.0, 1e7), default=10.0, show_default=True,
               help="Mean seconds between job arrivals (Poisson, seeded); 0: all at once.")
 @click.option("--carving", type=click.Choice(["proportional", "nested"]), default="nested", show_default=True,
               help="Container counts of the Q types: nested keeps --large-share of the one-type cluster's "
@@ -92,11 +94,13 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     from vbp.jobfusion import compare_dag, parse_hosts, resolve_dag_policy, sample_jobs
 
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[data])
-    names = ([n.strip() for n in policy_text.split(",") if n.strip()] if policy_text
+    names = ([n.strip() for n in policy_text.split(",") if n.strip()] if policy_text is not None
              else list(DEFAULT_DAG_POLICIES))
+    if not names:
+        raise InputError([Problem("--policies", escape_control(policy_text or ""), "no policy named")])
     bad = [n for n in names if n not in DAG_POLICIES and not n.lower().endswith(".pt")]
-    if bad or not names:
-        raise InputError([Problem("--policies", policy_text or "", f"unknown DAG policy {', '.join(bad)!r}; "
+    if bad:
+        raise InputError([Problem("--policies", escape_control(",".join(bad)), "unknown DAG policy; "
                                   f"known: {', '.join(DAG_POLICIES)} or a model file (.pt)")])
     pols = [resolve_dag_policy(n, seed) for n in names]
     host_list = parse_hosts(hosts)
@@ -166,7 +170,7 @@ def _plot(res: dict[str, Any], path: str) -> None:
               help="Partition methods: constrained (the paper's), single (one type), plain (Ward).")
 @click.option("--containers", type=click.IntRange(1, 100_000), default=400, show_default=True,
               help="Containers to carve, split by the types' task shares.")
-@click.option("--time-limit", type=FiniteFloat(0.0, min_open=True), default=30.0, show_default=True,
+@click.option("--time-limit", type=FiniteFloat(0.0, 86400.0, min_open=True), default=30.0, show_default=True,
               help="Seconds per carving solve (most are proven optimal sooner).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Solver seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

@@ -61,6 +61,9 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
                   inputs=[path, policy_name])
     policy = get_policy(policy_name)
     loaded = load_target(path)
+    from vbp.cli.common import check_order_budget
+
+    check_order_budget("--orders", orders, loaded.n_containers)
     with naming_file(loaded, path):
         inst, missing = cover_requests(prepare(loaded, repair_snapshot), uncovered)
         samples = evaluate(policy, inst, sample_orders(inst, orders, seed), seed=seed)

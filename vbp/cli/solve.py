@@ -21,7 +21,7 @@ import click
 
 from packing.errors import InputError, Problem
 from packing.model import Instance
-from vbp.cli.common import SEED, FiniteFloat, data_options, load_any
+from vbp.cli.common import MAX_SECONDS, MAX_WORKERS, SEED, FiniteFloat, data_options, load_any
 from vbp.cli.outputs import check_outputs, force_option
 
 if TYPE_CHECKING:
@@ -170,9 +170,9 @@ def _fmt(x: float | None) -> str:
 @click.argument("path", metavar="FILE")
 @click.option("--method", type=click.Choice(METHOD_NAMES), default="auto", show_default=True,
               help="Solver method.")
-@click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=60.0,
+@click.option("--time-limit", type=FiniteFloat(0.0, MAX_SECONDS, min_open=True), default=60.0,
               show_default=True, help="Wall-time budget in seconds.")
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+@click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=2, show_default=True,
               help="Worker threads.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
 @click.option("--objective", type=click.Choice(["hosts", "cost", "deployed"]), default=None,

@@ -12,6 +12,7 @@ import click
 from vbp.cli.common import (
     MAX_ORDERS,
     SEED,
+    check_order_budget,
     executor_options,
     load_target,
     naming_file,
@@ -66,7 +67,7 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: in
     from vbp.sweep import labels, output_format, run_sweep, write_table
 
     # every option is checked before any instance is loaded or any run starts
-    names = parse_policy_list(policy_list) if policy_list else list(DEFAULT_COMPARE)
+    names = parse_policy_list(policy_list) if policy_list is not None else list(DEFAULT_COMPARE)
     fmt = output_format(out)
     check_target(out, "--out", force=force, inputs=[*paths, *names])
     executor = make_executor(executor_kind, workers, ray_address)  # starts nothing yet
@@ -77,6 +78,7 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: in
     naming = contextlib.ExitStack()  # engine errors name the file, not the instance
     for p in paths:
         loaded = load_target(p)
+        check_order_budget("--orders", orders, loaded.n_containers)
         naming.enter_context(naming_file(loaded, p))
         with naming_file(loaded, p):
             inst, missing = cover_requests(prepare(loaded, repair_snapshot), uncovered)

@@ -14,7 +14,16 @@ import click
 
 from packing.atomic import check_target
 from packing.errors import input_error
-from vbp.cli.common import MAX_ORDERS, SEED, FiniteFloat, check_output, given_command, ray_address_option
+from vbp.cli.common import (
+    MAX_ORDERS,
+    MAX_WORKERS,
+    SEED,
+    FiniteFloat,
+    check_order_budget,
+    check_output,
+    given_command,
+    ray_address_option,
+)
 from vbp.cli.outputs import check_outputs, force_option
 
 INTERRUPTED = 130
@@ -62,22 +71,22 @@ def train() -> None:
 
 @train.command("swarm")
 @click.argument("path", required=False, default="sigma")
-@click.option("--particles", type=click.IntRange(min=1), default=16, show_default=True,
+@click.option("--particles", type=click.IntRange(1, 10_000), default=16, show_default=True,
               help="Swarm size.")
-@click.option("--iters", type=click.IntRange(min=1), default=30, show_default=True,
+@click.option("--iters", type=click.IntRange(1, 1_000_000), default=30, show_default=True,
               help="Maximum PSO iterations.")
 @click.option("--samples", type=click.IntRange(min=1, max=MAX_ORDERS), default=8, show_default=True,
               help="Training orders per iteration (the same for every particle).")
 @click.option("--held-out", type=click.IntRange(min=1, max=MAX_ORDERS), default=20,
               show_default=True, help="Held-out orders for the report.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of orders and optimiser.")
-@click.option("--w", "inertia", type=FiniteFloat(), default=0.7, show_default=True,
+@click.option("--w", "inertia", type=FiniteFloat(0.0, 2.0), default=0.7, show_default=True,
               help="PSO inertia weight w.")
-@click.option("--c1", type=FiniteFloat(), default=1.5, show_default=True,
+@click.option("--c1", type=FiniteFloat(0.0, 10.0), default=1.5, show_default=True,
               help="PSO self-learning coefficient c1.")
-@click.option("--c2", type=FiniteFloat(), default=1.5, show_default=True,
+@click.option("--c2", type=FiniteFloat(0.0, 10.0), default=1.5, show_default=True,
               help="PSO social-learning coefficient c2.")
-@click.option("--patience", type=click.IntRange(min=0), default=10, show_default=True,
+@click.option("--patience", type=click.IntRange(0, 1_000_000), default=10, show_default=True,
               help="Stop after this many iterations without improvement (0: never).")
 @click.option("--optimizer", type=click.Choice(["pso", "de"]), default="pso", show_default=True,
               help="pso (pyswarms GlobalBestPSO) or de (SciPy differential evolution).")
@@ -85,7 +94,7 @@ def train() -> None:
               show_default=True,
               help="Where candidates are evaluated: this process (serial executor), local processes, "
                    "or Ray. The same seed gives the same policy on every backend.")
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+@click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=2, show_default=True,
               help="Processes (process) or CPUs of a local Ray (ray).")
 @ray_address_option("--backend ray")
 @click.option("--init", "init", type=click.Choice(["bf", "ff", "none"]), default="bf",
@@ -135,6 +144,7 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
         raise input_error("--backend", "ray", "Ray is not installed: pip install 'vbp[ray]' (or use "
                           "--backend process)")
     loaded = load_any(path)
+    check_order_budget("--samples/--held-out", samples + held_out, loaded.n_containers)
     with naming_file(loaded, path):
         inst = prepare(loaded, repair_snapshot)
     settings = TrainSettings(samples=samples, held_out=held_out, seed=seed, backend=backend,  # type: ignore[arg-type]

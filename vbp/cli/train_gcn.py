@@ -14,7 +14,15 @@ import click
 
 from packing.atomic import check_target
 from packing.errors import input_error
-from vbp.cli.common import MAX_ORDERS, PLOT_SUFFIXES, SEED, FiniteFloat, check_output, load_any
+from vbp.cli.common import (
+    MAX_ORDERS,
+    PLOT_SUFFIXES,
+    SEED,
+    FiniteFloat,
+    check_order_budget,
+    check_output,
+    load_any,
+)
 from vbp.cli.common import given_command as common_given_command
 from vbp.cli.outputs import check_outputs, force_option
 
@@ -43,11 +51,11 @@ EVAL_ORDERS = 8
               help="Embedding width.")
 @click.option("--layers", type=click.IntRange(min=1, max=8), default=2, show_default=True,
               help="Message-passing layers.")
-@click.option("--lr", type=FiniteFloat(0.0, min_open=True), default=1e-2, show_default=True,
+@click.option("--lr", type=FiniteFloat(0.0, 1.0, min_open=True), default=1e-2, show_default=True,
               help="Adam learning rate.")
-@click.option("--init-scale", type=FiniteFloat(0.0), default=20.0, show_default=True,
+@click.option("--init-scale", type=FiniteFloat(0.0, 1e6), default=20.0, show_default=True,
               help="Scale of the linear host term (starts as Best-Fit).")
-@click.option("--entropy", type=FiniteFloat(0.0), default=0.01, show_default=True,
+@click.option("--entropy", type=FiniteFloat(0.0, 1e3), default=0.01, show_default=True,
               help="Entropy bonus coefficient.")
 @click.option("--imitate", default=None, metavar="POLICY",
               help="Warm start: imitate this policy (a name or file, e.g. swarm-sigma) by DAgger first.")
@@ -104,6 +112,7 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
     inst = load_any(instance)
     if inst.max_gpus:
         raise input_error(instance, "gpus", "the GCN placement policy does not place GPU cards")
+    check_order_budget("--orders/--family", orders, inst.n_containers, family + 1)
     instances = [inst]
     if family:
         from vbp.instances import generate_sigma

@@ -15,6 +15,9 @@ from packing.errors import input_error
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat
 from vbp.cli.outputs import check_outputs, force_option
 
+MAX_JOBS_DRAWN = 1_000_000
+"""Most jobs the training samples may draw in all (``--jobs`` x (``--samples`` + 10 ``--long-samples``))."""
+
 DEFAULT_HOSTS = "32c64g:4,92c288g:2"
 """The default training cluster: small enough that 10 jobs queue (so the order matters)."""
 
@@ -37,7 +40,7 @@ DEFAULT_HOSTS = "32c64g:4,92c288g:2"
 @click.option("--single", is_flag=True, help="Decima-like: one container type (no clustering).")
 @click.option("--hosts", default=DEFAULT_HOSTS, show_default=True,
               help="The training cluster: <cores>c<GB>g:<count>, comma-separated.")
-@click.option("--interarrival", type=FiniteFloat(0.0), default=10.0, show_default=True,
+@click.option("--interarrival", type=FiniteFloat(0.0, 1e7), default=10.0, show_default=True,
               help="Mean seconds between job arrivals (Poisson, seeded).")
 @click.option("--carving", type=click.Choice(["proportional", "nested"]), default="nested", show_default=True,
               help="Container counts of the Q types (see `vbp jobs compare --help`).")
@@ -45,7 +48,7 @@ DEFAULT_HOSTS = "32c64g:4,92c288g:2"
               help="Nested carving: share of the large containers kept, or 'auto': the share with the "
                    "least SJF mean JCT on the training samples.")
 @click.option("--dim", type=click.IntRange(2, 256), default=16, show_default=True, help="Embedding width.")
-@click.option("--lr", type=FiniteFloat(0.0, min_open=True), default=3e-3, show_default=True,
+@click.option("--lr", type=FiniteFloat(0.0, 1.0, min_open=True), default=3e-3, show_default=True,
               help="Adam learning rate.")
 @click.option("--imitate", default=None, metavar="POLICY",
               help="Warm start: first fit the heads to this DAG policy's decisions (fifo, sjf, sjf-cp, "
@@ -124,6 +127,11 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
             share = -1.0
         if not 0.0 <= share <= 1.0:
             raise input_error("--large-share", large_share, "expected a share in [0, 1] or 'auto'")
+    drawn = n_jobs * (samples + 10 * long_samples)
+    if drawn > MAX_JOBS_DRAWN:
+        raise input_error("--jobs/--samples/--long-samples", f"{n_jobs}/{samples}/{long_samples}",
+                          f"{drawn:,} jobs to draw (jobs x (samples + 10 x long samples)); at most "
+                          f"{MAX_JOBS_DRAWN:,}")
     jf.set_threads(1)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     method = "single" if single else "constrained"

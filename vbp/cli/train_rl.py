@@ -11,7 +11,8 @@ from typing import Any
 import click
 
 from packing.errors import input_error
-from vbp.cli.common import SEED
+from packing.io import escape_control
+from vbp.cli.common import MAX_THREADS, SEED, parse_sets
 from vbp.cli.outputs import check_outputs, force_option
 
 ALGO_CHOICES = ("eade-m", "eade", "ddpg", "td3", "sac", "ppo")
@@ -23,9 +24,16 @@ def _streams(paths: tuple[str, ...]) -> list[Any]:
     from vbp.cli.common import load_any
 
     streams = [load_any(p) for p in paths]
+    for p, s in zip(paths, streams, strict=True):
+        if not s.gpu_resources:
+            raise input_error(p, "gpu_resources", "not a multi-cluster GPU scenario (make one with "
+                              "`vbp generate multicluster`)")
+        if not s.n_apps or not s.n_containers:
+            raise input_error(p, "apps", "no tasks to place: a training scenario needs apps (make one "
+                              "with `vbp generate multicluster`)")
     layouts = [EnvLayout.of(s) for s in streams]
-    for p, s, lay in zip(paths, streams, layouts, strict=True):
-        if lay.n_clusters < 2 or not s.gpu_resources:
+    for p, lay in zip(paths, layouts, strict=True):
+        if lay.n_clusters < 2:
             raise input_error(p, "", "not a multi-cluster GPU scenario (make one with `vbp generate "
                               "multicluster`)")
         if (lay.n_clusters, lay.cluster_capacity.shape[1]) != (layouts[0].n_clusters,
@@ -66,12 +74,12 @@ def plot_curve(curve: list[dict[str, Any]], path: str, title: str) -> None:
 @click.option("--algo", type=click.Choice(ALGO_CHOICES), default="eade-m", show_default=True,
               help="eade-m: EADE-M (masked per-cluster values, the improvement); eade: the paper's "
                    "EADE-DDPG; ddpg: without attention and history; td3/sac/ppo: Stable-Baselines3.")
-@click.option("--episodes", type=click.IntRange(min=1), default=60, show_default=True,
+@click.option("--episodes", type=click.IntRange(1, 1_000_000), default=60, show_default=True,
               help="Training episodes (one episode = one scenario's whole stream; scenarios cycle).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the run.")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
               help="Hyper-parameter override (e.g. --set batch=64); repeatable.")
-@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--threads", type=click.IntRange(1, MAX_THREADS), default=1, show_default=True,
               help="Torch threads.")
 @click.option("--resume", is_flag=True,
               help="Continue the run saved in --out (eade-m, eade, ddpg); the file is rewritten "
@@ -96,16 +104,12 @@ def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tu
         raise input_error("--algo", algo, "learned agents need torch (pip install 'vbp[rl]')")
     from policies.agents.rl import RESUMABLE, coerce, kind_of
 
-    raw: dict[str, str] = {}
-    for item in sets:
-        name, eq, value = item.partition("=")
-        if not eq or not name:
-            raise input_error("--set", item, "expected NAME=VALUE")
-        raw[name.strip()] = value.strip()
+    raw = parse_sets(sets)
     try:
         overrides = coerce(algo, raw)
     except ValueError as e:
-        raise input_error("--set", ",".join(sets), str(e)) from None
+        field = getattr(e, "field", ",".join(sets))
+        raise input_error("--set", escape_control(field)[:200], getattr(e, "reason", str(e))) from None
     previous: dict[str, Any] | None = None
     if resume:
         if algo not in RESUMABLE:
@@ -120,6 +124,16 @@ def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tu
             if "episodes" not in previous:
                 raise input_error(out, "episodes", "no training progress in this file to resume")
     streams = _streams(scenarios)
+    from policies.agents.rl import check_size, resume_mismatch
+
+    if previous is not None and (why := resume_mismatch(previous, streams[0])) is not None:
+        raise input_error(out, "config", f"{why} ({scenarios[0]}); resume on scenarios of the same shape")
+
+    try:
+        check_size(algo, streams[0], overrides)
+    except ValueError as e:
+        raise input_error("--set", escape_control(getattr(e, "field", ""))[:200],
+                          getattr(e, "reason", str(e))) from None
     _train_and_save(algo, streams, episodes, seed, overrides, threads, previous, plot, as_json, out)
 
 
