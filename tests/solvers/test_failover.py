@@ -1,0 +1,95 @@
+"""N+1 verification and spares (solvers.failover) against hand cases and an exhaustive search."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from packing.checker import check
+from packing.model import UNPLACED, App, HostType, Instance, Placement, Rule
+from solvers.failover import extra_lower_bound, plan_hosts, plan_spares, verify_n_plus_one
+from solvers.greedy import ffd
+
+
+def _hand() -> tuple[Instance, Placement]:
+    inst = Instance("t", ("cpu",), (HostType("h", (4.0,), 4),),
+                    (App("a", (2.0,), 4), App("b", (1.0,), 2)), rules=(Rule("a", "b", 0),))
+    return inst, Placement({"a": (0, 0, 1, 1), "b": (2, 2)})
+
+
+def test_hand_case_first_failure_is_proven() -> None:
+    inst, p = _hand()
+    v = verify_n_plus_one(inst, p)
+    assert v.holds is False
+    assert v.first_failure is not None
+    assert v.first_failure.host == "h#0"
+    assert v.first_failure.proof == "cpsat"
+    assert v.first_failure.unplaced == {"a": 2}
+
+
+def test_hand_case_one_spare_makes_it_hold() -> None:
+    inst, p = _hand()
+    sp = plan_spares(inst, p)
+    assert len(sp.spares) == 1
+    assert sp.check.holds is True
+    assert not check(sp.instance, sp.placement, require_all=True)
+    assert _brute_holds(sp.instance, sp.placement, plan_hosts(sp.instance, sp.placement,
+                                                               sp.spares))
+
+
+def _brute_holds(inst: Instance, p: Placement, mask: np.ndarray) -> bool:
+    """Exhaustive: for every plan host, some re-placement of its containers passes the checker."""
+    host_of = p.host_array(inst)
+    for h in np.flatnonzero(mask).tolist():
+        lost = np.flatnonzero(host_of == h)
+        others = [g for g in np.flatnonzero(mask).tolist() if g != h]
+        ok = len(lost) == 0
+        for combo in itertools.product(others, repeat=len(lost)):
+            trial = host_of.copy()
+            trial[lost] = combo
+            if not check(inst, Placement.from_arrays(inst, trial), require_all=True):
+                ok = True
+                break
+        if not ok:
+            return False
+    return True
+
+
+def _random_case(seed: int) -> tuple[Instance, Placement]:
+    rng = np.random.default_rng(seed)
+    apps = tuple(App(f"a{i}", (float(rng.integers(1, 5)), float(rng.integers(1, 5))),
+                     int(rng.integers(1, 3)), max_per_host=int(rng.integers(1, 3)))
+                 for i in range(3))
+    rules = (Rule("a0", "a1", int(rng.integers(0, 2))),)
+    inst = Instance(f"r{seed}", ("cpu", "mem"), (HostType("h", (6.0, 6.0), 4),), apps,
+                    rules=rules)
+    g = ffd(inst, "hosts")
+    host_of = np.asarray(g.host_of)
+    return inst, Placement.from_arrays(inst, host_of)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_verdict_matches_exhaustive_search(seed: int) -> None:
+    inst, p = _random_case(seed)
+    if check(inst, p, require_all=True) or (p.host_array(inst) == UNPLACED).any():
+        pytest.skip("first fit found no complete placement")
+    mask = plan_hosts(inst, p)
+    v = verify_n_plus_one(inst, p, mask)
+    assert v.holds is _brute_holds(inst, p, mask)
+    sp = plan_spares(inst, p)
+    if sp.check.holds:
+        assert _brute_holds(sp.instance, sp.placement,
+                            plan_hosts(sp.instance, sp.placement, sp.spares))
+
+
+def test_extra_lower_bound_is_met_by_a_homogeneous_optimum() -> None:
+    # 4 containers of 3 on hosts of 6: optimum 2 hosts; N+1 needs 3 (S - {h} is a plain plan)
+    inst = Instance("h", ("cpu",), (HostType("h", (6.0,), 5),), (App("a", (3.0,), 4),))
+    p = Placement({"a": (0, 0, 1, 1)})
+    sp = plan_spares(inst, p)
+    assert sp.check.holds is True
+    assert 2 + len(sp.spares) == 2 + extra_lower_bound(inst, "hosts") == 3
+    # two hosts cannot be N+1: exhaustive
+    assert not _brute_holds(inst, p, plan_hosts(inst, p))
