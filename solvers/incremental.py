@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -292,7 +293,7 @@ def plan_incremental(cluster: Cluster, kind: str, max_moves: int | None = 0, *,
     cm = build_model(split, objective="cost", lower_bound=vol, gpu_exact=False)
     m = cm.model
     pos = {int(g): j for j, g in enumerate(cm.hosts.tolist())}
-    moved = []
+    moved: list[Any] = []
     for a, g in zip(*np.nonzero(cluster.cur), strict=True):
         c = int(cluster.cur[a, g])
         j = pos.get(int(g))

@@ -229,7 +229,7 @@ def solve_scenario(instance: Instance, growth: float, offers: Sequence[HostOffer
     from vbp.plan_current import current_scenario, needs_current, with_n_plus_one
 
     if needs_current(options):
-        return current_scenario(instance, growth, offers, options, t0)
+        return current_scenario(instance, growth, offers, options, t0, summarise)
     res = solve(instance, options.method, time_limit=options.time_limit, workers=options.threads,
                 seed=options.seed, objective=kind, settings=auto_settings(instance, fit, options))
     out = summarise(instance, growth, res.placement, res.status, res.lower_bound, priced,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,12 +33,14 @@ def needs_current(options: Any) -> bool:
 
 
 def current_scenario(instance: Instance, growth: float, offers: Sequence[HostOffer],
-                     options: Any, t0: float) -> Any:
-    """Plan on top of (or only verify) ``options.current``: a :class:`vbp.plan.ScenarioResult`."""
+                     options: Any, t0: float, summarise: Callable[..., Any]) -> Any:
+    """Plan on top of (or only verify) ``options.current``: a :class:`vbp.plan.ScenarioResult`.
+
+    ``summarise`` is :func:`vbp.plan.summarise` (passed in: this module is below ``vbp.plan``).
+    """
     from packing.checker import check
     from packing.loaders.current import Current, load_current
     from solvers.incremental import plan_incremental, with_current
-    from vbp.plan import summarise
 
     cur = options.current if isinstance(options.current, Current) else load_current(
         options.current, [t.name for t in instance.host_types], [a.name for a in instance.apps])
@@ -51,7 +53,8 @@ def current_scenario(instance: Instance, growth: float, offers: Sequence[HostOff
     n_exist = int(cluster.existing.sum())
     exist_cost = float(inst.host_cost[cluster.existing].sum()) if priced else None
     exist_value = exist_cost if exist_cost is not None else float(n_exist)
-    moves: dict[str, Any] = {"max": options.max_moves, "existing_hosts": n_exist,
+    limit = 0 if options.max_moves is None else int(options.max_moves)  # default: nothing moves
+    moves: dict[str, Any] = {"max": limit, "existing_hosts": n_exist,
                              "new_containers": cluster.new, "removed_containers": cluster.removed}
     if options.verify_only:
         from solvers.incremental import running_placement
@@ -71,7 +74,7 @@ def current_scenario(instance: Instance, growth: float, offers: Sequence[HostOff
             res = with_n_plus_one(res, options, np.flatnonzero(cluster.existing).tolist(),
                                   verify_only=True)
         return res
-    r = plan_incremental(cluster, kind, options.max_moves, time_limit=options.time_limit,
+    r = plan_incremental(cluster, kind, limit, time_limit=options.time_limit,
                          threads=options.threads, seed=options.seed)
     res = summarise(inst, growth, r.placement, r.status, exist_value + r.lower_bound, priced,
                     labels, max_hosts, time.perf_counter() - t0, r.proofs, r.reason, kind)
