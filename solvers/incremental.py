@@ -18,14 +18,19 @@ The model (CP-SAT, the aggregated model of :mod:`solvers.cpsat` plus move constr
 * **objective, then moves**: CP-SAT minimises ``w * added + moves`` with ``w`` above the most
   moves possible, so among the cheapest plans it returns one with the fewest moves; its bound
   ``B`` gives ``added >= floor(B / w)``.
-* **bound**: CP-SAT's proven bound when the data scale to integers exactly, and in any case the
+* **bound**: the best of CP-SAT's proven bound when the data scale to integers exactly; the
+  "must-add" bound (``M = 0``, nothing removed): the containers that fit on no existing host next
+  to the running containers must go on new hosts, so the bound :func:`solvers.solve` proves for
+  them alone holds; and the
   volume bound: per resource, the demand the existing hosts cannot hold (total demand minus their
   capacity; with ``M = 0`` and nothing removed: new containers' demand minus the free capacity of
   the existing hosts) needs added capacity, at best the largest capacity per host (hosts) or the
   lowest price per unit of the resource (cost).
 
-A first fit (running containers stay, new ones on the first host that takes them, existing hosts
-first) is the hint, and the fallback when CP-SAT finds nothing in time. Every returned placement
+A start plan is the hint, and the fallback when CP-SAT finds nothing better in time: running
+containers stay, new ones go to the first existing host that takes them, and the containers left
+over are planned on the new (empty) hosts by :func:`solvers.solve` (a plan of their own, with 40%
+of the time limit); plain first fit over all hosts if that fails. Every returned placement
 passes :func:`packing.checker.check` on the merged instance. GPU cards of the model's placement
 are assigned by :func:`solvers.base.assign_cards`, which may give a running container other card
 indices on the same host (not counted as a move).
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,11 +185,26 @@ def volume_bound(cluster: Cluster, kind: str, max_moves: int | None) -> float:
     return best
 
 
-def first_fit(cluster: Cluster, max_moves: int | None = 0) -> Placement | None:
-    """Running containers stay, new ones go to the first host that takes them (existing first).
+def first_fit(cluster: Cluster, max_moves: int | None = 0, *, rest: str = "first-fit",
+              kind: str = "hosts", time_limit: float = 10.0, threads: int = 1,
+              seed: int = 0) -> tuple[Placement | None, float | None]:
+    """A start plan: running containers stay, new ones first on existing hosts, the rest on new ones.
 
-    Scaled-down apps keep their first running containers. Returns ``None`` when a container fits
-    nowhere or the running cluster itself breaks a rule of the planning instance.
+    New containers go to the first existing host that takes them; the rest go on new hosts by
+    first fit (``rest="first-fit"``) or by :func:`solvers.solve` (``"solve"``: the containers
+    left over are a plan of their own on empty new hosts, objective ``kind``).
+
+    Scaled-down apps keep their first running containers.
+
+    Returns:
+        ``(placement, bound)``: the placement is ``None`` when a container fits nowhere or the
+        running cluster itself breaks a rule of the planning instance. ``bound`` is a proven
+        lower bound on the added hosts (cost) of any plan that moves and removes nothing, or
+        ``None``: when the containers left for new hosts are exactly those that fit on no
+        existing host next to the running containers alone, every such plan puts them on new
+        hosts (a host's feasible sets are closed under removal), so the bound
+        :func:`solvers.solve` proves for them alone holds (solved once more, for the bound
+        only, when the start plan leaves other containers for new hosts too).
     """
     inst = cluster.instance
     st = ClusterState(inst)
@@ -207,27 +228,90 @@ def first_fit(cluster: Cluster, max_moves: int | None = 0) -> Placement | None:
         todo.extend(range(lo + k, lo + n))
     if inst.max_gpus and any(inst.gpu_cards[a] and not cards[j] for j, a in enumerate(
             inst.container_app.tolist()) if host_of[j] != UNPLACED):
-        return None
+        return None, None
+    apps = inst.container_app
+    ex = cluster.existing
+    masks = {int(a): st.mask(int(a)) & ex for a in np.unique(apps[todo])} if todo else {}
+    must_new = sorted(j for j in todo if not masks[int(apps[j])].any())
     order_hosts = np.concatenate([np.flatnonzero(cluster.existing),
-                                  np.flatnonzero(~cluster.existing)])
+                                  np.flatnonzero(~cluster.existing) if rest == "first-fit"
+                                  else np.zeros(0, dtype=np.int64)])
     size = (inst.demand / np.maximum(inst.type_capacity.max(axis=0), 1e-12)).max(axis=1) \
         if inst.n_resources else np.zeros(inst.n_apps)
-    apps = inst.container_app
+    left: list[int] = []
     for j in sorted(todo, key=lambda j: (-size[apps[j]], j)):
         a = int(apps[j])
         ok = st.mask(a)[order_hosts]
         pos = np.flatnonzero(ok)
         if not len(pos):
-            return None
+            if rest == "first-fit":
+                return None, None
+            left.append(j)
+            continue
         g = int(order_hosts[pos[0]])
         cs = st.choose_cards(a, g)
         st.place(a, g, cs)
         host_of[j] = g
         cards[j] = cs
+    rest_bound: float | None = 0.0
+    if left:
+        rest_bound = _solve_rest(cluster, np.array(sorted(left)), host_of, cards, kind,
+                                 time_limit, threads, seed)
+        if rest_bound is None:
+            return None, None
     p = Placement.from_arrays(inst, host_of, cards if inst.max_gpus else None)
     if check(inst, p, require_all=True):
+        return None, None
+    if max_moves != 0 or cluster.removed or rest != "solve":
+        return p, None
+    if sorted(left) != must_new:  # the bound of the must-add containers alone
+        rest_bound = 0.0 if not must_new else _solve_rest(
+            cluster, np.array(must_new), host_of.copy(), list(cards), kind,
+            max(1.0, time_limit / 2), threads, seed)
+    return p, rest_bound
+
+
+def _solve_rest(cluster: Cluster, left: np.ndarray, host_of: np.ndarray,
+                cards: list[tuple[int, ...]], kind: str, time_limit: float, threads: int,
+                seed: int) -> float | None:
+    """Place containers ``left`` on the new (empty) hosts with :func:`solvers.solve`, in place.
+
+    Returns:
+        The proven lower bound of that plan of its own, or ``None`` when no plan was found.
+    """
+    from solvers import solve
+
+    inst = cluster.instance
+    apps = inst.container_app
+    need = np.bincount(apps[left], minlength=inst.n_apps)
+    types, new_first = [], []
+    start = 0
+    for t in inst.host_types:
+        hs = np.arange(start, start + t.count)
+        fresh = hs[~cluster.existing[hs]]
+        types.append(dataclasses.replace(t, count=len(fresh), host_names=None))
+        new_first.append(int(fresh[0]) if len(fresh) else 0)
+        start += t.count
+    sub = inst.replace(apps=tuple(dataclasses.replace(a, count=int(n))
+                                  for a, n in zip(inst.apps, need.tolist(), strict=True)),
+                       host_types=tuple(types), initial=None)
+    res = solve(sub, "auto", time_limit=time_limit, workers=threads, seed=seed, objective=kind)
+    if res.placement is None:
         return None
-    return p
+    sub_host = res.placement.host_array(sub)
+    sub_cards = res.placement.card_lists(sub)
+    by_app: list[list[int]] = [[] for _ in range(inst.n_apps)]
+    for j in left.tolist():
+        by_app[int(apps[j])].append(j)
+    for a in range(sub.n_apps):
+        lo = int(sub.offsets[a])
+        for k, j in enumerate(by_app[a]):
+            h = int(sub_host[lo + k])
+            ti = int(sub.host_type_of[h])
+            host_of[j] = new_first[ti] + h - int(sub.type_count[:ti].sum())
+            if sub_cards is not None:
+                cards[j] = sub_cards[lo + k]
+    return float(res.lower_bound)
 
 
 def running_placement(cluster: Cluster) -> Placement:
@@ -288,9 +372,17 @@ def plan_incremental(cluster: Cluster, kind: str, max_moves: int | None = 0, *,
 
     inst = cluster.instance
     vol = volume_bound(cluster, kind, max_moves)
-    greedy = first_fit(cluster, max_moves)
+    t0 = time.perf_counter()
+    greedy, rest_bound = first_fit(cluster, max_moves, rest="solve", kind=kind,
+                                   time_limit=max(1.0, 0.4 * time_limit), threads=threads,
+                                   seed=seed)
+    if greedy is None:
+        greedy, _ = first_fit(cluster, max_moves)
+    time_limit = max(1.0, time_limit - (time.perf_counter() - t0))
     split = split_instance(cluster)
-    cm = build_model(split, objective="cost", lower_bound=vol, gpu_exact=False)
+    # a plan at most as good as the start plan uses at most start / cost_t new type-t hosts
+    upper = added_value(cluster, greedy, kind) if greedy is not None else None
+    cm = build_model(split, objective="cost", upper=upper, lower_bound=vol, gpu_exact=False)
     m = cm.model
     pos = {int(g): j for j, g in enumerate(cm.hosts.tolist())}
     moved: list[Any] = []
@@ -334,6 +426,8 @@ def plan_incremental(cluster: Cluster, kind: str, max_moves: int | None = 0, *,
         return IncrementalResult("infeasible", None, None, math.inf, 0, {"bound": "cpsat"},
                                  f"{why} (planned against {against})")
     bound, bproof = vol, "volume"
+    if rest_bound is not None and rest_bound > bound:
+        bound, bproof = rest_bound, "must-add"
     if exact and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         cb = math.floor(float(solver.best_objective_bound) / w + 1e-9) / scale
         if cb > bound:

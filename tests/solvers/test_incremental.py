@@ -98,3 +98,15 @@ def test_scaled_down_app_removes_without_moves() -> None:
     assert cl.removed == 1
     r = plan_incremental(cl, "hosts", 0, time_limit=10, threads=1)
     assert r.status == "optimal" and r.added == 0.0 and r.moves == 0
+
+
+def test_must_add_bound_of_the_start_plan() -> None:
+    from solvers.incremental import first_fit
+
+    inst, cur = _hand()
+    cl = with_current(inst, cur)
+    p, bound = first_fit(cl, 0, rest="solve", time_limit=5)
+    assert p is not None and not check(cl.instance, p, require_all=True)
+    assert bound == 1.0  # b (4 cpu) fits on neither existing host next to its running a
+    _, moved = first_fit(cl, 1, rest="solve", time_limit=5)
+    assert moved is None  # with moves allowed the bound does not hold (a move frees a host)
