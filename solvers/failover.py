@@ -15,8 +15,9 @@ with every rule kept (capacity, caps, exclusions, ``<A, B, k>`` rules, GPU cards
    caps, rules and GPU models; when a lost container needs GPU cards, or the data cannot be scaled
    exactly, the check has no proof and ``holds`` is ``None`` (unknown).
 
-Planning (:func:`plan_spares`): plan, verify, add one spare host, repeat. The spare tried first
-is of the cheapest type (hosts or price), then the next; each try is verified from scratch.
+Planning (:func:`plan_spares`): plan, verify, add spare hosts: the cheapest set of up to three
+spares that first fit proves N+1 (sets in order of total cost), else one spare at a time,
+cheapest type first, each try verified from scratch with the exact check.
 
 Lower bound (:func:`extra_lower_bound`): if hosts ``S`` survive losing any host ``h``, the
 containers then all run on ``S - {h}`` with every rule kept, so ``S - {h}`` is a plain plan:
@@ -89,7 +90,7 @@ def plan_hosts(instance: Instance, placement: Placement,
 
 def verify_n_plus_one(instance: Instance, placement: Placement,
                       hosts: np.ndarray | None = None, *, time_limit: float = 10.0,
-                      threads: int = 1) -> FailoverCheck:
+                      threads: int = 1, exact: bool = True) -> FailoverCheck:
     """Whether ``placement`` survives losing any one of ``hosts`` (see the module docstring).
 
     Args:
@@ -98,6 +99,8 @@ def verify_n_plus_one(instance: Instance, placement: Placement,
         hosts: the plan's hosts, shape ``(n_hosts,)`` bool (``None``: the hosts in use).
         time_limit: budget of each exact check, seconds.
         threads: CP-SAT workers of the exact checks.
+        exact: run the exact check when first fit fails (``False``: such a loss is undecided,
+            and checking stops there).
 
     Returns:
         The verdict; checking stops at the first host whose loss is not absorbed.
@@ -111,9 +114,9 @@ def verify_n_plus_one(instance: Instance, placement: Placement,
     checked = 0
     for h in np.flatnonzero(mask).tolist():
         checked += 1
-        loss = lose_host(inst, base, host_of, cards, mask, h, time_limit, threads)
-        if loss.absorbed is False:
-            return FailoverCheck(False, checked, loss)
+        loss = lose_host(inst, base, host_of, cards, mask, h, time_limit, threads, exact)
+        if loss.absorbed is False or (loss.absorbed is None and not exact):
+            return FailoverCheck(loss.absorbed, checked, loss)
         if loss.absorbed is None and undecided is None:
             undecided = loss
     return FailoverCheck(None if undecided else True, checked, undecided)
@@ -121,7 +124,7 @@ def verify_n_plus_one(instance: Instance, placement: Placement,
 
 def lose_host(inst: Instance, base: ClusterState, host_of: np.ndarray,
               cards: Sequence[tuple[int, ...]] | None, mask: np.ndarray, h: int,
-              time_limit: float = 10.0, threads: int = 1) -> HostLoss:
+              time_limit: float = 10.0, threads: int = 1, exact: bool = True) -> HostLoss:
     """Whether the containers of host ``h`` fit on the other plan hosts (first fit, then exact).
 
     Args:
@@ -133,6 +136,7 @@ def lose_host(inst: Instance, base: ClusterState, host_of: np.ndarray,
         h: the host lost.
         time_limit: budget of the exact check, seconds.
         threads: CP-SAT workers.
+        exact: run the exact check when first fit fails (else the loss is undecided).
     """
     lost = np.flatnonzero(host_of == h)
     name = inst.host_names[h]
@@ -158,6 +162,8 @@ def lose_host(inst: Instance, base: ClusterState, host_of: np.ndarray,
         st.place(a, g, st.choose_cards(a, g))
     if not left:
         return HostLoss(name, True, "first-fit")
+    if not exact:
+        return HostLoss(name, None, "none", left)
     verdict = _exact_absorb(inst, base, host_of, lost, others, time_limit, threads)
     if verdict is None:
         return HostLoss(name, None, "none", left)
@@ -316,7 +322,12 @@ class SparePlan:
 
 def plan_spares(instance: Instance, placement: Placement, *, fixed: Sequence[int] = (),
                 max_spares: int = 3, time_limit: float = 10.0, threads: int = 1) -> SparePlan:
-    """Add spare hosts (one at a time, cheapest type first) until the plan is N+1.
+    """Add spare hosts until the plan is N+1.
+
+    First the sets of up to ``max_spares`` spares in order of total cost (then fewer hosts, then
+    larger ones), each checked by first fit alone (a success is a proof; up to
+    :data:`SPARE_SETS` sets); when none holds, one spare at a time, cheapest type first, with
+    the exact check.
 
     Args:
         instance: the instance.
@@ -331,6 +342,10 @@ def plan_spares(instance: Instance, placement: Placement, *, fixed: Sequence[int
     verdict = verify_n_plus_one(instance, placement, plan_hosts(instance, placement, spares),
                                 time_limit=time_limit, threads=threads)
     inst, pl = instance, placement
+    if verdict.holds is not True:
+        found = _cheapest_set(inst, pl, spares, max_spares)
+        if found is not None:
+            inst, pl, spares, verdict = found
     while verdict.holds is not True and len(spares) - n_fixed < max_spares:
         best: tuple[Instance, Placement, list[int], FailoverCheck] | None = None
         in_plan = plan_hosts(inst, pl, spares)
@@ -357,5 +372,42 @@ def plan_spares(instance: Instance, placement: Placement, *, fixed: Sequence[int
     return SparePlan(inst, pl, tuple(spares[n_fixed:]), verdict)
 
 
-__all__ = ["FailoverCheck", "HostLoss", "SparePlan", "extra_lower_bound", "lose_host",
+SPARE_SETS = 60
+"""Most spare sets :func:`plan_spares` tries by first fit before adding spares one by one."""
+
+
+def _add(inst: Instance, pl: Placement, spares: list[int],
+         t: int) -> tuple[Instance, Placement, list[int]]:
+    """One more spare of type ``t``: an allowed idle host of the type, or a new one."""
+    idle = np.flatnonzero(~plan_hosts(inst, pl, spares) & (inst.host_type_of == t))
+    if len(idle):
+        return inst, pl, [*spares, int(idle[0])]
+    i2, p2, h = with_extra_host(inst, pl, t)
+    return i2, p2, [s + 1 if s >= h else s for s in spares] + [h]
+
+
+def _cheapest_set(inst: Instance, pl: Placement, spares: list[int], max_spares: int
+                  ) -> tuple[Instance, Placement, list[int], FailoverCheck] | None:
+    """The cheapest set of spares that first fit proves N+1, or ``None``."""
+    import itertools
+
+    order = _spare_order(inst)
+    top = np.maximum(inst.type_capacity.max(axis=0), 1e-12) if inst.n_resources else 1.0
+    share = (inst.type_capacity / top).sum(axis=1) if inst.n_resources else np.zeros(
+        len(inst.host_types))
+    sets = [c for k in range(1, max_spares + 1)
+            for c in itertools.combinations_with_replacement(order, k)]
+    sets.sort(key=lambda c: (float(sum(inst.type_cost[t] for t in c)), len(c),
+                             -float(sum(share[t] for t in c)), c))
+    for c in sets[:SPARE_SETS]:
+        i2, p2, s2 = inst, pl, list(spares)
+        for t in c:
+            i2, p2, s2 = _add(i2, p2, s2, t)
+        v = verify_n_plus_one(i2, p2, plan_hosts(i2, p2, s2), exact=False)
+        if v.holds is True:
+            return i2, p2, s2, v
+    return None
+
+
+__all__ = ["SPARE_SETS", "FailoverCheck", "HostLoss", "SparePlan", "extra_lower_bound", "lose_host",
            "plan_hosts", "plan_spares", "verify_n_plus_one", "with_extra_host"]

@@ -153,3 +153,20 @@ def test_max_moves_needs_current(files: dict[str, Path],
         main(["plan", str(files["d"]), "--hosts", "std:4c16g", "--max-moves", "1"])
     assert e.value.code == 2
     assert "--max-moves" in capsys.readouterr().err
+
+
+def test_instance_file_with_initial_as_current(files: dict[str, Path]) -> None:
+    from packing.io import save_instance
+    from packing.model import App, HostType, Instance
+
+    inst = Instance("running", ("cpu", "memory"), (HostType("std", (4.0, 16.0), 3),),
+                    (App("web", (2.0, 2.0), 2), App("big", (4.0, 2.0), 1)),
+                    initial=Placement({"web": (0, 1), "big": (-1,)}))
+    path = files["dir"] / "running.json"
+    save_instance(inst, path)
+    s = plan(str(files["d"]), ["std:4c16g"], current=str(path), time_limit=10).scenarios[0]
+    # three hosts run (std#2 empty): big goes on std#2, nothing added
+    assert s.moves is not None and s.moves["existing_hosts"] == 3
+    assert s.moves["added_hosts"] == 0 and s.hosts == 3 and s.status == "optimal"
+    assert s.placement is not None and not check(s.instance, s.placement, require_all=True)
+    assert s.placement.hosts["web"] == (0, 1)
