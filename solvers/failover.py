@@ -12,8 +12,9 @@ with every rule kept (capacity, caps, exclusions, ``<A, B, k>`` rules, GPU cards
    hosts' free capacity" on integers scaled exactly (:func:`solvers.cpsat.scale_instance`; the
    free capacity is the integer capacity minus the integer loads, so it is never stricter than the
    checker). Infeasible is then a proof that the loss cannot be absorbed. It covers capacity,
-   caps, rules and GPU models; when a lost container needs GPU cards, or the data cannot be scaled
-   exactly, the check has no proof and ``holds`` is ``None`` (unknown).
+   caps, rules and GPU models. Data without an exact integer scaling are relaxed (demands
+   rounded down, capacities up), which keeps "infeasible" a proof; "feasible" on relaxed data,
+   or a lost container that needs GPU cards, leaves the loss undecided: ``holds`` is ``None``.
 
 Planning (:func:`plan_spares`): plan, verify, add spare hosts: the cheapest set of up to three
 spares that first fit proves N+1 (sets in order of total cost), else one spare at a time,
@@ -174,21 +175,22 @@ def _exact_absorb(inst: Instance, base: ClusterState, host_of: np.ndarray, lost:
                   others: np.ndarray, time_limit: float, threads: int) -> bool | None:
     """Exact check that the ``lost`` containers fit on the ``others`` (``None``: no proof).
 
-    Integer data as in :mod:`solvers.cpsat`; loads of the other hosts are integer sums of the
-    integer demands of the containers staying, so free capacity is exact.
+    Integer data as in :mod:`solvers.cpsat` (:mod:`solvers.scaling`); loads of the other hosts
+    are integer sums of the integer demands of the containers staying, so free capacity is
+    exact. When a column has no exact scaling it is relaxed (demands rounded down, capacities
+    up): "infeasible" is still a proof, "feasible" is then no proof (``None``).
     """
     from ortools.sat.python import cp_model
 
-    from solvers.cpsat import scale_instance
+    from solvers.scaling import CPSAT_LIMIT, scale_columns
 
     apps = inst.container_app
     if (inst.gpu_cards[apps[lost]] > 0).any():
         return None
-    sc = scale_instance(inst)
-    if not sc.rows.exact:
-        return None
-    dem = sc.rows.demand.astype(np.int64)  # (A, R)
-    cap = sc.rows.capacity.astype(np.int64)  # (T, R)
+    rows = scale_columns(inst.demand, inst.type_capacity, inst.counts, limit=CPSAT_LIMIT,
+                         fallback="relaxed")
+    dem = rows.demand.astype(np.int64)  # (A, R)
+    cap = rows.capacity.astype(np.int64)  # (T, R)
     stay = (host_of != UNPLACED) & ~np.isin(np.arange(len(host_of)), lost)
     n_h, n_a = inst.n_hosts, inst.n_apps
     load = np.zeros((n_h, inst.n_resources), dtype=np.int64)
@@ -259,7 +261,7 @@ def _exact_absorb(inst: Instance, base: ClusterState, host_of: np.ndarray, lost:
     status = solver.solve(m)
     if status == cp_model.INFEASIBLE:
         return False
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) and rows.exact:
         return True
     return None
 

@@ -93,3 +93,16 @@ def test_extra_lower_bound_is_met_by_a_homogeneous_optimum() -> None:
     assert 2 + len(sp.spares) == 2 + extra_lower_bound(inst, "hosts") == 3
     # two hosts cannot be N+1: exhaustive
     assert not _brute_holds(inst, p, plan_hosts(inst, p))
+
+
+def test_inexact_data_still_prove_a_failure() -> None:
+    from solvers.cpsat import scale_instance
+
+    # 0.09999999999999999 needs 17 decimals: no exact integer scaling within CP-SAT's limit
+    inst = Instance("x", ("cpu",), (HostType("h", (1.0,), 2),),
+                    (App("a", (0.6,), 2), App("b", (0.09999999999999999,), 1)))
+    assert not scale_instance(inst).rows.exact
+    p = Placement({"a": (0, 1), "b": (1,)})
+    v = verify_n_plus_one(inst, p)
+    assert v.holds is False and v.first_failure is not None
+    assert (v.first_failure.host, v.first_failure.proof) == ("h#0", "cpsat")
