@@ -170,3 +170,21 @@ def test_instance_file_with_initial_as_current(files: dict[str, Path]) -> None:
     assert s.moves["added_hosts"] == 0 and s.hosts == 3 and s.status == "optimal"
     assert s.placement is not None and not check(s.instance, s.placement, require_all=True)
     assert s.placement.hosts["web"] == (0, 1)
+
+
+def test_existing_hosts_get_the_headroom(files: dict[str, Path]) -> None:
+    d = files["dir"] / "web.csv"
+    d.write_text("name,replicas,cpu,memory\nweb,2,2,2Gi\n")
+    cur = files["dir"] / "packed.json"
+    cur.write_text(json.dumps({"hosts": {"web": ["std#0", "std#0"]}}))  # 4 of 4 cores
+    kept = plan(str(d), ["std:4c16g"], headroom="25%", current=str(cur), time_limit=10)
+    s = kept.scenarios[0]
+    assert s.status == "infeasible" and s.placement is None
+    assert "in place" in (s.reason or "")
+    moved = plan(str(d), ["std:4c16g"], headroom="25%", current=str(cur), max_moves=1,
+                 time_limit=10).scenarios[0]
+    assert moved.status == "optimal" and moved.moves is not None
+    assert moved.moves["used"] == 1 and moved.moves["added_hosts"] == 1 and moved.hosts == 2
+    assert moved.placement is not None
+    assert not check(moved.instance, moved.placement, require_all=True)
+    _independent_capacity(moved, 4 * 0.75, 16 * 0.75)
