@@ -131,7 +131,10 @@ def with_n_plus_one(res: Any, options: Any, fixed: Sequence[int] = (),
     cost = res.cost + extra_cost if priced and extra_cost is not None else None
     value = float(cost if cost is not None else hosts)
     bound = res.lower_bound
-    if not fixed:
+    # on a running cluster: when hosts must be added at all, an N+1 plan S has a new host h, and
+    # S - {h} is a plan on the cluster with the same moves: one more host (cheapest price) again
+    must_add = bool(fixed) and (res.moves or {}).get("added_lower_bound") or 0.0
+    if not fixed or must_add > 0:
         bound = res.lower_bound + extra_lower_bound(inst, res.objective)
         plain = float(res.cost if priced else res.hosts)
         extra_lb = max(0.0, bound - plain)

@@ -188,3 +188,17 @@ def test_existing_hosts_get_the_headroom(files: dict[str, Path]) -> None:
     assert moved.placement is not None
     assert not check(moved.instance, moved.placement, require_all=True)
     _independent_capacity(moved, 4 * 0.75, 16 * 0.75)
+
+
+def test_n_plus_one_on_a_running_cluster_is_proven(files: dict[str, Path]) -> None:
+    # big must go on a new host (bound 1 added); N+1 then needs one host more: 2 + 1 + 1
+    s = plan(str(files["d"]), ["std:4c16g"], current=str(files["cur"]), n_plus_one=True,
+             time_limit=10).scenarios[0]
+    assert s.n_plus_one is not None and s.n_plus_one["holds"] is True
+    assert s.n_plus_one["extra_lower_bound"] == 1 and s.n_plus_one["extra_hosts"] == 1
+    assert s.hosts == 4 and s.lower_bound == 4 and s.status == "optimal"
+    assert s.moves is not None and s.moves["used"] == 0
+    idx = s.instance.host_index
+    hosts = sorted({h for hs in s.placement.hosts.values() for h in hs}
+                   | {idx[n] for n in s.n_plus_one["spares"]} | {0, 1})
+    assert _brute_n1(s.instance, s.placement, hosts)
