@@ -23,8 +23,9 @@ cheapest type first, each try verified from scratch with the exact check.
 Lower bound (:func:`extra_lower_bound`): if hosts ``S`` survive losing any host ``h``, the
 containers then all run on ``S - {h}`` with every rule kept, so ``S - {h}`` is a plain plan:
 ``|S| - 1 >= OPT`` (hosts), ``cost(S) - cost(h) >= OPT`` for every ``h`` in ``S``, so
-``cost(S) >= OPT + min price`` (cost). Any proven lower bound of the plain plan can stand in
-for ``OPT``: an N+1 plan needs at least one host (or the cheapest price) more than that bound.
+``cost(S) >= OPT + max_{h in S} price(h)`` (cost), at least the cheapest price among the host
+types some app fits on (maximised over apps). Any proven lower bound of the plain plan can
+stand in for ``OPT``.
 """
 
 from __future__ import annotations
@@ -266,16 +267,33 @@ def _exact_absorb(inst: Instance, base: ClusterState, host_of: np.ndarray, lost:
     return None
 
 
-def extra_lower_bound(instance: Instance, kind: str) -> float:
+def extra_lower_bound(instance: Instance, kind: str, *, cheapest: bool = False) -> float:
     """What an N+1 plan needs beyond any proven lower bound of the plain plan (module docstring).
 
+    For cost: ``cost(S) >= OPT + max_{h in S} price(h)``, and ``S`` holds every container, so
+    for each app it has a host of a type the app fits on alone: ``max_{h in S} price(h)`` is at
+    least ``max_a min {price(t) : a fits alone on t}``.
+
+    With ``cheapest`` (a running cluster, where the host left out must be a new one, of any
+    type) it is the cheapest price of a type with hosts.
+
     Returns:
-        1 (hosts) or the cheapest price of a host type with hosts (cost).
+        1 (hosts), or that price (cost; 0 without containers).
     """
     if kind != "cost":
         return 1.0
-    costs = [t.cost for t in instance.host_types if t.count > 0]
-    return float(min(costs)) if costs else 0.0
+    if cheapest:
+        costs = [t.cost for t in instance.host_types if t.count > 0]
+        return float(min(costs)) if costs else 0.0
+    from solvers.plan_bound import fits_alone
+
+    fit = fits_alone(instance) & (instance.type_count > 0)[None, :]
+    cost = instance.type_cost
+    best = 0.0
+    for a in np.flatnonzero(instance.counts > 0).tolist():
+        if fit[a].any():
+            best = max(best, float(cost[fit[a]].min()))
+    return best
 
 
 def with_extra_host(instance: Instance, placement: Placement,

@@ -135,7 +135,7 @@ def with_n_plus_one(res: Any, options: Any, fixed: Sequence[int] = (),
     # S - {h} is a plan on the cluster with the same moves: one more host (cheapest price) again
     must_add = bool(fixed) and (res.moves or {}).get("added_lower_bound") or 0.0
     if not fixed or must_add > 0:
-        bound = res.lower_bound + extra_lower_bound(inst, res.objective)
+        bound = res.lower_bound + extra_lower_bound(inst, res.objective, cheapest=bool(fixed))
         plain = float(res.cost if priced else res.hosts)
         extra_lb = max(0.0, bound - plain)
         if not priced:

@@ -106,3 +106,29 @@ def test_inexact_data_still_prove_a_failure() -> None:
     v = verify_n_plus_one(inst, p)
     assert v.holds is False and v.first_failure is not None
     assert (v.first_failure.host, v.first_failure.proof) == ("h#0", "cpsat")
+
+
+def test_extra_cost_bound_is_the_price_of_the_hardest_app() -> None:
+    # b fits only on the expensive type: any N+1 plan has such a host, and S - {h} is a plan
+    inst = Instance("p", ("cpu",), (HostType("small", (2.0,), 3, cost=1.0),
+                                    HostType("large", (8.0,), 3, cost=5.0)),
+                    (App("a", (1.0,), 2), App("b", (6.0,), 1)))
+    assert extra_lower_bound(inst, "cost") == 5.0
+    assert extra_lower_bound(inst, "cost", cheapest=True) == 1.0
+    assert extra_lower_bound(inst, "hosts") == 1.0
+    # brute force over tiny host sets: the cheapest N+1 set costs the plain optimum (5) + 5
+    best = None
+    for n_small in range(4):
+        for n_large in range(4):
+            hosts = list(range(n_small)) + [3 + i for i in range(n_large)]
+            if not hosts:
+                continue
+            for combo in itertools.product(hosts, repeat=inst.n_containers):
+                p = Placement.from_arrays(inst, np.asarray(combo))
+                if check(inst, p, require_all=True):
+                    continue
+                if _brute_holds(inst, p, np.isin(np.arange(6), hosts)):
+                    cost = n_small * 1.0 + n_large * 5.0
+                    best = cost if best is None else min(best, cost)
+                    break
+    assert best == 10.0
