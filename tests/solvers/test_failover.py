@@ -142,3 +142,29 @@ def test_extra_cost_bound_is_the_price_of_the_hardest_app() -> None:
                     best = cost if best is None else min(best, cost)
                     break
     assert best == 10.0
+
+
+def test_exact_check_absorbs_what_first_fit_cannot() -> None:
+    # h#0 runs 3 + 2 + 2; h#1 has 4 free, h#2 has 3 free. First fit (largest first, host order)
+    # puts 3 on h#1 and one 2 on h#2, then the last 2 fits nowhere; 3 on h#2, 2 + 2 on h#1 works.
+    inst = Instance("ff", ("cpu",), (HostType("h", (8.0,), 3),),
+                    (App("x", (3.0,), 1), App("y", (2.0,), 2), App("f4", (4.0,), 1),
+                     App("f5", (5.0,), 1)))
+    p = Placement({"x": (0,), "y": (0, 0), "f4": (1,), "f5": (2,)})
+    from packing.feasibility import ClusterState
+    from solvers.failover import lose_host
+
+    host_of = p.host_array(inst)
+    base = ClusterState.from_placement(inst, host_of)
+    loss = lose_host(inst, base, host_of, None, np.ones(3, dtype=bool), 0)
+    assert (loss.absorbed, loss.proof) == (True, "cpsat")
+    lost = np.flatnonzero(host_of == 0)
+    assert any(not check(inst, Placement.from_arrays(inst, _moved(host_of, lost, c)),
+                         require_all=True)
+               for c in itertools.product([1, 2], repeat=len(lost)))
+
+
+def _moved(host_of: np.ndarray, lost: np.ndarray, combo: tuple[int, ...]) -> np.ndarray:
+    out = host_of.copy()
+    out[lost] = combo
+    return out
