@@ -225,13 +225,17 @@ def solve_scenario(instance: Instance, growth: float, offers: Sequence[HostOffer
         return ScenarioResult(growth, "infeasible", kind, None, None, math.inf, None, (),
                               max_hosts, time.perf_counter() - t0, reason=reason,
                               instance=instance)
-    # E2 hook: options.verify_only / options.max_moves / options.current branch off here.
-    _refuse_unimplemented(options)
+    # E2 hook: --current/--max-moves/--verify-only plan on the running cluster; --n-plus-one
+    from vbp.plan_current import current_scenario, needs_current, with_n_plus_one
+
+    if needs_current(options):
+        return current_scenario(instance, growth, offers, options, t0, summarise)
     res = solve(instance, options.method, time_limit=options.time_limit, workers=options.threads,
                 seed=options.seed, objective=kind, settings=auto_settings(instance, fit, options))
-    return summarise(instance, growth, res.placement, res.status, res.lower_bound, priced,
-                     labels, max_hosts, time.perf_counter() - t0, dict(res.proofs), res.reason,
-                     kind)
+    out = summarise(instance, growth, res.placement, res.status, res.lower_bound, priced,
+                    labels, max_hosts, time.perf_counter() - t0, dict(res.proofs), res.reason,
+                    kind)
+    return with_n_plus_one(out, options) if options.n_plus_one and out.placement else out
 
 
 def auto_settings(instance: Instance, fit: Any, options: PlanOptions) -> Any:
@@ -256,17 +260,6 @@ def auto_settings(instance: Instance, fit: Any, options: PlanOptions) -> Any:
     scale = instance.n_hosts / min(whole) if whole else 1.0
     return dataclasses.replace(
         DEFAULT_SETTINGS, spread_min_work=int(DEFAULT_SETTINGS.spread_min_work * max(1.0, scale)))
-
-
-def _refuse_unimplemented(options: PlanOptions) -> None:
-    """Refuse the extension options until their implementation is wired in here."""
-    from packing.errors import input_error
-
-    for flag, given in (("--current", options.current is not None),
-                        ("--max-moves", options.max_moves is not None),
-                        ("--n-plus-one", options.n_plus_one), ("--verify-only", options.verify_only)):
-        if given:
-            raise input_error("<options>", flag, "not available in this installation")
 
 
 def summarise(instance: Instance, growth: float, placement: Placement | None, status: str,

@@ -51,11 +51,18 @@ from vbp.cli.solve import METHOD_NAMES
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Plot hosts (or cost) against growth with the proven bound (PNG, SVG, PDF).")
 @click.option("--current", default=None, metavar="PLACEMENT",
-              help="The cluster as it runs now (a placement file).")
+              help="The running cluster: a placement file naming hosts <type>#<i> of HOSTS, or "
+                   "an instance file with 'initial'. Its hosts are kept (already paid); the plan "
+                   "says which hosts to add. Running containers stay unless --max-moves.")
 @click.option("--max-moves", type=click.IntRange(min=0), default=None,
-              help="Move at most this many containers from --current.")
-@click.option("--n-plus-one", is_flag=True, help="Check that each plan survives losing any one host.")
-@click.option("--verify-only", is_flag=True, help="Only check --current against the demand.")
+              help="With --current: let at most this many running containers move "
+                   "(default: none move).")
+@click.option("--n-plus-one", is_flag=True,
+              help="Plan so that losing any one host leaves room for its containers on the "
+                   "others (every rule kept); adds spare hosts as needed.")
+@click.option("--verify-only", is_flag=True,
+              help="With --current: plan nothing, check that the running cluster holds the "
+                   "demand (and, with --n-plus-one, survives losing any host).")
 def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
          reserve: str | None, growth: str, time_limit: float, method: str, threads: int,
          seed: int, executor_kind: str, workers: int | None, ray_address: str | None,
