@@ -202,7 +202,7 @@ def _exact_absorb(inst: Instance, base: ClusterState, host_of: np.ndarray, lost:
     need = np.bincount(apps[lost], minlength=n_a)
     lost_apps = np.flatnonzero(need)
     hs = np.flatnonzero(others)
-    ok_type = inst.gpu_model_ok
+    ok_type = inst.type_allowed
     m = cp_model.CpModel()
     x: dict[tuple[int, int], Any] = {}
     for a in lost_apps.tolist():

@@ -19,12 +19,17 @@ def blocks(path: Path, lang: str) -> list[str]:
     return re.findall(rf"```{lang}\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
 
 
-def test_readme_python_example_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (code,) = blocks(REPO / "README.md", "python")
-    script = tmp_path / "example.py"
-    script.write_text(code, encoding="utf-8")
-    runpy.run_path(str(script), run_name="__main__")
+def test_readme_python_examples_run(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    plan_code, main_code = blocks(REPO / "README.md", "python")
+    monkeypatch.chdir(REPO)  # the snippets name files of the repository (examples/data/...)
+    for name, code in (("plan.py", plan_code), ("main.py", main_code)):
+        script = tmp_path / name
+        script.write_text(code, encoding="utf-8")
+        runpy.run_path(str(script), run_name="__main__")
     out = capsys.readouterr().out
+    assert "x1: 12 hosts, cost 7.888 (optimal, bound 7.888)" in out
+    assert "x2: 23 hosts" in out
     assert "cheap lower bound: 22 hosts" in out
     assert "optimum: 22.0 hosts (optimal" in out
 

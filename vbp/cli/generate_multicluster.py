@@ -42,17 +42,17 @@ def multicluster_command(data: str | None, machines: str | None, pods: str | Non
     from vbp.cli.outputs import check_outputs
 
     check_outputs([(out, "--out", None)], force=force)
-    if clusters * nodes > 100_000:  # hosts the scenario holds
-        from packing.errors import input_error
-
-        raise input_error("--clusters/--nodes", f"{clusters} x {nodes}",
-                          f"{clusters * nodes:,} GPU nodes; at most 100,000 (clusters x nodes)")
     n_hosts = clusters * nodes
     if n_hosts > MAX_HOSTS or n_hosts * len(RESOURCES) > MAX_CELLS:
         raise InputError([Problem("<options>", "--clusters/--nodes", f"{clusters:,} clusters x "
                                   f"{nodes:,} nodes is {n_hosts:,} hosts; vbp reads at most "
                                   f"{min(MAX_HOSTS, MAX_CELLS // len(RESOURCES)):,} with "
                                   f"{len(RESOURCES)} resources (packing.io.MAX_HOSTS, MAX_CELLS)")])
+    if clusters * nodes > 100_000:  # hosts the scenario holds
+        from packing.errors import input_error
+
+        raise input_error("--clusters/--nodes", f"{clusters} x {nodes}",
+                          f"{clusters * nodes:,} GPU nodes; at most 100,000 (clusters x nodes)")
     m_src, p_src = machines or data, pods or data
     if m_src is None or p_src is None:
         click.echo("error: vbp generate multicluster: give --data, or both --machines and --pods", err=True)

@@ -11,7 +11,8 @@ from typing import Any
 import click
 
 from packing.errors import InputError, Problem
-from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat, check_output
+from vbp.cli.common import MAX_WORKERS, PLOT_SUFFIXES, SEED, FiniteFloat
+from vbp.cli.outputs import check_outputs, force_option
 from vbp.cli.solve import METHOD_NAMES
 
 
@@ -33,13 +34,13 @@ from vbp.cli.solve import METHOD_NAMES
               help="Budget per scenario (the count bounds, then the solver), seconds.")
 @click.option("--method", type=click.Choice(METHOD_NAMES), default="auto", show_default=True,
               help="Solver method.")
-@click.option("--threads", type=click.IntRange(min=1), default=2, show_default=True,
+@click.option("--threads", type=click.IntRange(1, MAX_WORKERS), default=2, show_default=True,
               help="Solver threads per scenario.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Solver seed.")
 @click.option("--executor", "executor_kind", type=click.Choice(["serial", "process", "ray"]),
               default="serial", show_default=True,
               help="Where the growth scenarios run: this process, local processes, or Ray.")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
+@click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=None,
               help="Processes (process) or CPUs of a local Ray (ray) [default: all cores].")
 @click.option("--ray-address", default=None, metavar="ADDRESS",
               help="With --executor ray: the cluster to connect to [default: $RAY_ADDRESS, "
@@ -63,11 +64,12 @@ from vbp.cli.solve import METHOD_NAMES
 @click.option("--verify-only", is_flag=True,
               help="With --current: plan nothing, check that the running cluster holds the "
                    "demand (and, with --n-plus-one, survives losing any host).")
+@force_option
 def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
          reserve: str | None, growth: str, time_limit: float, method: str, threads: int,
          seed: int, executor_kind: str, workers: int | None, ray_address: str | None,
          as_json: bool, out: str | None, plot: str | None, current: str | None,
-         max_moves: int | None, n_plus_one: bool, verify_only: bool) -> None:
+         max_moves: int | None, n_plus_one: bool, verify_only: bool, force: bool) -> None:
     """Plan the hosts DEMAND needs: the fewest hosts (or the cheapest mix, with prices), proven.
 
     DEMAND is a deployments CSV (name,replicas,cpu,memory[,gpu][,max_per_host], Kubernetes
@@ -81,11 +83,13 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
     from vbp.plan import plan as run_plan
     from vbp.plan import scenario_path
 
-    check_output(out, "--out")
-    check_output(plot, "--plot", PLOT_SUFFIXES)
     if ray_address and executor_kind != "ray":
         raise InputError([Problem("--ray-address", ray_address, "only with --executor ray")])
     growths = parse_growth(growth)
+    outs = ([(str(scenario_path(out, g, len(growths) > 1)), "--out", None) for g in growths]
+            if out is not None else [])
+    check_outputs([*outs, (plot, "--plot", PLOT_SUFFIXES)], force=force,
+                  inputs=[*demand, *(h for h in hosts if Path(h).exists()), current])
     result = run_plan(list(demand), list(hosts), headroom=headroom, reserve=reserve,
                       growth=growths, time_limit=time_limit, method=method, threads=threads,
                       seed=seed, executor=executor_kind, workers=workers, address=ray_address,
