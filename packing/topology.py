@@ -164,7 +164,9 @@ def violations(inst: Instance, host_counts: np.ndarray, used: np.ndarray) -> Ite
         used: whether each host runs any container, shape ``(n_hosts,)``.
 
     Yields:
-        The broken rules, app by app, caps before spreads.
+        The broken rules, app by app, caps before spreads. A spread app on a host without the
+        key is not reported here: ``Instance.type_allowed`` excludes such hosts (the checker
+        reports ``node_selection``).
     """
     for i, app in enumerate(inst.apps):
         for key, k in app.domain_caps:
@@ -177,13 +179,6 @@ def violations(inst: Instance, host_counts: np.ndarray, used: np.ndarray) -> Ite
         for key, skew in app.spreads:
             d = domains(inst, key)
             c = domain_counts(d, host_counts[i])
-            outside = np.flatnonzero((host_counts[i] > 0)
-                                     & ~has_key(inst, key)[inst.host_type_of])
-            if len(outside):
-                h = int(outside[0])
-                yield Broken("spread", i, key, (
-                    f"app {app.name!r} runs on host {inst.host_names[h]}, which has no label "
-                    f"{key!r} (its spread needs one)"), h)
             el = eligible_domains(inst, i, key, used)
             if not len(el):
                 continue

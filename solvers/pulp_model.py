@@ -53,9 +53,11 @@ from packing.model import Instance, Placement
 from solvers.base import (
     Clock,
     Stop,
+    bound_infeasible,
     ceil_bound,
     cheap_lower_bound,
     infeasibility_reason,
+    infeasible_result,
     notify,
     objective_value,
     resolve_objective,
@@ -265,6 +267,8 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
     if hint is not None:
         offer(hint, "hint")
     lb, lb_name = cheap_lower_bound(inst, kind)
+    if bound_infeasible(inst, kind, lb):
+        return infeasible_result(inst, kind, METHOD, clock, lb_name, history)
     if kind != "deployed":
         lb = _round_bound(inst, kind, lb)
     proofs = {"bound": lb_name}
@@ -358,6 +362,8 @@ def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2
 
 def _round_bound(inst: Instance, kind: Objective, value: float) -> float:
     """A proven bound rounded up: to whole hosts, or to the cost unit of priced host types."""
+    if math.isinf(value):  # the cheap bound proves infeasibility
+        return value
     if kind == "hosts":
         return ceil_bound(value)
     g = cost_unit(inst.type_cost)

@@ -13,7 +13,9 @@ def brute_force(inst: Instance) -> tuple[float, float, Placement | None]:
     """``(min hosts, min cost, a min-hosts placement)`` over all placements of every container.
 
     Tries every host (empty hosts of one type only once: they are identical) and every choice
-    of GPU cards; ``(inf, inf, None)`` when nothing places every container.
+    of GPU cards; ``(inf, inf, None)`` when nothing places every container. Topology rules: the
+    simulator's mask prunes (domain caps, spread relative to the counts so far) and every complete
+    placement must keep them as a final state (:meth:`ClusterState.topology_broken`).
     """
     st = ClusterState(inst)
     order = [int(a) for a in inst.container_app]
@@ -23,6 +25,8 @@ def brute_force(inst: Instance) -> tuple[float, float, Placement | None]:
 
     def rec(j: int) -> None:
         if j == len(order):
+            if st.topology_broken():
+                return
             used = st.used_hosts()
             n, cost = int(used.sum()), float(inst.host_cost[used].sum())
             if n < best[0]:
