@@ -22,9 +22,14 @@ hosts collectively, so a per-host label cannot be written on a type).
 The checker applies the rules to a final placement (:func:`violations`); the simulator's filter
 (:func:`mask`) to one more container: a domain cap forbids the placement that would exceed it,
 and a spread forbids placing where the domain's count after placement would exceed the smallest
-count of the eligible domains *now* by more than ``max_skew`` (the scheduler's per-pod check).
-The online filter cannot see the future, so a sequence of allowed placements may still end in a
-placement the checker rejects (e.g. when not every domain receives containers).
+count of the eligible domains *now* by more than ``max_skew`` (the scheduler's per-pod check). In
+a simulation every host of the instance exists, so for :data:`HOSTNAME` the filter takes the
+minimum over every host of an eligible type, used or not (stricter than the plan's rule over used
+hosts, which it implies). While containers are only added the per-pod check keeps
+``max - min <= max_skew`` over the eligible domains (the minimum never decreases), so the final
+placement passes the checker; a departure can lower the minimum afterwards, as in a cluster
+(the scheduler does not move pods), so with departures the final state may break a spread
+(:func:`packing.simulator.simulate` then does not count ``spread`` as a simulator fault).
 """
 
 from __future__ import annotations
@@ -212,16 +217,12 @@ def mask(inst: Instance, app: int, host_counts: np.ndarray, used: np.ndarray) ->
         c = domain_counts(d, host_counts)
         inside = d.of_host >= 0
         ok &= inside
-        el = eligible_domains(inst, app, key, used)
-        low = int(c[el].min()) if len(el) else None
+        # every host of the instance exists in a simulation: for the host name key the minimum
+        # is over every host of an eligible type (see the module docstring)
+        el = eligible_domains(inst, app, key, np.ones(inst.n_hosts, dtype=bool))
+        low = int(c[el].min()) if len(el) else 0
         after = c[d.of_host[inside]] + 1
-        if d.per_host:
-            # the candidate host is a node too: the minimum includes its count now
-            now = c[d.of_host[inside]]
-            base = now if low is None else np.minimum(now, low)
-        else:
-            base = np.zeros_like(after) if low is None else np.full_like(after, low)
-        ok[inside] &= after - base <= skew
+        ok[inside] &= after - low <= skew
     return ok
 
 

@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
+import numpy as np
+
 from packing.feasibility import ClusterState
 from packing.model import Instance, Placement
+from packing.topology import violations
 
 
 def brute_force(inst: Instance) -> tuple[float, float, Placement | None]:
     """``(min hosts, min cost, a min-hosts placement)`` over all placements of every container.
 
     Tries every host (empty hosts of one type only once: they are identical) and every choice
-    of GPU cards; ``(inf, inf, None)`` when nothing places every container. Topology rules: the
-    simulator's mask prunes (domain caps, spread relative to the counts so far) and every complete
-    placement must keep them as a final state (:meth:`ClusterState.topology_broken`).
+    of GPU cards; ``(inf, inf, None)`` when nothing places every container. Topology rules: domain
+    caps prune through the mask; spreads are left out of the mask (it is the simulator's online
+    rule) and every complete placement is checked against them as a final state, with
+    :func:`packing.topology.violations` and the hosts their keys allow.
     """
-    st = ClusterState(inst)
+    spread_apps = [i for i, a in enumerate(inst.apps) if a.spreads]
+    free = inst
+    if spread_apps:
+        free = inst.replace(apps=tuple(dataclasses.replace(a, spreads=()) for a in inst.apps))
+        ok_type = inst.type_allowed
+    st = ClusterState(free)
     order = [int(a) for a in inst.container_app]
     host_of = [-1] * len(order)
     cards: list[tuple[int, ...]] = [()] * len(order)
@@ -25,13 +35,21 @@ def brute_force(inst: Instance) -> tuple[float, float, Placement | None]:
 
     def rec(j: int) -> None:
         if j == len(order):
-            if st.topology_broken():
-                return
+            if spread_apps:
+                hs = np.array(host_of)
+                counts = np.zeros((inst.n_apps, inst.n_hosts), dtype=np.int64)
+                for i in spread_apps:
+                    mine = hs[inst.offsets[i] : inst.offsets[i + 1]]
+                    if ok_type is not None and not ok_type[i, inst.host_type_of[mine]].all():
+                        return
+                    counts[i] = np.bincount(mine, minlength=inst.n_hosts)
+                if any(True for _ in violations(inst, counts, st.n_on > 0)):
+                    return
             used = st.used_hosts()
             n, cost = int(used.sum()), float(inst.host_cost[used].sum())
             if n < best[0]:
                 best[0] = n
-                best[2] = Placement.from_arrays(inst, __import__("numpy").array(host_of), cards)
+                best[2] = Placement.from_arrays(inst, np.array(host_of), cards)
             best[1] = min(best[1], cost)
             return
         a = order[j]
