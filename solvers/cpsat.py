@@ -478,10 +478,10 @@ def topology_constraints(inst: Instance, cm: CpsatModel, ub: np.ndarray) -> None
                 for j in range(m):
                     if not ok_type[inst.host_type_of[cm.hosts[j]]]:
                         continue
-                    v = xs.get(j)
-                    if v is not None:
-                        model.add(v <= hi)
-                        model.add(v >= lo).only_enforce_if(used_var(j))
+                    xv = xs.get(j)
+                    if xv is not None:
+                        model.add(xv <= hi)
+                        model.add(xv >= lo).only_enforce_if(used_var(j))
                     else:
                         model.add(lo == 0).only_enforce_if(used_var(j))
                 continue

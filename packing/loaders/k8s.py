@@ -374,13 +374,13 @@ def _build(workloads: list[Workload], kinds: Counter[str], skipped: Counter[str]
                     else:
                         unsupported(w, f"{fld}.topologyKey", f"pod anti-affinity on {key!r} "
                                     f"against another workload's pods ({names[j]})")
-        for key, skew, sel, fld in w.spreads:
-            if sel is None:
+        for key, skew, spread_sel, fld in w.spreads:
+            if spread_sel is None:
                 ignored.append(f"{w.source}: {w.kind}/{w.name}: {fld}: a null labelSelector "
                                "selects no pods (no constraint)")
                 continue
             matched = [j for j, v in enumerate(apps_w) if v.namespace == w.namespace and all(
-                requirement_holds(r, dict(v.labels)) for r in sel)]
+                requirement_holds(r, dict(v.labels)) for r in spread_sel)]
             if i not in matched:
                 unsupported(w, f"{fld}.labelSelector", "a topology spread constraint that does "
                             "not select the workload's own pods")
