@@ -165,3 +165,22 @@ def test_hosts_without_the_label() -> None:
     spread = Instance("n", ("cpu",), types, (App("w", (1.0,), 1, spreads=((ZONE, 1),)),))
     assert [v.kind for v in check(spread, Placement({"w": (1,)}))] == ["node_selection"]
     assert solve(spread, "cpsat", time_limit=5).placement.hosts["w"] == (0,)
+
+
+def test_lns_keeps_the_rules() -> None:
+    """LNS solves sub-instances without the rules; what it returns still keeps them."""
+    from solvers.greedy import ffd
+    from solvers.lns import _sub_instance, improve
+
+    apps = (App("w", (1.0,), 6, domain_caps=((ZONE, 2),)), App("s", (1.0,), 6,
+                                                                spreads=((ZONE, 1),)),
+            App("x", (2.0,), 4))
+    inst = _zones(4, *apps)
+    g = ffd(inst, "hosts")
+    assert g.complete
+    start = g.placement(inst)
+    assert check(inst, start, require_all=True) == []
+    out = improve(inst, start, kind="hosts", time_limit=3.0, seed=1, workers=1)
+    assert check(inst, out, require_all=True) == []
+    sub, _, _ = _sub_instance(inst, np.arange(4), g.host_of)
+    assert not sub.has_topology
