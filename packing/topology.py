@@ -34,6 +34,7 @@ placement passes the checker; a departure can lower the minimum afterwards, as i
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -68,13 +69,13 @@ class Domains:
         return self.key == HOSTNAME
 
 
-_CACHE: dict[tuple[int, str], tuple[Instance, Domains]] = {}
+_CACHE: dict[tuple[int, str], tuple[weakref.ref[Instance], Domains]] = {}
 
 
 def domains(inst: Instance, key: str) -> Domains:
     """The domains of ``key`` on ``inst`` (cached per instance)."""
     hit = _CACHE.get((id(inst), key))
-    if hit is not None and hit[0] is inst:
+    if hit is not None and hit[0]() is inst:
         return hit[1]
     if key == HOSTNAME:
         d = Domains(key, np.arange(inst.n_hosts, dtype=np.int64), inst.host_names)
@@ -90,7 +91,7 @@ def domains(inst: Instance, key: str) -> Domains:
     d.of_host.setflags(write=False)
     if len(_CACHE) >= 256:
         _CACHE.clear()
-    _CACHE[(id(inst), key)] = (inst, d)
+    _CACHE[(id(inst), key)] = (weakref.ref(inst), d)
     return d
 
 
@@ -106,10 +107,21 @@ def spread_types(inst: Instance, app: int, key: str) -> np.ndarray:
     A type is eligible when it carries the key and its labels satisfy the app's node selector and
     required node affinity (taints ignored).
     """
+    hit = _TYPES.get((id(inst), app, key))
+    if hit is not None and hit[0]() is inst:
+        return hit[1]
     a = inst.apps[app]
-    return np.array([(key == HOSTNAME or key in dict(t.labels))
-                     and node_selection_holds(a.node_selector, a.node_affinity, dict(t.labels))
-                     for t in inst.host_types], dtype=bool)
+    ok = np.array([(key == HOSTNAME or key in dict(t.labels))
+                   and node_selection_holds(a.node_selector, a.node_affinity, dict(t.labels))
+                   for t in inst.host_types], dtype=bool)
+    ok.setflags(write=False)
+    if len(_TYPES) >= 1024:
+        _TYPES.clear()
+    _TYPES[(id(inst), app, key)] = (weakref.ref(inst), ok)
+    return ok
+
+
+_TYPES: dict[tuple[int, int, str], tuple[weakref.ref[Instance], np.ndarray]] = {}
 
 
 def eligible_domains(inst: Instance, app: int, key: str,
