@@ -238,6 +238,35 @@ def mask(inst: Instance, app: int, host_counts: np.ndarray, used: np.ndarray) ->
     return ok
 
 
+def cap_shortfalls(inst: Instance, per_host: np.ndarray) -> list[str]:
+    """Apps whose domain caps leave room for fewer containers than they have (one sentence each).
+
+    An app with cap ``(key, k)`` holds at most ``k`` containers in each domain of ``key`` that has
+    a host able to run it, plus what its hosts without the key can take (``per_host`` of each).
+
+    Args:
+        inst: the instance.
+        per_host: most containers of each app on one host of each type, shape ``(n_apps, n_types)``
+            (:func:`packing.bounds.per_host_max`).
+    """
+    out = []
+    for i, app in enumerate(inst.apps):
+        for key, k in app.domain_caps:
+            if key == HOSTNAME or not app.count:
+                continue
+            d = domains(inst, key)
+            can = per_host[i][inst.host_type_of] > 0
+            n_dom = len(np.unique(d.of_host[can & (d.of_host >= 0)]))
+            outside = int(per_host[i][inst.host_type_of][can & (d.of_host < 0)].sum())
+            most = k * n_dom + outside
+            if most < app.count:
+                out.append(f"app {app.name!r}: {app.count} containers, at most {k} per value of "
+                           f"{key!r} on the {n_dom} values its hosts carry"
+                           + (f" and {outside} on hosts without the label" if outside else "")
+                           + f": room for {most}")
+    return out
+
+
 def type_needs_key(inst: Instance, app: int) -> np.ndarray:
     """Host types an app's spreads admit (they carry every spread key), shape ``(n_types,)``."""
     ok = np.ones(len(inst.host_types), dtype=bool)
@@ -246,5 +275,5 @@ def type_needs_key(inst: Instance, app: int) -> np.ndarray:
     return ok
 
 
-__all__ = ["HOSTNAME", "ZONE", "Broken", "Domains", "domain_counts", "domains",
+__all__ = ["HOSTNAME", "ZONE", "Broken", "Domains", "cap_shortfalls", "domain_counts", "domains",
            "eligible_domains", "has_key", "mask", "spread_types", "type_needs_key", "violations"]

@@ -116,6 +116,7 @@ def test_hand_zone_cap() -> None:
     inst = _zones(2, App("w", (1.0,), 4, domain_caps=((ZONE, 1),)))
     res = solve(inst, "cpsat", time_limit=10)
     assert res.status == "infeasible"
+    assert res.reason is not None and "3 values" in res.reason and "room for 3" in res.reason
 
 
 def test_hand_zone_spread() -> None:
