@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from packing import topology
 from packing.feasibility import ClusterState, fits, over_cap, rule_broken
 from packing.model import UNPLACED, Instance, Placement
 from packing.selection import reasons
@@ -28,6 +29,8 @@ KINDS = (
     "anti_affinity",
     "exclusion",
     "rule",
+    "domain_cap",
+    "spread",
 )
 """Every kind of violation the checker reports."""
 
@@ -97,6 +100,7 @@ def check(instance: Instance, placement: Placement, *, require_all: bool = False
     _capacity(inst, st, out)
     _gpu(inst, st, host_of, out)
     _counts(inst, st, out)
+    _topology(inst, st, out)
     return out
 
 
@@ -169,6 +173,9 @@ def _gpu(inst: Instance, st: ClusterState, host_of: np.ndarray, out: list[Violat
             else:
                 why = reasons(app.node_selector, app.node_affinity, app.tolerations, t.labels,
                               t.taints)
+                why += [f"the type has no label {k!r}, which the app's spread needs"
+                        for k, _ in app.spreads if k != topology.HOSTNAME
+                        and k not in dict(t.labels)]
                 selection.append(Violation(
                     "node_selection",
                     f"app {app.name!r} may not run on host {inst.host_names[h]} (type "
@@ -226,3 +233,9 @@ def _counts(inst: Instance, st: ClusterState, out: list[Violation]) -> None:
                 "rule", f"host {inst.host_names[h]} runs app {an!r} and {nb} containers of "
                 f"app {bn!r}; rule <{an}, {bn}, {kk}> allows {kk}",
                 host=int(h), app=an, other=bn))
+
+
+def _topology(inst: Instance, st: ClusterState, out: list[Violation]) -> None:
+    """Domain caps and spread (:mod:`packing.topology`) on the final state."""
+    for b in st.topology_broken():
+        out.append(Violation(b.kind, b.message, host=b.host, app=inst.apps[b.app].name))

@@ -17,6 +17,7 @@ from packing.bounds import fewest_hosts, lower_bounds, per_host_max, slack
 from packing.feasibility import fits
 from packing.model import App, HostType, Instance
 from packing.selection import reasons
+from packing.topology import cap_shortfalls
 
 MAX_TYPES_NAMED = 3
 """At most this many host types are named when saying why an app fits none."""
@@ -87,7 +88,8 @@ def explain_infeasibility(instance: Instance) -> list[str]:
 
     Checks, in order: containers that fit no host type (naming the resource, the demand and the
     largest capacity, or the GPU cards, shares and models), apps whose cap is 0, apps needing
-    more hosts than can run them (``ceil(count / cap)``, naming the cap or self-rule), cliques of
+    more hosts than can run them (``ceil(count / cap)``, naming the cap or self-rule), apps whose
+    domain caps leave too little room (:func:`packing.topology.cap_shortfalls`), cliques of
     mutually exclusive apps needing more hosts than exist, GPU cards, and total demand per
     resource above the total capacity.
 
@@ -133,6 +135,7 @@ def explain_infeasibility(instance: Instance) -> list[str]:
                 out.append(f"app {app.name!r}: {app.count} containers, at most {most} per host "
                            f"(by its cap {cap}, host capacity and GPU cards) need more than the "
                            f"{hosts_ok} hosts that can run it")
+    out += cap_shortfalls(inst, m)
     lb = lower_bounds(inst)
     if lb.clique > inst.n_hosts and len(lb.clique_apps) > 1 and not nowhere:
         names = ", ".join(repr(a) for a in lb.clique_apps)

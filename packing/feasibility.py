@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from packing import topology
 from packing.model import UNPLACED, Instance
 
 TOL = 1e-9
@@ -67,8 +68,8 @@ class _Layout(NamedTuple):
     card_capacity: np.ndarray
     card_exists: np.ndarray
     simple: bool
-    """No GPU cards and no host-type restriction (``Instance.type_allowed`` is None): the compiled
-    episode paths cover the instance."""
+    """No GPU cards, no host-type restriction (``Instance.type_allowed`` is None) and no topology
+    rules: the compiled episode paths cover the instance."""
 
 
 _LAYOUTS: dict[int, tuple[weakref.ref[Instance], _Layout]] = {}
@@ -84,6 +85,7 @@ def _layout(inst: Instance) -> _Layout:
     tracked[inst.cap < inst.counts] = True
     tracked[ra] = True
     tracked[rb] = True
+    tracked[[a.has_topology for a in inst.apps]] = True
     col = np.full(inst.n_apps, -1, dtype=np.int64)
     col[tracked] = np.arange(int(tracked.sum()))
     tables = _rule_tables(inst, col)
@@ -92,7 +94,7 @@ def _layout(inst: Instance) -> _Layout:
     for a in (col, card_capacity, card_exists, *tables):
         a.setflags(write=False)
     simple = (inst.max_gpus == 0 and not bool(np.any(inst.gpu_cards > 0))
-              and inst.type_allowed is None)
+              and inst.type_allowed is None and not inst.has_topology)
     layout = _Layout(col, int(tracked.sum()), tables, card_capacity, card_exists, simple)
     if len(_LAYOUTS) >= 64:
         _LAYOUTS.clear()
@@ -187,7 +189,9 @@ class ClusterState:
 
         The state after the placement must satisfy every predicate: capacity per resource,
         GPU cards, anti-affinity cap, every ``<A, B, k>`` rule that involves the app, and the
-        host's type must admit the app (``Instance.type_allowed``).
+        host's type must admit the app (``Instance.type_allowed``), and the app's topology
+        rules must hold for one more container (:func:`packing.topology.mask`: domain caps, and
+        spread relative to the current smallest count of the eligible domains).
         """
         inst = self.instance
         ok = fits(self.used + inst.demand[app], self.capacity).all(axis=1)
@@ -215,6 +219,8 @@ class ClusterState:
             ok &= card_ok.sum(axis=1) >= k
         if self._type_ok is not None:
             ok &= self.type_allowed(app)
+        if inst.apps[app].has_topology:
+            ok &= topology.mask(inst, app, self.count[:, c], self.n_on > 0)
         return ok
 
     def can_place(self, app: int, host: int) -> bool:
@@ -249,6 +255,17 @@ class ClusterState:
         if self.n_on[host] == 0:
             self.used[host] = 0.0
             self.card_used[host] = 0.0
+
+    def topology_broken(self) -> list[topology.Broken]:
+        """The topology rules (domain caps, spread) the current state breaks, as a final placement."""
+        inst = self.instance
+        if not inst.has_topology:
+            return []
+        counts = np.zeros((inst.n_apps, inst.n_hosts), dtype=np.int64)
+        for i, app in enumerate(inst.apps):
+            if app.has_topology:
+                counts[i] = self.count[:, self.col[i]]
+        return list(topology.violations(inst, counts, self.n_on > 0))
 
     def used_hosts(self) -> np.ndarray:
         """Boolean mask of hosts running at least one container, shape ``(n_hosts,)``."""

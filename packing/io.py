@@ -431,7 +431,7 @@ _TOP = {"format", "name", "resources", "gpu_resources", "host_types", "apps", "r
 _HT = {"name", "capacity", "count", "cost", "cluster", "gpus", "gpu_capacity", "gpu_model",
        "host_names", "labels", "taints"}
 _APP = {"name", "demand", "count", "max_per_host", "gpu", "node_selector", "node_affinity",
-        "tolerations"}
+        "tolerations", "domain_caps", "spreads"}
 _GPU = {"cards", "per_card", "whole", "models"}
 
 
@@ -768,11 +768,31 @@ def _app(r: _Reader, raw: Any, f: str, resources: Sequence[str], gpu_res: Sequen
     affinity = (_affinity(r, o["node_affinity"], f"{f}.node_affinity")
                 if o.get("node_affinity") is not None else None)
     tolerations = _tolerations(r, o.get("tolerations"), f"{f}.tolerations")
-    if (None in (name, demand, count, selector, tolerations) or (g is not None and not cards)
+    caps = _key_ints(r, o.get("domain_caps"), f"{f}.domain_caps", 0)
+    spreads = _key_ints(r, o.get("spreads"), f"{f}.spreads", 1)
+    if (None in (name, demand, count, selector, tolerations, caps, spreads)
+            or (g is not None and not cards)
             or (o.get("node_affinity") is not None and affinity is None)):
         return None
     return App(name, demand, count, mph, cards, per_card, whole, models,  # type: ignore[arg-type]
-               selector, affinity, tolerations)  # type: ignore[arg-type]
+               selector, affinity, tolerations, caps, spreads)  # type: ignore[arg-type]
+
+
+def _key_ints(r: _Reader, v: Any, f: str, minimum: int) -> tuple[tuple[str, int], ...] | None:
+    """A map ``{label key: integer >= minimum}`` as sorted pairs (domain caps, spreads)."""
+    if v is None:
+        return ()
+    o = r.obj(v, f)
+    if o is None:
+        return None
+    n = len(r.problems)
+    out = []
+    for k, x in o.items():
+        if r.string(k, f"{f} key") is not None:
+            i = r.integer(x, f"{f}.{k}", minimum=minimum)
+            if i is not None:
+                out.append((k, i))
+    return tuple(sorted(out)) if len(r.problems) == n else None
 
 
 def _app_ref(r: _Reader, v: Any, f: str, apps: set[str]) -> str | None:
@@ -858,6 +878,10 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
         if a.tolerations:
             o["tolerations"] = [{"key": x.key, "operator": x.operator, "value": x.value,
                                  "effect": x.effect} for x in a.tolerations]
+        if a.domain_caps:
+            o["domain_caps"] = dict(a.domain_caps)
+        if a.spreads:
+            o["spreads"] = dict(a.spreads)
         apps.append(o)
     doc["apps"] = apps
     if inst.rules:

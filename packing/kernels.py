@@ -8,7 +8,8 @@ definition. The episode kernels cover the common case: no GPU cards and no host-
 (``Instance.type_allowed``: card models, node selection, taints) are covered by
 :func:`feasible_gpu` (card-level fit: each of a container's ``k`` cards must take its per-card share,
 a whole-card container needs empty cards) with the arrays of :func:`gpu_arrays`; :func:`fast_mask`
-and :func:`host_checker` use it for every instance.
+and :func:`host_checker` use it for every instance without topology rules (``App.domain_caps``,
+``App.spreads``); with them they use :meth:`packing.feasibility.ClusterState.mask` itself.
 
 * :func:`feasible` — one (host, app) pair; the building block of every compiled loop (the policies'
   scoring kernels call it too);
@@ -303,6 +304,12 @@ def host_checker(state: ClusterState) -> Callable[[int, int], bool]:
     one host instead of all. It reads ``state`` live, so placements made afterwards count.
     """
     inst = state.instance
+    if inst.has_topology:  # domain caps and spread: the step-by-step path
+
+        def ok_topology(app: int, host: int) -> bool:
+            return state.can_place(app, host)
+
+        return ok_topology
     demand = np.ascontiguousarray(inst.demand)
     capacity = np.ascontiguousarray(state.capacity)
     cap = inst.cap.astype(np.int64)
@@ -330,6 +337,8 @@ def fast_mask(state: ClusterState, app: int) -> np.ndarray:
     Equal to ``state.mask(app)`` (tested; GPU cards and models through :func:`feasible_gpu`).
     """
     inst = state.instance
+    if inst.has_topology:  # domain caps and spread: the step-by-step path
+        return state.mask(app)
     if not supports(state):
         return _mask_gpu(app, np.ascontiguousarray(inst.demand),  # type: ignore[call-arg]
                          np.ascontiguousarray(state.capacity),

@@ -46,6 +46,9 @@ import numpy as np
 from packing.selection import Labels, Taint, Term, Toleration, allowed
 from packing.validation import ModelTypes, register_model, validate
 
+_HOSTNAME = "kubernetes.io/hostname"
+"""The topology key of one domain per host (:data:`packing.topology.HOSTNAME`)."""
+
 UNPLACED = -1
 """Host index of a container that is on no host (unplaced, rejected, not yet arrived or departed)."""
 
@@ -114,6 +117,12 @@ class App:
         node_affinity: required node affinity terms, ORed; each term's requirements ANDed
             (``None``: no node affinity; an empty tuple matches no host type).
         tolerations: the taints the app tolerates.
+        domain_caps: topology domain caps as sorted ``(label key, k)`` pairs: at most ``k``
+            containers of the app per value of the host label (:mod:`packing.topology`; the key
+            :data:`packing.topology.HOSTNAME` makes every host its own domain).
+        spreads: topology spread as sorted ``(label key, max_skew)`` pairs: the app's container
+            counts of any two eligible domains of the key differ by at most ``max_skew``
+            (:mod:`packing.topology`).
     """
 
     name: str
@@ -127,6 +136,13 @@ class App:
     node_selector: Labels = ()
     node_affinity: tuple[Term, ...] | None = None
     tolerations: tuple[Toleration, ...] = ()
+    domain_caps: tuple[tuple[str, int], ...] = ()
+    spreads: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def has_topology(self) -> bool:
+        """Whether the app has domain caps or spread rules (:mod:`packing.topology`)."""
+        return bool(self.domain_caps) or bool(self.spreads)
 
     @property
     def selects_nodes(self) -> bool:
@@ -436,22 +452,30 @@ class Instance:
         The one matrix of host-type eligibility: an app may run on a type when it accepts the
         type's GPU model (``App.gpu_models``; empty: any), the type's labels satisfy its node
         selector and required node affinity, and it tolerates every ``NoSchedule``/``NoExecute``
-        taint of the type (:func:`packing.selection.allowed`). ``None`` when every app may run on
+        taint of the type (:func:`packing.selection.allowed`), and the type carries the key of
+        every spread of the app (:mod:`packing.topology`). ``None`` when every app may run on
         every type (so fast paths need no per-type check).
         """
         taints = any(x.effect in ("NoSchedule", "NoExecute") for t in self.host_types
                      for x in t.taints)
-        if not taints and not any(a.gpu_models or a.selects_nodes for a in self.apps):
+        if not taints and not any(a.gpu_models or a.selects_nodes or a.spreads
+                                  for a in self.apps):
             return None
         ok = np.ones((self.n_apps, len(self.host_types)), dtype=bool)
         for i, a in enumerate(self.apps):
-            if not (taints or a.gpu_models or a.selects_nodes):
+            if not (taints or a.gpu_models or a.selects_nodes or a.spreads):
                 continue
             ok[i] = [(not a.gpu_models or t.gpu_model in a.gpu_models)
                      and allowed(a.node_selector, a.node_affinity, a.tolerations, t.labels,
                                  t.taints)
+                     and all(k == _HOSTNAME or k in dict(t.labels) for k, _ in a.spreads)
                      for t in self.host_types]
         return None if ok.all() else _readonly(ok)
+
+    @functools.cached_property
+    def has_topology(self) -> bool:
+        """Whether any app has domain caps or spread rules (:mod:`packing.topology`)."""
+        return any(a.has_topology for a in self.apps)
 
     # ----------------------------------------------------------------------------------------
     # rules

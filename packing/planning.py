@@ -72,7 +72,8 @@ class HostOffer:
         gpus: whole GPU cards per host.
         price: price of one host (``None``: no price; then the plan minimises hosts).
         count: hosts available (``None``: as many as needed).
-        labels: extra columns of the host list, kept for the output only.
+        labels: extra columns of the host list: the host type's node labels (node selection,
+            topology rules such as a ``topology.kubernetes.io/zone`` column) and in the output.
         source: where the offer was read (a file, or ``"--hosts"``).
     """
 
@@ -465,8 +466,8 @@ def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence
         name: the instance name.
 
     Returns:
-        The instance; a host type's cost is its price (1 without prices), hosts are named
-        ``"<type>#<i>"``.
+        The instance; a host type's cost is its price (1 without prices), its labels the offer's,
+        hosts are named ``"<type>#<i>"``.
     """
     adj = adjustment or Adjustment()
     res = plan_resources(demand, offers)
@@ -476,7 +477,8 @@ def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence
     for o, c in zip(offers, counts, strict=True):
         cap = tuple(base_to_units(r, b) for r, b in zip(PLAN_RESOURCES, adj.planned(o, grid),
                                                          strict=True))[:n]
-        types.append(HostType(o.name, cap, int(c), cost=1.0 if o.price is None else float(o.price)))
+        types.append(HostType(o.name, cap, int(c), cost=1.0 if o.price is None else float(o.price),
+                              labels=tuple(sorted(o.labels))))
     apps = tuple(_replace_app(a, demand=tuple(a.demand[:n])) for a in demand.apps)
     return Instance(name, res, tuple(types), apps, demand.rules, demand.exclusions,
                     meta={"planned_against": adj.describe()})

@@ -932,6 +932,8 @@ def _problems(inst: Instance, source: str, groups: frozenset[str], derived: list
         names, counts_ok = c.apps(derived)
     else:
         names, counts_ok = set(inst.app_index), True
+    if "apps" in groups:
+        _topology_problems(inst, c)
     if "rules" in groups:
         c.rules(names)
     if "exclusions" in groups:
@@ -943,6 +945,46 @@ def _problems(inst: Instance, source: str, groups: frozenset[str], derived: list
     if "requests" in groups:
         c.requests(names, alive_check=counts_ok and not c.out)
     return c.out
+
+
+def _topology_problems(inst: Instance, c: _Checker) -> None:
+    """Bring ``App.domain_caps``/``App.spreads`` to sorted tuples of pairs and check them."""
+    App = _types().app
+    apps = list(inst.apps)
+    changed = False
+    for i, a in enumerate(apps):
+        if type(a) is not App or not (a.domain_caps or a.spreads):
+            continue
+        f = f"apps[{i}] ({a.name})"
+        ch: dict[str, Any] = {}
+        for what, least in (("domain_caps", 0), ("spreads", 1)):
+            v = getattr(a, what)
+            pairs = _as_tuple(v) if not isinstance(v, str) else None
+            if pairs is None:
+                c.bad(f"{f}.{what}", f"expected (label key, integer) pairs, got {_pykind(v)}")
+                continue
+            norm = []
+            for j, p in enumerate(pairs):
+                pt = _as_tuple(p) if not isinstance(p, str) else None
+                if pt is None or len(pt) != 2:
+                    c.bad(f"{f}.{what}[{j}]", f"expected a (label key, integer) pair, got "
+                          f"{_pykind(p)}")
+                    continue
+                key, k = pt[0], _plain_int(pt[1])
+                if c.name_ok(key, f"{f}.{what}[{j}].key") and c.int_ok(
+                        k, f"{f}.{what}[{j}] ({key})", minimum=least):
+                    norm.append((key, k))
+            keys = [k for k, _ in norm]
+            for key in sorted({k for k in keys if keys.count(k) > 1}):
+                c.bad(f"{f}.{what}", f"names label key {key!r} twice")
+            t = tuple(sorted(norm))
+            if t != v:
+                ch[what] = t
+        if ch:
+            apps[i] = dataclasses.replace(a, **ch)
+            changed = True
+    if changed:
+        object.__setattr__(inst, "apps", tuple(apps))
 
 
 def check_instance(inst: Instance, source: str) -> Instance:

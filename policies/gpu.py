@@ -186,7 +186,7 @@ class GpuPolicy(BasePolicy):
         """Whether the compiled kernel covers ``state``: GPU cards present, a fixed tie-break order."""
         inst = state.instance
         return (self.kernel is not None and self.tie != "random" and bool(inst.gpu_resources)
-                and inst.max_gpus > 0)
+                and inst.max_gpus > 0 and not inst.has_topology)
 
     def compiled_episode(self, state: ClusterState, seq: np.ndarray
                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

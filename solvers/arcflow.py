@@ -162,6 +162,8 @@ def not_applicable(instance: Instance, objective: str | None = None) -> str | No
         return "apps restricted to host types (GPU models, node selection, taints) are not modelled"
     if inst.all_rules:
         return "rules and exclusions are not modelled"
+    if inst.has_topology:
+        return "topology rules (domain caps, spread) are not modelled"
     data = _integer_data(inst)
     if data is None:
         return "the data cannot be scaled exactly to integers"

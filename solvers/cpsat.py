@@ -69,6 +69,7 @@ from ortools.sat.python import cp_model
 
 from packing.checker import check
 from packing.model import UNPLACED, Instance, Placement
+from packing.topology import domains, eligible_domains, spread_types
 from solvers.base import (
     EPS,
     Clock,
@@ -432,6 +433,8 @@ def build_model(
                 model.add(cm.x[b, j] <= k).only_enforce_if(zvar(a, j))
 
     _gpu_constraints(inst, cm, ub, gpu_exact, sc)
+    if inst.has_topology:
+        topology_constraints(inst, cm, ub)
 
     # symmetry breaking among identical hosts of a type
     load_r = _sym_resource(inst, dem, cap) if rank is None else None
@@ -465,6 +468,76 @@ def build_model(
     if hint is not None:
         _add_hint(inst, cm, hint, dem, load_r)
     return cm
+
+
+def topology_constraints(inst: Instance, cm: CpsatModel, ub: np.ndarray) -> None:
+    """Domain caps and spread (:mod:`packing.topology`), exactly, on the model's ``x``.
+
+    * cap ``(key, k)``: ``sum_{j in d} x[a, j] <= k`` per domain ``d``;
+    * spread ``(key, s)``: counts ``lo <= S_d <= hi`` for every eligible domain ``d`` (of the whole
+      instance: a domain without a model host counts 0) and ``hi - lo <= s``; for the host name
+      key ``S_j = x[a, j]`` and ``lo <= S_j`` only where host ``j`` is used (a host that runs
+      nothing is no node). ``y[j]`` may be 1 on an empty host; that only tightens the model, and
+      the placement with ``y`` equal to the used hosts satisfies it, so the optimum is exact.
+
+    Args:
+        inst: the instance.
+        cm: the model being built (``x`` and ``y`` exist).
+        ub: most containers per app and model host, shape ``(n_apps, m)``.
+    """
+    model = cm.model
+    m = len(cm.hosts)
+    used: dict[int, cp_model.IntVar] = {}
+
+    def used_var(j: int) -> cp_model.IntVar:
+        if cm.y:
+            return cm.y[j]
+        if j not in used:  # "deployed": a host is used when it runs any container
+            u = model.new_bool_var(f"u{j}")
+            for (b, jj), v in cm.x.items():
+                if jj == j:
+                    model.add(v <= int(ub[b, j]) * u)
+            used[j] = u
+        return used[j]
+
+    for a, app in enumerate(inst.apps):
+        xs = {j: cm.x[a, j] for j in range(m) if (a, j) in cm.x}
+        for key, k in app.domain_caps:
+            d = domains(inst, key)
+            groups: dict[int, list[cp_model.IntVar]] = {}
+            for j, v in xs.items():
+                dom = int(d.of_host[cm.hosts[j]])
+                if dom >= 0:
+                    groups.setdefault(dom, []).append(v)
+            for dom, vs in groups.items():
+                if sum(int(ub[a, j]) for j in xs if d.of_host[cm.hosts[j]] == dom) > k:
+                    model.add(cp_model.LinearExpr.sum(vs) <= k)
+        for key, s in app.spreads:
+            d = domains(inst, key)
+            lo = model.new_int_var(0, int(app.count), f"lo{a}_{key}")
+            hi = model.new_int_var(0, int(app.count), f"hi{a}_{key}")
+            model.add(hi - lo <= s)
+            if d.per_host:
+                ok_type = spread_types(inst, a, key)
+                for j in range(m):
+                    if not ok_type[inst.host_type_of[cm.hosts[j]]]:
+                        continue
+                    xv = xs.get(j)
+                    if xv is not None:
+                        model.add(xv <= hi)
+                        model.add(xv >= lo).only_enforce_if(used_var(j))
+                    else:
+                        model.add(lo == 0).only_enforce_if(used_var(j))
+                continue
+            sums: dict[int, list[cp_model.IntVar]] = {}
+            for j, v in xs.items():
+                dom = int(d.of_host[cm.hosts[j]])
+                if dom >= 0:
+                    sums.setdefault(dom, []).append(v)
+            for dom in eligible_domains(inst, a, key).tolist():
+                total = cp_model.LinearExpr.sum(sums.get(dom, []))
+                model.add(total >= lo)
+                model.add(total <= hi)
 
 
 def _fill_slack(inst: Instance, kind: Objective, dem: np.ndarray, cap: np.ndarray,

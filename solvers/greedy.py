@@ -129,6 +129,11 @@ def first_fit(instance: Instance, kind: Objective, measure: str = "max") -> Gree
             st.place(int(a), h, cs)
             host_of[j] = h
             cards_of[j] = cs
+    if st.topology_broken():
+        # the online filter keeps spread only relative to the counts so far: the final state
+        # breaks it, so first fit has no solution (an empty placement is still a valid one)
+        host_of[:] = UNPLACED
+        cards_of = [()] * inst.n_containers
     placed = int(np.count_nonzero(host_of != UNPLACED))
     return Greedy(host_of, cards_of, objective_value(inst, host_of, kind), kind, placed, measure)
 

@@ -8,6 +8,9 @@ types (:meth:`Instance.replace`), solves it with :func:`solvers.cpsat.solve_cpsa
 the current packing) and keeps the result when it uses fewer hosts (or costs less). The size of
 the neighbourhood grows when steps fail and shrinks when sub-solves run out of time.
 
+Topology rules (``App.domain_caps``, ``App.spreads``) are not local to a host: sub-instances are
+solved without them and a repacking is kept only when the whole packing still keeps them.
+
 Used by :func:`solvers.auto.solve_auto` as its last stage on instances too large for one CP-SAT
 model, with the column-generation solution as the start.
 """
@@ -20,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from packing.checker import check
+from packing.feasibility import ClusterState
 from packing.model import UNPLACED, Instance, Placement
 from solvers.base import EPS, Clock, Stop, objective_value
 from solvers.result import Objective
@@ -77,8 +81,12 @@ def sub_instance(inst: Instance, hosts: np.ndarray, host_of: np.ndarray, compact
     per_type = np.bincount(inst.host_type_of[hosts], minlength=len(inst.host_types))
     types = tuple(dataclasses.replace(t, count=int(n), host_names=None)
                   for t, n in zip(inst.host_types, per_type.tolist(), strict=True))
-    apps = tuple(dataclasses.replace(a, count=int(n))
-                 for a, n in zip(inst.apps, counts.tolist(), strict=True))
+    if inst.has_topology:  # relaxed here; the merged placement is checked on the instance
+        apps = tuple(dataclasses.replace(a, count=int(n), domain_caps=(), spreads=())
+                     for a, n in zip(inst.apps, counts.tolist(), strict=True))
+    else:
+        apps = tuple(dataclasses.replace(a, count=int(n))
+                     for a, n in zip(inst.apps, counts.tolist(), strict=True))
     if not compact:
         sub = inst.replace(apps=apps, host_types=types, initial=None, requests=())
         return sub, hosts, containers
@@ -168,8 +176,13 @@ def improve(
         if check(sub, res.placement, require_all=True):  # pragma: no cover - a bug in cpsat
             continue
         new_pos = res.placement.host_array(sub)
+        old_host_of = host_of
         host_of = host_of.copy()
         host_of[members] = hosts[new_pos]
+        if inst.has_topology and _topology_broken(inst, host_of):
+            host_of = old_host_of  # domain caps and spread couple hosts: the move breaks them
+            fails += 1
+            continue
         if inst.max_gpus:
             for i, c in enumerate(members.tolist()):
                 a = int(sub.container_app[i])
@@ -179,6 +192,11 @@ def improve(
         if on_improve is not None:
             on_improve(value)
     return Placement.from_arrays(inst, host_of, cards if inst.max_gpus else None)
+
+
+def _topology_broken(inst: Instance, host_of: np.ndarray) -> bool:
+    """Whether a complete packing breaks a domain cap or spread (:mod:`packing.topology`)."""
+    return bool(ClusterState.from_placement(inst, host_of).topology_broken())
 
 
 __all__ = ["NEIGHBOURHOOD", "NEIGHBOURHOOD_MAX", "POOL_FACTOR", "STEP_SECONDS", "improve", "sub_instance"]

@@ -27,6 +27,16 @@ at most ``U``, so it has at most ``floor(U / c_t)`` hosts of a type with ``c_t >
 for the repacked optimal plan above at once (it is optimal), so :func:`count_bounds` returns the
 smaller of the two per type.
 
+Topology rules (:mod:`packing.topology`). A domain cap or spread over a label key that host
+types carry (a zone) counts containers per domain, and all hosts of a type are in one domain:
+repacking ``S_t`` within type ``t`` keeps every app's count per type, hence per domain, so the
+argument above holds with those rules left out of the first fit. A domain cap on
+``kubernetes.io/hostname`` is a per-host cap and is folded into ``max_per_host``. A spread over
+``kubernetes.io/hostname`` depends on which hosts are used, so repacking may break it: a type
+with such an app in ``F_t`` gets the trivial bound ``|F_t|`` (an optimal plan uses no empty host).
+The one-type plan of the second cap need not keep zone caps and spreads, so that cap is skipped
+when an app has one.
+
 First fit with more hosts than it needs gives the same result as with exactly those (it takes the
 lowest feasible host, and hosts of one type are identical), so the bound is found by first fit on a
 guess of hosts, doubled until every container of ``F_t`` is placed.
@@ -34,13 +44,15 @@ guess of hosts, doubled until every container of ``F_t`` is placed.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from packing.feasibility import ClusterState
-from packing.model import Instance
+from packing.model import App, Instance
+from packing.topology import HOSTNAME
 from solvers.greedy import ffd, first_fit
 
 QUICK_WORK = 1_000_000
@@ -52,8 +64,7 @@ def fits_alone(instance: Instance) -> np.ndarray:
     """Whether one container of each app fits on an empty host of each type, shape ``(n_apps, n_types)``."""
     inst = instance
     out = np.zeros((inst.n_apps, len(inst.host_types)), dtype=bool)
-    one = inst.replace(host_types=tuple(t.__class__(t.name, t.capacity, 1, t.cost, t.cluster, t.gpus,
-                                                    t.gpu_capacity, t.gpu_model, None)
+    one = inst.replace(host_types=tuple(dataclasses.replace(t, count=1, host_names=None)
                                         for t in inst.host_types), initial=None, requests=())
     st = ClusterState(one)
     for a in range(inst.n_apps):
@@ -75,7 +86,10 @@ def type_bound(instance: Instance, t: int, fit: np.ndarray | None = None) -> int
     if n == 0:
         return 0
     ht = instance.host_types[t]
-    apps = tuple(a.__class__(a.name, a.demand, int(c), a.max_per_host, a.gpu_cards, a.gpu_per_card,
+    if any(c and any(k == HOSTNAME for k, _ in a.spreads)
+           for a, c in zip(instance.apps, counts.tolist(), strict=True)):
+        return n  # hostname spread: repacking may break it (module docstring)
+    apps = tuple(a.__class__(a.name, a.demand, int(c), _host_cap(a), a.gpu_cards, a.gpu_per_card,
                              a.gpu_whole, a.gpu_models)
                  for a, c in zip(instance.apps, counts.tolist(), strict=True))
     cap = np.asarray(ht.capacity, dtype=np.float64)
@@ -93,6 +107,14 @@ def type_bound(instance: Instance, t: int, fit: np.ndarray | None = None) -> int
                 raise AssertionError("first fit left a container that fits alone unplaced")
             return int(g.objective)
         guess = min(n, 2 * guess)
+
+
+def _host_cap(app: App) -> int | None:
+    """``max_per_host`` with the app's hostname domain caps folded in."""
+    caps = [k for key, k in app.domain_caps if key == HOSTNAME]
+    if app.max_per_host is not None:
+        caps.append(app.max_per_host)
+    return min(caps) if caps else None
 
 
 def count_bounds(instance: Instance, limits: Sequence[int | None] | None = None) -> np.ndarray:
@@ -132,7 +154,8 @@ def cost_cap(instance: Instance, bounds: np.ndarray, fit: np.ndarray | None = No
     bounds = np.array([b if m is None else min(int(b), m) for b, m in zip(bounds.tolist(), lim,
                                                                            strict=True)],
                       dtype=np.int64)
-    if not whole:
+    if not whole or any(a.spreads or any(k != HOSTNAME for k, _ in a.domain_caps)
+                        for a in instance.apps):
         return bounds
     upper = min(float(cost[t]) * int(bounds[t]) for t in whole)
     out = bounds.copy()

@@ -384,6 +384,8 @@ def _verify(inst: Instance, kind: Objective, best_p: Placement | None, best_obj:
 
 def _round_bound(inst: Instance, kind: Objective, value: float) -> float:
     """A proven bound rounded up: to whole hosts, or to the cost unit of priced host types."""
+    if math.isinf(value):  # the cheap bound proves infeasibility
+        return value
     if kind == "hosts":
         return ceil_bound(value)
     g = cost_unit(inst.type_cost)

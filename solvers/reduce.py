@@ -163,6 +163,7 @@ def reduce_instance(instance: Instance) -> Reduction:
             if name in inst.app_index:
                 in_rule[inst.app_index[name]] = True
     free = (~in_rule) & (inst.cap >= inst.counts) & (inst.gpu_cards == 0)
+    free &= ~np.array([a.has_topology for a in inst.apps], dtype=bool)  # keep their rules
     if inst.type_allowed is not None:  # a merged class may run on every host type
         free &= inst.type_allowed.all(axis=1)
     groups: dict[tuple[float, ...], list[int]] = {}

@@ -36,7 +36,8 @@ process executor then gives the same result as the serial one with the same ``wo
 (neighbourhoods are built in the parent, each task carries its own CP-SAT seed, results are
 merged in order).
 
-Instances with GPU cards are returned unchanged (the host array does not carry cards).
+Instances with GPU cards or topology rules (domain caps and spread couple the hosts) are
+returned unchanged (the host array does not carry cards).
 
 Measured on Tianchi 2018 set B (``benchmarks/bench_rule_lns.py``, from ``auto``'s 60 s packing,
 2 shared cores): on the uniform 64c128g fleet (memory-bound) 5,107 -> 5,101 hosts within 60 s
@@ -323,7 +324,8 @@ def improve(
     if workers < 1:
         raise input_error("workers", str(workers), "must be at least 1")
     inst = instance
-    if kind == "deployed" or inst.n_hosts == 0 or inst.max_gpus or (host_of == UNPLACED).any():
+    if (kind == "deployed" or inst.n_hosts == 0 or inst.max_gpus or inst.has_topology
+            or (host_of == UNPLACED).any()):
         return host_of
     clock = Clock(time_limit, stop)
     rng = np.random.default_rng(seed)

@@ -75,7 +75,7 @@ def applicable(instance: Instance) -> bool:
         return False
     if inst.max_gpus or bool(np.any(inst.gpu_cards > 0)):
         return False
-    return inst.type_allowed is None
+    return inst.type_allowed is None and not inst.has_topology
 
 
 def surrogate(instance: Instance, blocks: int = 1) -> tuple[np.ndarray, np.ndarray] | None:

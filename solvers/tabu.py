@@ -99,6 +99,8 @@ def applicable(instance: Instance) -> bool:
         return False
     if bool(np.any(inst.gpu_cards > 0)) or inst.type_allowed is not None:
         return False  # hosts must be interchangeable: no restriction of apps to host types
+    if inst.has_topology:
+        return False  # domain caps and spread couple hosts: not modelled
     if bool(np.any(inst.demand < 0)) or any(r.k < 0 for r in inst.all_rules):
         return False  # the pruning needs demands >= 0, the sparse rule check k >= 0
     first = inst.host_types[0]

@@ -136,7 +136,11 @@ def demand_from_instance(inst: Instance, source: str) -> Demand:
         for j, v in zip(idx, a.demand, strict=True):
             d[j] = float(v)
         d[2] += a.gpu_cards
-        apps.append(App(a.name, tuple(d), a.count, max_per_host=a.max_per_host))
+        # node selection and topology rules stay with the app; GPU cards become resource gpu
+        apps.append(App(a.name, tuple(d), a.count, max_per_host=a.max_per_host,
+                        node_selector=a.node_selector, node_affinity=a.node_affinity,
+                        tolerations=a.tolerations, domain_caps=a.domain_caps,
+                        spreads=a.spreads))
     return Demand(tuple(apps), inst.rules, inst.exclusions, {a.name: source for a in apps})
 
 

@@ -8,7 +8,9 @@ CSV, with a header::
 
 ``name``, ``cpu`` and ``memory`` are required; ``gpu`` (whole cards), ``price`` (of one host) and
 ``count`` (hosts available; empty: as many as needed) are optional; every other column is a
-label, kept with the host type in the output. Quantities are Kubernetes quantities: CPU ``16`` or
+node label of the host type (matched by node selectors and topology rules: a
+``topology.kubernetes.io/zone`` column puts the type in a zone) and shown in the output. An empty
+cell means the type lacks that label. Quantities are Kubernetes quantities: CPU ``16`` or
 ``15500m``, memory with a unit (``64Gi``, ``64G``).
 
 YAML: a list of mappings (or ``{"host_types": [...]}``) with the keys ``name``, ``cpu``,
@@ -106,7 +108,7 @@ def load_host_csv(path: str | Path) -> tuple[HostOffer, ...]:
     out: list[HostOffer] = []
     seen: dict[str, int] = {}
     for line, row in reader.rows():
-        labels = tuple((k, v.strip()) for k, v in row.items() if k not in COLUMNS)
+        labels = tuple((k, v.strip()) for k, v in row.items() if k not in COLUMNS and v.strip())
         name = reader.name(line, "name", row["name"])
         if name is not None and name in seen:
             reader.bad(line, "name", f"duplicate name {name!r} (also on line {seen[name]})")

@@ -329,33 +329,73 @@ def read_manifests(path: str | Path | Sequence[str | Path], scale: float = 1.0,
                                 "amd.com/gpu; vbp models one kind of GPU card"))
     if problems:
         raise InputError(problems)
-    return _build(workloads, kinds, skipped, ignored, [str(f) for f in files])
+    m = _build(workloads, kinds, skipped, ignored, [str(f) for f in files], problems,
+               ignore_topology)
+    if problems:
+        raise InputError(problems)
+    return m
 
 
 def _build(workloads: list[Workload], kinds: Counter[str], skipped: Counter[str],
-           ignored: list[str], files: list[str]) -> Manifests:
+           ignored: list[str], files: list[str], problems: list[Problem] | None = None,
+           ignore_topology: bool = False) -> Manifests:
     apps_w = [w for w in workloads if w.kind != "DaemonSet"]
     daemons = [w for w in workloads if w.kind == "DaemonSet"]
     gpu = any(w.request[2] for w in workloads)
     resources = ("cpu", "memory", "gpu") if gpu else ("cpu", "memory")
     n_r = len(resources)
     names = _names(apps_w)
+    problems = [] if problems is None else problems
+
+    def unsupported(w: Workload, fld: str, what: str) -> None:
+        ident = f"{w.kind}/{w.name}"
+        if ignore_topology:
+            ignored.append(f"{w.source}: {ident}: {fld}: {what} (ignored)")
+        else:
+            problems.append(Problem(w.source, f"{ident}: {fld}", f"{what} is not supported "
+                                    "(pass --ignore-topology to plan without it)"))
+
     cap1: set[int] = set()
     excl: set[tuple[str, str]] = set()
+    caps: list[dict[str, int]] = [{} for _ in apps_w]
+    spreads: list[dict[str, int]] = [{} for _ in apps_w]
     for i, w in enumerate(apps_w):
-        for sel, nss in w.anti:
+        for sel, nss, key, fld in w.anti:
             for j, v in enumerate(apps_w):
                 if (nss is None or v.namespace in nss) and all(
                         requirement_holds(r, dict(v.labels)) for r in sel):
-                    if i == j:
+                    if i == j and key == HOSTNAME:
                         cap1.add(i)
-                    else:
+                    elif i == j:
+                        caps[i][key] = 1
+                    elif key == HOSTNAME:
                         a, b = sorted((names[i], names[j]))
                         excl.add((a, b))
+                    else:
+                        unsupported(w, f"{fld}.topologyKey", f"pod anti-affinity on {key!r} "
+                                    f"against another workload's pods ({names[j]})")
+        for key, skew, spread_sel, fld in w.spreads:
+            if spread_sel is None:
+                ignored.append(f"{w.source}: {w.kind}/{w.name}: {fld}: a null labelSelector "
+                               "selects no pods (no constraint)")
+                continue
+            matched = [j for j, v in enumerate(apps_w) if v.namespace == w.namespace and all(
+                requirement_holds(r, dict(v.labels)) for r in spread_sel)]
+            if i not in matched:
+                unsupported(w, f"{fld}.labelSelector", "a topology spread constraint that does "
+                            "not select the workload's own pods")
+            elif len(matched) > 1:
+                others = ", ".join(names[j] for j in matched if j != i)
+                unsupported(w, f"{fld}.labelSelector", "a topology spread constraint that also "
+                            f"selects other workloads' pods ({others})")
+            else:
+                spreads[i][key] = min(spreads[i].get(key, skew), skew)
     apps = tuple(
         App(n, w.request[:n_r] if gpu else w.request[:2], w.pods,
             max_per_host=1 if i in cap1 else None, node_selector=w.node_selector,
-            node_affinity=w.node_affinity, tolerations=w.tolerations)
+            node_affinity=w.node_affinity, tolerations=w.tolerations,
+            domain_caps=tuple(sorted(caps[i].items())),
+            spreads=tuple(sorted(spreads[i].items())))
         for i, (n, w) in enumerate(zip(names, apps_w, strict=True)))
     dd = np.array([d.request[:n_r] for d in daemons], dtype=np.float64).reshape(len(daemons), n_r)
     dd.setflags(write=False)

@@ -35,6 +35,12 @@ GPU_KEYS = ("nvidia.com/gpu", "amd.com/gpu")
 """Extended resources read as whole GPU cards."""
 
 
+AntiTerm = tuple[tuple[Requirement, ...], tuple[str, ...] | None, str, str]
+"""A required pod anti-affinity term: ``(selector, namespaces, topology key, field)``."""
+SpreadTerm = tuple[str, int, tuple[Requirement, ...] | None, str]
+"""A ``DoNotSchedule`` spread constraint: ``(topology key, maxSkew, selector, field)``."""
+
+
 @dataclass(frozen=True)
 class Workload:
     """One workload object read from a manifest.
@@ -50,8 +56,10 @@ class Workload:
         node_selector: ``nodeSelector`` as sorted pairs.
         node_affinity: required node affinity terms (``None``: none).
         tolerations: the pod's tolerations.
-        anti: required anti-affinity terms on the hostname: ``(selector, namespaces)``, where the
-            selector is a tuple of requirements and namespaces ``None`` means every namespace.
+        anti: required anti-affinity terms ``(selector, namespaces, topology key, field)``, where
+            the selector is a tuple of requirements and namespaces ``None`` means every namespace.
+        spreads: ``topologySpreadConstraints`` with ``DoNotSchedule``:
+            ``(topology key, maxSkew, selector, field)`` (selector ``None``: null, matching no pod).
         gpu_key: the GPU resource the pod asks for (``nvidia.com/gpu``, ...), or ``None``.
     """
 
@@ -65,8 +73,9 @@ class Workload:
     node_selector: Labels = ()
     node_affinity: tuple[Term, ...] | None = None
     tolerations: tuple[Toleration, ...] = ()
-    anti: tuple[tuple[tuple[Requirement, ...], tuple[str, ...] | None], ...] = ()
+    anti: tuple[AntiTerm, ...] = ()
     gpu_key: str | None = None
+    spreads: tuple[SpreadTerm, ...] = ()
 
     @property
     def key(self) -> str:
@@ -336,9 +345,8 @@ def _tolerations(o: ObjectReader, v: Any, fld: str) -> tuple[Toleration, ...]:
     return tuple(out)
 
 
-def _pod_affinity(o: ObjectReader, aff: Mapping[str, Any], fld: str
-                  ) -> tuple[tuple[tuple[Requirement, ...], tuple[str, ...] | None], ...]:
-    """Required anti-affinity terms on the hostname; refuses or lists what is not modelled."""
+def _pod_affinity(o: ObjectReader, aff: Mapping[str, Any], fld: str) -> tuple[AntiTerm, ...]:
+    """Required anti-affinity terms; refuses or lists what is not modelled."""
     pa = o.mapping(aff.get("podAffinity"), f"{fld}.podAffinity")
     if pa.get("requiredDuringSchedulingIgnoredDuringExecution"):
         o.unsupported(f"{fld}.podAffinity.requiredDuringSchedulingIgnoredDuringExecution",
@@ -355,9 +363,9 @@ def _pod_affinity(o: ObjectReader, aff: Mapping[str, Any], fld: str
     for i, t in enumerate(o.seq(paa.get("requiredDuringSchedulingIgnoredDuringExecution"), f)):
         tf = f"{f}[{i}]"
         t = o.mapping(t, tf)
-        if t.get("topologyKey") != HOSTNAME:
-            o.unsupported(f"{tf}.topologyKey", f"pod anti-affinity on {t.get('topologyKey')!r} "
-                          f"(only {HOSTNAME} is modelled)")
+        key = t.get("topologyKey")
+        if not isinstance(key, str) or not key:
+            o.bad(f"{tf}.topologyKey", "missing or not a string")
             continue
         if t.get("matchLabelKeys") or t.get("mismatchLabelKeys"):
             o.unsupported(f"{tf}.matchLabelKeys", "matchLabelKeys/mismatchLabelKeys")
@@ -374,19 +382,51 @@ def _pod_affinity(o: ObjectReader, aff: Mapping[str, Any], fld: str
             namespaces = (o.namespace,)
         sel = _label_selector(o, t.get("labelSelector"), f"{tf}.labelSelector")
         if sel is not None:
-            out.append((sel, namespaces))
+            out.append((sel, namespaces, key, tf))
     return tuple(out)
 
 
-def _spread(o: ObjectReader, spec: Mapping[str, Any], fld: str) -> None:
+def _spread(o: ObjectReader, spec: Mapping[str, Any], fld: str) -> tuple[SpreadTerm, ...]:
+    """``DoNotSchedule`` spread constraints; refuses or lists what is not modelled.
+
+    Supported: ``maxSkew`` >= 1, any ``topologyKey``, a ``labelSelector``, and the defaults of
+    ``minDomains`` (1), ``nodeAffinityPolicy`` (``Honor``) and ``nodeTaintsPolicy`` (``Ignore``).
+    """
     f = f"{fld}.topologySpreadConstraints"
+    out = []
     for i, c in enumerate(o.seq(spec.get("topologySpreadConstraints"), f)):
-        c = o.mapping(c, f"{f}[{i}]")
-        if c.get("whenUnsatisfiable", "DoNotSchedule") == "ScheduleAnyway":
-            o.soft(f"{f}[{i}]", "ScheduleAnyway is a preference")
-        else:
-            o.unsupported(f"{f}[{i}]", "topologySpreadConstraints with DoNotSchedule (the skew "
-                          "is relative, not a per-host cap)")
+        cf = f"{f}[{i}]"
+        c = o.mapping(c, cf)
+        when = c.get("whenUnsatisfiable", "DoNotSchedule")
+        if when == "ScheduleAnyway":
+            o.soft(cf, "ScheduleAnyway is a preference")
+            continue
+        if when != "DoNotSchedule":
+            o.bad(f"{cf}.whenUnsatisfiable", f"expected DoNotSchedule or ScheduleAnyway, "
+                  f"got {when!r}")
+            continue
+        key = c.get("topologyKey")
+        if not isinstance(key, str) or not key:
+            o.bad(f"{cf}.topologyKey", "missing or not a string")
+            continue
+        skew = c.get("maxSkew")
+        if isinstance(skew, bool) or not isinstance(skew, int) or skew < 1:
+            o.bad(f"{cf}.maxSkew", f"expected a whole number of at least 1, got {skew!r}")
+            continue
+        refused = [(name, what) for name, default, what in (
+            ("minDomains", 1, "minDomains above 1"),
+            ("nodeAffinityPolicy", "Honor", "nodeAffinityPolicy other than Honor"),
+            ("nodeTaintsPolicy", "Ignore", "nodeTaintsPolicy other than Ignore"))
+            if c.get(name) is not None and c.get(name) != default]
+        if c.get("matchLabelKeys"):
+            refused.append(("matchLabelKeys", "matchLabelKeys"))
+        for name, what in refused:
+            o.unsupported(f"{cf}.{name}", f"a topology spread constraint with {what}")
+        if refused:
+            continue
+        out.append((key, int(skew), _label_selector(o, c.get("labelSelector"),
+                                                    f"{cf}.labelSelector"), cf))
+    return tuple(out)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -421,7 +461,7 @@ def read_workload(o: ObjectReader, scale: Fraction) -> Workload | None:
     aff = o.mapping(pod_spec.get("affinity"), f"{fld}.affinity")
     node_aff = _node_affinity(o, aff.get("nodeAffinity"), f"{fld}.affinity.nodeAffinity")
     anti = _pod_affinity(o, aff, f"{fld}.affinity")
-    _spread(o, pod_spec, fld)
+    spreads = _spread(o, pod_spec, fld)
     if pod_spec.get("runtimeClassName") and not pod_spec.get("overhead"):
         o.soft(f"{fld}.runtimeClassName", "the RuntimeClass's pod overhead is unknown here "
                "(write it as spec.overhead to plan for it)")
@@ -436,5 +476,5 @@ def read_workload(o: ObjectReader, scale: Fraction) -> Workload | None:
         return None
     cpu, mem, gpu = _request_vector(total)
     return Workload(o.kind, o.namespace, o.name, o.src, pods, (cpu, mem, gpu), labels,
-                    node_selector, node_aff, tols, anti, keys[0] if keys else None)
+                    node_selector, node_aff, tols, anti, keys[0] if keys else None, spreads)
 

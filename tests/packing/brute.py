@@ -18,6 +18,7 @@ import numpy as np
 from packing.checker import check
 from packing.feasibility import ClusterState
 from packing.model import Instance, Placement
+from packing.topology import violations
 
 LOOSEN = 4e-9
 """Relative capacity added for pruning (above the checker's tolerance plus float rounding)."""
@@ -38,10 +39,18 @@ def brute_force(inst: Instance) -> tuple[float, float, Placement | None]:
 
     Tries every host (empty hosts of one type only once: they are identical) and every choice
     of GPU cards; ``(inf, inf, None)`` when nothing places every container. A placement counts
-    only when :func:`packing.checker.check` accepts it on ``inst``.
+    only when :func:`packing.checker.check` accepts it on ``inst``. Topology rules: domain caps
+    prune through the mask; spreads are left out of the mask (it is the simulator's online rule)
+    and every complete placement is checked against them as a final state, with
+    :func:`packing.topology.violations` and the hosts their keys allow (and by the checker).
     """
-    loose = _loosened(inst)
-    st = ClusterState(loose)
+    spread_apps = [i for i, a in enumerate(inst.apps) if a.spreads]
+    free = inst
+    ok_type = None
+    if spread_apps:
+        free = inst.replace(apps=tuple(dataclasses.replace(a, spreads=()) for a in inst.apps))
+        ok_type = inst.type_allowed
+    st = ClusterState(_loosened(free))
     order = [int(a) for a in inst.container_app]
     host_of = [-1] * len(order)
     cards: list[tuple[int, ...]] = [()] * len(order)
@@ -49,6 +58,16 @@ def brute_force(inst: Instance) -> tuple[float, float, Placement | None]:
 
     def rec(j: int) -> None:
         if j == len(order):
+            if spread_apps:
+                hs = np.array(host_of)
+                counts = np.zeros((inst.n_apps, inst.n_hosts), dtype=np.int64)
+                for i in spread_apps:
+                    mine = hs[inst.offsets[i] : inst.offsets[i + 1]]
+                    if ok_type is not None and not ok_type[i, inst.host_type_of[mine]].all():
+                        return
+                    counts[i] = np.bincount(mine, minlength=inst.n_hosts)
+                if any(True for _ in violations(inst, counts, st.n_on > 0)):
+                    return
             used = st.used_hosts()
             n, cost = int(used.sum()), float(inst.host_cost[used].sum())
             if n >= best[0] and cost >= best[1]:

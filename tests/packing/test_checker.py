@@ -280,3 +280,20 @@ def test_rule_and_cap_violations_are_every_one_on_every_host(seed: int) -> None:
             if v.kind == "anti_affinity"]
     assert caps == [(h, inst.apps[a].name) for a in range(inst.n_apps)
                     for h in range(inst.n_hosts) if count[h, a] > inst.cap[a]]
+
+
+def _zones(*apps: App) -> Instance:
+    z = "topology.kubernetes.io/zone"
+    return Instance("t", ("cpu", "mem"), (HostType("a", (10.0, 10.0), 2, labels=((z, "a"),)),
+                                          HostType("b", (10.0, 10.0), 2, labels=((z, "b"),))),
+                    tuple(apps))
+
+
+def test_kind_domain_cap() -> None:
+    inst = _zones(App("a", (1.0, 1.0), 2, domain_caps=(("topology.kubernetes.io/zone", 1),)))
+    one_kind(inst, Placement({"a": (0, 1)}), Placement({"a": (0, 2)}), "domain_cap", None, "a")
+
+
+def test_kind_spread() -> None:
+    inst = _zones(App("a", (1.0, 1.0), 3, spreads=(("topology.kubernetes.io/zone", 1),)))
+    one_kind(inst, Placement({"a": (0, 1, 0)}), Placement({"a": (0, 1, 2)}), "spread", None, "a")

@@ -31,11 +31,17 @@ def test_info_counts_kinds_and_says_where_hosts_come_from(capsys):
 
 
 def test_info_lists_ignored_terms_and_daemonsets(capsys):
-    """Sources: rules/spread.yaml with --ignore-topology, rules/daemonset.yaml."""
-    code, out, _ = run(capsys, "info", str(RULES / "spread.yaml"), "--ignore-topology")
+    """Sources: rules/spread-refused.yaml with --ignore-topology, rules/spread.yaml,
+    rules/daemonset.yaml."""
+    code, out, _ = run(capsys, "info", str(RULES / "spread-refused.yaml"), "--ignore-topology")
     assert code == 0
-    assert "ignored     2 soft or unmodelled terms (listed below)" in out
-    assert "topologySpreadConstraints[0]" in out and "ScheduleAnyway" in out
+    assert "ignored     4 soft or unmodelled terms (listed below)" in out
+    assert "topologySpreadConstraints[0].minDomains" in out
+    code, out, _ = run(capsys, "info", str(RULES / "spread.yaml"))
+    assert code == 0
+    assert "ignored     1 soft or unmodelled terms (listed below)" in out
+    assert "topologySpreadConstraints[1]" in out and "ScheduleAnyway" in out
+    assert "topology    0 apps with domain caps; 1 apps with spread rules" in out
     code, out, _ = run(capsys, "info", str(RULES / "daemonset.yaml"), "--hosts", "4c8g:2",
                        "--json")
     d = json.loads(out)
@@ -45,10 +51,10 @@ def test_info_lists_ignored_terms_and_daemonsets(capsys):
 
 
 def test_refused_rule_is_one_line_exit_2(capsys):
-    """Source: rules/zone-anti-affinity.yaml."""
-    code, out, err = run(capsys, "info", str(RULES / "zone-anti-affinity.yaml"))
+    """Source: rules/pod-affinity.yaml."""
+    code, out, err = run(capsys, "info", str(RULES / "pod-affinity.yaml"))
     assert code == 2 and out == ""
-    assert err.count("\n") == 1 and "Deployment/zonal" in err and "not supported" in err
+    assert err.count("\n") == 1 and "Pod/near-cache" in err and "not supported" in err
 
 
 def test_solve_honours_anti_affinity(capsys):

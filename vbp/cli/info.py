@@ -26,6 +26,8 @@ def describe(inst: Instance, path: str) -> dict[str, Any]:
     ok = inst.type_allowed
     d["restricted_apps"] = 0 if ok is None else int((~ok).any(axis=1).sum())
     d["labelled_host_types"] = sum(1 for t in inst.host_types if t.labels or t.taints)
+    d["domain_capped_apps"] = sum(1 for a in inst.apps if a.domain_caps)
+    d["spread_apps"] = sum(1 for a in inst.apps if a.spreads)
     k8s = inst.meta.get("k8s")
     if isinstance(k8s, dict):
         d["k8s"] = k8s
@@ -83,6 +85,9 @@ def render(d: dict[str, Any]) -> list[str]:
         rows.append(("selection", f"{d['restricted_apps']:,} apps restricted to some host types; "
                                   f"{d['labelled_host_types']:,} host types with labels or "
                                   "taints"))
+    if d.get("domain_capped_apps") or d.get("spread_apps"):
+        rows.append(("topology", f"{d['domain_capped_apps']:,} apps with domain caps; "
+                                 f"{d['spread_apps']:,} apps with spread rules"))
     if d["initially_placed"]:
         rows.append(("initial", f"{d['initially_placed']:,} of {d['containers']:,} containers "
                                 "placed"))

@@ -142,13 +142,10 @@ def test_anti_affinity():
 
 
 @pytest.mark.parametrize("name, field", [
-    ("zone-anti-affinity.yaml", "podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
-                                ".topologyKey"),
-    ("spread.yaml", "topologySpreadConstraints[0]"),
     ("pod-affinity.yaml", "podAffinity.requiredDuringSchedulingIgnoredDuringExecution"),
 ])
 def test_unmodelled_rules_are_refused_or_ignored(name, field):
-    """Sources: rules/zone-anti-affinity.yaml, rules/spread.yaml, rules/pod-affinity.yaml."""
+    """Source: rules/pod-affinity.yaml."""
     with pytest.raises(InputError) as e:
         read_manifests(RULES / name)
     assert len(e.value.problems) == 1
@@ -157,6 +154,55 @@ def test_unmodelled_rules_are_refused_or_ignored(name, field):
     m = read_manifests(RULES / name, ignore_topology=True)
     assert any(field in x and "(ignored)" in x for x in m.ignored)
     assert all(a.max_per_host is None for a in m.apps) and not m.exclusions
+
+
+def test_zone_anti_affinity_is_a_zone_cap():
+    """Source: rules/zone-anti-affinity.yaml."""
+    m = read_manifests(RULES / "zone-anti-affinity.yaml")
+    (a,) = m.apps
+    assert (a.name, a.max_per_host, a.domain_caps, a.spreads) == (
+        "zonal", None, (("topology.kubernetes.io/zone", 1),), ())
+
+
+def test_spread_constraints_are_spread_rules():
+    """Sources: rules/spread.yaml, rules/spread-zones.yaml (expected rules in their comments)."""
+    (a,) = read_manifests(RULES / "spread.yaml").apps
+    assert a.spreads == (("kubernetes.io/hostname", 1),) and a.domain_caps == ()
+    got = {a.name: (a.max_per_host, a.domain_caps, a.spreads, a.node_selector)
+           for a in read_manifests(RULES / "spread-zones.yaml").apps}
+    zone, host = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
+    assert got == {
+        "web": (None, (), ((zone, 1),), (("disk", "ssd"),)),
+        "api": (None, (), ((host, 2), (zone, 2)), ()),
+        "quorum": (1, ((zone, 1),), (), ()),
+    }
+
+
+def test_unmodelled_spread_is_refused_or_ignored():
+    """Source: rules/spread-refused.yaml: minDomains, nodeTaintsPolicy (read per object), a
+    selector over two workloads and zone anti-affinity against another workload (read across)."""
+    with pytest.raises(InputError) as e:
+        read_manifests(RULES / "spread-refused.yaml")
+    lines = str(e.value).splitlines()
+    assert len(lines) == 2 and "minDomains" in lines[0] and "nodeTaintsPolicy" in lines[1]
+    assert all("not supported" in x for x in lines)
+    m = read_manifests(RULES / "spread-refused.yaml", ignore_topology=True)
+    assert len([x for x in m.ignored if "(ignored)" in x]) == 4
+    assert any("Deployment/c" in x and "other workloads' pods (d)" in x for x in m.ignored)
+    assert any("Deployment/d" in x and "another workload's pods (c)" in x for x in m.ignored)
+    assert all(not a.spreads and not a.domain_caps for a in m.apps)
+
+
+def test_cross_workload_zone_rule_refused(tmp_path):
+    """Zone anti-affinity against another workload is refused (one line) without the flag."""
+    text = (RULES / "spread-refused.yaml").read_text()
+    docs = text.split("---")
+    p = tmp_path / "cd.yaml"
+    p.write_text("---".join(docs[2:]))
+    with pytest.raises(InputError) as e:
+        read_manifests(p)
+    lines = str(e.value).splitlines()
+    assert len(lines) == 2 and "Deployment/c" in lines[0] and "Deployment/d" in lines[1]
 
 
 def test_spread_schedule_anyway_is_always_ignored():
