@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from packing.errors import InputError, Problem
+from packing.errors import InfeasibleError, InputError, Problem
 from packing.model import UNPLACED, Instance, Placement, Request
 
 if TYPE_CHECKING:
@@ -237,9 +237,10 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
         ``(solve_result, rows, records_by_policy)``; records are keyed by the policy spec as given.
 
     Raises:
-        InputError: the instance has no placement of every container (the solver proved it; the
-            reason names the app and the rule or resource, as ``vbp solve`` prints it), so there is
-            no optimum to compare with; raised before any policy runs. Or a policy file is bad.
+        InfeasibleError: the instance has no placement of every container (the solver proved
+            it; the reason names the app and the rule or resource, as ``vbp solve`` prints it),
+            so there is no optimum to compare with; raised before any policy runs.
+        InputError: a policy file is bad.
     """
     from tqdm import tqdm
 
@@ -261,10 +262,10 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
         res = deployed_optimum(inst, time_limit)
     else:
         res = solve(inst, "auto", time_limit=time_limit, seed=seed, callback=None if quiet else progress)
-    if res.status == "infeasible":  # no optimum to compare with: bad input, said before any run
-        raise InputError([Problem(inst.name, "instance", "no placement of every container exists, "
-                                  "so there is no optimum to compare with: "
-                                  f"{res.reason or 'proven infeasible by ' + res.method}")])
+    if res.status == "infeasible":  # no optimum to compare with: said before any run
+        raise InfeasibleError(inst.name, "no placement of every container exists, so there is no "
+                              "optimum to compare with: "
+                              f"{res.reason or 'proven by ' + res.method}")
     by_cost = res.objective_kind == "cost"
     resample = snapshots > 0 and inst.initial is not None
     runs = snapshots if resample else orders

@@ -228,11 +228,11 @@ def test_compare_on_an_infeasible_instance_names_the_rule(tmp_path: Path, capsys
     path = write(tmp_path, "inf.json", INFEASIBLE | {"name": "not-the-file-name"})
     code, out, _ = run(["solve", path, "-q", "--time-limit", "5"], capsys)
     reason = next(x for x in out.splitlines() if x.startswith("reason"))[len("reason"):].strip()
-    assert code == 1 and "max_per_host = 1" in reason
+    assert code == 3 and "max_per_host = 1" in reason
     code, out, err = run(["compare", path, "-q", "--time-limit", "5"], capsys)
     (line,) = error_lines(err)
-    assert code == 2 and out == "", out
-    assert line.startswith(f"error: {path}: instance: no placement of every container"), line
+    assert code == 3 and out == "", out
+    assert line.startswith("error: not-the-file-name: infeasible: no placement of every container"), line
     assert reason in line and "no optimum to compare with" in line
 
 

@@ -97,9 +97,9 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
 
     Bad input exits with status 2 before any policy runs: every option is checked before FILE is
     read; a request stream that leaves containers out is refused unless --uncovered says what to
-    do with them; and an instance with no placement of every container (the solver proves it) is
-    refused with the reason `vbp solve` prints (the app and the rule or resource), since there is
-    no optimum to compare with.
+    do with them. An instance with no placement of every container (the solver proves it) exits
+    with status 3 and the reason `vbp solve` prints (the app and the rule or resource), since
+    there is no optimum to compare with.
     """
     from packing.evaluation import make_executor
     from packing.simulator import static_view

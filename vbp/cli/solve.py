@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from packing.errors import InputError, Problem
+from packing.errors import EXIT_INFEASIBLE, EXIT_INTERRUPTED, EXIT_NO_PLACEMENT, InputError, Problem
 from packing.model import Instance
 from vbp.cli.common import SEED, FiniteFloat, data_options, load_any
 from vbp.cli.outputs import check_outputs, force_option
@@ -34,7 +34,7 @@ def _load(path: str) -> Instance:
     return load_any(path)
 
 
-INTERRUPTED = 130
+INTERRUPTED = EXIT_INTERRUPTED
 """Exit status after Ctrl-C (128 + SIGINT)."""
 
 
@@ -189,11 +189,12 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
 
     The instance is solved offline (all containers at once, ignoring an initial snapshot and
     request times). Prints status, objective, proven bound, gap, time and method; progress goes
-    to stderr. Exit status: 0 with a placement, 1 when infeasible or nothing was found, 2 on bad
-    input (also an --out that exists, without --force, or that is FILE itself), 130 when
-    interrupted. Ctrl-C stops the solver, which returns the best placement and
-    the best proven bound found so far: they are printed as usual (``interrupted`` in the JSON,
-    ``--out`` still written) with exit status 130; a second Ctrl-C aborts at once.
+    to stderr. Exit status: 0 with a placement, 2 on bad input (also an --out that exists,
+    without --force, or that is FILE itself), 3 when the instance is proven infeasible, 4 when no
+    placement was found within --time-limit and nothing is proven, 130 when interrupted. Ctrl-C
+    stops the solver, which returns the best placement and the best proven bound found so far:
+    they are printed as usual (``interrupted`` in the JSON, ``--out`` still written) with exit
+    status 130; a second Ctrl-C aborts at once.
     """
     from solvers import available
     from solvers import solve as run
@@ -260,4 +261,4 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
                       else ""), err=True)
         raise SystemExit(INTERRUPTED)
     if res.placement is None:
-        raise SystemExit(1)
+        raise SystemExit(EXIT_INFEASIBLE if res.status == "infeasible" else EXIT_NO_PLACEMENT)

@@ -14,6 +14,7 @@ import sys
 import click
 
 from packing.checker import check
+from packing.errors import EXIT_INFEASIBLE, EXIT_INPUT
 from packing.io import escape_control, load_placement
 from vbp.cli.common import load_any
 
@@ -25,21 +26,26 @@ from vbp.cli.common import load_any
 @click.option("--require-all/--allow-unplaced", default=False, show_default=True,
               help="Whether unplaced containers count as violations.")
 def validate(path: str, placement_path: str | None, require_all: bool) -> None:
-    """Validate PATH (and a placement). Exit 0 if valid, 2 with one line per problem otherwise."""
+    """Validate PATH (and a placement), one line per problem.
+
+    Exit status: 0 if valid; 2 if the file, its initial placement or the placement is bad; 3 if
+    the instance itself is fine but has no placement of every container (proven; the reason
+    names the app and the rule or resource).
+    """
     inst = load_any(path)
     problems: list[str] = []
     from packing.explain import explain_infeasibility
 
     if inst.initial is not None:
         problems += [f"{path}: initial: {v}" for v in check(inst, inst.initial)]
-    problems += [f"{path}: infeasible: {r}" for r in explain_infeasibility(inst)]
+    infeasible = [f"{path}: infeasible: {r}" for r in explain_infeasibility(inst)]
     if placement_path is not None:
         pl = load_placement(placement_path, inst)
         problems += [f"{placement_path}: {v}" for v in check(inst, pl, require_all=require_all)]
-    if problems:
-        for line in problems:
+    if problems or infeasible:
+        for line in problems + infeasible:
             click.echo(f"error: {escape_control(line)}", err=True)
-        sys.exit(2)
+        sys.exit(EXIT_INPUT if problems else EXIT_INFEASIBLE)
     msg = f"{path}: valid ({inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts)"
     if inst.initial is not None:
         msg += f"; initial placement ({inst.initial.n_placed} containers) feasible"
