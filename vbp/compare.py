@@ -28,17 +28,18 @@ class Row:
     hosts_min: int
     hosts_max: int
     cost_mean: float
-    allocation_rate: float
+    allocation_mean: float
     rejected_mean: float
     gap: float | None
     deployed_mean: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of the row."""
+        """The JSON object of the row (names as in ``docs/outputs.md``)."""
         return {"name": self.name, "hosts_mean": self.hosts_mean, "hosts_min": self.hosts_min,
                 "hosts_max": self.hosts_max, "cost_mean": self.cost_mean,
-                "allocation_rate": json_number(self.allocation_rate), "rejected_mean": self.rejected_mean,
-                "deployed": self.deployed_mean, "gap": json_number(self.gap)}
+                "allocation_mean": json_number(self.allocation_mean),
+                "deployed_mean": self.deployed_mean, "rejected_mean": self.rejected_mean,
+                "gap": json_number(self.gap)}
 
 
 def json_number(x: float | None) -> float | None:

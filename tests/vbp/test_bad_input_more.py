@@ -213,7 +213,7 @@ def test_uncovered_arrive_places_every_container(tmp_path: Path, capsys) -> None
     # the policies place the same 8 containers the optimum places (before: 3 of them, on 1 host)
     assert all(p["hosts_min"] == 4 and p["rejected_mean"] == 0 for p in doc["policies"])
     code, out, err = run(["simulate", path, "--json", "--uncovered", "arrive"], capsys)
-    assert code == 0 and json.loads(out)["runs"][0]["placed"] == 8
+    assert code == 0 and json.loads(out)["runs"][0]["deployed"] == 8
     assert "arrive first, before the request stream" in err
     code, out, _ = run(["sweep", path, "--policies", "bf", "--orders", "1", "-q", "--uncovered",
                         "arrive", "--out", str(tmp_path / "t.csv")], capsys)

@@ -18,6 +18,7 @@ from vbp.cli.common import (
     data_options,
     ray_address_option,
 )
+from vbp.cli.formats import tagged
 from vbp.cli.outputs import check_outputs, force_option
 from vbp.cli.simulate import load_target, naming_file, prepare
 from vbp.compare import (
@@ -65,7 +66,7 @@ def uncovered_option(fn: F) -> F:
               show_default=True, help="Solver budget in seconds.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the orders, policies, solver.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-compare/1).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a plot: hosts per policy with the optimum and bound, and per-host use.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
@@ -148,10 +149,10 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
            "lower_bound": json_number(res.lower_bound),
            "objective_kind": res.objective_kind, "hosts": res.hosts}
     if as_json:
-        click.echo(json.dumps({"instance": inst.name, "orders": orders, "seed": seed, "optimum": opt,
-                               "policies": [r.to_dict() for r in rows],
-                               "uncovered": {"mode": uncovered,
-                                             "containers": sum(u.missing for u in missing)}}))
+        click.echo(json.dumps(tagged("compare", {
+            "instance": inst.name, "orders": orders, "seed": seed, "optimum": opt,
+            "policies": [r.to_dict() for r in rows],
+            "uncovered": {"mode": uncovered, "containers": sum(u.missing for u in missing)}})))
         return
     what_runs = (f"{snapshots} resampled snapshot(s) (keep {keep:g})"
                  if snapshots else f"{orders} order(s) (own order first)")
@@ -212,7 +213,7 @@ def _table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> N
     for r in rows:
         gap = "-" if r.gap is None else f"{100 * r.gap:+.1f}%"
         click.echo(f"{r.name:<16}{r.hosts_mean:>11.2f}{r.hosts_min:>6}{r.hosts_max:>6}"
-                   f"{100 * r.allocation_rate:>11.2f}%{gap:>9}{r.rejected_mean:>10.1f}")
+                   f"{100 * r.allocation_mean:>11.2f}%{gap:>9}{r.rejected_mean:>10.1f}")
     if inst.initial is not None and inst.initial.n_placed:
         click.echo(f"note: policies start from the snapshot ({inst.initial.n_placed} containers already "
                    "placed); the optimum repacks every container from scratch.")

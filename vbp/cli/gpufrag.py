@@ -11,6 +11,7 @@ import click
 
 from packing.errors import InputError, Problem
 from vbp.cli.common import PLOT_SUFFIXES, SEED
+from vbp.cli.formats import FORMATS
 from vbp.cli.outputs import check_outputs, force_option
 
 MAX_SEEDS = 1000
@@ -61,7 +62,7 @@ def _fmt(x: float | None) -> str:
 @click.option("--seed", type=SEED, default=42, show_default=True, help="First seed.")
 @click.option("--until", type=click.IntRange(1, 1000), default=130, show_default=True,
               help="Arrived GPU demand to reach, in % of the cluster's GPU capacity.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-gpu-frag/1).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Plot unallocated GPU against arrived demand (the paper's Fig. 7).")
 @click.option("--bound/--no-bound", default=True, show_default=True,
@@ -141,14 +142,15 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
             "published": None if pub is None else {
                 "median": {str(lv): pub[i] for i, lv in enumerate(LEVELS)}, "mean_100": pub[4]},
             "seconds_per_seed": round(res.seconds, 3),
-            "placed_mean": sum(r.placed for r in res.runs) / len(res.runs),
+            "deployed_mean": sum(r.placed for r in res.runs) / len(res.runs),
             "rejected_mean": sum(r.rejected for r in res.runs) / len(res.runs),
         })
     if plot is not None:
         plot_curves(plot, results, until, title=f"openb {pod_name}: {inst.n_hosts} GPU nodes, "
                     f"{len(seed_list)} seed(s), median", bound=bres)
     if as_json:
-        click.echo(json.dumps({"data": data, "pods": pod_name, "nodes": inst.n_hosts,
+        click.echo(json.dumps({"format": FORMATS["gpu-frag"],
+                               "data": data, "pods": pod_name, "nodes": inst.n_hosts,
                                "gpus": int(inst.host_gpus.sum()), "seeds": seed_list, "until": until,
                                "policies": rows, "bound": bound_row}))
         return

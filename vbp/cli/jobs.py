@@ -9,6 +9,7 @@ import click
 
 from packing.errors import InputError, Problem
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat
+from vbp.cli.formats import FORMATS
 from vbp.cli.outputs import check_outputs, force_option
 
 
@@ -108,7 +109,7 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     if plot:
         _plot(res, plot)
     if as_json:
-        out = {"bounds": res["bounds"], "policies": [
+        out = {"format": FORMATS["jobs-compare"], "bounds": res["bounds"], "policies": [
             {k: v for k, v in p.items() if k != "jct"} for p in res["policies"]],
             "carving": res["carving"], "clusters": res["clusters"], "jobs": res["jobs"],
             "tasks": res["tasks"]}
@@ -181,7 +182,8 @@ def partition_cmd(data: str, q_text: str, methods: str, containers: int, time_li
     w, _ = _load(data, None)
     rows = carve_sweep(w, qs, ms, containers=containers, time_limit=time_limit, seed=seed)
     if as_json:
-        click.echo(json.dumps({"jobs": w.n_jobs, "rows": [asdict(r) for r in rows]}, indent=2))
+        click.echo(json.dumps({"format": FORMATS["jobs-partition"],
+                               "jobs": w.n_jobs, "rows": [asdict(r) for r in rows]}, indent=2))
         return
     click.echo(f"{'method':<12} {'Q':>3} {'types':>5} {'hosts':<24} {'idle':>7} {'bound':>7} {'gap':>6} "
                f"{'internal':>8} {'status':<9}")

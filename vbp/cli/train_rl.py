@@ -12,6 +12,7 @@ import click
 
 from packing.errors import input_error
 from vbp.cli.common import SEED
+from vbp.cli.formats import FORMATS
 from vbp.cli.outputs import check_outputs, force_option
 
 ALGO_CHOICES = ("eade-m", "eade", "ddpg", "td3", "sac", "ppo")
@@ -174,7 +175,8 @@ def _train_and_save(algo: str, streams: list[Any], episodes: int, seed: int, ove
     if plot:
         plot_curve(curve, plot, f"{algo} training ({len(streams)} stream(s), seed {seed})")
     if as_json:
-        click.echo(json.dumps({"model": out, "algo": algo, "episodes": episodes, "seconds": round(wall, 2),
+        click.echo(json.dumps({"format": FORMATS["train-rl"],
+                               "model": out, "algo": algo, "episodes": episodes, "seconds": round(wall, 2),
                                "cpu_seconds": round(cpu, 2), "curve": curve}, indent=1))
         return
     last = curve[-min(10, len(curve)):]
