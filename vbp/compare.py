@@ -292,7 +292,7 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
     for k, name in enumerate(policy_names):
         rs = recs[k * runs:(k + 1) * runs]
         records[name] = rs
-        hosts = [r.hosts_used for r in rs]
+        hosts = [r.hosts for r in rs]
         mean = sum(hosts) / runs
         cost = sum(r.cost for r in rs) / runs
         value = cost if by_cost else mean

@@ -22,7 +22,7 @@ from packing.model import Instance
 if TYPE_CHECKING:
     from packing.evaluation import Executor, Progress
 
-COLUMNS: tuple[str, ...] = ("instance", "policy", "order", "seed", "hosts_used", "peak_hosts", "cost",
+COLUMNS: tuple[str, ...] = ("instance", "policy", "order", "seed", "hosts", "hosts_peak", "cost",
                             "rejected", "delayed", "deployed", "allocation", "seconds", "executor")
 """The columns of the table, one row per run. ``order`` 0 is the instance's own order; ``seed`` is the
 sweep's seed (order ``i`` runs with the policy seed ``run_seed(seed, i)``); ``allocation`` is the
@@ -95,7 +95,7 @@ def run_sweep(instances: Sequence[tuple[str, Instance]], policies: Sequence[str]
     rows = []
     for (label, policy, order), r in zip(keys, recs, strict=True):
         rows.append({"instance": label, "policy": policy, "order": order, "seed": seed,
-                     "hosts_used": r.hosts_used, "peak_hosts": r.peak_hosts, "cost": r.cost,
+                     "hosts": r.hosts, "hosts_peak": r.hosts_peak, "cost": r.cost,
                      "rejected": r.rejected, "delayed": r.delayed, "deployed": r.deployed,
                      "allocation": r.allocation, "seconds": r.seconds, "executor": executor.name})
     return rows

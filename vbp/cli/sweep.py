@@ -37,7 +37,7 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: in
     """Run every policy on every instance over the same orders; write one row per run to --out.
 
     INSTANCES are instance files, .vbp files, data-set folders or built-in names (`sigma`). Columns:
-    instance, policy, order (0 = the instance's own order), seed, hosts_used, peak_hosts, cost,
+    instance, policy, order (0 = the instance's own order), seed, hosts, hosts_peak, cost,
     rejected, delayed, deployed, allocation (Sigma allocation rate of the bottleneck resource),
     seconds, executor. The same seed gives the same numbers on every executor.
 
