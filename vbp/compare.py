@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -212,7 +213,8 @@ def deployed_optimum(inst: Instance, time_limit: float) -> Any:
 
 def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit: float, seed: int,
                 quiet: bool = True, snapshots: int = 0, keep: float = 0.9,
-                executor: Executor | None = None, keep_placement: str | None = None
+                executor: Executor | None = None, keep_placement: str | None = None,
+                labels: Sequence[str] | None = None
                 ) -> tuple[Any, list[Row], dict[str, list[RunRecord]]]:
     """Solve ``inst`` and evaluate every policy on the same ``orders``.
 
@@ -233,6 +235,8 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
         keep: with ``snapshots``: probability that a snapshot container stays.
         executor: where the runs go (left open; default: a serial executor).
         keep_placement: keep the final placement of this policy's first run (for a plot).
+        labels: the row name of each policy, as the user named it (default: the policy's own
+            name).
 
     Returns:
         ``(solve_result, rows, records_by_policy)``; records are keyed by the policy spec as given.
@@ -301,7 +305,7 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
         if res.objective is not None and res.objective > 0:
             gap = ((value - res.objective) / res.objective if res.objective_kind != "deployed"
                    else (res.objective - deployed) / res.objective)
-        rows.append(Row(rs[0].policy, mean, min(hosts), max(hosts), cost,
+        rows.append(Row(rs[0].policy if labels is None else labels[k], mean, min(hosts), max(hosts), cost,
                         float(sum(r.allocation for r in rs) / runs),
                         float(sum(r.rejected for r in rs) / runs), gap, deployed))
     return res, rows, records

@@ -58,8 +58,10 @@ def uncovered_option(fn: F) -> F:
 @click.command()
 @click.argument("path", metavar="[FILE]", required=False)
 @click.option("--policies", "policy_list", default=None,
-              help="Comma-separated policy names [default: every heuristic, and the shipped policies "
-                   "trained for the instance (swarm-sigma on sigma)].")
+              help="Comma-separated policies: registry names, policy files, or NAME=SPEC; a row is "
+                   "named by the registry name, the file's stem, or NAME (unique) [default: every "
+                   "heuristic, and the shipped policies trained for the instance (swarm-sigma on "
+                   "sigma)].")
 @click.option("--orders", type=click.IntRange(min=1, max=MAX_ORDERS), default=8, show_default=True,
               help="Arrival orders per policy: the instance's own order, then seeded shuffles.")
 @click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=20.0,
@@ -104,14 +106,16 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     """
     from packing.evaluation import make_executor
     from packing.simulator import static_view
-    from policies.registry import default_policies, parse_policy_list
+    from policies.registry import default_policies, parse_named_policies, policy_label
 
-    names = parse_policy_list(policy_list) if policy_list else None
+    labels, names = parse_named_policies(policy_list) if policy_list else (None, None)
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[path, *(names or [])])
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
     loaded = load_target(path)
     if names is None:
         names = default_policies(loaded.name)
+    if labels is None:
+        labels = [policy_label(n) for n in names]
     with naming_file(loaded, path):
         if snapshots and loaded.initial is None:
             raise InputError([Problem(loaded.name, "--snapshots", f"the instance has no snapshot "
@@ -125,7 +129,7 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
         with executor:
             res, rows, records = run_compare(inst, names, orders, time_limit, seed,
                                              quiet=quiet or as_json, snapshots=snapshots, keep=keep,
-                                             executor=executor,
+                                             executor=executor, labels=labels,
                                              keep_placement=pick if plot is not None else None)
     note = uncovered_note(uncovered, missing)
     if note is not None and as_json:

@@ -83,11 +83,12 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     """
     from packing.metrics import compute_metrics
     from packing.simulator import evaluate, sample_orders
-    from policies.registry import get_policy
+    from policies.registry import get_policy, parse_named_policies
 
+    (label,), (spec,) = parse_named_policies(policy_name)
     check_outputs([(out, "--out", None), (plot, "--plot", PLOT_SUFFIXES)], force=force,
-                  inputs=[path, policy_name])
-    policy = get_policy(policy_name)
+                  inputs=[path, spec])
+    policy = get_policy(spec)
     loaded = load_target(path)
     with naming_file(loaded, path):
         inst, missing = cover_requests(prepare(loaded, repair_snapshot), uncovered)
@@ -96,7 +97,8 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     runs = []
     for i, r in enumerate(samples.results):
         m = compute_metrics(inst, r.placement)
-        runs.append({"order": i, **r.summary(), "allocation": _num(m.sigma_allocation_bottleneck)})
+        runs.append({"order": i, **r.summary(), "policy": label,
+                     "allocation": _num(m.sigma_allocation_bottleneck)})
     first = samples.results[0]
     if out is not None:
         from packing.io import save_placement
@@ -107,10 +109,10 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
 
         tr = first.trajectory
         plot_trajectory(plot, tr.time, tr.hosts_used, tr.allocation, inst.resources,
-                        title=f"{inst.name}: {samples.policy}, own order")
+                        title=f"{inst.name}: {label}, own order")
     if as_json:
         click.echo(json.dumps(tagged("simulate", {
-            "instance": inst.name, "policy": samples.policy, "orders": orders, "seed": seed,
+            "instance": inst.name, "policy": label, "orders": orders, "seed": seed,
             "hosts_mean": samples.mean, "hosts_min": samples.min, "hosts_max": samples.max,
             "runs": runs, "uncovered": {"mode": uncovered,
                                         "containers": sum(u.missing for u in missing)}})))
@@ -118,7 +120,7 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
             click.echo(note, err=True)
         return
     click.echo(f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
-               f"policy {samples.policy}, {orders} order(s), seed {seed}")
+               f"policy {label}, {orders} order(s), seed {seed}")
     click.echo(f"{'order':>5} {'hosts':>6} {'peak':>5} {'alloc':>7} {'deployed':>8} {'rejected':>8} "
                f"{'delayed':>7} {'waiting':>7}")
     for d in runs:
