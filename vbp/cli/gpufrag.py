@@ -86,7 +86,7 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
     90/95/100/130 % arrived (median and mean over seeds), next to the paper's published medians,
     and the offline bound: the least GPU any placement of the arrived pods could leave unallocated.
     """
-    from policies.registry import parse_policy_list
+    from policies.registry import parse_named_policies
 
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[data, pods])
     if seed + seeds - 1 > 2**32 - 1:
@@ -94,7 +94,9 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
                                   f"seed + seeds - 1 must be below 2^32 (--seeds {seeds})")])
     from vbp.gpufrag import DEFAULT_POLICIES
 
-    names = parse_policy_list(policy_text) if policy_text is not None else list(DEFAULT_POLICIES)
+    labels, names = (parse_named_policies(policy_text) if policy_text is not None
+                     else (list(DEFAULT_POLICIES), list(DEFAULT_POLICIES)))
+    label_of = dict(zip(names, labels, strict=True))
     pod_file, pod_name = _pods_option(data, pods)
 
     from packing.fgd_protocol import gpu_capacity
@@ -131,7 +133,7 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
         mean = res.at(LEVELS, until, stat="mean")
         pub = res.published
         rows.append({
-            "name": res.name,
+            "name": label_of.get(res.name, res.name),
             "paper_name": PAPER_NAMES.get(res.name),
             "unallocated_gpu_pct": med,
             "unallocated_gpu_pct_mean": mean,
