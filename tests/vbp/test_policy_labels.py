@@ -92,3 +92,19 @@ def test_sweep_optimum_on_an_infeasible_instance_exits_3(tmp_path: Path,
     code, _, err = run(["sweep", str(inf), "--policies", "ff", "--orders", "1", "-q", "--optimum",
                         "--time-limit", "5", "--out", str(table)], capsys)
     assert code == 3 and "infeasible" in err and not table.exists()
+
+
+def test_sweep_optimum_not_found_leaves_the_columns_empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    import solvers
+    from solvers import SolveResult
+
+    monkeypatch.setattr(solvers, "solve", lambda *a, **k: SolveResult("unknown", None, 12.0, None, None,
+                                                                      "cpsat", 0.1))
+    table = tmp_path / "t.csv"
+    code, out, err = run(["sweep", "sigma", "--policies", "ff", "--orders", "1", "-q", "--optimum",
+                          "--out", str(table)], capsys)
+    assert code == 0, err
+    assert "optimum sigma: none found hosts (unknown, bound 12)" in out
+    (row,) = csv.DictReader(table.open())
+    assert (row["optimum"], row["bound"], row["gap"], row["optimum_status"]) == ("", "12.0", "", "unknown")
