@@ -86,7 +86,7 @@ def test_infeasible_error_pickles_and_the_table_is_in_help(capsys: pytest.Captur
     assert (e.source, e.reason, e.exit_status) == ("x", "app 'a' fits nowhere", 3)
     code, out, _ = run(["--help"], capsys)
     assert code == 0
+    flat = " ".join(out.split())
     for status, text in EXIT_STATUSES:
-        assert f"{status:<4} {text}" in out.replace("\n     ", " ").replace("  ", " ") or \
-            str(status) in out
+        assert f"{status} {text}" in flat
     assert [s for s, _ in EXIT_STATUSES] == [0, 1, 2, 3, 4, 130]

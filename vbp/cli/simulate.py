@@ -125,7 +125,7 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
                f"{'delayed':>7} {'waiting':>7}")
     for d in runs:
         alloc = "-" if d["allocation"] is None else f"{100 * d['allocation']:.2f}%"
-        click.echo(f"{d['order']:>5} {d['hosts']:>6} {d['hosts_peak']:>5} {alloc:>7} {d['deployed']:>7} "
+        click.echo(f"{d['order']:>5} {d['hosts']:>6} {d['hosts_peak']:>5} {alloc:>7} {d['deployed']:>8} "
                    f"{d['rejected']:>8} {d['delayed']:>7} {d['waiting']:>7}")
     if orders > 1:
         click.echo(f"hosts: mean {samples.mean:.2f}, min {samples.min}, max {samples.max}, "
