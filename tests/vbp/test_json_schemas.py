@@ -108,6 +108,7 @@ def test_jobs(capsys: pytest.CaptureFixture[str]) -> None:
     doc = run_json(["jobs", "partition", dag, "--q", "1", "--methods", "single", "--containers",
                     "20", "--time-limit", "1", "--json"], capsys)
     assert [r["q"] for r in doc["rows"]] == [1]
+    assert sum(doc["rows"][0]["hosts_by_type"].values()) >= 1
 
 
 def test_train_swarm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -127,3 +128,4 @@ def test_train_rl(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
                     "--set", "heads=2", "--set", "hidden=16,8", "--set", "batch=16",
                     "--out", str(tmp_path / "m.pt"), "--json"], capsys)
     assert [r["episode"] for r in doc["curve"]] == [0]
+    assert 0 <= doc["curve"][0]["deployed"] <= 20

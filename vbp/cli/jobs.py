@@ -183,7 +183,9 @@ def partition_cmd(data: str, q_text: str, methods: str, containers: int, time_li
     rows = carve_sweep(w, qs, ms, containers=containers, time_limit=time_limit, seed=seed)
     if as_json:
         click.echo(json.dumps({"format": FORMATS["jobs-partition"],
-                               "jobs": w.n_jobs, "rows": [asdict(r) for r in rows]}, indent=2))
+                               "jobs": w.n_jobs,
+                               "rows": [{("hosts_by_type" if k == "hosts" else k): v
+                                         for k, v in asdict(r).items()} for r in rows]}, indent=2))
         return
     click.echo(f"{'method':<12} {'Q':>3} {'types':>5} {'hosts':<24} {'idle':>7} {'bound':>7} {'gap':>6} "
                f"{'internal':>8} {'status':<9}")

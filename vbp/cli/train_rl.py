@@ -177,7 +177,9 @@ def _train_and_save(algo: str, streams: list[Any], episodes: int, seed: int, ove
     if as_json:
         click.echo(json.dumps({"format": FORMATS["train-rl"],
                                "model": out, "algo": algo, "episodes": episodes, "seconds": round(wall, 2),
-                               "cpu_seconds": round(cpu, 2), "curve": curve}, indent=1))
+                               "cpu_seconds": round(cpu, 2),
+                               "curve": [{("deployed" if k == "placed" else k): v for k, v in r.items()}
+                                         for r in curve]}, indent=1))
         return
     last = curve[-min(10, len(curve)):]
     mean = sum(r["placed"] for r in last) / max(1, len(last))
