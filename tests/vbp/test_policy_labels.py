@@ -108,3 +108,13 @@ def test_sweep_optimum_not_found_leaves_the_columns_empty(tmp_path: Path, monkey
     assert "optimum sigma: none found hosts (unknown, bound 12)" in out
     (row,) = csv.DictReader(table.open())
     assert (row["optimum"], row["bound"], row["gap"], row["optimum_status"]) == ("", "12.0", "", "unknown")
+
+
+def test_jobs_compare_names_rows_as_given(capsys: pytest.CaptureFixture[str]) -> None:
+    dag = str(Path(__file__).resolve().parents[1] / "data" / "dag")
+    code, out, err = run(["jobs", "compare", dag, "--jobs", "3", "--hosts", "32c64g:1", "--policies",
+                          "first=fifo,cpf", "--json"], capsys)
+    assert code == 0, err
+    assert [p["name"] for p in json.loads(out)["policies"]] == ["first", "cpf"]
+    code, _, err = run(["jobs", "compare", dag, "--jobs", "3", "--policies", "fifo,fifo"], capsys)
+    assert code == 2 and "both named 'fifo'" in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -49,7 +50,8 @@ def jobs() -> None:
 @click.argument("data", metavar="DATA")
 @click.option("--policies", "policy_text", default=None,
               help="Comma-separated DAG policies (default: fifo, sjf, cpf, random, cpf-single) or trained "
-                   "agent files (MODEL.pt from `vbp train gcn DATA`).")
+                   "agent files (MODEL.pt from `vbp train gcn DATA`), or NAME=SPEC; a row is named "
+                   "by the policy, the file's stem, or NAME (unique).")
 @click.option("--jobs", "n_jobs", type=click.IntRange(1, 100_000), default=100, show_default=True,
               help="Seeded sample of this many jobs.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the sample and overheads.")
@@ -89,11 +91,17 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     """
     from packing.dag.engine import NO_OVERHEADS, Overheads
     from policies.dag import DAG_POLICIES, DEFAULT_DAG_POLICIES
+    from policies.registry import unique_labels
     from vbp.jobfusion import compare_dag, parse_hosts, resolve_dag_policy, sample_jobs
 
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[data])
     names = ([n.strip() for n in policy_text.split(",") if n.strip()] if policy_text
              else list(DEFAULT_DAG_POLICIES))
+    named = [n.split("=", 1) if "=" in n and n not in DAG_POLICIES else ["", n] for n in names]
+    names = [spec.strip() for _, spec in named]
+    labels = [label.strip() or (n if n in DAG_POLICIES else Path(n).stem)
+              for (label, _), n in zip(named, names, strict=True)]
+    unique_labels(labels, names)
     bad = [n for n in names if n not in DAG_POLICIES and not n.lower().endswith(".pt")]
     if bad or not names:
         raise InputError([Problem("--policies", policy_text or "", f"unknown DAG policy {', '.join(bad)!r}; "
@@ -106,6 +114,8 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
                       online_share=online_share if on is not None else 0.0, surges=surges, preempt=preempt,
                       overheads=NO_OVERHEADS if no_overheads else Overheads(), seed=seed,
                       carving=carving, large_share=large_share)
+    for row, label in zip(res["policies"], labels, strict=True):
+        row["name"] = label  # named as given: a policy name, a model file's stem, or NAME=
     if plot:
         _plot(res, plot)
     if as_json:
