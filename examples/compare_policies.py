@@ -37,7 +37,7 @@ def main(path: str | None = None, policies: tuple[str, ...] = ("ff", "bf", "wf",
     means: dict[str, float] = {}
     for k, name in enumerate(policies):
         recs = records[k]
-        hosts = [r.hosts_used for r in recs]
+        hosts = [r.hosts for r in recs]
         mean = sum(hosts) / len(hosts)
         alloc = sum(r.allocation for r in recs) / len(recs)  # Sigma allocation rate, from packing.metrics
         gap = f"{100 * (mean - opt.objective) / opt.objective:+.1f}%" if opt.objective else "-"

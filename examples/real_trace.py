@@ -56,9 +56,9 @@ def main(trace: str = "tianchi", policies: tuple[str, ...] = ("ff", "bf"), data:
                                     executor=ex)
     for k, name in enumerate(policies):
         rec = records[k][0]  # the instance's own order
-        print(f"  {name:<6} hosts {rec.hosts_used:5d}  allocation {100 * rec.allocation:6.2f}%  "
+        print(f"  {name:<6} hosts {rec.hosts:5d}  allocation {100 * rec.allocation:6.2f}%  "
               f"rejected {rec.rejected}  ({rec.seconds:.1f} s, checked)")
-        out[name] = rec.hosts_used
+        out[name] = rec.hosts
     print(f"  ({len(policies)} runs on {executor} in {time.perf_counter() - t0:.1f} s)")
     if solve_time > 0:
         from solvers import solve

@@ -25,7 +25,7 @@ def main(policy: str = "bf", out: str = "runs/sigma_example") -> Path:
     inst = builtin_instance("sigma")
     # one run of the evaluation layer: checked placement, metrics, and (on request) trajectory and placement
     rec = run(inst, resolve_policy(policy), options=RunOptions(check=True, trajectory=True, placement=True))
-    print(f"{policy}: {rec.hosts_used} hosts, allocation rate {100 * rec.allocation:.2f}% "
+    print(f"{policy}: {rec.hosts} hosts, allocation rate {100 * rec.allocation:.2f}% "
           f"(optimum {inst.meta.get('planted_optimum')} hosts), {rec.rejected} rejected")
     tr = rec.trajectory
     assert tr is not None
@@ -39,7 +39,7 @@ def main(policy: str = "bf", out: str = "runs/sigma_example") -> Path:
     placement = rec.placement(inst)
     used = np.unique(placement.host_array(inst))
     util = host_utilisation(inst, placement)[used[used >= 0]]
-    p2 = plot_compare(folder / "hosts.png", [policy], [rec.hosts_used], [rec.hosts_used], [rec.hosts_used],
+    p2 = plot_compare(folder / "hosts.png", [policy], [rec.hosts], [rec.hosts], [rec.hosts],
                       optimum=float(inst.meta.get("planted_optimum", 0)) or None, utilisation=util,
                       resources=inst.resources, title="hosts used vs optimum")
     print(f"plots: {p1}, {p2}")

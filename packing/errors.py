@@ -7,6 +7,11 @@
 * :class:`PolicyError` — a policy broke the contract (chose a host its mask forbids, returned a
   non-integer action, cards that do not fit).
 * :class:`SolverError` — a solver could not run (a back-end is missing or failed).
+* :class:`InfeasibleError` — the instance has no feasible placement, and a solver proved it.
+* :class:`NoPlacementError` — no placement was found within the time limit, nothing proven.
+
+Each class carries the exit status ``vbp`` ends with when it escapes a command
+(:attr:`VbpError.exit_status`; the table is in ``docs/outputs.md``).
 """
 
 from __future__ import annotations
@@ -34,8 +39,25 @@ class Problem:
         return f"{where}: {self.reason}"
 
 
+EXIT_OK = 0
+"""Exit status: success."""
+EXIT_BUG = 1
+"""Exit status: an internal error (a bug in vbp, a policy breaking its contract, a broken back-end)."""
+EXIT_INPUT = 2
+"""Exit status: bad input (a file, a field, an option, a refused output path)."""
+EXIT_INFEASIBLE = 3
+"""Exit status: the instance has no feasible placement (proven)."""
+EXIT_NO_PLACEMENT = 4
+"""Exit status: no placement found within the time limit, and none proven impossible."""
+EXIT_INTERRUPTED = 130
+"""Exit status: interrupted by Ctrl-C (128 + SIGINT)."""
+
+
 class VbpError(Exception):
     """Base of every error vbp raises on purpose (bad input, a misbehaving policy, a solver failure)."""
+
+    exit_status: int = EXIT_BUG
+    """The exit status of ``vbp`` when this error ends a command."""
 
 
 class InputError(VbpError, ValueError):
@@ -44,6 +66,8 @@ class InputError(VbpError, ValueError):
     Args:
         problems: every problem found (validation collects them all before raising).
     """
+
+    exit_status = EXIT_INPUT
 
     def __init__(self, problems: Iterable[Problem]) -> None:
         self.problems: list[Problem] = list(problems)
@@ -67,9 +91,49 @@ class SolverError(VbpError, RuntimeError):
     """A solver could not run: a back-end is missing or failed (not: no solution in the time limit)."""
 
 
+class InfeasibleError(VbpError):
+    """The instance has no placement of every container, and a solver (or a check) proved it.
+
+    Args:
+        source: the instance's name or file.
+        reason: why (the app and the rule or resource involved).
+    """
+
+    exit_status = EXIT_INFEASIBLE
+
+    def __init__(self, source: str, reason: str) -> None:
+        self.source, self.reason = source, reason
+        super().__init__(f"{source}: infeasible: {reason}")
+
+    def __reduce__(self) -> tuple[type[InfeasibleError], tuple[str, str]]:
+        """Pickle by the arguments, so the error crosses processes intact."""
+        return (type(self), (self.source, self.reason))
+
+
+class NoPlacementError(VbpError):
+    """No placement was found within the time limit, and nothing proves that none exists.
+
+    Args:
+        source: the instance's name or file.
+        reason: what was tried (the method and the time limit).
+    """
+
+    exit_status = EXIT_NO_PLACEMENT
+
+    def __init__(self, source: str, reason: str) -> None:
+        self.source, self.reason = source, reason
+        super().__init__(f"{source}: no placement found: {reason}")
+
+    def __reduce__(self) -> tuple[type[NoPlacementError], tuple[str, str]]:
+        """Pickle by the arguments, so the error crosses processes intact."""
+        return (type(self), (self.source, self.reason))
+
+
 def input_error(source: str, field: str, reason: str) -> InputError:
     """Build an :class:`InputError` with a single problem."""
     return InputError([Problem(str(source), field, reason)])
 
 
-__all__ = ["InputError", "PolicyError", "Problem", "SolverError", "VbpError", "input_error"]
+__all__ = ["EXIT_BUG", "EXIT_INFEASIBLE", "EXIT_INPUT", "EXIT_INTERRUPTED", "EXIT_NO_PLACEMENT",
+           "EXIT_OK", "InfeasibleError", "InputError", "NoPlacementError", "PolicyError", "Problem",
+           "SolverError", "VbpError", "input_error"]

@@ -136,7 +136,7 @@ class RunTask:
     options: RunOptions = DEFAULT_OPTIONS
 
 
-NUMBERS: tuple[str, ...] = ("hosts_used", "peak_hosts", "cost", "rejected", "delayed", "deployed",
+NUMBERS: tuple[str, ...] = ("hosts", "hosts_peak", "cost", "rejected", "delayed", "deployed",
                             "allocation")
 """The numbers of a :class:`RunRecord` (every executor gives the same ones for the same task)."""
 
@@ -150,8 +150,8 @@ class RunRecord:
         policy: the policy's name.
         order: the order index of the task (``None``: the instance's own order).
         seed: the policy seed of the run.
-        hosts_used: hosts in use at the end (:attr:`packing.metrics.Metrics.hosts_used`).
-        peak_hosts: most hosts in use at any time.
+        hosts: hosts in use at the end (:attr:`packing.metrics.Metrics.hosts_used`).
+        hosts_peak: most hosts in use at any time.
         cost: total cost of the hosts in use at the end (:attr:`packing.metrics.Metrics.total_cost`).
         rejected: arrivals no host could take.
         delayed: arrivals that waited at least once.
@@ -169,8 +169,8 @@ class RunRecord:
     policy: str
     order: int | None
     seed: int
-    hosts_used: int
-    peak_hosts: int
+    hosts: int
+    hosts_peak: int
     cost: float
     rejected: int
     delayed: int
@@ -220,7 +220,7 @@ def run(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarray | 
     seconds = time.perf_counter() - t0
     return RunRecord(
         instance=label if label is not None else instance.name, policy=res.policy, order=order_index,
-        seed=int(seed), hosts_used=m.hosts_used, peak_hosts=int(res.peak_hosts), cost=m.total_cost,
+        seed=int(seed), hosts=m.hosts_used, hosts_peak=int(res.peak_hosts), cost=m.total_cost,
         rejected=res.n_rejected, delayed=res.n_delayed, deployed=m.deployed,
         allocation=m.sigma_allocation_bottleneck, seconds=seconds,
         trajectory=res.trajectory if options.trajectory else None,

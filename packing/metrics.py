@@ -22,7 +22,6 @@ EADE-DDPG cluster metrics, over clusters ``n = 1..N`` and resources ``r``
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -70,8 +69,21 @@ class Metrics:
     load_variance: float
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field (floats, ints and dicts of floats)."""
-        return dataclasses.asdict(self)
+        """A JSON-ready dict of every number, named as in ``docs/outputs.md``.
+
+        ``hosts`` (:attr:`hosts_used`), ``cost`` (:attr:`total_cost`), ``deployed``,
+        ``unplaced``, ``allocation`` (:attr:`sigma_allocation_bottleneck`),
+        ``allocation_by_resource`` (:attr:`sigma_allocation`), ``allocation_resource_mean``
+        (:attr:`sigma_allocation_mean`), ``fleet_allocation_by_resource`` (:attr:`allocation`:
+        over every host), ``cluster_utilisation``, ``fragmentation``, ``load_variance``.
+        """
+        return {"hosts": self.hosts_used, "cost": self.total_cost, "deployed": self.deployed,
+                "unplaced": self.unplaced, "allocation": self.sigma_allocation_bottleneck,
+                "allocation_by_resource": dict(self.sigma_allocation),
+                "allocation_resource_mean": self.sigma_allocation_mean,
+                "fleet_allocation_by_resource": dict(self.allocation),
+                "cluster_utilisation": dict(self.cluster_utilisation),
+                "fragmentation": self.fragmentation, "load_variance": self.load_variance}
 
 
 def metric_resources(instance: Instance) -> tuple[str, ...]:

@@ -117,9 +117,9 @@ class SimulationResult:
         return {instance.apps[i].name: int(counts[i]) for i in np.flatnonzero(counts)}
 
     def summary(self) -> dict[str, Any]:
-        """Plain numbers for JSON output."""
-        return {"policy": self.policy, "hosts_used": self.hosts_used, "peak_hosts": self.peak_hosts,
-                "cost": self.cost, "placed": self.placement.n_placed, "rejected": self.n_rejected,
+        """Plain numbers for JSON output, named as in ``docs/outputs.md`` (``hosts``, ``deployed``...)."""
+        return {"policy": self.policy, "hosts": self.hosts_used, "hosts_peak": self.peak_hosts,
+                "cost": self.cost, "deployed": self.placement.n_placed, "rejected": self.n_rejected,
                 "delayed": self.n_delayed, "waiting": len(self.waiting), "departed": len(self.departed)}
 
 

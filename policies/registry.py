@@ -167,18 +167,73 @@ def gpu_policy(name: str, dist: ShapeDistribution, workload: Workload | None = N
     return pol
 
 
-def parse_policy_list(text: str) -> list[str]:
-    """Split ``"ff,bf, wf"`` into names; checks each (raises InputError listing the unknown ones)."""
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    problems = [n for n in names if n not in POLICIES and n not in SHIPPED
-                and Path(n).suffix.lower() not in _LOADERS]
+def _known(spec: str) -> bool:
+    return spec in POLICIES or spec in SHIPPED or Path(spec).suffix.lower() in _LOADERS
+
+
+def policy_label(spec: str) -> str:
+    """The name a table gives a policy spec: a registry or shipped name as is, a file by its stem."""
+    return spec if spec in POLICIES or spec in SHIPPED else Path(spec).stem
+
+
+def unique_labels(labels: list[str], specs: list[str]) -> None:
+    """Check that no two policies of one table share a label.
+
+    Raises:
+        InputError: naming both specs (name them apart with ``--policies NAME=SPEC``).
+    """
+    seen: dict[str, str] = {}
+    for label, spec in zip(labels, specs, strict=True):
+        if label in seen:
+            raise input_error("--policies", f"{seen[label]}, {spec}",
+                              f"two policies are both named {label!r}; name them apart with "
+                              f"NAME=SPEC, e.g. {label}-a={seen[label]},{label}-b={spec}")
+        seen[label] = spec
+
+
+def parse_named_policies(text: str) -> tuple[list[str], list[str]]:
+    """Split ``"ff,tuned=out/swarm.json,b.json"`` into row labels and specs.
+
+    An entry is a spec (a registry name, a shipped policy or a policy file, labelled by
+    :func:`policy_label`) or ``NAME=SPEC`` (labelled ``NAME``; an existing file whose name holds
+    ``=`` is a spec). Labels are unique within the list: two policy files with the same stem are
+    an error naming both, to be named apart with ``NAME=SPEC``.
+
+    Returns:
+        ``(labels, specs)``, in the order given.
+
+    Raises:
+        InputError: an unknown policy, an empty list or name, or two entries with the same label.
+    """
+    labels: list[str] = []
+    specs: list[str] = []
+    problems: list[str] = []
+    for entry in (e.strip() for e in text.split(",")):
+        if not entry:
+            continue
+        label, spec = None, entry
+        if "=" in entry and not (entry in POLICIES or entry in SHIPPED or Path(entry).is_file()):
+            label, spec = (x.strip() for x in entry.split("=", 1))
+            if not label:
+                raise input_error("--policies", entry, "empty name before '='")
+        if not _known(spec):
+            problems.append(spec)
+        labels.append(label if label is not None else policy_label(spec))
+        specs.append(spec)
     if problems:
         raise input_error("--policies", ",".join(problems),
                           f"unknown policy; known: {', '.join(POLICIES)}")
-    if not names:
+    if not specs:
         raise input_error("--policies", "", "no policy named")
-    return names
+    unique_labels(labels, specs)
+    return labels, specs
+
+
+def parse_policy_list(text: str) -> list[str]:
+    """Split ``"ff,bf, wf"`` into specs (``NAME=SPEC`` gives SPEC; see :func:`parse_named_policies`)."""
+    return parse_named_policies(text)[1]
 
 
 __all__ = ["DEFAULT_COMPARE", "POLICIES", "SHIPPED", "default_policies", "get_policy", "gpu_policy",
-           "parse_policy_list", "register_loader", "shipped_path"]
+           "parse_named_policies", "parse_policy_list", "policy_label", "unique_labels",
+           "register_loader", "shipped_path"]

@@ -65,9 +65,9 @@ def test_a_record_holds_the_metrics_of_its_run(sigma: Instance) -> None:
     rec = run(sigma, get_policy("bf"), order, seed=7, options=RunOptions(trajectory=True, placement=True))
     sim = simulate(sigma, get_policy("bf"), order, seed=7)
     m = compute_metrics(sigma, sim.placement)
-    assert (rec.hosts_used, rec.cost, rec.deployed) == (m.hosts_used, m.total_cost, m.deployed)
+    assert (rec.hosts, rec.cost, rec.deployed) == (m.hosts_used, m.total_cost, m.deployed)
     assert rec.allocation == m.sigma_allocation_bottleneck
-    assert (rec.peak_hosts, rec.rejected, rec.delayed) == (sim.peak_hosts, sim.n_rejected, sim.n_delayed)
+    assert (rec.hosts_peak, rec.rejected, rec.delayed) == (sim.peak_hosts, sim.n_rejected, sim.n_delayed)
     assert rec.policy == "bf" and rec.seed == 7 and rec.seconds > 0
     assert rec.trajectory is not None and np.array_equal(rec.trajectory.host, sim.trajectory.host)
     assert check(sigma, rec.placement(sigma)) == []
@@ -81,7 +81,7 @@ def test_a_record_holds_the_metrics_of_its_run(sigma: Instance) -> None:
 def test_records_agree_with_evaluate(sigma: Instance, scenario: Scenario) -> None:
     recs = evaluate_policies(scenario, ["random"], seed=3)[0]
     s = evaluate(get_policy("random"), sigma, scenario.orders, seed=3)
-    assert [r.hosts_used for r in recs] == s.hosts.tolist()
+    assert [r.hosts for r in recs] == s.hosts.tolist()
     assert [r.seed for r in recs] == [run_seed(3, i) for i in range(3)]
     assert [r.order for r in recs] == [0, 1, 2]
 
@@ -247,4 +247,4 @@ def test_every_shared_scenario_reaches_the_workers() -> None:
         refs = [ex.share(Scenario(i, ()), "i") for i in insts]
         recs = ex.map(run_task, [RunTask("ff", r) for r in refs])
     assert [r.instance for r in recs] == [i.name for i in insts]
-    assert [r.hosts_used for r in recs] == [-(-3 // (10 // (1 + k % 9))) for k in range(20)]
+    assert [r.hosts for r in recs] == [-(-3 // (10 // (1 + k % 9))) for k in range(20)]

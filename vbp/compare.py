@@ -9,10 +9,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from packing.errors import InputError, Problem
+from packing.errors import InfeasibleError
 from packing.model import Instance
 
 if TYPE_CHECKING:
@@ -28,17 +29,18 @@ class Row:
     hosts_min: int
     hosts_max: int
     cost_mean: float
-    allocation_rate: float
+    allocation_mean: float
     rejected_mean: float
     gap: float | None
     deployed_mean: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of the row."""
+        """The JSON object of the row (names as in ``docs/outputs.md``)."""
         return {"name": self.name, "hosts_mean": self.hosts_mean, "hosts_min": self.hosts_min,
                 "hosts_max": self.hosts_max, "cost_mean": self.cost_mean,
-                "allocation_rate": json_number(self.allocation_rate), "rejected_mean": self.rejected_mean,
-                "deployed": self.deployed_mean, "gap": json_number(self.gap)}
+                "allocation_mean": json_number(self.allocation_mean),
+                "deployed_mean": self.deployed_mean, "rejected_mean": self.rejected_mean,
+                "gap": json_number(self.gap)}
 
 
 def json_number(x: float | None) -> float | None:
@@ -69,7 +71,8 @@ def deployed_optimum(inst: Instance, time_limit: float) -> Any:
 
 def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit: float, seed: int,
                 quiet: bool = True, snapshots: int = 0, keep: float = 0.9,
-                executor: Executor | None = None, keep_placement: str | None = None
+                executor: Executor | None = None, keep_placement: str | None = None,
+                labels: Sequence[str] | None = None
                 ) -> tuple[Any, list[Row], dict[str, list[RunRecord]]]:
     """Solve ``inst`` and evaluate every policy on the same ``orders``.
 
@@ -90,14 +93,17 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
         keep: with ``snapshots``: probability that a snapshot container stays.
         executor: where the runs go (left open; default: a serial executor).
         keep_placement: keep the final placement of this policy's first run (for a plot).
+        labels: the row name of each policy, as the user named it (default: the policy's own
+            name).
 
     Returns:
         ``(solve_result, rows, records_by_policy)``; records are keyed by the policy spec as given.
 
     Raises:
-        InputError: the instance has no placement of every container (the solver proved it; the
-            reason names the app and the rule or resource, as ``vbp solve`` prints it), so there is
-            no optimum to compare with; raised before any policy runs. Or a policy file is bad.
+        InfeasibleError: the instance has no placement of every container (the solver proved
+            it; the reason names the app and the rule or resource, as ``vbp solve`` prints it),
+            so there is no optimum to compare with; raised before any policy runs.
+        InputError: a policy file is bad.
     """
     from tqdm import tqdm
 
@@ -119,10 +125,10 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
         res = deployed_optimum(inst, time_limit)
     else:
         res = solve(inst, "auto", time_limit=time_limit, seed=seed, callback=None if quiet else progress)
-    if res.status == "infeasible":  # no optimum to compare with: bad input, said before any run
-        raise InputError([Problem(inst.name, "instance", "no placement of every container exists, "
-                                  "so there is no optimum to compare with: "
-                                  f"{res.reason or 'proven infeasible by ' + res.method}")])
+    if res.status == "infeasible":  # no optimum to compare with: said before any run
+        raise InfeasibleError(inst.name, "no placement of every container exists, so there is no "
+                              "optimum to compare with: "
+                              f"{res.reason or 'proven by ' + res.method}")
     by_cost = res.objective_kind == "cost"
     resample = snapshots > 0 and inst.initial is not None
     runs = snapshots if resample else orders
@@ -148,7 +154,7 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
     for k, name in enumerate(policy_names):
         rs = recs[k * runs:(k + 1) * runs]
         records[name] = rs
-        hosts = [r.hosts_used for r in rs]
+        hosts = [r.hosts for r in rs]
         mean = sum(hosts) / runs
         cost = sum(r.cost for r in rs) / runs
         value = cost if by_cost else mean
@@ -157,7 +163,7 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
         if res.objective is not None and res.objective > 0:
             gap = ((value - res.objective) / res.objective if res.objective_kind != "deployed"
                    else (res.objective - deployed) / res.objective)
-        rows.append(Row(rs[0].policy, mean, min(hosts), max(hosts), cost,
+        rows.append(Row(rs[0].policy if labels is None else labels[k], mean, min(hosts), max(hosts), cost,
                         float(sum(r.allocation for r in rs) / runs),
                         float(sum(r.rejected for r in rs) / runs), gap, deployed))
     return res, rows, records

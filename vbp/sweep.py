@@ -22,11 +22,17 @@ from packing.model import Instance
 if TYPE_CHECKING:
     from packing.evaluation import Executor, Progress
 
-COLUMNS: tuple[str, ...] = ("instance", "policy", "order", "seed", "hosts_used", "peak_hosts", "cost",
+COLUMNS: tuple[str, ...] = ("instance", "policy", "order", "seed", "hosts", "hosts_peak", "cost",
                             "rejected", "delayed", "deployed", "allocation", "seconds", "executor")
 """The columns of the table, one row per run. ``order`` 0 is the instance's own order; ``seed`` is the
 sweep's seed (order ``i`` runs with the policy seed ``run_seed(seed, i)``); ``allocation`` is the
 Sigma allocation rate of the bottleneck resource; ``seconds`` is the run's wall time."""
+
+OPTIMUM_COLUMNS: tuple[str, ...] = ("optimum", "bound", "gap", "optimum_status")
+"""The columns ``vbp sweep --optimum`` adds: the instance's optimum (the solver's objective:
+hosts, or cost with priced host types), its proven bound, the run's gap to that optimum
+(``(value - optimum) / optimum``, value in the same unit; empty without an optimum) and the
+solver's status (``optimal``, ``feasible``: the optimum column is then the best found)."""
 
 FORMATS = {".csv": "csv", ".parquet": "parquet"}
 """Output suffixes and their formats."""
@@ -62,8 +68,44 @@ def labels(names: Sequence[str], paths: Sequence[str]) -> list[str]:
     return [n if names.count(n) == 1 else p for n, p in zip(names, paths, strict=True)]
 
 
+def solve_optima(instances: Sequence[tuple[str, Instance]], time_limit: float,
+                 seed: int) -> dict[str, Any]:
+    """Solve every instance once (``auto``, up to ``time_limit`` seconds); results by label.
+
+    Raises:
+        InfeasibleError: an instance is proven to have no placement of every container.
+    """
+    from packing.errors import InfeasibleError
+    from solvers import solve
+
+    out: dict[str, Any] = {}
+    for label, inst in instances:
+        res = solve(inst, "auto", time_limit=time_limit, seed=seed)
+        if res.status == "infeasible":
+            raise InfeasibleError(label, "no placement of every container exists, so there is no "
+                                  f"optimum: {res.reason or 'proven by ' + res.method}")
+        out[label] = res
+    return out
+
+
+def optimum_columns(res: Any, row: dict[str, Any]) -> dict[str, Any]:
+    """The :data:`OPTIMUM_COLUMNS` of one row, from the instance's solve result."""
+    import math
+
+    opt = res.objective
+    bound = res.lower_bound if math.isfinite(res.lower_bound) else None
+    gap = None
+    if opt is not None and opt > 0:
+        kind = res.objective_kind
+        value = row["cost"] if kind == "cost" else row["deployed"] if kind == "deployed" else row["hosts"]
+        gap = (opt - value) / opt if kind == "deployed" else (value - opt) / opt
+    return {"optimum": opt, "bound": bound, "gap": gap, "optimum_status": res.status}
+
+
 def run_sweep(instances: Sequence[tuple[str, Instance]], policies: Sequence[str], orders: int,
-              seed: int, executor: Executor, progress: Progress | None = None) -> list[dict[str, Any]]:
+              seed: int, executor: Executor, progress: Progress | None = None,
+              policy_labels: Sequence[str] | None = None,
+              optima: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Run every policy on ``orders`` orders of every instance; one row (dict of :data:`COLUMNS`) per run.
 
     Args:
@@ -74,6 +116,9 @@ def run_sweep(instances: Sequence[tuple[str, Instance]], policies: Sequence[str]
         seed: the sweep's seed.
         executor: where the runs go (left open).
         progress: called with the number of runs finished.
+        policy_labels: the table's name of each policy (default: the spec as given).
+        optima: solve results by instance label (:func:`solve_optima`): adds the
+            :data:`OPTIMUM_COLUMNS`.
 
     Returns:
         The rows, instance-major, then policy, then order.
@@ -86,18 +131,21 @@ def run_sweep(instances: Sequence[tuple[str, Instance]], policies: Sequence[str]
         resolve_policy(p)
     tasks = []
     keys = []
+    names = dict(zip(policies, policy_labels or policies, strict=True))
     for label, inst in instances:
         ref = executor.share(Scenario(inst, tuple(sample_orders(inst, orders, seed)), label), "sweep")
         for t in order_tasks(ref, policies, orders, seed):
             tasks.append(t)
-            keys.append((label, t.policy, t.order))
+            keys.append((label, names[str(t.policy)], t.order))
     recs = executor.map(run_task, tasks, progress)
     rows = []
     for (label, policy, order), r in zip(keys, recs, strict=True):
         rows.append({"instance": label, "policy": policy, "order": order, "seed": seed,
-                     "hosts_used": r.hosts_used, "peak_hosts": r.peak_hosts, "cost": r.cost,
+                     "hosts": r.hosts, "hosts_peak": r.hosts_peak, "cost": r.cost,
                      "rejected": r.rejected, "delayed": r.delayed, "deployed": r.deployed,
                      "allocation": r.allocation, "seconds": r.seconds, "executor": executor.name})
+        if optima is not None:
+            rows[-1].update(optimum_columns(optima[label], rows[-1]))
     return rows
 
 
@@ -109,19 +157,21 @@ def write_table(rows: Sequence[dict[str, Any]], path: str | Path, fmt: str | Non
     """
     p = Path(path)
     fmt = fmt or output_format(p)
+    columns = COLUMNS + (OPTIMUM_COLUMNS if rows and "optimum" in rows[0] else ())
     if fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.table({c: [r[c] for r in rows] for c in COLUMNS})
+        table = pa.table({c: [r[c] for r in rows] for c in columns})
         write_with(p, lambda tmp: pq.write_table(table, tmp))
         return p
     with atomic_path(p) as tmp, tmp.open("w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(COLUMNS), lineterminator="\n")
+        w = csv.DictWriter(f, fieldnames=list(columns), lineterminator="\n")
         w.writeheader()
         for r in rows:
-            w.writerow({c: (repr(r[c]) if isinstance(r[c], float) else r[c]) for c in COLUMNS})
+            w.writerow({c: (repr(r[c]) if isinstance(r[c], float) else r[c]) for c in columns})
     return p
 
 
-__all__ = ["COLUMNS", "FORMATS", "labels", "output_format", "run_sweep", "write_table"]
+__all__ = ["COLUMNS", "FORMATS", "OPTIMUM_COLUMNS", "labels", "optimum_columns", "output_format",
+           "run_sweep", "solve_optima", "write_table"]

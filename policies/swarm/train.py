@@ -153,7 +153,7 @@ def record_cost(record: RunRecord, priced: bool, penalty: float, tie_break: floa
     The objective is the record's hosts used (or host cost when ``priced``); the allocation is the
     record's Sigma allocation rate of the bottleneck resource, computed by :mod:`packing.metrics`.
     """
-    obj = record.cost if priced else float(record.hosts_used)
+    obj = record.cost if priced else float(record.hosts)
     return obj + penalty * record.rejected + tie_break * (1.0 - record.allocation)
 
 
@@ -166,7 +166,7 @@ def run_cost(instance: Instance, policy: Any, order: np.ndarray, seed: int, pena
              tie_break: float) -> tuple[float, int, float, int]:
     """Cost of one run, and its hosts, allocation and rejections (see the module docstring)."""
     r = run(instance, policy, order, seed=seed, options=RunOptions(check=False))
-    return (record_cost(r, is_priced(instance), penalty, tie_break), r.hosts_used, r.allocation,
+    return (record_cost(r, is_priced(instance), penalty, tie_break), r.hosts, r.allocation,
             r.rejected)
 
 
@@ -253,7 +253,7 @@ def training_orders(instance: Instance, settings: TrainSettings) -> tuple[list[n
 
 
 def _report(name: str, recs: Sequence[RunRecord]) -> HeldOutReport:
-    return HeldOutReport(name, np.array([r.hosts_used for r in recs]),
+    return HeldOutReport(name, np.array([r.hosts for r in recs]),
                          np.array([r.allocation for r in recs]), np.array([r.rejected for r in recs]))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -49,7 +51,9 @@ def test_eade_ddpg_cluster_metrics_by_hand() -> None:
     with pytest.raises(ValueError):
         compute_metrics(inst, p, clusters=[0, 0])
     d = m.to_dict()
-    assert d["hosts_used"] == 2 and d["sigma_allocation"]["mem"] == pytest.approx(6 / 30)
+    assert d["hosts"] == 2 and d["allocation_by_resource"]["mem"] == pytest.approx(6 / 30)
+    assert (d["cost"], d["deployed"], d["allocation"]) == (3.0, 3, m.sigma_allocation_bottleneck)
+    assert json.loads(json.dumps(d)) == d
 
 
 def test_gpu_resources_are_metrics_resources() -> None:

@@ -213,7 +213,7 @@ def test_uncovered_arrive_places_every_container(tmp_path: Path, capsys) -> None
     # the policies place the same 8 containers the optimum places (before: 3 of them, on 1 host)
     assert all(p["hosts_min"] == 4 and p["rejected_mean"] == 0 for p in doc["policies"])
     code, out, err = run(["simulate", path, "--json", "--uncovered", "arrive"], capsys)
-    assert code == 0 and json.loads(out)["runs"][0]["placed"] == 8
+    assert code == 0 and json.loads(out)["runs"][0]["deployed"] == 8
     assert "arrive first, before the request stream" in err
     code, out, _ = run(["sweep", path, "--policies", "bf", "--orders", "1", "-q", "--uncovered",
                         "arrive", "--out", str(tmp_path / "t.csv")], capsys)
@@ -228,11 +228,11 @@ def test_compare_on_an_infeasible_instance_names_the_rule(tmp_path: Path, capsys
     path = write(tmp_path, "inf.json", INFEASIBLE | {"name": "not-the-file-name"})
     code, out, _ = run(["solve", path, "-q", "--time-limit", "5"], capsys)
     reason = next(x for x in out.splitlines() if x.startswith("reason"))[len("reason"):].strip()
-    assert code == 1 and "max_per_host = 1" in reason
+    assert code == 3 and "max_per_host = 1" in reason
     code, out, err = run(["compare", path, "-q", "--time-limit", "5"], capsys)
     (line,) = error_lines(err)
-    assert code == 2 and out == "", out
-    assert line.startswith(f"error: {path}: instance: no placement of every container"), line
+    assert code == 3 and out == "", out
+    assert line.startswith("error: not-the-file-name: infeasible: no placement of every container"), line
     assert reason in line and "no optimum to compare with" in line
 
 

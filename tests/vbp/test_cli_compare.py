@@ -32,7 +32,7 @@ def test_compare_json_on_sigma() -> None:
     names = [p["name"] for p in doc["policies"]]
     assert names == ["ff", "bf"]
     for p in doc["policies"]:
-        assert {"name", "hosts_mean", "hosts_min", "hosts_max", "allocation_rate", "gap"} <= set(p)
+        assert {"name", "hosts_mean", "hosts_min", "hosts_max", "allocation_mean", "gap"} <= set(p)
         assert p["hosts_min"] >= 15
         assert p["gap"] == pytest.approx((p["hosts_mean"] - 15) / 15)
     bf = doc["policies"][1]
@@ -80,7 +80,7 @@ def test_simulate_file_json_and_out(tmp_path: Path) -> None:
     doc = json.loads(out)
     run0 = doc["runs"][0]
     # a,a on hosts 0,1; b,b beside them; c on host 2; the second c fits nowhere
-    assert run0["hosts_used"] == 3 and run0["rejected"] == 1 and run0["placed"] == 5
+    assert run0["hosts"] == 3 and run0["rejected"] == 1 and run0["deployed"] == 5
     pl = load_placement(out_pl, inst)
     assert check(inst, pl) == []
     code, out, _ = run("simulate", str(f), "--policy", "bf", "--orders", "3")

@@ -42,12 +42,12 @@ def test_text_output(tmp_path: Path) -> None:
     assert "status     optimal" in r.stdout and "gap        0.00%" in r.stdout
 
 
-def test_infeasible_exits_1(tmp_path: Path) -> None:
+def test_infeasible_exits_3(tmp_path: Path) -> None:
     inst = Instance("x", ("cpu",), (HostType("h", (10.0,), 1),), (App("big", (40.0,), 1),))
     p = tmp_path / "bad.json"
     save_instance(inst, p)
     r = CliRunner().invoke(cli, ["solve", str(p), "--json", "-q", "--method", "cpsat"])
-    assert r.exit_code == 1
+    assert r.exit_code == 3
     doc = json.loads(r.stdout)
     assert doc["status"] == "infeasible" and "big" in doc["reason"]
     assert doc["lower_bound"] is None  # infinity is not JSON

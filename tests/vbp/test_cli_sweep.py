@@ -49,7 +49,7 @@ def test_sweep_writes_one_row_per_run(tmp_path: Path) -> None:
     assert all(r["seed"] == "4" and r["executor"] == "serial" for r in table)
     sig = builtin_instance("sigma")
     s = evaluate(get_policy("random"), sig, sample_orders(sig, 3, 4), seed=4)
-    got = [int(r["hosts_used"]) for r in table if r["instance"] == "sigma" and r["policy"] == "random"]
+    got = [int(r["hosts"]) for r in table if r["instance"] == "sigma" and r["policy"] == "random"]
     assert got == s.hosts.tolist()  # the orders and seeds of compare / evaluate
     assert [r["order"] for r in table[:3]] == ["0", "1", "2"]
     for r in table:
@@ -75,7 +75,7 @@ def test_pandas_reads_the_table(tmp_path: Path) -> None:
     assert sweep("sigma", "--policies", "bf", "--orders", "2", "--out", str(out), "-q")[0] == 0
     df = pd.read_csv(out)
     assert list(df.columns) == list(COLUMNS) and len(df) == 2
-    assert df["hosts_used"].dtype.kind == "i" and df["allocation"].dtype.kind == "f"
+    assert df["hosts"].dtype.kind == "i" and df["allocation"].dtype.kind == "f"
 
 
 def test_parquet_needs_pyarrow(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

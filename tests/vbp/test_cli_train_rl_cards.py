@@ -36,7 +36,7 @@ def test_train_with_card_options_then_compare(tmp_path: Path, capsys: pytest.Cap
     code, out, err = run("compare", str(scenario), "--policies", f"mc-util,{model}", "--json")
     assert code == 0, err
     rep = json.loads(out)
-    assert [p["deployed"] > 0 for p in rep["policies"]] == [True, True]
+    assert [p["deployed_mean"] > 0 for p in rep["policies"]] == [True, True]
     with pytest.raises(SystemExit) as e:
         main(["train", "rl", str(scenario), "--algo", "eade-m", "--set", "mix_inner=maybe",
               "--out", str(tmp_path / "x.pt")])

@@ -58,7 +58,7 @@ def test_infeasible_instance_is_explained(tmp_path: Path, capsys) -> None:
     doc = json.loads(json.dumps(GOOD))
     doc["apps"][0]["count"] = 4
     code, _, err = run(["validate", write(tmp_path, "inf.json", doc)], capsys)
-    assert code == 2 and "infeasible" in err and "'a'" in err and "max_per_host = 1" in err
+    assert code == 3 and "infeasible" in err and "'a'" in err and "max_per_host = 1" in err
 
 
 def test_placement_with_violations(tmp_path: Path, capsys) -> None:

@@ -124,7 +124,7 @@ def test_growth_scenarios_json_schema_and_out(tmp_path: Path,
     with pytest.raises(SystemExit) as e:
         main(["plan", str(d), "--hosts", "std:4c8g:0.5", "--hosts", "big:80c12g:3:1", "--growth",
               "1,2", "--time-limit", "20", "--json", "--out", str(out), "--plot", str(fig)])
-    assert e.value.code == 1  # a scenario without a plan
+    assert e.value.code == 3  # a scenario without a plan
     doc = json.loads(capsys.readouterr().out)
     jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
     one, two = doc["scenarios"]
@@ -151,7 +151,7 @@ def test_infeasible_app_and_exit_status(tmp_path: Path, capsys: pytest.CaptureFi
     assert res.to_dict()["scenarios"][0]["lower_bound"] is None
     with pytest.raises(SystemExit) as e:
         main(["plan", str(d), "--hosts", "std:16c64g"])
-    assert e.value.code == 1
+    assert e.value.code == 3
     assert "fits on no host type" in capsys.readouterr().out
 
 

@@ -3,16 +3,19 @@ r"""The ``vbp`` command line.
 Each subcommand lives in its own module under :mod:`vbp.cli` and is imported only when it
 runs, so ``vbp --help`` stays fast and never imports torch or the solvers.
 
-Exit statuses (:func:`main` is the last line of defence; ``vbp`` never shows a traceback unless
-``--debug`` is given):
+Exit statuses, the same in every command (:data:`EXIT_STATUSES`; :func:`main` is the last line
+of defence; ``vbp`` never shows a traceback unless ``--debug`` is given):
 
-* 0: done;
-* 1: no result (e.g. ``vbp solve`` found no placement), a policy or solver failure
-  (:class:`~packing.errors.PolicyError`, :class:`~packing.errors.SolverError`: one line), or an
-  unexpected error, which is a bug in vbp: one line naming the exception type and message
-  (``vbp --debug ...`` prints the traceback);
+* 0: success;
+* 1: an internal error: a bug in vbp (one line naming the exception type and message; ``vbp
+  --debug ...`` prints the traceback), a policy breaking its contract
+  (:class:`~packing.errors.PolicyError`) or a solver back-end failing
+  (:class:`~packing.errors.SolverError`);
 * 2: bad input (:class:`packing.errors.InputError`, one ``error: file: field: reason`` line per
   problem) or a bad command line (click's usage errors);
+* 3: the instance has no feasible placement, proven (:class:`~packing.errors.InfeasibleError`);
+* 4: no placement found within the time limit, nothing proven
+  (:class:`~packing.errors.NoPlacementError`);
 * 130: interrupted (Ctrl-C).
 
 Control characters in messages are escaped (``\n``, ``\x1b``), so a name cannot forge lines.
@@ -29,7 +32,16 @@ from typing import NoReturn
 
 import click
 
-from packing.errors import InputError, VbpError
+from packing.errors import (
+    EXIT_BUG,
+    EXIT_INFEASIBLE,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_NO_PLACEMENT,
+    EXIT_OK,
+    InputError,
+    VbpError,
+)
 from packing.io import escape_control
 
 # name -> (module, attribute, one-line help)
@@ -76,11 +88,27 @@ class LazyGroup(click.Group):
 _STATE: dict[str, bool] = {"debug": False}
 """Whether ``--debug`` was given (set by the group callback, read by :func:`main`)."""
 
-INTERRUPTED = 130
+INTERRUPTED = EXIT_INTERRUPTED
 """Exit status after Ctrl-C (128 + SIGINT, as shells report it)."""
 
+EXIT_STATUSES: tuple[tuple[int, str], ...] = (
+    (EXIT_OK, "success"),
+    (EXIT_BUG, "internal error (a bug in vbp, a policy breaking its contract, a failing solver "
+               "back-end)"),
+    (EXIT_INPUT, "bad input or command line (a file, a field, an option, a refused output path)"),
+    (EXIT_INFEASIBLE, "the instance has no feasible placement (proven)"),
+    (EXIT_NO_PLACEMENT, "no placement found within the time limit, nothing proven"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+)
+"""Every exit status of ``vbp``, with its meaning (the table of ``vbp --help``)."""
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+EPILOG = "\b\nExit statuses (every command):\n" + "\n".join(
+    f"  {code:<4} {text}" for code, text in EXIT_STATUSES)
+"""The epilog of ``vbp --help``: the exit statuses (``\\b``: click keeps the lines as they are)."""
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=EPILOG)
 @click.version_option(package_name="vbp-toolkit", prog_name="vbp")
 @click.option("--debug", is_flag=True,
               help="Print the full traceback of an unexpected error (a bug in vbp).")
@@ -107,7 +135,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     except InputError as e:
         for p in e.problems:
             _error(str(p))
-        sys.exit(2)
+        sys.exit(EXIT_INPUT)
     except click.ClickException as e:
         object.__setattr__(e, "message", escape_control(e.message))  # no forged lines
         e.show()
@@ -115,16 +143,16 @@ def main(argv: list[str] | None = None) -> NoReturn:
     except (click.Abort, KeyboardInterrupt):
         _error("interrupted")
         sys.exit(INTERRUPTED)
-    except VbpError as e:  # a policy or solver failure: not bad input, not a bug
+    except VbpError as e:  # infeasible, no placement, a policy or solver failure: one line each
         for line in str(e).splitlines() or [type(e).__name__]:
             _error(line)
-        sys.exit(1)
+        sys.exit(e.exit_status)
     except BrokenPipeError:  # the reader went away (``vbp ... | head``)
         sys.stderr.close()
-        sys.exit(1)
+        sys.exit(EXIT_BUG)
     except MemoryError:
         _error("out of memory")
-        sys.exit(1)
+        sys.exit(EXIT_BUG)
     except Exception as e:  # the last line of defence: a bug, in one line
         if _STATE["debug"]:
             traceback.print_exc()
@@ -135,8 +163,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
         _error(f"internal error (a bug in vbp, please report it): {type(e).__name__}"
                + (f": {first}" if first else "")
                + ("" if _STATE["debug"] else "; run 'vbp --debug ...' for the traceback"))
-        sys.exit(1)
-    sys.exit(rv if isinstance(rv, int) else 0)
+        sys.exit(EXIT_BUG)
+    sys.exit(rv if isinstance(rv, int) else EXIT_OK)
 
 
 if __name__ == "__main__":  # pragma: no cover

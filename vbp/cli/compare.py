@@ -23,6 +23,7 @@ from vbp.cli.common import (
     prepare,
     uncovered_option,
 )
+from vbp.cli.formats import tagged
 from vbp.cli.outputs import check_outputs, force_option
 from vbp.compare import (
     Row,
@@ -34,15 +35,17 @@ from vbp.compare import (
 @click.command()
 @click.argument("path", metavar="[FILE]", required=False)
 @click.option("--policies", "policy_list", default=None,
-              help="Comma-separated policy names [default: every heuristic, and the shipped policies "
-                   "trained for the instance (swarm-sigma on sigma)].")
+              help="Comma-separated policies: registry names, policy files, or NAME=SPEC; a row is "
+                   "named by the registry name, the file's stem, or NAME (unique) [default: every "
+                   "heuristic, and the shipped policies trained for the instance (swarm-sigma on "
+                   "sigma)].")
 @click.option("--orders", type=click.IntRange(min=1, max=MAX_ORDERS), default=8, show_default=True,
               help="Arrival orders per policy: the instance's own order, then seeded shuffles.")
 @click.option("--time-limit", type=FiniteFloat(0.0, MAX_SECONDS, min_open=True), default=20.0,
               show_default=True, help="Solver budget in seconds.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the orders, policies, solver.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-compare/1).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a plot: hosts per policy with the optimum and bound, and per-host use.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
@@ -74,15 +77,15 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
 
     Bad input exits with status 2 before any policy runs: every option is checked before FILE is
     read; a request stream that leaves containers out is refused unless --uncovered says what to
-    do with them; and an instance with no placement of every container (the solver proves it) is
-    refused with the reason `vbp solve` prints (the app and the rule or resource), since there is
-    no optimum to compare with.
+    do with them. An instance with no placement of every container (the solver proves it) exits
+    with status 3 and the reason `vbp solve` prints (the app and the rule or resource), since
+    there is no optimum to compare with.
     """
     from packing.evaluation import make_executor
     from packing.simulator import static_view
-    from policies.registry import default_policies, parse_policy_list
+    from policies.registry import default_policies, parse_named_policies, policy_label
 
-    names = parse_policy_list(policy_list) if policy_list is not None else None
+    labels, names = parse_named_policies(policy_list) if policy_list is not None else (None, None)
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[path, *(names or [])])
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
     loaded = load_target(path)
@@ -91,6 +94,8 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     check_order_budget("--orders", orders, loaded.n_containers)
     if names is None:
         names = default_policies(loaded.name)
+    if labels is None:
+        labels = [policy_label(n) for n in names]
     with naming_file(loaded, path):
         if snapshots and loaded.initial is None:
             raise InputError([Problem(loaded.name, "--snapshots", f"the instance has no snapshot "
@@ -104,7 +109,7 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
         with executor:
             res, rows, records = run_compare(inst, names, orders, time_limit, seed,
                                              quiet=quiet or as_json, snapshots=snapshots, keep=keep,
-                                             executor=executor,
+                                             executor=executor, labels=labels,
                                              keep_placement=pick if plot is not None else None)
     note = uncovered_note(uncovered, missing)
     if note is not None and as_json:
@@ -128,10 +133,10 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
            "lower_bound": json_number(res.lower_bound),
            "objective_kind": res.objective_kind, "hosts": res.hosts}
     if as_json:
-        click.echo(json.dumps({"instance": inst.name, "orders": orders, "seed": seed, "optimum": opt,
-                               "policies": [r.to_dict() for r in rows],
-                               "uncovered": {"mode": uncovered,
-                                             "containers": sum(u.missing for u in missing)}}))
+        click.echo(json.dumps(tagged("compare", {
+            "instance": inst.name, "orders": orders, "seed": seed, "optimum": opt,
+            "policies": [r.to_dict() for r in rows],
+            "uncovered": {"mode": uncovered, "containers": sum(u.missing for u in missing)}})))
         return
     what_runs = (f"{snapshots} resampled snapshot(s) (keep {keep:g})"
                  if snapshots else f"{orders} order(s) (own order first)")
@@ -192,7 +197,7 @@ def _table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> N
     for r in rows:
         gap = "-" if r.gap is None else f"{100 * r.gap:+.1f}%"
         click.echo(f"{r.name:<16}{r.hosts_mean:>11.2f}{r.hosts_min:>6}{r.hosts_max:>6}"
-                   f"{100 * r.allocation_rate:>11.2f}%{gap:>9}{r.rejected_mean:>10.1f}")
+                   f"{100 * r.allocation_mean:>11.2f}%{gap:>9}{r.rejected_mean:>10.1f}")
     if inst.initial is not None and inst.initial.n_placed:
         click.echo(f"note: policies start from the snapshot ({inst.initial.n_placed} containers already "
                    "placed); the optimum repacks every container from scratch.")

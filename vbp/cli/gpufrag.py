@@ -11,6 +11,7 @@ import click
 
 from packing.errors import InputError, Problem
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat
+from vbp.cli.formats import FORMATS
 from vbp.cli.outputs import check_outputs, force_option
 
 MAX_SEEDS = 1000
@@ -61,7 +62,7 @@ def _fmt(x: float | None) -> str:
 @click.option("--seed", type=SEED, default=42, show_default=True, help="First seed.")
 @click.option("--until", type=click.IntRange(1, 1000), default=130, show_default=True,
               help="Arrived GPU demand to reach, in % of the cluster's GPU capacity.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-gpu-frag/1).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Plot unallocated GPU against arrived demand (the paper's Fig. 7).")
 @click.option("--bound/--no-bound", default=True, show_default=True,
@@ -85,7 +86,7 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
     90/95/100/130 % arrived (median and mean over seeds), next to the paper's published medians,
     and the offline bound: the least GPU any placement of the arrived pods could leave unallocated.
     """
-    from policies.registry import parse_policy_list
+    from policies.registry import parse_named_policies
 
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[data, pods])
     if seed + seeds - 1 > 2**32 - 1:
@@ -93,7 +94,9 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
                                   f"seed + seeds - 1 must be below 2^32 (--seeds {seeds})")])
     from vbp.gpufrag import DEFAULT_POLICIES
 
-    names = parse_policy_list(policy_text) if policy_text is not None else list(DEFAULT_POLICIES)
+    labels, names = (parse_named_policies(policy_text) if policy_text is not None
+                     else (list(DEFAULT_POLICIES), list(DEFAULT_POLICIES)))
+    label_of = dict(zip(names, labels, strict=True))
     pod_file, pod_name = _pods_option(data, pods)
 
     from packing.fgd_protocol import gpu_capacity
@@ -130,7 +133,7 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
         mean = res.at(LEVELS, until, stat="mean")
         pub = res.published
         rows.append({
-            "name": res.name,
+            "name": label_of.get(res.name, res.name),
             "paper_name": PAPER_NAMES.get(res.name),
             "unallocated_gpu_pct": med,
             "unallocated_gpu_pct_mean": mean,
@@ -141,14 +144,15 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
             "published": None if pub is None else {
                 "median": {str(lv): pub[i] for i, lv in enumerate(LEVELS)}, "mean_100": pub[4]},
             "seconds_per_seed": round(res.seconds, 3),
-            "placed_mean": sum(r.placed for r in res.runs) / len(res.runs),
+            "deployed_mean": sum(r.placed for r in res.runs) / len(res.runs),
             "rejected_mean": sum(r.rejected for r in res.runs) / len(res.runs),
         })
     if plot is not None:
         plot_curves(plot, results, until, title=f"openb {pod_name}: {inst.n_hosts} GPU nodes, "
                     f"{len(seed_list)} seed(s), median", bound=bres)
     if as_json:
-        click.echo(json.dumps({"data": data, "pods": pod_name, "nodes": inst.n_hosts,
+        click.echo(json.dumps({"format": FORMATS["gpu-frag"],
+                               "data": data, "pods": pod_name, "nodes": inst.n_hosts,
                                "gpus": int(inst.host_gpus.sum()), "seeds": seed_list, "until": until,
                                "policies": rows, "bound": bound_row}))
         return

@@ -10,6 +10,7 @@ import click
 
 from packing.model import Instance
 from vbp.cli.common import data_options, load_any
+from vbp.cli.formats import tagged
 
 SHOWN_RESOURCES = 6
 """How many resource names the human output lists before "...". """
@@ -110,14 +111,15 @@ def render(d: dict[str, Any]) -> list[str]:
 
 @click.command()
 @click.argument("path", type=click.Path())
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object (format vbp-info/1) instead of text.")
 @data_options
 def info(path: str, as_json: bool) -> None:
     """Describe PATH: an instance file, a .vbp file or a data-set folder."""
     inst = load_any(path)
     d = describe(inst, str(Path(path)))
     if as_json:
-        click.echo(json.dumps(d, indent=1))
+        click.echo(json.dumps(tagged("info", d), indent=1))
     else:
         for line in render(d):
             click.echo(line)

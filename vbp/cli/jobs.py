@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -10,6 +11,7 @@ import click
 from packing.errors import InputError, Problem
 from packing.io import escape_control
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat
+from vbp.cli.formats import FORMATS
 from vbp.cli.outputs import check_outputs, force_option
 
 
@@ -50,7 +52,8 @@ def jobs() -> None:
 @click.argument("data", metavar="DATA")
 @click.option("--policies", "policy_text", default=None,
               help="Comma-separated DAG policies (default: fifo, sjf, cpf, random, cpf-single) or trained "
-                   "agent files (MODEL.pt from `vbp train gcn DATA`).")
+                   "agent files (MODEL.pt from `vbp train gcn DATA`), or NAME=SPEC; a row is named "
+                   "by the policy, the file's stem, or NAME (unique).")
 @click.option("--jobs", "n_jobs", type=click.IntRange(1, 100_000), default=100, show_default=True,
               help="Seeded sample of this many jobs.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the sample and overheads.")
@@ -91,6 +94,7 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     """
     from packing.dag.engine import NO_OVERHEADS, Overheads
     from policies.dag import DAG_POLICIES, DEFAULT_DAG_POLICIES
+    from policies.registry import unique_labels
     from vbp.jobfusion import compare_dag, parse_hosts, resolve_dag_policy, sample_jobs
 
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[data])
@@ -98,6 +102,11 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
              else list(DEFAULT_DAG_POLICIES))
     if not names:
         raise InputError([Problem("--policies", escape_control(policy_text or ""), "no policy named")])
+    named = [n.split("=", 1) if "=" in n and n not in DAG_POLICIES else ["", n] for n in names]
+    names = [spec.strip() for _, spec in named]
+    labels = [label.strip() or (n if n in DAG_POLICIES else Path(n).stem)
+              for (label, _), n in zip(named, names, strict=True)]
+    unique_labels(labels, names)
     bad = [n for n in names if n not in DAG_POLICIES and not n.lower().endswith(".pt")]
     if bad:
         raise InputError([Problem("--policies", escape_control(",".join(bad)), "unknown DAG policy; "
@@ -110,10 +119,12 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
                       online_share=online_share if on is not None else 0.0, surges=surges, preempt=preempt,
                       overheads=NO_OVERHEADS if no_overheads else Overheads(), seed=seed,
                       carving=carving, large_share=large_share)
+    for row, label in zip(res["policies"], labels, strict=True):
+        row["name"] = label  # named as given: a policy name, a model file's stem, or NAME=
     if plot:
         _plot(res, plot)
     if as_json:
-        out = {"bounds": res["bounds"], "policies": [
+        out = {"format": FORMATS["jobs-compare"], "bounds": res["bounds"], "policies": [
             {k: v for k, v in p.items() if k != "jct"} for p in res["policies"]],
             "carving": res["carving"], "clusters": res["clusters"], "jobs": res["jobs"],
             "tasks": res["tasks"]}
@@ -191,7 +202,10 @@ def partition_cmd(data: str, q_text: str, methods: str, containers: int, time_li
     w, _ = _load(data, None)
     rows = carve_sweep(w, qs, ms, containers=containers, time_limit=time_limit, seed=seed)
     if as_json:
-        click.echo(json.dumps({"jobs": w.n_jobs, "rows": [asdict(r) for r in rows]}, indent=2))
+        click.echo(json.dumps({"format": FORMATS["jobs-partition"],
+                               "jobs": w.n_jobs,
+                               "rows": [{("hosts_by_type" if k == "hosts" else k): v
+                                         for k, v in asdict(r).items()} for r in rows]}, indent=2))
         return
     click.echo(f"{'method':<12} {'Q':>3} {'types':>5} {'hosts':<24} {'idle':>7} {'bound':>7} {'gap':>6} "
                f"{'internal':>8} {'status':<9}")

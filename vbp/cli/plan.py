@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from packing.errors import InputError, Problem
+from packing.errors import EXIT_INFEASIBLE, EXIT_NO_PLACEMENT, InputError, Problem
 from vbp.cli.common import MAX_WORKERS, PLOT_SUFFIXES, SEED, FiniteFloat
 from vbp.cli.outputs import check_outputs, force_option
 from vbp.cli.solve import METHOD_NAMES
@@ -76,8 +76,9 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
     quantities), an instance file or Kubernetes manifests; several add up. A host type without
     a count is available as many times as needed. Prints, per growth scenario, the status, hosts,
     cost, proven lower bound and gap, and per host type the hosts, cost, utilisation, stranded
-    capacity and bottleneck. Exit status: 0 when every scenario has a plan, 1 when one has none,
-    2 on bad input.
+    capacity and bottleneck. Exit status: 0 when every scenario has a plan, 2 on bad input, 3
+    when a scenario is proven infeasible, 4 when a scenario has no plan within --time-limit and
+    nothing is proven.
     """
     from packing.planning import parse_growth
     from vbp.plan import plan as run_plan
@@ -115,8 +116,10 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
             click.echo(f"placement  {w}")
         if plot is not None:
             click.echo(f"plot       {plot}")
+    if any(s.status == "infeasible" for s in result.scenarios):
+        raise SystemExit(EXIT_INFEASIBLE)
     if any(s.placement is None for s in result.scenarios):
-        raise SystemExit(1)
+        raise SystemExit(EXIT_NO_PLACEMENT)
 
 
 def _num(x: float | None, digits: int = 4) -> str:

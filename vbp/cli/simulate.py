@@ -17,6 +17,7 @@ from vbp.cli.common import (
     naming_file,
     prepare,
 )
+from vbp.cli.formats import tagged
 from vbp.cli.outputs import check_outputs, force_option
 
 
@@ -32,7 +33,7 @@ def _num(x: float) -> float | None:
 @click.option("--orders", type=click.IntRange(min=1, max=MAX_ORDERS), default=1, show_default=True,
               help="Arrival orders: the instance's own order, then seeded shuffles.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the orders and the policy.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-simulate/1).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the placement of the first order's run (JSON or YAML by extension).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
@@ -55,11 +56,12 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     """
     from packing.metrics import compute_metrics
     from packing.simulator import evaluate, sample_orders
-    from policies.registry import get_policy
+    from policies.registry import get_policy, parse_named_policies
 
+    (label,), (spec,) = parse_named_policies(policy_name)
     check_outputs([(out, "--out", None), (plot, "--plot", PLOT_SUFFIXES)], force=force,
-                  inputs=[path, policy_name])
-    policy = get_policy(policy_name)
+                  inputs=[path, spec])
+    policy = get_policy(spec)
     loaded = load_target(path)
     from vbp.cli.common import check_order_budget
 
@@ -71,9 +73,8 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     runs = []
     for i, r in enumerate(samples.results):
         m = compute_metrics(inst, r.placement)
-        d = r.summary()
-        d.update(order=i, allocation_rate=_num(m.sigma_allocation_bottleneck))
-        runs.append(d)
+        runs.append({"order": i, **r.summary(), "policy": label,
+                     "allocation": _num(m.sigma_allocation_bottleneck)})
     first = samples.results[0]
     if out is not None:
         from packing.io import save_placement
@@ -84,23 +85,23 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
 
         tr = first.trajectory
         plot_trajectory(plot, tr.time, tr.hosts_used, tr.allocation, inst.resources,
-                        title=f"{inst.name}: {samples.policy}, own order")
+                        title=f"{inst.name}: {label}, own order")
     if as_json:
-        click.echo(json.dumps({"instance": inst.name, "policy": samples.policy, "orders": orders,
-                               "seed": seed, "hosts_mean": samples.mean, "hosts_min": samples.min,
-                               "hosts_max": samples.max, "runs": runs,
-                               "uncovered": {"mode": uncovered,
-                                             "containers": sum(u.missing for u in missing)}}))
+        click.echo(json.dumps(tagged("simulate", {
+            "instance": inst.name, "policy": label, "orders": orders, "seed": seed,
+            "hosts_mean": samples.mean, "hosts_min": samples.min, "hosts_max": samples.max,
+            "runs": runs, "uncovered": {"mode": uncovered,
+                                        "containers": sum(u.missing for u in missing)}})))
         if note is not None:
             click.echo(note, err=True)
         return
     click.echo(f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
-               f"policy {samples.policy}, {orders} order(s), seed {seed}")
-    click.echo(f"{'order':>5} {'hosts':>6} {'peak':>5} {'alloc':>7} {'placed':>7} {'rejected':>8} "
+               f"policy {label}, {orders} order(s), seed {seed}")
+    click.echo(f"{'order':>5} {'hosts':>6} {'peak':>5} {'alloc':>7} {'deployed':>8} {'rejected':>8} "
                f"{'delayed':>7} {'waiting':>7}")
     for d in runs:
-        alloc = "-" if d["allocation_rate"] is None else f"{100 * d['allocation_rate']:.2f}%"
-        click.echo(f"{d['order']:>5} {d['hosts_used']:>6} {d['peak_hosts']:>5} {alloc:>7} {d['placed']:>7} "
+        alloc = "-" if d["allocation"] is None else f"{100 * d['allocation']:.2f}%"
+        click.echo(f"{d['order']:>5} {d['hosts']:>6} {d['hosts_peak']:>5} {alloc:>7} {d['deployed']:>8} "
                    f"{d['rejected']:>8} {d['delayed']:>7} {d['waiting']:>7}")
     if orders > 1:
         click.echo(f"hosts: mean {samples.mean:.2f}, min {samples.min}, max {samples.max}, "

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from packing.errors import InputError, Problem
+from packing.errors import EXIT_INFEASIBLE, EXIT_INTERRUPTED, EXIT_NO_PLACEMENT, InputError, Problem
 from packing.model import Instance
 from vbp.cli.common import MAX_SECONDS, MAX_WORKERS, SEED, FiniteFloat, data_options, load_any
+from vbp.cli.formats import tagged
 from vbp.cli.outputs import check_outputs, force_option
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def _load(path: str) -> Instance:
     return load_any(path)
 
 
-INTERRUPTED = 130
+INTERRUPTED = EXIT_INTERRUPTED
 """Exit status after Ctrl-C (128 + SIGINT)."""
 
 
@@ -44,9 +45,9 @@ def _interrupted(inst: Instance, best: dict[str, Any], as_json: bool) -> None:
     The solve did not return, so there is no placement to print or write.
     """
     if as_json:
-        click.echo(json.dumps({"instance": inst.name, "status": "interrupted",
-                               "objective": best["objective"], "lower_bound": best["bound"],
-                               "seconds": round(best["seconds"], 3), "placement": None}))
+        click.echo(json.dumps(tagged("solve", {
+            "instance": inst.name, "status": "interrupted", "objective": best["objective"],
+            "lower_bound": best["bound"], "seconds": round(best["seconds"], 3), "placement": None})))
     else:
         click.echo(f"instance   {inst.name} ({inst.n_apps} apps, {inst.n_containers} containers, "
                    f"{inst.n_hosts} hosts)")
@@ -177,7 +178,8 @@ def _fmt(x: float | None) -> str:
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
 @click.option("--objective", type=click.Choice(["hosts", "cost", "deployed"]), default=None,
               help="What to optimise [default: cost if any host type is priced, else hosts].")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object (format vbp-solve/1) instead of text.")
 @click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
               help="Write the placement to this file (JSON or YAML by extension).")
 @force_option
@@ -189,11 +191,12 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
 
     The instance is solved offline (all containers at once, ignoring an initial snapshot and
     request times). Prints status, objective, proven bound, gap, time and method; progress goes
-    to stderr. Exit status: 0 with a placement, 1 when infeasible or nothing was found, 2 on bad
-    input (also an --out that exists, without --force, or that is FILE itself), 130 when
-    interrupted. Ctrl-C stops the solver, which returns the best placement and
-    the best proven bound found so far: they are printed as usual (``interrupted`` in the JSON,
-    ``--out`` still written) with exit status 130; a second Ctrl-C aborts at once.
+    to stderr. Exit status: 0 with a placement, 2 on bad input (also an --out that exists,
+    without --force, or that is FILE itself), 3 when the instance is proven infeasible, 4 when no
+    placement was found within --time-limit and nothing is proven, 130 when interrupted. Ctrl-C
+    stops the solver, which returns the best placement and the best proven bound found so far:
+    they are printed as usual (``interrupted`` in the JSON, ``--out`` still written) with exit
+    status 130; a second Ctrl-C aborts at once.
     """
     from solvers import available
     from solvers import solve as run
@@ -237,7 +240,7 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
     if as_json:
         doc = {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                for k, v in res.to_dict().items()}  # JSON has no infinity: null
-        click.echo(json.dumps(doc))
+        click.echo(json.dumps(tagged("solve", {"instance": inst.name, **doc})))
     else:
         gap = res.gap
         click.echo(f"instance   {inst.name} ({inst.n_apps} apps, {inst.n_containers} containers, "
@@ -260,4 +263,4 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
                       else ""), err=True)
         raise SystemExit(INTERRUPTED)
     if res.placement is None:
-        raise SystemExit(1)
+        raise SystemExit(EXIT_INFEASIBLE if res.status == "infeasible" else EXIT_NO_PLACEMENT)

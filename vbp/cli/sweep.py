@@ -12,6 +12,7 @@ import click
 from vbp.cli.common import (
     MAX_ORDERS,
     SEED,
+    FiniteFloat,
     check_order_budget,
     executor_options,
     load_target,
@@ -25,7 +26,14 @@ from vbp.cli.outputs import force_option
 @click.command()
 @click.argument("paths", metavar="INSTANCES...", nargs=-1, required=True)
 @click.option("--policies", "policy_list", default=None,
-              help="Comma-separated policy names or policy files [default: every heuristic].")
+              help="Comma-separated policies: registry names, policy files, or NAME=SPEC; the "
+                   "policy column holds the registry name, the file's stem, or NAME (unique) "
+                   "[default: every heuristic].")
+@click.option("--optimum", is_flag=True,
+              help="Solve each instance once (up to --time-limit) and add the columns optimum, "
+                   "bound, gap (each run against the optimum) and optimum_status.")
+@click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=20.0,
+              show_default=True, help="With --optimum: solver budget per instance, in seconds.")
 @click.option("--orders", type=click.IntRange(min=1, max=MAX_ORDERS), default=8, show_default=True,
               help="Arrival orders per instance and policy: the own order, then seeded shuffles.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the orders and policies.")
@@ -39,15 +47,18 @@ from vbp.cli.outputs import force_option
 @uncovered_option
 @executor_options
 @force_option
-def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: int, out: str,
+def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_limit: float,
+          orders: int, seed: int, out: str,
           repair_snapshot: bool, keep_departures: bool, quiet: bool, uncovered: str,
           executor_kind: str, workers: int | None, ray_address: str | None, force: bool) -> None:
     """Run every policy on every instance over the same orders; write one row per run to --out.
 
     INSTANCES are instance files, .vbp files, data-set folders or built-in names (`sigma`). Columns:
-    instance, policy, order (0 = the instance's own order), seed, hosts_used, peak_hosts, cost,
+    instance, policy, order (0 = the instance's own order), seed, hosts, hosts_peak, cost,
     rejected, delayed, deployed, allocation (Sigma allocation rate of the bottleneck resource),
-    seconds, executor. The same seed gives the same numbers on every executor.
+    seconds, executor; with --optimum also optimum, bound, gap and optimum_status (an instance
+    proven infeasible exits with status 3 before any run). The same seed gives the same numbers
+    on every executor.
 
     Bad input exits with status 2 before any run starts, naming the file: an instance whose
     request stream leaves containers out is refused unless --uncovered drop or arrive is given
@@ -62,12 +73,13 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: in
     from packing.coverage import cover_requests, uncovered_note
     from packing.evaluation import make_executor
     from packing.simulator import static_view
-    from policies.registry import DEFAULT_COMPARE, parse_policy_list
+    from policies.registry import DEFAULT_COMPARE, parse_named_policies
     from policies.runner import resolve_policy
-    from vbp.sweep import labels, output_format, run_sweep, write_table
+    from vbp.sweep import labels, output_format, run_sweep, solve_optima, write_table
 
     # every option is checked before any instance is loaded or any run starts
-    names = parse_policy_list(policy_list) if policy_list is not None else list(DEFAULT_COMPARE)
+    row_names, names = (parse_named_policies(policy_list) if policy_list is not None
+                        else (list(DEFAULT_COMPARE), list(DEFAULT_COMPARE)))
     fmt = output_format(out)
     check_target(out, "--out", force=force, inputs=[*paths, *names])
     executor = make_executor(executor_kind, workers, ray_address)  # starts nothing yet
@@ -87,13 +99,19 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, orders: int, seed: in
             notes.append(f"note: {p}: {note.removeprefix('note: ')}")
         insts.append(inst if keep_departures else static_view(inst))
     pairs = list(zip(labels([i.name for i in insts], list(paths)), insts, strict=True))
+    optima = solve_optima(pairs, time_limit, seed) if optimum else None
     t0 = time.perf_counter()
     with naming, executor, tqdm(total=len(pairs) * len(names) * orders,
                                 desc=f"sweep ({executor.name})", unit="run", file=sys.stderr,
                                 disable=quiet) as bar:
-        rows = run_sweep(pairs, names, orders, seed, executor, bar.update)
+        rows = run_sweep(pairs, names, orders, seed, executor, bar.update,
+                         policy_labels=row_names, optima=optima)
     write_table(rows, out, fmt)
     for note in notes:
         click.echo(note)
+    for label, res in (optima or {}).items():
+        found = "none found" if res.objective is None else f"{res.objective:g}"
+        click.echo(f"optimum {label}: {found} {res.objective_kind} ({res.status}, "
+                   f"bound {res.lower_bound:g})")
     click.echo(f"{len(rows)} runs ({len(pairs)} instance(s) x {len(names)} policies x {orders} orders) "
                f"on {executor.name} in {time.perf_counter() - t0:.1f} s; wrote {Path(out)}")

@@ -24,6 +24,7 @@ from vbp.cli.common import (
     given_command,
     ray_address_option,
 )
+from vbp.cli.formats import FORMATS
 from vbp.cli.outputs import check_outputs, force_option
 
 INTERRUPTED = 130
@@ -181,7 +182,8 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
                    f"Best-Fit ({worse[0]:.2f} against {worse[1]:.2f} on average); train longer, on more "
                    "orders (--samples), or keep Best-Fit", err=True)
     if as_json:
-        click.echo(json.dumps({"policy": str(Path(out)), "weights": res.policy.to_dict()["weights"],
+        click.echo(json.dumps({"format": FORMATS["train-swarm"],
+                               "policy": str(Path(out)), "weights": res.policy.to_dict()["weights"],
                                "features": res.policy.to_dict()["features"],
                                "initial_cost": res.initial_cost, "best_cost": res.best_cost,
                                "iterations": len(res.history), "seconds": round(res.seconds, 2),

@@ -13,6 +13,7 @@ import click
 from packing.errors import input_error
 from packing.io import escape_control
 from vbp.cli.common import MAX_THREADS, SEED, parse_sets
+from vbp.cli.formats import FORMATS
 from vbp.cli.outputs import check_outputs, force_option
 
 ALGO_CHOICES = ("eade-m", "eade", "ddpg", "td3", "sac", "ppo")
@@ -188,8 +189,11 @@ def _train_and_save(algo: str, streams: list[Any], episodes: int, seed: int, ove
     if plot:
         plot_curve(curve, plot, f"{algo} training ({len(streams)} stream(s), seed {seed})")
     if as_json:
-        click.echo(json.dumps({"model": out, "algo": algo, "episodes": episodes, "seconds": round(wall, 2),
-                               "cpu_seconds": round(cpu, 2), "curve": curve}, indent=1))
+        click.echo(json.dumps({"format": FORMATS["train-rl"],
+                               "model": out, "algo": algo, "episodes": episodes, "seconds": round(wall, 2),
+                               "cpu_seconds": round(cpu, 2),
+                               "curve": [{("deployed" if k == "placed" else k): v for k, v in r.items()}
+                                         for r in curve]}, indent=1))
         return
     last = curve[-min(10, len(curve)):]
     mean = sum(r["placed"] for r in last) / max(1, len(last))

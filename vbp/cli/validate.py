@@ -9,13 +9,16 @@ placed, and checks ``--placement``.
 
 from __future__ import annotations
 
+import json
 import sys
 
 import click
 
 from packing.checker import check
+from packing.errors import EXIT_INFEASIBLE, EXIT_INPUT
 from packing.io import escape_control, load_placement
 from vbp.cli.common import load_any
+from vbp.cli.formats import tagged
 
 
 @click.command()
@@ -24,22 +27,40 @@ from vbp.cli.common import load_any
               help="A placement file to check against the instance.")
 @click.option("--require-all/--allow-unplaced", default=False, show_default=True,
               help="Whether unplaced containers count as violations.")
-def validate(path: str, placement_path: str | None, require_all: bool) -> None:
-    """Validate PATH (and a placement). Exit 0 if valid, 2 with one line per problem otherwise."""
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object (format vbp-validate/1) on stdout; the exit status is "
+                   "the same.")
+def validate(path: str, placement_path: str | None, require_all: bool, as_json: bool) -> None:
+    """Validate PATH (and a placement), one line per problem.
+
+    Exit status: 0 if valid; 2 if the file, its initial placement or the placement is bad; 3 if
+    the instance itself is fine but has no placement of every container (proven; the reason
+    names the app and the rule or resource).
+    """
     inst = load_any(path)
     problems: list[str] = []
     from packing.explain import explain_infeasibility
 
     if inst.initial is not None:
         problems += [f"{path}: initial: {v}" for v in check(inst, inst.initial)]
-    problems += [f"{path}: infeasible: {r}" for r in explain_infeasibility(inst)]
+    infeasible = [f"{path}: infeasible: {r}" for r in explain_infeasibility(inst)]
     if placement_path is not None:
         pl = load_placement(placement_path, inst)
         problems += [f"{placement_path}: {v}" for v in check(inst, pl, require_all=require_all)]
-    if problems:
-        for line in problems:
-            click.echo(f"error: {escape_control(line)}", err=True)
-        sys.exit(2)
+    if as_json:
+        click.echo(json.dumps(tagged("validate", {
+            "path": path, "valid": not (problems or infeasible), "feasible": not infeasible,
+            "apps": inst.n_apps, "containers": inst.n_containers, "hosts": inst.n_hosts,
+            "requests": len(inst.requests),
+            "initial": None if inst.initial is None else inst.initial.n_placed,
+            "placement": placement_path, "problems": problems, "infeasible": infeasible})))
+    if problems or infeasible:
+        if not as_json:
+            for line in problems + infeasible:
+                click.echo(f"error: {escape_control(line)}", err=True)
+        sys.exit(EXIT_INPUT if problems else EXIT_INFEASIBLE)
+    if as_json:
+        return
     msg = f"{path}: valid ({inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts)"
     if inst.initial is not None:
         msg += f"; initial placement ({inst.initial.n_placed} containers) feasible"
