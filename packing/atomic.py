@@ -3,15 +3,20 @@
 Every file vbp writes (instances, placements, tables, plots, policies, model files) goes through
 :func:`atomic_path` (or :func:`write_text` / :func:`write_with`, built on it):
 
-* the content goes to a temporary file in the target's folder, named
-  ``<stem>.vbp-tmp-<host>-<pid>-<random><suffix>`` (visible, not hidden; it keeps the target's
-  suffix so writers that pick a format by suffix still work), which is flushed to disk and renamed
-  over the target in one step (:func:`os.replace`). The previous file stays intact until that
-  rename, and readers see either the old or the new file, never a part;
-* on any exception, Ctrl-C (SIGINT), SIGTERM or SIGHUP during the write, the temporary file is
-  removed and the target left as it was;
-* a ``kill -9`` (or a power cut) cannot run any clean-up: it may leave one temporary file of that
-  pattern next to the target, never a damaged target. The next write into that folder removes
+* on Linux the content is written to an *anonymous* file in the target's folder (``O_TMPFILE``:
+  it has no name, so a process killed while writing leaves nothing behind, ``kill -9`` included);
+  the writer gets it as ``/proc/self/fd/<n>`` (a writer that picks a format by suffix must be told
+  the format). When the write is done the file is flushed to disk, given a name
+  ``<stem>.vbp-tmp-<host>-<pid>-<random><suffix>`` (``linkat``) and renamed over the target in one
+  step (:func:`os.replace`): the name exists only for the instant between those two calls. Where
+  anonymous files are not supported (another system, a file system without them) the temporary
+  is named from the start. The previous file stays intact until the rename, and readers see either
+  the old or the new file, never a part;
+* on any exception, Ctrl-C (SIGINT), SIGTERM or SIGHUP during the write, the temporary is removed
+  and the target left as it was;
+* a ``kill -9`` (or a power cut) cannot run any clean-up: in the instant between naming and
+  renaming (or during the whole write, without anonymous files) it may leave one temporary file of
+  that pattern next to the target, never a damaged target. The next write into that folder removes
   temporaries of this machine (``<host>``) whose process id (``<pid>``) no longer runs
   (:func:`remove_stale_temporaries`); those of other machines sharing the folder are left alone.
 
@@ -29,6 +34,7 @@ import secrets
 import signal
 import socket
 import stat
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -191,6 +197,42 @@ def _cannot_write(path: Path, e: OSError) -> InputError:
     return InputError([Problem(str(path), "", f"cannot write: {e.strerror or e}")])
 
 
+ANONYMOUS = sys.platform.startswith("linux") and hasattr(os, "O_TMPFILE")
+"""Whether this system can write anonymous files (``O_TMPFILE``); tests may switch it off."""
+
+
+def _anonymous(folder: Path) -> int | None:
+    """A descriptor of a new anonymous file in ``folder``, or ``None`` where there are none."""
+    if not ANONYMOUS:
+        return None
+    try:
+        return os.open(folder, os.O_TMPFILE | os.O_RDWR, 0o600)
+    except OSError:  # e.g. a file system without O_TMPFILE
+        return None
+
+
+def _link(fd: int, name: Path) -> None:
+    """Give the anonymous file ``fd`` the name ``name`` (``linkat`` through ``/proc/self/fd``)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_fdcwd, at_symlink_follow = -100, 0x400
+    if libc.linkat(at_fdcwd, f"/proc/self/fd/{fd}".encode(), at_fdcwd, os.fsencode(name),
+                   at_symlink_follow) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), str(name))
+
+
+def _mode(target: Path) -> int:
+    """The mode the new file gets: the replaced file's, else ``0666 & ~umask``."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path to write; on success it replaces ``path`` in one rename.
@@ -214,6 +256,26 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     except OSError as e:
         raise _cannot_write(target, e) from None
     remove_stale_temporaries(folder)
+    fd = _anonymous(folder)
+    if fd is not None:
+        with _signals_exit():
+            tmp = temp_path(target)
+            try:
+                yield Path(f"/proc/self/fd/{fd}")
+                os.fsync(fd)
+                os.fchmod(fd, _mode(target))
+                _link(fd, tmp)
+                os.replace(tmp, target)
+            except OSError as e:
+                tmp.unlink(missing_ok=True)
+                raise _cannot_write(target, e) from None
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+            finally:
+                os.close(fd)
+        _sync_folder(folder)
+        return
     with _signals_exit():
         tmp = temp_path(target)
         try:
@@ -223,12 +285,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         os.close(fd)
         try:
             yield tmp
-            try:
-                mode = stat.S_IMODE(os.stat(target).st_mode)
-            except OSError:
-                umask = os.umask(0)
-                os.umask(umask)
-                mode = 0o666 & ~umask
+            mode = _mode(target)
             fd = os.open(tmp, os.O_RDONLY)
             try:
                 os.fsync(fd)
@@ -242,7 +299,12 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-    with contextlib.suppress(OSError):  # make the rename itself durable
+    _sync_folder(folder)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (best effort)."""
+    with contextlib.suppress(OSError):
         dfd = os.open(folder, os.O_RDONLY)
         try:
             os.fsync(dfd)
@@ -253,12 +315,19 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 def write_with(path: str | Path, write: Callable[[Path], object]) -> Path:
     """Write ``path`` atomically with ``write(tmp)``, a callback that writes the file it is given.
 
-    For writers that take a path (``torch.save``, ``fig.savefig``, ``pyarrow.parquet``): the
-    temporary keeps the target's suffix. Returns ``path``.
+    For writers that take a path (``torch.save``, ``fig.savefig``, ``pyarrow.parquet``). The path
+    given may have no suffix (an anonymous file): a writer that picks its format by suffix must be
+    told the format (``fig.savefig(tmp, format=...)``, :func:`save_figure`). Returns ``path``.
     """
     with atomic_path(path) as tmp:
         write(tmp)
     return Path(path)
+
+
+def save_figure(fig: object, path: str | Path, **kwargs: object) -> Path:
+    """Save a matplotlib figure atomically, in the format of ``path``'s suffix (PNG, SVG, PDF...)."""
+    fmt = Path(path).suffix.lstrip(".").lower() or None
+    return write_with(path, lambda tmp: fig.savefig(tmp, format=fmt, **kwargs))  # type: ignore[attr-defined]
 
 
 def write_text(path: str | Path, text: str) -> Path:
@@ -268,5 +337,5 @@ def write_text(path: str | Path, text: str) -> Path:
     return Path(path)
 
 
-__all__ = ["TEMP_MARK", "atomic_path", "check_target", "is_temporary", "remove_stale_temporaries",
-           "same_file", "temp_path", "write_text", "write_with"]
+__all__ = ["ANONYMOUS", "TEMP_MARK", "atomic_path", "check_target", "is_temporary",
+           "remove_stale_temporaries", "same_file", "save_figure", "temp_path", "write_text", "write_with"]

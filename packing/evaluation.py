@@ -507,7 +507,7 @@ class RayExecutor(Executor):
                  connect_timeout: float = 10.0) -> None:
         super().__init__()
         if importlib.util.find_spec("ray") is None:
-            raise input_error("--executor", "ray", "Ray is not installed: pip install 'vbp[ray]' "
+            raise input_error("--executor", "ray", "Ray is not installed: pip install 'vbp-toolkit[ray]' "
                               "(or use --executor process)")
         if workers is not None and workers < 1:
             raise input_error("--workers", str(workers), "must be at least 1")

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from packing.atomic import write_with
+from packing.atomic import save_figure
 
 
 def _pyplot() -> Any:
@@ -22,6 +22,16 @@ def _pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _save(fig: Any, path: str | Path) -> Path:
+    """Write ``fig`` to ``path`` atomically (:func:`packing.atomic.write_with`) and close it."""
+    out = Path(path)
+    try:
+        save_figure(fig, out, dpi=110)
+    finally:
+        _pyplot().close(fig)
+    return out
 
 
 def count_axis(ax: Any) -> None:
@@ -100,12 +110,7 @@ def plot_compare(path: str | Path, names: Sequence[str], hosts_mean: Sequence[fl
         ax2.set_title(utilisation_title or "per-host utilisation")
         ax2.legend(fontsize=8)
     fig.tight_layout()
-    out = Path(path)
-    try:
-        write_with(out, lambda tmp: fig.savefig(tmp, dpi=110))
-    finally:
-        plt.close(fig)
-    return out
+    return _save(fig, path)
 
 
 def plot_trajectory(path: str | Path, time: np.ndarray, hosts_used: np.ndarray,
@@ -142,12 +147,7 @@ def plot_trajectory(path: str | Path, time: np.ndarray, hosts_used: np.ndarray,
     ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="lower right", fontsize=8)
     ax.set_title(title)
     fig.tight_layout()
-    out = Path(path)
-    try:
-        write_with(out, lambda tmp: fig.savefig(tmp, dpi=110))
-    finally:
-        plt.close(fig)
-    return out
+    return _save(fig, path)
 
 
 def plot_growth(path: str | Path, growth: Sequence[float], values: Sequence[float],
@@ -183,12 +183,7 @@ def plot_growth(path: str | Path, growth: Sequence[float], values: Sequence[floa
     ax.legend(loc="upper left")
     ax.set_title(title)
     fig.tight_layout()
-    out = Path(path)
-    try:
-        write_with(out, lambda tmp: fig.savefig(tmp, dpi=110))
-    finally:
-        plt.close(fig)
-    return out
+    return _save(fig, path)
 
 
 __all__ = ["count_axis", "plot_compare", "plot_growth", "plot_trajectory"]

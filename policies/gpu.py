@@ -699,8 +699,8 @@ class FGDPlus(FGD):
     card after / CARD (GPU-sharing one-card tasks, else 0); ``opens``: 1 if every card of the node was
     free before. ``theta = 0`` is exactly FGD (same scores, same ties); with ``|theta| < 1`` the
     features only break FGD's ties, larger weights trade fragmentation points for them. (A continuous
-    gain, ``-delta / CARD`` without truncation, was tried first: 3.4-5.1 points *worse* than FGD at 100%
-    arrived on training seeds 0 and 1, so the coarse score is part of what makes FGD work.) The
+    gain, ``-delta / CARD`` without truncation, is 3.4-5.1 points *worse* than FGD at 100% arrived on
+    training seeds 0 and 1: the coarse score is part of what makes FGD work.) The
     weights are tuned by PSO (:class:`policies.swarm.optimizer.PSO`) in the FGD paper's protocol
     on training seeds disjoint from the reported seeds 42..51
     (:func:`policies.swarm.gpu_train.train_fgd_plus`);

@@ -172,10 +172,10 @@ def plot_curves(path: str | Path, results: Sequence[PolicyResult], until: int, t
         fig.suptitle(title)
     fig.tight_layout()
     p = Path(path)
-    from packing.atomic import write_with
+    from packing.atomic import save_figure
 
     try:
-        write_with(p, fig.savefig)
+        save_figure(fig, p)
     finally:
         plt.close(fig)
     return p

@@ -52,7 +52,7 @@ def output_format(path: str | Path) -> str:
                           "use .csv or .parquet")
     if fmt == "parquet" and importlib.util.find_spec("pyarrow") is None:
         raise input_error("--out", str(path), "writing Parquet needs pyarrow (pip install pyarrow, or "
-                          "'vbp[parquet]'); or write .csv")
+                          "'vbp-toolkit[parquet]'); or write .csv")
     if p.is_dir():
         raise input_error("--out", str(path), "is a folder")
     folder = p.parent if str(p.parent) else Path(".")

@@ -53,8 +53,8 @@ the vertex values here are our own, found by a seeded random search). Proof of t
 * any 4-edge-colouring gives 4 matchings, each within the capacity: the optimum is 4.
 
 Larger non-IRUP instances (160-200 items at capacity 1000) are not generated: adding filler
-items to the gadget lets bins mix gadget and filler items, and no construction tried here kept
-the gap provable (see the report of issue 14).
+items to the gadget lets bins mix gadget and filler items, and no known construction keeps the
+gap provable.
 
 Apps are the distinct sizes (count = how many items have that size), named ``item<j>``; there
 are as many hosts as items (like :func:`packing.loaders.vpsolver.load_vbp`). Every random draw

@@ -135,7 +135,7 @@ def read_agent_file(path: str | Path) -> dict[str, Any]:
     try:
         import torch
     except ImportError:  # pragma: no cover - torch is an optional dependency
-        raise input_error(str(path), "", "learned agents need torch (pip install 'vbp[rl]')"
+        raise input_error(str(path), "", "learned agents need torch (pip install 'vbp-toolkit[rl]')"
                          ) from None
     from packing.io import read_bytes_limited
 

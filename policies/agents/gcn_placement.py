@@ -771,10 +771,10 @@ def plot_curve(curve: Sequence[float], path: str | Path, *, title: str = "GCN pl
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    from packing.atomic import write_with
+    from packing.atomic import save_figure
 
     try:
-        write_with(path, lambda tmp: fig.savefig(tmp, dpi=110))
+        save_figure(fig, path, dpi=110)
     finally:
         plt.close(fig)
 

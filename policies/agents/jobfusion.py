@@ -837,10 +837,10 @@ def plot_curve(state: TrainState, path: str | Path, title: str = "JobFusion agen
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    from packing.atomic import write_with
+    from packing.atomic import save_figure
 
     try:
-        write_with(path, fig.savefig)
+        save_figure(fig, path)
     finally:
         plt.close(fig)
 

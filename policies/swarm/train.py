@@ -19,7 +19,7 @@ its weights, order and seed):
 * ``"local"``: :class:`~packing.evaluation.SerialExecutor`, in this process;
 * ``"process"``: :class:`~packing.evaluation.ProcessExecutor`, ``workers`` local processes;
 * ``"ray"``: :class:`~packing.evaluation.RayExecutor`, a local Ray with ``workers`` CPUs (``ray.init``
-  costs a few seconds; install ``vbp[ray]``), or the cluster at ``address`` / ``RAY_ADDRESS``.
+  costs a few seconds; install ``vbp-toolkit[ray]``), or the cluster at ``address`` / ``RAY_ADDRESS``.
 
 The final report uses a separate set of held-out orders, never the training orders.
 """

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from packing.atomic import (
+    ANONYMOUS,
     TEMP_MARK,
     check_target,
     is_temporary,
@@ -122,7 +123,10 @@ def test_check_target_refuses_an_input_even_with_force(tmp_path: Path, link: str
 WRITER = r"""
 import sys, time
 from pathlib import Path
+import packing.atomic
 from packing.atomic import write_with
+
+packing.atomic.ANONYMOUS = sys.argv[2] == "anonymous"
 
 def slow(tmp: Path) -> None:
     with tmp.open("w") as f:
@@ -137,22 +141,28 @@ write_with(sys.argv[1], slow)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("mode", [pytest.param("anonymous", marks=pytest.mark.skipif(
+    not ANONYMOUS, reason="no anonymous files (O_TMPFILE) here")), "named"])
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP", "SIGKILL"])
-def test_a_signal_during_the_write_keeps_the_previous_file(tmp_path: Path, sig: str) -> None:
+def test_a_signal_during_the_write_keeps_the_previous_file(tmp_path: Path, sig: str, mode: str) -> None:
     target = tmp_path / "table.csv"
     target.write_text("old table\n")
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(target)], cwd=REPO,
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(target), mode], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "writing"  # the temporary holds part of the new table
-    assert len(temporaries(tmp_path)) == 1
+    # an anonymous temporary has no name in the folder; a named one is visible
+    assert sorted(p.name for p in tmp_path.iterdir()) == (
+        ["table.csv"] if mode == "anonymous" else sorted(["table.csv", temporaries(tmp_path)[0].name]))
     proc.send_signal(getattr(signal, sig))
     proc.communicate(timeout=30)
     assert proc.returncode != 0
     assert target.read_text() == "old table\n"
     left = temporaries(tmp_path)
-    if sig == "SIGKILL":  # no clean-up can run: one visible temporary, removed by the next write
+    if mode == "anonymous":  # nothing was ever named: nothing is left, kill -9 included
+        assert [p.name for p in tmp_path.iterdir()] == ["table.csv"]
+    elif sig == "SIGKILL":  # no clean-up can run: one visible temporary, removed by the next write
         assert len(left) == 1 and not left[0].name.startswith(".")
         write_text(tmp_path / "other.csv", "x")
         assert temporaries(tmp_path) == []

@@ -151,7 +151,7 @@ def test_cli_trains_and_compare_accepts_the_model(tmp_path: Path, capsys: pytest
                                   "--hosts", "32c64g:1", "--json"])
     assert r.exit_code == 0, r.output
     names = [p["name"] for p in json.loads(r.output)["policies"]]
-    assert names == ["sjf", "jobfusion"]
+    assert names == ["sjf", "jf"]  # a model file is named by its stem
     import vbp.cli
 
     for bad, why in ((str(tmp_path / "none.pt"), "no such model file"), (str(plot), "unknown DAG policy")):

@@ -171,7 +171,7 @@ def test_hosts_without_the_label() -> None:
 def test_lns_keeps_the_rules() -> None:
     """LNS solves sub-instances without the rules; what it returns still keeps them."""
     from solvers.greedy import ffd
-    from solvers.lns import _sub_instance, improve
+    from solvers.lns import improve, sub_instance
 
     apps = (App("w", (1.0,), 6, domain_caps=((ZONE, 2),)), App("s", (1.0,), 6,
                                                                 spreads=((ZONE, 1),)),
@@ -183,5 +183,5 @@ def test_lns_keeps_the_rules() -> None:
     assert check(inst, start, require_all=True) == []
     out = improve(inst, start, kind="hosts", time_limit=3.0, seed=1, workers=1)
     assert check(inst, out, require_all=True) == []
-    sub, _, _ = _sub_instance(inst, np.arange(4), g.host_of)
+    sub, _, _ = sub_instance(inst, np.arange(4), g.host_of)
     assert not sub.has_topology

@@ -166,10 +166,10 @@ def _plot(res: dict[str, Any], path: str) -> None:
     ax.set_ylabel("share of jobs")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    from packing.atomic import write_with
+    from packing.atomic import save_figure
 
     try:
-        write_with(path, fig.savefig)
+        save_figure(fig, path)
     finally:
         plt.close(fig)
 

@@ -142,7 +142,7 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
     if ray_address and backend != "ray":
         raise input_error("--ray-address", ray_address, "only with --backend ray")
     if backend == "ray" and importlib.util.find_spec("ray") is None:
-        raise input_error("--backend", "ray", "Ray is not installed: pip install 'vbp[ray]' (or use "
+        raise input_error("--backend", "ray", "Ray is not installed: pip install 'vbp-toolkit[ray]' (or use "
                           "--backend process)")
     loaded = load_any(path)
     check_order_budget("--samples/--held-out", samples + held_out, loaded.n_containers)

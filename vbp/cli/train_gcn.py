@@ -93,7 +93,8 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
     import importlib.util
 
     if importlib.util.find_spec("torch") is None or importlib.util.find_spec("torch_geometric") is None:
-        raise input_error("command line", "gcn", "needs torch and torch_geometric (pip install 'vbp[rl]')")
+        raise input_error("command line", "gcn",
+                          "needs torch and torch_geometric (pip install 'vbp-toolkit[rl]')")
     import numpy as np
     from tqdm import tqdm
 

@@ -114,8 +114,8 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
     try:
         from policies.agents import jobfusion as jf
     except ImportError:
-        raise input_error("command line", "gcn", "needs torch and torch_geometric (pip install 'vbp[rl]')"
-                          ) from None
+        raise input_error("command line", "gcn",
+                          "needs torch and torch_geometric (pip install 'vbp-toolkit[rl]')") from None
     from packing.dag.loader import load_dag_folder
     from vbp.jobfusion import build_envs, parse_hosts, sample_jobs, tune_large_share
 

@@ -64,9 +64,9 @@ def plot_curve(curve: list[dict[str, Any]], path: str, title: str) -> None:
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    from packing.atomic import write_with
+    from packing.atomic import save_figure
 
-    write_with(path, lambda tmp: fig.savefig(tmp, dpi=100))
+    save_figure(fig, path, dpi=100)
     plt.close(fig)
 
 
@@ -102,7 +102,7 @@ def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tu
     check_outputs([(out, "--out", (".pt",))], force=force or resume, inputs=scenarios)
     check_outputs([(plot, "--plot", (".png",))], force=force or resume, inputs=[*scenarios, out])
     if importlib.util.find_spec("torch") is None:
-        raise input_error("--algo", algo, "learned agents need torch (pip install 'vbp[rl]')")
+        raise input_error("--algo", algo, "learned agents need torch (pip install 'vbp-toolkit[rl]')")
     from policies.agents.rl import RESUMABLE, coerce, kind_of
 
     raw = parse_sets(sets)
