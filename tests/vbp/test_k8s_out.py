@@ -246,3 +246,22 @@ def test_overwrite_rule_and_suffix(capsys, tmp_path):
     assert code == 2 and "--k8s-out" in err
     code, _, err = run(capsys, "plan", src, "--hosts", "s:8c32g", "--k8s-out", src, "--force")
     assert code == 2 and out.read_text() == "keep\n"
+
+
+def test_documented_example_is_what_vbp_writes(capsys, tmp_path):
+    """docs/kubernetes.md "Kubernetes out": the host list and the YAML shown are real."""
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "kubernetes.md").read_text()
+    sec = text.split("## Kubernetes out", 1)[1].split("\n## ", 1)[0]
+    hosts_doc, objs_doc = re.findall(r"```yaml\n(.*?)```", sec, re.S)
+    hosts = tmp_path / "hosts.yaml"
+    hosts.write_text(hosts_doc)
+    out = tmp_path / "nodes.yaml"
+    code, text_out, err = run(capsys, "plan", str(RULES / "taints.yaml"), "--hosts", str(hosts),
+                              "--reserve", "100m,128Mi", "--k8s-out", str(out))
+    assert code == 0, err
+    assert f"kubernetes {out} (2 Nodes (gpu x1, std x1), 3 Pods)" in text_out
+    written = list(yaml.safe_load_all(out.read_text()))
+    shown = list(yaml.safe_load_all(objs_doc))
+    assert len(shown) == 2 and all(d in written for d in shown)
