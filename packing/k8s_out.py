@@ -4,8 +4,9 @@
 placement of it and the host offers into plain ``v1`` objects that ``kubectl apply`` or a
 scheduler simulator (kube-scheduler-simulator, KWOK) replays:
 
-* one ``Node`` per host the placement uses, named ``<type>-<k>`` (``k`` counts the used hosts of
-  the type from 0; the name is lowercased, characters other than ``a-z0-9.-`` become ``-``), with
+* one ``Node`` per host the placement uses (and per N+1 spare host), named ``<type>-<k>``
+  (``k`` counts the written hosts of the type from 0; the name is lowercased, characters other
+  than ``a-z0-9.-`` become ``-``), with
   the type's labels plus ``kubernetes.io/hostname`` and ``vbp.io/host-type``, the type's taints,
   ``status.capacity`` (the host type's CPU in millicores, memory, GPU cards, ``pods: "110"``) and
   ``status.allocatable`` = capacity minus the reserve (``--reserve`` plus the DaemonSets' load).
@@ -93,7 +94,8 @@ def _node_names(instance: Instance, used: Sequence[int]) -> dict[int, str]:
 
 def plan_objects(instance: Instance, placement: Placement, offers: Sequence[HostOffer],
                  reserve: Sequence[int] = (0, 0, 0),
-                 pods: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+                 pods: Mapping[str, Mapping[str, Any]] | None = None,
+                 spares: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The Nodes and Pods of a plan (see the module docstring).
 
     Args:
@@ -104,12 +106,14 @@ def plan_objects(instance: Instance, placement: Placement, offers: Sequence[Host
             bytes, cards), shape ``(3,)``.
         pods: per app name, ``{"kind", "namespace", "name", "gpu_key", "template"}``
             (:attr:`packing.planning.Demand.pods`); apps without an entry get a ``pause`` pod.
+        spares: hosts (``<type>#<i>``) written as Nodes even when empty (the N+1 spares).
 
     Returns:
         Nodes, then Pods, as plain mappings.
 
     Raises:
-        ValueError: a container is unplaced, or the offers do not match the instance's types.
+        ValueError: a container is unplaced, the offers do not match the instance's types, or a
+            spare is not a host of the instance.
     """
     pods = pods or {}
     by_name = {o.name: o for o in offers}
@@ -123,7 +127,11 @@ def plan_objects(instance: Instance, placement: Placement, offers: Sequence[Host
             raise ValueError(f"app {a.name!r} has unplaced containers; only a complete "
                              "placement can be written as Kubernetes objects")
         assign[a.name] = hosts
-    used = sorted({h for hs in assign.values() for h in hs})
+    index = instance.host_index
+    if any(h not in index for h in spares):
+        raise ValueError(f"spare hosts {[h for h in spares if h not in index]} are not hosts of "
+                         "the plan")
+    used = sorted({h for hs in assign.values() for h in hs} | {index[h] for h in spares})
     names = _node_names(instance, used)
     host_names = instance.host_names
     types = instance.host_type_of

@@ -120,6 +120,8 @@ class ScenarioResult:
     def to_kubernetes(self) -> list[dict[str, Any]]:
         """The plan as Kubernetes objects: a Node per used host, a bound Pod per container.
 
+        With ``n_plus_one``, its spare hosts are Nodes too (empty).
+
         See :mod:`packing.k8s_out` (write them with :func:`packing.k8s_out.write_objects`).
 
         Raises:
@@ -131,8 +133,9 @@ class ScenarioResult:
             raise ValueError(f"growth {self.growth:g}: no plan to write ({self.status})")
         if self.replay is None:
             raise ValueError("the scenario has no host offers; make it with vbp.plan")
+        spares = (self.n_plus_one or {}).get("spares") or ()
         return plan_objects(self.instance, self.placement, self.replay.offers,
-                            self.replay.reserve, self.replay.pods)
+                            self.replay.reserve, self.replay.pods, tuple(spares))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the scenario (see ``docs/plan.md``); infinities become ``null``."""

@@ -265,3 +265,36 @@ def test_documented_example_is_what_vbp_writes(capsys, tmp_path):
     written = list(yaml.safe_load_all(out.read_text()))
     shown = list(yaml.safe_load_all(objs_doc))
     assert len(shown) == 2 and all(d in written for d in shown)
+
+
+def test_n_plus_one_spares_are_nodes(capsys, tmp_path):
+    """With --n-plus-one the plan's hosts include an empty spare: it is a Node too."""
+    out = tmp_path / "k.yaml"
+    code, text, err = run(capsys, "plan", str(K8S / "online-boutique-small.yaml"), "--hosts",
+                          "s:1c4g", "--n-plus-one", "--k8s-out", str(out), "--json",
+                          "--time-limit", "20")
+    assert code == 0, err
+    s = json.loads(text)["scenarios"][0]
+    objs = list(yaml.safe_load_all(out.read_text()))
+    nodes = [o for o in objs if o["kind"] == "Node"]
+    assert len(nodes) == s["hosts"] and s["n_plus_one"]["extra_hosts"] == 1  # hosts counts spares
+    spares = {n["metadata"]["annotations"]["vbp.io/host"] for n in nodes} - {
+        n["metadata"]["annotations"]["vbp.io/host"] for n in nodes
+        if any(p["spec"]["nodeName"] == n["metadata"]["name"] for p in objs if p["kind"] == "Pod")}
+    assert spares == set(s["n_plus_one"]["spares"])
+    check_replay(objs, K8S / "online-boutique-small.yaml")
+
+
+@pytest.mark.parametrize("taints, reason", [
+    ("[{key: '', effect: NoSchedule}]", "a taint needs a key"),
+    ("[{key: a, effect: Never}]", "effect must be one of"),
+    ("{key: a}", "expected a list"),
+    ("[{key: a, colour: red}]", "expected a mapping of key, value, effect"),
+])
+def test_bad_taints_are_one_line(capsys, tmp_path, taints, reason):
+    hosts = tmp_path / "hosts.yaml"
+    hosts.write_text(f"- {{name: t, cpu: '4', memory: 8Gi, taints: {taints}}}\n")
+    code, _, err = run(capsys, "plan", str(K8S / "online-boutique-small.yaml"), "--hosts",
+                       str(hosts))
+    assert code == 2 and reason in err and "taints" in err and len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
