@@ -18,9 +18,12 @@ scheduler simulator (kube-scheduler-simulator, KWOK) replays:
   manifests (a deployments CSV, an instance file) become a pod of one ``pause`` container that
   requests the app's demand, in namespace ``default``, labelled ``app: <name>``.
 
+* one ``Namespace`` per namespace of the pods other than ``default``, first, so that ``kubectl
+  apply`` finds it.
+
 DaemonSets are not written: their load is already taken off allocatable. Objects come in a stable
-order (Nodes by host type and index, then Pods by app and index) and :func:`dump_yaml` sorts keys,
-so the same plan gives the same bytes.
+order (Namespaces by name, Nodes by host type and index, then Pods by app and index) and
+:func:`dump_yaml` sorts keys, so the same plan gives the same bytes.
 """
 
 from __future__ import annotations
@@ -109,7 +112,7 @@ def plan_objects(instance: Instance, placement: Placement, offers: Sequence[Host
         spares: hosts (``<type>#<i>``) written as Nodes even when empty (the N+1 spares).
 
     Returns:
-        Nodes, then Pods, as plain mappings.
+        Namespaces, Nodes, then Pods, as plain mappings.
 
     Raises:
         ValueError: a container is unplaced, the offers do not match the instance's types, or a
@@ -157,6 +160,7 @@ def plan_objects(instance: Instance, placement: Placement, offers: Sequence[Host
                                       if t.value else {"key": t.key, "effect": t.effect}
                                       for t in o.taints]
         objects.append(node)
+    pod_objects: list[dict[str, Any]] = []
     pod_names: Counter[tuple[str, str]] = Counter()
     for a in instance.apps:
         info = pods.get(a.name)
@@ -185,11 +189,14 @@ def plan_objects(instance: Instance, placement: Placement, offers: Sequence[Host
         for i, h in enumerate(assign[a.name]):
             s = copy.deepcopy(spec)
             s["nodeName"] = names[h]
-            objects.append({"apiVersion": "v1", "kind": "Pod",
-                            "metadata": {"name": f"{base}-{i}", "namespace": ns,
-                                         "labels": dict(labels), "annotations": dict(notes)},
-                            "spec": s})
-    return objects
+            pod_objects.append({"apiVersion": "v1", "kind": "Pod",
+                                "metadata": {"name": f"{base}-{i}", "namespace": ns,
+                                             "labels": dict(labels),
+                                             "annotations": dict(notes)},
+                                "spec": s})
+    spaces = sorted({p["metadata"]["namespace"] for p in pod_objects} - {"default"})
+    return [*({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in spaces),
+            *objects, *pod_objects]
 
 
 def _ceil(x: float) -> int:

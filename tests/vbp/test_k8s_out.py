@@ -53,7 +53,7 @@ def workloads(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """(namespace, name) -> object, for the replicated workloads of a manifest file."""
     out = {}
     for d in yaml.safe_load_all(path.read_text()):
-        if d and d["kind"] == "Deployment":
+        if d and d["kind"] in ("Deployment", "StatefulSet"):
             out[(d["metadata"].get("namespace", "default"), d["metadata"]["name"])] = d
     return out
 
@@ -103,7 +103,9 @@ def check_replay(objects: list[dict[str, Any]], manifest: Path, growth: float = 
     """Every pod once, bound to a written Node that admits it and has room for it."""
     nodes = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Node"}
     pods = [o for o in objects if o["kind"] == "Pod"]
-    assert len(nodes) + len(pods) == len(objects)
+    spaces = [o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"]
+    assert len(spaces) + len(nodes) + len(pods) == len(objects)
+    assert spaces == sorted({p["metadata"]["namespace"] for p in pods} - {"default"})
     for name, n in nodes.items():
         assert n["apiVersion"] == "v1"
         assert n["metadata"]["labels"]["kubernetes.io/hostname"] == name
@@ -298,3 +300,30 @@ def test_bad_taints_are_one_line(capsys, tmp_path, taints, reason):
                        str(hosts))
     assert code == 2 and reason in err and "taints" in err and len(err.strip().splitlines()) == 1
     assert "Traceback" not in err
+
+
+def test_namespaces_and_name_clashes(capsys, tmp_path):
+    """web in two namespaces (a Deployment and a StatefulSet in shop): Namespace objects first,
+    pods named per namespace, the kind added when two kinds share a name."""
+    def obj(kind: str, ns: str, replicas: int) -> dict[str, Any]:
+        return {"apiVersion": "apps/v1", "kind": kind,
+                "metadata": {"name": "web", "namespace": ns},
+                "spec": {"replicas": replicas, "template": {
+                    "metadata": {"labels": {"app": "web", "kind": kind}},
+                    "spec": {"containers": [{"name": "c", "image": "x", "resources": {
+                        "requests": {"cpu": "500m", "memory": "1Gi"}}}]}}}}
+    src = tmp_path / "m.yaml"
+    src.write_text(yaml.safe_dump_all([obj("Deployment", "shop", 2), obj("StatefulSet", "shop", 1),
+                                       obj("Deployment", "blog", 3)]))
+    out = tmp_path / "k.yaml"
+    code, _, err = run(capsys, "plan", str(src), "--hosts", "s:2c4g", "--k8s-out", str(out),
+                       "--time-limit", "20")
+    assert code == 0, err
+    objs = list(yaml.safe_load_all(out.read_text()))
+    assert [o["metadata"]["name"] for o in objs if o["kind"] == "Namespace"] == ["blog", "shop"]
+    assert objs[0]["kind"] == "Namespace" and objs[1]["kind"] == "Namespace"
+    pods = sorted((o["metadata"]["namespace"], o["metadata"]["name"]) for o in objs
+                  if o["kind"] == "Pod")
+    assert pods == [("blog", "web-0"), ("blog", "web-1"), ("blog", "web-2"),
+                    ("shop", "web-deployment-0"), ("shop", "web-deployment-1"),
+                    ("shop", "web-statefulset-0")]
