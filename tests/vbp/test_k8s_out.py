@@ -327,3 +327,18 @@ def test_namespaces_and_name_clashes(capsys, tmp_path):
     assert pods == [("blog", "web-0"), ("blog", "web-1"), ("blog", "web-2"),
                     ("shop", "web-deployment-0"), ("shop", "web-deployment-1"),
                     ("shop", "web-statefulset-0")]
+
+
+def test_only_complete_placements_are_written():
+    from packing.k8s_out import plan_objects
+    from packing.model import UNPLACED, Placement
+
+    p = vbp.plan(str(K8S / "online-boutique-small.yaml"), ["s:8c32g"], time_limit=20)
+    s = p.scenarios[0]
+    assert s.instance is not None and s.placement is not None and s.replay is not None
+    app = s.instance.apps[0].name
+    bad = Placement({**s.placement.hosts, app: (UNPLACED,) * s.instance.apps[0].count})
+    with pytest.raises(ValueError, match="unplaced"):
+        plan_objects(s.instance, bad, s.replay.offers)
+    with pytest.raises(ValueError, match="spare"):
+        plan_objects(s.instance, s.placement, s.replay.offers, spares=("nope#0",))
