@@ -52,6 +52,7 @@ from packing.feasibility import TOL, ClusterState
 from packing.metrics import state_loads
 from packing.model import App, HostType, Instance, Placement, Rule
 from packing.quantity import GIB, parse_quantity
+from packing.selection import Taint
 
 PLAN_RESOURCES: tuple[str, ...] = ("cpu", "memory", "gpu")
 """The planning resources, in the order of every demand vector of a :class:`Demand`."""
@@ -75,6 +76,7 @@ class HostOffer:
         labels: extra columns of the host list: the host type's node labels (node selection,
             topology rules such as a ``topology.kubernetes.io/zone`` column) and in the output.
         source: where the offer was read (a file, or ``"--hosts"``).
+        taints: the host type's node taints (YAML host lists only).
     """
 
     name: str
@@ -85,6 +87,7 @@ class HostOffer:
     count: int | None = None
     labels: tuple[tuple[str, str], ...] = ()
     source: str = "--hosts"
+    taints: tuple[Taint, ...] = ()
 
     def exact(self) -> tuple[int, int, int]:
         """Capacity in base units (millicores, bytes, cards), in :data:`PLAN_RESOURCES` order."""
@@ -103,6 +106,9 @@ class Demand:
         overhead: load on every host that is not an app, in base units (millicores, bytes,
             cards), shape ``(3,)``: Kubernetes DaemonSets (one pod per host). It adds to the
             plan's reserve.
+        pods: for apps read from Kubernetes manifests, by app name: the workload's kind,
+            namespace, name, GPU resource and pod template (``{"metadata", "spec"}``), for
+            writing the plan back out as Kubernetes objects (:mod:`packing.k8s_out`).
     """
 
     apps: tuple[App, ...]
@@ -110,6 +116,7 @@ class Demand:
     exclusions: tuple[tuple[str, str], ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
     overhead: tuple[int, int, int] = (0, 0, 0)
+    pods: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @staticmethod
     def combine(parts: Sequence[Demand]) -> Demand:
@@ -124,8 +131,10 @@ class Demand:
         sources: dict[str, str] = {}
         problems: list[Problem] = []
         over = [0, 0, 0]
+        pods: dict[str, Mapping[str, Any]] = {}
         for part in parts:
             over = [x + y for x, y in zip(over, part.overhead, strict=True)]
+            pods.update(part.pods)
             for a in part.apps:
                 src = part.sources.get(a.name, "<demand>")
                 if a.name in sources:
@@ -138,7 +147,8 @@ class Demand:
             excl.extend(part.exclusions)
         if problems:
             raise InputError(problems)
-        return Demand(tuple(apps), tuple(rules), tuple(excl), sources, (over[0], over[1], over[2]))
+        return Demand(tuple(apps), tuple(rules), tuple(excl), sources, (over[0], over[1], over[2]),
+                      pods)
 
     def scaled(self, growth: float) -> Demand:
         """The demand with every app's replicas multiplied by ``growth``, rounded up.
@@ -153,7 +163,7 @@ class Demand:
         apps = tuple(
             a if g == 1 else _replace_app(a, count=math.ceil(a.count * g)) for a in self.apps
         )
-        return Demand(apps, self.rules, self.exclusions, self.sources, self.overhead)
+        return Demand(apps, self.rules, self.exclusions, self.sources, self.overhead, self.pods)
 
 
 def _replace_app(a: App, **changes: Any) -> App:
@@ -478,7 +488,7 @@ def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence
         cap = tuple(base_to_units(r, b) for r, b in zip(PLAN_RESOURCES, adj.planned(o, grid),
                                                          strict=True))[:n]
         types.append(HostType(o.name, cap, int(c), cost=1.0 if o.price is None else float(o.price),
-                              labels=tuple(sorted(o.labels))))
+                              labels=tuple(sorted(o.labels)), taints=o.taints))
     apps = tuple(_replace_app(a, demand=tuple(a.demand[:n])) for a in demand.apps)
     return Instance(name, res, tuple(types), apps, demand.rules, demand.exclusions,
                     meta={"planned_against": adj.describe()})

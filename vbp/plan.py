@@ -59,6 +59,22 @@ class PlanOptions:
 
 
 @dataclass(frozen=True)
+class Replay:
+    """What writing a scenario as Kubernetes objects needs besides its instance and placement.
+
+    Attributes:
+        offers: the host types offered.
+        reserve: per-host amount off allocatable (``--reserve`` plus DaemonSets), base units,
+            shape ``(3,)``.
+        pods: per app, the workload and its pod template (:attr:`packing.planning.Demand.pods`).
+    """
+
+    offers: tuple[HostOffer, ...]
+    reserve: tuple[int, int, int]
+    pods: Mapping[str, Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
 class ScenarioResult:
     """The plan for one demand multiplier.
 
@@ -80,6 +96,7 @@ class ScenarioResult:
         instance: the instance solved (planned capacities, scaled replicas).
         n_plus_one: the N+1 check (see ``docs/plan.md``), when asked for.
         moves: the moves from the current cluster, when asked for.
+        replay: what :meth:`to_kubernetes` needs (set by :func:`plan`).
     """
 
     growth: float
@@ -98,6 +115,27 @@ class ScenarioResult:
     instance: Instance | None = None
     n_plus_one: dict[str, Any] | None = None
     moves: dict[str, Any] | None = None
+    replay: Replay | None = field(default=None, compare=False, repr=False)
+
+    def to_kubernetes(self) -> list[dict[str, Any]]:
+        """The plan as Kubernetes objects: a Node per used host, a bound Pod per container.
+
+        With ``n_plus_one``, its spare hosts are Nodes too (empty).
+
+        See :mod:`packing.k8s_out` (write them with :func:`packing.k8s_out.write_objects`).
+
+        Raises:
+            ValueError: the scenario has no placement, or was not made by :func:`plan`.
+        """
+        from packing.k8s_out import plan_objects
+
+        if self.placement is None or self.instance is None:
+            raise ValueError(f"growth {self.growth:g}: no plan to write ({self.status})")
+        if self.replay is None:
+            raise ValueError("the scenario has no host offers; make it with vbp.plan")
+        spares = (self.n_plus_one or {}).get("spares") or ()
+        return plan_objects(self.instance, self.placement, self.replay.offers,
+                            self.replay.reserve, self.replay.pods, tuple(spares))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the scenario (see ``docs/plan.md``); infinities become ``null``."""
@@ -370,6 +408,8 @@ def plan(
     else:
         with make_executor(executor, workers, address) as ex:
             results = ex.map(run_scenario, tasks)
+    replay = Replay(offers, adj.reserve, dem.pods)
+    results = [dataclasses.replace(r, replay=replay) for r in results]
     return PlanResult(tuple(results), adj.describe(), offers)
 
 
@@ -384,6 +424,6 @@ def replace(result: ScenarioResult, **changes: Any) -> ScenarioResult:
     return dataclasses.replace(result, **changes)
 
 
-__all__ = ["FORMAT", "PlanOptions", "PlanResult", "ScenarioResult", "ScenarioTask",
+__all__ = ["FORMAT", "PlanOptions", "PlanResult", "Replay", "ScenarioResult", "ScenarioTask",
            "build_scenario", "plan", "run_scenario", "scenario_path", "solve_scenario",
            "summarise"]

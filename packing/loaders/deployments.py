@@ -185,7 +185,11 @@ def _k8s_demand(path: Path) -> Demand:
     for r, v in zip(resources, getattr(got, "reserve", [0.0] * len(resources)), strict=True):
         j = alias[r.lower()]
         over[j] = math.ceil(Fraction(str(float(v))) / BASE_UNIT[PLAN_RESOURCES[j]])
-    return dataclasses.replace(demand, overhead=(over[0], over[1], over[2]))
+    pods = {a.name: {"kind": w.kind, "namespace": w.namespace, "name": w.name,
+                     "gpu_key": w.gpu_key, "template": w.template}
+            for a, w in zip(got.apps, getattr(got, "workloads", ()), strict=False)
+            if getattr(w, "template", None) is not None}
+    return dataclasses.replace(demand, overhead=(over[0], over[1], over[2]), pods=pods)
 
 
 def load_demand(paths: str | Path | Sequence[str | Path]) -> Demand:

@@ -14,7 +14,9 @@ cell means the type lacks that label. Quantities are Kubernetes quantities: CPU 
 ``15500m``, memory with a unit (``64Gi``, ``64G``).
 
 YAML: a list of mappings (or ``{"host_types": [...]}``) with the keys ``name``, ``cpu``,
-``memory``, ``gpu``, ``price``, ``count`` and ``labels`` (a mapping of strings).
+``memory``, ``gpu``, ``price``, ``count``, ``labels`` (a mapping of strings) and ``taints`` (a
+list of ``{key, value, effect}``: pods that do not tolerate a ``NoSchedule``/``NoExecute`` taint
+stay off the type).
 
 Inline (:func:`parse_inline`): ``NAME:SPEC[:PRICE[:COUNT]]`` with ``SPEC`` =
 ``<cores>c<GiB>g[<cards>gpu]``, e.g. ``std:16c64g``, ``big:64c256g:2.4``,
@@ -36,6 +38,7 @@ from packing.errors import InputError, Problem, input_error
 from packing.io import read_document
 from packing.loaders.tables import CsvReader
 from packing.planning import HostOffer, to_base
+from packing.selection import Taint, taint_problem
 
 COLUMNS = ("name", "cpu", "memory", "gpu", "price", "count")
 """The known columns of a host-type CSV; every other column is a label."""
@@ -44,7 +47,7 @@ INLINE = re.compile(r"(?P<cpu>[0-9]+(?:\.[0-9]+)?)c(?P<mem>[0-9]+(?:\.[0-9]+)?)g
                     r"(?:(?P<gpu>[0-9]+)gpu)?")
 """The ``SPEC`` of an inline host type: cores, GiB, optional cards."""
 
-YAML_KEYS = ("name", "cpu", "memory", "gpu", "price", "count", "labels")
+YAML_KEYS = ("name", "cpu", "memory", "gpu", "price", "count", "labels", "taints")
 
 
 def parse_inline(text: str, source: str = "--hosts") -> HostOffer:
@@ -87,6 +90,26 @@ def _count(v: Any, source: str, fld: str) -> int:
     if isinstance(v, bool) or not math.isfinite(f) or not f.is_integer() or f < 0:
         raise input_error(source, fld, f"expected a whole number of hosts, not negative, got {v!r}")
     return int(f)
+
+
+def _taints(v: Any, source: str, fld: str) -> tuple[Taint, ...]:
+    """Taints ``[{key, value, effect}]`` of a YAML host type (``effect`` NoSchedule by default)."""
+    if v is None:
+        return ()
+    if not isinstance(v, list):
+        raise input_error(source, fld, "expected a list of {key, value, effect}")
+    out = []
+    for i, raw in enumerate(v):
+        if not isinstance(raw, Mapping) or any(k not in ("key", "value", "effect") for k in raw) \
+                or not all(isinstance(raw.get(k, ""), str) for k in ("key", "value", "effect")):
+            raise input_error(source, f"{fld}[{i}]", "expected a mapping of key, value, effect "
+                              "(strings)")
+        t = Taint(raw.get("key", ""), raw.get("value", ""), raw.get("effect", "NoSchedule"))
+        why = taint_problem(t)
+        if why is not None:
+            raise input_error(source, f"{fld}[{i}]", why)
+        out.append(t)
+    return tuple(out)
 
 
 def _checked(o: HostOffer) -> HostOffer:
@@ -175,8 +198,10 @@ def load_host_yaml(path: str | Path) -> tuple[HostOffer, ...]:
             if not isinstance(labels, Mapping) or not all(
                     isinstance(k, str) and isinstance(v, str | int | float) for k, v in labels.items()):
                 raise input_error(source, f"{f}.labels", "expected a mapping of names to values")
+            taints = _taints(raw.get("taints"), source, f"{f}.taints")
             out.append(_checked(HostOffer(name.strip(), base[0], base[1], base[2], price, count,
-                                          tuple((k, str(v)) for k, v in labels.items()), source)))
+                                          tuple((k, str(v)) for k, v in labels.items()), source,
+                                          taints)))
         except InputError as e:
             problems.extend(e.problems)
     if problems:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -61,6 +61,8 @@ class Workload:
         spreads: ``topologySpreadConstraints`` with ``DoNotSchedule``:
             ``(topology key, maxSkew, selector, field)`` (selector ``None``: null, matching no pod).
         gpu_key: the GPU resource the pod asks for (``nvidia.com/gpu``, ...), or ``None``.
+        template: the pod template as read: ``{"metadata": ..., "spec": ...}`` (a Pod's own
+            metadata and spec), for writing the pods back out (:mod:`packing.k8s_out`).
     """
 
     kind: str
@@ -76,6 +78,7 @@ class Workload:
     anti: tuple[AntiTerm, ...] = ()
     gpu_key: str | None = None
     spreads: tuple[SpreadTerm, ...] = ()
+    template: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -476,5 +479,6 @@ def read_workload(o: ObjectReader, scale: Fraction) -> Workload | None:
         return None
     cpu, mem, gpu = _request_vector(total)
     return Workload(o.kind, o.namespace, o.name, o.src, pods, (cpu, mem, gpu), labels,
-                    node_selector, node_aff, tols, anti, keys[0] if keys else None, spreads)
+                    node_selector, node_aff, tols, anti, keys[0] if keys else None, spreads,
+                    {"metadata": dict(pod_meta), "spec": dict(pod_spec)})
 

@@ -49,6 +49,9 @@ from vbp.cli.solve import METHOD_NAMES
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the placement (JSON/YAML); with several scenarios one file each, "
                    "named <stem>-x<growth><suffix>.")
+@click.option("--k8s-out", "k8s_out", type=click.Path(dir_okay=False), default=None,
+              help="Write the plan as Kubernetes objects (YAML): a Node per host used, a Pod "
+                   "per container with spec.nodeName; several scenarios as with --out.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Plot hosts (or cost) against growth with the proven bound (PNG, SVG, PDF).")
 @click.option("--current", default=None, metavar="PLACEMENT",
@@ -68,7 +71,7 @@ from vbp.cli.solve import METHOD_NAMES
 def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
          reserve: str | None, growth: str, time_limit: float, method: str, threads: int,
          seed: int, executor_kind: str, workers: int | None, ray_address: str | None,
-         as_json: bool, out: str | None, plot: str | None, current: str | None,
+         as_json: bool, out: str | None, k8s_out: str | None, plot: str | None, current: str | None,
          max_moves: int | None, n_plus_one: bool, verify_only: bool, force: bool) -> None:
     """Plan the hosts DEMAND needs: the fewest hosts (or the cheapest mix, with prices), proven.
 
@@ -89,7 +92,9 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
     growths = parse_growth(growth)
     outs = ([(str(scenario_path(out, g, len(growths) > 1)), "--out", None) for g in growths]
             if out is not None else [])
-    check_outputs([*outs, (plot, "--plot", PLOT_SUFFIXES)], force=force,
+    k8s_outs = ([(str(scenario_path(k8s_out, g, len(growths) > 1)), "--k8s-out", K8S_SUFFIXES)
+                 for g in growths] if k8s_out is not None else [])
+    check_outputs([*outs, *k8s_outs, (plot, "--plot", PLOT_SUFFIXES)], force=force,
                   inputs=[*demand, *(h for h in hosts if Path(h).exists()), current])
     result = run_plan(list(demand), list(hosts), headroom=headroom, reserve=reserve,
                       growth=growths, time_limit=time_limit, method=method, threads=threads,
@@ -106,20 +111,49 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
                 p = scenario_path(out, s.growth, several)
                 save_placement(s.placement, s.instance, p)
                 written.append(str(p))
+    k8s_written = write_kubernetes(k8s_out, result.scenarios) if k8s_out is not None else []
     if plot is not None:
         plot_plan(plot, result.scenarios)
     if as_json:
-        click.echo(json.dumps(result.to_dict()))
+        d = result.to_dict()
+        if written or k8s_written:
+            d["outputs"] = {"placement": written, "kubernetes": [w for w, _ in k8s_written]}
+        click.echo(json.dumps(d))
     else:
         click.echo(render(result))
         for w in written:
             click.echo(f"placement  {w}")
+        for w, what in k8s_written:
+            click.echo(f"kubernetes {w} ({what})")
         if plot is not None:
             click.echo(f"plot       {plot}")
     if any(s.status == "infeasible" for s in result.scenarios):
         raise SystemExit(EXIT_INFEASIBLE)
     if any(s.placement is None for s in result.scenarios):
         raise SystemExit(EXIT_NO_PLACEMENT)
+
+
+K8S_SUFFIXES = (".yaml", ".yml")
+"""Suffixes ``--k8s-out`` accepts."""
+
+
+def write_kubernetes(path: str, scenarios: Sequence[Any]) -> list[tuple[str, str]]:
+    """Write each planned scenario as Kubernetes objects; ``(file, summary)`` per file written."""
+    from packing.k8s_out import summary, write_objects
+    from vbp.plan import scenario_path
+
+    out = []
+    for s in scenarios:
+        if s.placement is None or s.instance is None:
+            continue
+        try:
+            objs = s.to_kubernetes()
+        except ValueError as e:
+            raise InputError([Problem(path, "--k8s-out", str(e))]) from None
+        p = scenario_path(path, s.growth, len(scenarios) > 1)
+        write_objects(p, objs)
+        out.append((str(p), summary(objs)))
+    return out
 
 
 def _num(x: float | None, digits: int = 4) -> str:
