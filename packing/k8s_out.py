@@ -96,7 +96,7 @@ def _node_names(instance: Instance, used: Sequence[int]) -> dict[int, str]:
 
 
 def plan_objects(instance: Instance, placement: Placement, offers: Sequence[HostOffer],
-                 reserve: Sequence[int] = (0, 0, 0),
+                 reserve: Sequence[int] | Mapping[str, Sequence[int]] = (0, 0, 0),
                  pods: Mapping[str, Mapping[str, Any]] | None = None,
                  spares: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The Nodes and Pods of a plan (see the module docstring).
@@ -106,7 +106,8 @@ def plan_objects(instance: Instance, placement: Placement, offers: Sequence[Host
         placement: where every container goes (checked; every container placed).
         offers: the host types offered, one per ``instance.host_types``.
         reserve: per-host amount taken off capacity for allocatable, base units (millicores,
-            bytes, cards), shape ``(3,)``.
+            bytes, cards), shape ``(3,)``; or one such amount per host type, by name (the
+            DaemonSets a type runs differ).
         pods: per app name, ``{"kind", "namespace", "name", "gpu_key", "template"}``
             (:attr:`packing.planning.Demand.pods`); apps without an entry get a ``pause`` pod.
         spares: hosts (``<type>#<i>``) written as Nodes even when empty (the N+1 spares).
@@ -144,7 +145,8 @@ def plan_objects(instance: Instance, placement: Placement, offers: Sequence[Host
         o = by_name[ht.name]
         labels = {**dict(o.labels), "kubernetes.io/hostname": names[h], HOST_TYPE_LABEL: ht.name}
         cap = o.exact()
-        left = [max(0, c - int(r)) for c, r in zip(cap, reserve, strict=True)]
+        off = reserve[ht.name] if isinstance(reserve, Mapping) else reserve
+        left = [max(0, c - int(r)) for c, r in zip(cap, off, strict=True)]
         node: dict[str, Any] = {
             "apiVersion": "v1", "kind": "Node",
             "metadata": {"name": names[h], "labels": labels,

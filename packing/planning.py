@@ -52,7 +52,7 @@ from packing.feasibility import TOL, ClusterState
 from packing.metrics import state_loads
 from packing.model import App, HostType, Instance, Placement, Rule
 from packing.quantity import GIB, parse_quantity
-from packing.selection import Taint
+from packing.selection import Labels, Taint, Term, Toleration, allowed
 
 PLAN_RESOURCES: tuple[str, ...] = ("cpu", "memory", "gpu")
 """The planning resources, in the order of every demand vector of a :class:`Demand`."""
@@ -95,6 +95,30 @@ class HostOffer:
 
 
 @dataclass(frozen=True)
+class DaemonLoad:
+    """A per-host load on the host types a node selection admits (a Kubernetes DaemonSet).
+
+    Attributes:
+        name: what it is (for messages).
+        base: its load on every admitted host, base units (millicores, bytes, cards), shape ``(3,)``.
+        node_selector: required labels (``nodeSelector``).
+        node_affinity: required node affinity terms (ORed), or ``None``.
+        tolerations: the taints it tolerates (the DaemonSet controller's own included).
+    """
+
+    name: str
+    base: tuple[int, int, int]
+    node_selector: Labels = ()
+    node_affinity: tuple[Term, ...] | None = None
+    tolerations: tuple[Toleration, ...] = ()
+
+    def runs_on(self, offer: HostOffer) -> bool:
+        """Whether a host of ``offer`` runs it (its labels and taints admit it)."""
+        return allowed(self.node_selector, self.node_affinity, self.tolerations, offer.labels,
+                       offer.taints)
+
+
+@dataclass(frozen=True)
 class Demand:
     """What must be placed: apps with demand in :data:`PLAN_RESOURCES` order, and their rules.
 
@@ -106,6 +130,9 @@ class Demand:
         overhead: load on every host that is not an app, in base units (millicores, bytes,
             cards), shape ``(3,)``: Kubernetes DaemonSets (one pod per host). It adds to the
             plan's reserve.
+        daemons: per-host loads that run only on the host types their node selection admits
+            (Kubernetes DaemonSets), added to the reserve of those types
+            (:meth:`daemon_load`).
         pods: for apps read from Kubernetes manifests, by app name: the workload's kind,
             namespace, name, GPU resource and pod template (``{"metadata", "spec"}``), for
             writing the plan back out as Kubernetes objects (:mod:`packing.k8s_out`).
@@ -117,6 +144,18 @@ class Demand:
     sources: Mapping[str, str] = field(default_factory=dict)
     overhead: tuple[int, int, int] = (0, 0, 0)
     pods: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    daemons: tuple[DaemonLoad, ...] = ()
+
+    def daemon_load(self, offer: HostOffer) -> tuple[int, int, int]:
+        """Load of the daemons a host of ``offer`` runs, base units, shape ``(3,)``.
+
+        Added to that host type's reserve (the uniform :attr:`overhead` is in every reserve).
+        """
+        out = [0, 0, 0]
+        for d in self.daemons:
+            if d.runs_on(offer):
+                out = [x + y for x, y in zip(out, d.base, strict=True)]
+        return (out[0], out[1], out[2])
 
     @staticmethod
     def combine(parts: Sequence[Demand]) -> Demand:
@@ -132,9 +171,11 @@ class Demand:
         problems: list[Problem] = []
         over = [0, 0, 0]
         pods: dict[str, Mapping[str, Any]] = {}
+        daemons: list[DaemonLoad] = []
         for part in parts:
             over = [x + y for x, y in zip(over, part.overhead, strict=True)]
             pods.update(part.pods)
+            daemons.extend(part.daemons)
             for a in part.apps:
                 src = part.sources.get(a.name, "<demand>")
                 if a.name in sources:
@@ -148,7 +189,7 @@ class Demand:
         if problems:
             raise InputError(problems)
         return Demand(tuple(apps), tuple(rules), tuple(excl), sources, (over[0], over[1], over[2]),
-                      pods)
+                      pods, tuple(daemons))
 
     def scaled(self, growth: float) -> Demand:
         """The demand with every app's replicas multiplied by ``growth``, rounded up.
@@ -163,7 +204,8 @@ class Demand:
         apps = tuple(
             a if g == 1 else _replace_app(a, count=math.ceil(a.count * g)) for a in self.apps
         )
-        return Demand(apps, self.rules, self.exclusions, self.sources, self.overhead, self.pods)
+        return Demand(apps, self.rules, self.exclusions, self.sources, self.overhead, self.pods,
+                      self.daemons)
 
 
 def _replace_app(a: App, **changes: Any) -> App:
@@ -233,12 +275,14 @@ class Adjustment:
         """Whether nothing comes off."""
         return not any(self.reserve) and not any(self.headroom)
 
-    def planned(self, offer: HostOffer, grid: Sequence[int | None] = (1, 1, 1)
-                ) -> tuple[Fraction, Fraction, Fraction]:
+    def planned(self, offer: HostOffer, grid: Sequence[int | None] = (1, 1, 1),
+                extra: Sequence[int] = (0, 0, 0)) -> tuple[Fraction, Fraction, Fraction]:
         """Planned capacity of ``offer`` in base units (see the module docstring).
 
         Args:
             offer: the host type.
+            extra: more reserve on this host type (its DaemonSets: :meth:`Demand.daemon_load`),
+                base units, shape ``(3,)``.
             grid: per resource, the step every demand is a multiple of (base units), or ``None``
                 when the demands are not whole base units; shape ``(3,)``. The capacity is
                 rounded down to a multiple of the step (no sum of demands is lost); with
@@ -248,7 +292,8 @@ class Adjustment:
             InputError: the reserve leaves no CPU or no memory on the host type.
         """
         out: list[Fraction] = []
-        for r, cap, res, h, g in zip(PLAN_RESOURCES, offer.exact(), self.reserve, self.headroom,
+        reserve = [a + int(b) for a, b in zip(self.reserve, extra, strict=True)]
+        for r, cap, res, h, g in zip(PLAN_RESOURCES, offer.exact(), reserve, self.headroom,
                                      grid, strict=True):
             left = cap - res
             if left <= 0 and (r != "gpu" or cap > 0):
@@ -259,14 +304,16 @@ class Adjustment:
             out.append(exact if g is None else Fraction(math.floor(exact / g) * g))
         return (out[0], out[1], out[2])
 
-    def describe(self) -> str:
-        """One line: what the capacity is planned against."""
-        if self.is_identity:
+    def describe(self, daemons: bool = False) -> str:
+        """One line: what the capacity is planned against (``daemons``: per-host-type loads too)."""
+        if self.is_identity and not daemons:
             return "full host capacity"
         parts = []
         if any(self.reserve):
             parts.append("minus reserve " + ", ".join(
                 f"{r}={_show(r, v)}" for r, v in zip(PLAN_RESOURCES, self.reserve, strict=True) if v))
+        if daemons:
+            parts.append("minus the DaemonSets each host type runs")
         if any(self.headroom):
             parts.append("times (1 - headroom) with headroom " + ", ".join(
                 f"{r}={float(h) * 100:g}%" for r, h in zip(PLAN_RESOURCES, self.headroom,
@@ -485,13 +532,13 @@ def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence
     grid = demand_grid(demand)
     types = []
     for o, c in zip(offers, counts, strict=True):
-        cap = tuple(base_to_units(r, b) for r, b in zip(PLAN_RESOURCES, adj.planned(o, grid),
-                                                         strict=True))[:n]
+        planned = adj.planned(o, grid, demand.daemon_load(o))
+        cap = tuple(base_to_units(r, b) for r, b in zip(PLAN_RESOURCES, planned, strict=True))[:n]
         types.append(HostType(o.name, cap, int(c), cost=1.0 if o.price is None else float(o.price),
                               labels=tuple(sorted(o.labels)), taints=o.taints))
     apps = tuple(_replace_app(a, demand=tuple(a.demand[:n])) for a in demand.apps)
     return Instance(name, res, tuple(types), apps, demand.rules, demand.exclusions,
-                    meta={"planned_against": adj.describe()})
+                    meta={"planned_against": adj.describe(bool(demand.daemons))})
 
 
 # ------------------------------------------------------------------------------------------------
@@ -592,7 +639,7 @@ def type_usage(instance: Instance, placement: Placement, priced: bool,
 
 
 __all__ = [
-    "BASE_UNIT", "PLAN_RESOURCES", "Adjustment", "Demand", "HostOffer", "TypeUsage",
+    "BASE_UNIT", "PLAN_RESOURCES", "Adjustment", "DaemonLoad", "Demand", "HostOffer", "TypeUsage",
     "base_to_units", "build_instance", "parse_growth", "parse_headroom", "parse_reserve",
     "plan_resources", "stranded", "to_base", "type_usage",
 ]

@@ -64,13 +64,13 @@ class Replay:
 
     Attributes:
         offers: the host types offered.
-        reserve: per-host amount off allocatable (``--reserve`` plus DaemonSets), base units,
-            shape ``(3,)``.
+        reserve: per host type (by name), the amount off allocatable (``--reserve`` plus the
+            DaemonSets it runs), base units, shape ``(3,)``.
         pods: per app, the workload and its pod template (:attr:`packing.planning.Demand.pods`).
     """
 
     offers: tuple[HostOffer, ...]
-    reserve: tuple[int, int, int]
+    reserve: Mapping[str, tuple[int, int, int]]
     pods: Mapping[str, Mapping[str, Any]]
 
 
@@ -397,9 +397,9 @@ def plan(
     growths = parse_growth(growth)
     dem = demand if isinstance(demand, Demand) else load_demand(demand)
     offers = load_hosts(hosts)
-    adj = user.plus(dem.overhead)
-    for o in offers:
-        adj.planned(o)  # a reserve that leaves nothing: an error before any work
+    adj = user.plus(dem.overhead)  # DaemonSets are added per host type when building
+    for o in offers:  # a reserve that leaves nothing: an error before any work
+        adj.planned(o, extra=dem.daemon_load(o))
     options = PlanOptions(adj, float(time_limit), method, int(threads), int(seed), current,
                           max_moves, bool(n_plus_one), bool(verify_only))
     tasks = [ScenarioTask(g, dem, offers, options) for g in growths]
@@ -408,9 +408,10 @@ def plan(
     else:
         with make_executor(executor, workers, address) as ex:
             results = ex.map(run_scenario, tasks)
-    replay = Replay(offers, adj.reserve, dem.pods)
+    reserve = {o.name: adj.plus(dem.daemon_load(o)).reserve for o in offers}
+    replay = Replay(offers, reserve, dem.pods)
     results = [dataclasses.replace(r, replay=replay) for r in results]
-    return PlanResult(tuple(results), adj.describe(), offers)
+    return PlanResult(tuple(results), adj.describe(daemons=bool(dem.daemons)), offers)
 
 
 def scenario_path(out: str | Path, growth: float, several: bool) -> Path:

@@ -37,7 +37,7 @@ from packing.errors import InputError, Problem, input_error
 from packing.io import read_document
 from packing.loaders.tables import CsvReader
 from packing.model import App, Instance
-from packing.planning import BASE_UNIT, PLAN_RESOURCES, Demand, base_to_units, to_base
+from packing.planning import BASE_UNIT, PLAN_RESOURCES, DaemonLoad, Demand, base_to_units, to_base
 
 COLUMNS = ("name", "replicas", "cpu", "memory", "gpu", "max_per_host")
 """The columns of a deployments CSV (the last two optional)."""
@@ -180,16 +180,29 @@ def _k8s_demand(path: Path) -> Demand:
     resources = tuple(got.resources)
     inst = Instance("k8s", resources, (), tuple(got.apps), (), tuple(got.exclusions))
     demand = demand_from_instance(inst, str(path))
-    over = [0, 0, 0]
     alias = {"cpu": 0, "memory": 1, "mem": 1, "gpu": 2}
-    for r, v in zip(resources, getattr(got, "reserve", [0.0] * len(resources)), strict=True):
-        j = alias[r.lower()]
-        over[j] = math.ceil(Fraction(str(float(v))) / BASE_UNIT[PLAN_RESOURCES[j]])
+
+    def base(v: Sequence[float]) -> tuple[int, int, int]:
+        out = [0, 0, 0]
+        for r, x in zip(resources, v, strict=True):
+            j = alias[r.lower()]
+            out[j] = math.ceil(Fraction(str(float(x))) / BASE_UNIT[PLAN_RESOURCES[j]])
+        return (out[0], out[1], out[2])
+
+    if hasattr(got, "daemons"):  # the manifest reader: each DaemonSet on the host types it admits
+        over = (0, 0, 0)
+        daemons = tuple(
+            DaemonLoad(f"{d.kind}/{d.name}", base(dem), d.node_selector, d.node_affinity,
+                       tuple(d.tolerations) + tuple(getattr(got, "daemon_tolerations", ())))
+            for d, dem in zip(got.daemons, got.daemon_demand, strict=True))
+    else:  # a reader that gives one load for every host
+        over = base(getattr(got, "reserve", [0.0] * len(resources)))
+        daemons = ()
     pods = {a.name: {"kind": w.kind, "namespace": w.namespace, "name": w.name,
                      "gpu_key": w.gpu_key, "template": w.template}
             for a, w in zip(got.apps, getattr(got, "workloads", ()), strict=False)
             if getattr(w, "template", None) is not None}
-    return dataclasses.replace(demand, overhead=(over[0], over[1], over[2]), pods=pods)
+    return dataclasses.replace(demand, overhead=over, pods=pods, daemons=daemons)
 
 
 def load_demand(paths: str | Path | Sequence[str | Path]) -> Demand:

@@ -150,6 +150,8 @@ class Manifests:
     ignored: tuple[str, ...]
     sources: tuple[str, ...]
     workloads: tuple[Workload, ...] = field(default=())
+    daemon_tolerations: tuple[Toleration, ...] = DAEMON_TOLERATIONS
+    """Tolerations the DaemonSet controller adds to every daemon pod (:data:`DAEMON_TOLERATIONS`)."""
 
     def overhead(self, host_types: Sequence[HostType]) -> np.ndarray:
         """DaemonSet load per host of each type, shape ``(n_types, n_resources)``.
