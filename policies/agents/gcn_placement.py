@@ -408,21 +408,3 @@ def from_checkpoint(data: dict[str, Any]) -> GcnPlacementPolicy:
 
 __all__ = ["KIND", "Config", "Featurizer", "GcnPlacementPolicy", "PlacementNet", "check_file",
            "feature_width", "from_checkpoint", "masked_log_softmax", "transfer_linear"]
-
-
-_TRAINING = frozenset({"Batch", "TrainResult", "_seed", "imitate", "plot_curve", "rollout", "train",
-                       "training_orders", "update"})
-"""Training names this module resolves from :mod:`policies.agents.gcn_placement_train` on first use."""
-
-
-def __getattr__(name: str) -> Any:
-    """A training name from :mod:`policies.agents.gcn_placement_train`, imported on first use.
-
-    ``gcn_placement.train`` and the other training names keep working; acting with a loaded agent
-    never imports the training module.
-    """
-    if name in _TRAINING:
-        import policies.agents.gcn_placement_train as training
-
-        return getattr(training, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
