@@ -77,7 +77,7 @@ def main() -> None:
     args = ap.parse_args()
     import torch
 
-    from policies.agents import eade_masked as em
+    from policies.agents import eade_masked_train as em
     from policies.agents.files import load_agent, read_agent_file
     from policies.agents.rl import coerce
     from policies.card_rollout import ClusterRollout

@@ -28,7 +28,7 @@ the system from a copy of the engine); ``--expert-row`` also measures the expert
 ``--expert-base sjf-cp --expert-within`` starts the expert from SJF-CP and also tries the other stages
 of its job; ``--expert-max-labels M`` labels about M decisions per expert episode (SJF-CP/SJF drives the
 rest, the agent a share ``--expert-dagger``); ``--expert-passes P`` aggregates the labels of every round
-(:func:`policies.agents.jobfusion.distil`) and fits them P times per round.
+(:func:`policies.agents.jobfusion_train.distil`) and fits them P times per round.
 
 ``--validation N`` scores on N samples of the TRAINING pool (seeds 7000+, not the training samples)
 instead of the held-out ones: choose configurations there, then score the held-out samples once, e.g.
@@ -58,6 +58,7 @@ from vbp.jobfusion import build_envs, compare_dag, tune_large_share
 def main() -> None:
     """Run the benchmark (see the module docstring)."""
     from policies.agents import jobfusion as jf
+    from policies.agents import jobfusion_train as jft
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data")
@@ -94,9 +95,9 @@ def main() -> None:
                     help="--expert only: label about this many decisions per episode (others: the base "
                          "policy's or, with --expert-dagger, the agent's); the imitation keeps every label.")
     ap.add_argument("--expert-passes", type=int, default=0,
-                    help="--expert with dataset aggregation (jobfusion.distil): --expert-epochs labelling "
-                         "rounds, each followed by this many passes over every label so far (0: one Adam "
-                         "step per episode, jobfusion.imitate).")
+                    help="--expert with dataset aggregation (jobfusion_train.distil): --expert-epochs "
+                         "labelling rounds, each followed by this many passes over every label so far "
+                         "(0: one Adam step per episode, jobfusion_train.imitate).")
     ap.add_argument("--expert-lr", type=float, default=1e-3)
     ap.add_argument("--validation", type=int, default=0,
                     help="Score on this many VALIDATION samples of the training pool (seeds 7000+) instead "
@@ -147,7 +148,7 @@ def main() -> None:
                                                                         ("single", "decima-gcn"))
     for method, label in methods:
         if a.models:
-            net, st, _ = jf.load_checkpoint(Path(a.models) / f"{label}.pt")
+            net, st, _ = jft.load_checkpoint(Path(a.models) / f"{label}.pt")
             timing[label] = st.seconds
             agents[label] = jf.JobFusionPolicy(net, label)
             continue
@@ -161,8 +162,8 @@ def main() -> None:
         if a.imitate:
             teacher = make_dag_policy(a.imitate, a.seed)
             teacher.partition = method
-            nll = jf.imitate(envs, teacher, a.imitate_epochs, net=net, seed=a.seed, lr=3e-3, progress=True,
-                             dagger=a.dagger, max_labels=a.max_labels, driver=driver)
+            nll = jft.imitate(envs, teacher, a.imitate_epochs, net=net, seed=a.seed, lr=3e-3, progress=True,
+                              dagger=a.dagger, max_labels=a.max_labels, driver=driver)
             print(f"{label}: imitating {a.imitate}, NLL per decision {nll[0]:.3f} -> {nll[-1]:.3f}")
         if a.expert and method == "constrained":
             ex = RolloutExpert(method, horizon=a.expert_horizon or None, rollouts=a.expert_rollouts,
@@ -171,18 +172,18 @@ def main() -> None:
             ex_driver = None if ex_labels is None else (
                 SjfCriticalPath(method) if a.expert_base == "sjf-cp" else ShortestJobFirst(method))
             if a.expert_passes > 0:
-                nll = jf.distil(envs, ex, a.expert_epochs, net=net, seed=a.seed + 1, lr=a.expert_lr,
-                                progress=True, dagger=a.expert_dagger, max_labels=ex_labels, driver=ex_driver,
-                                passes=a.expert_passes)
-            else:
-                nll = jf.imitate(envs, ex, a.expert_epochs, net=net, seed=a.seed + 1, lr=a.expert_lr,
+                nll = jft.distil(envs, ex, a.expert_epochs, net=net, seed=a.seed + 1, lr=a.expert_lr,
                                  progress=True, dagger=a.expert_dagger, max_labels=ex_labels,
-                                 driver=ex_driver)
+                                 driver=ex_driver, passes=a.expert_passes)
+            else:
+                nll = jft.imitate(envs, ex, a.expert_epochs, net=net, seed=a.seed + 1, lr=a.expert_lr,
+                                  progress=True, dagger=a.expert_dagger, max_labels=ex_labels,
+                                  driver=ex_driver)
             print(f"{label}: distilling the rollout expert ({ex.stats}), NLL {nll[0]:.3f} -> {nll[-1]:.3f}")
-        net, st, opt = jf.train(envs, max(a.episodes // a.batch, 0), seed=a.seed, net=net, progress=True)
+        net, st, opt = jft.train(envs, max(a.episodes // a.batch, 0), seed=a.seed, net=net, progress=True)
         timing[label] = time.perf_counter() - t
-        jf.save_checkpoint(out / f"{label}.pt", net, st, opt, name=label)
-        jf.plot_curve(st, out / f"{label}-curve.png", f"{label} training (sampled mean JCT)")
+        jft.save_checkpoint(out / f"{label}.pt", net, st, opt, name=label)
+        jft.plot_curve(st, out / f"{label}-curve.png", f"{label} training (sampled mean JCT)")
         agents[label] = jf.JobFusionPolicy(net, label)
     rows: dict[str, list[dict]] = {}
     bounds = []

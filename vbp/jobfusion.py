@@ -148,7 +148,7 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
     task-seconds among ``10 * long_samples`` more seeded draws (seeds ``10**6 + seed * 1000 + i``)
     from the same ``workload``, so training also sees job sets with thousands of decisions.
     """
-    from policies.agents.jobfusion import Env  # torch, only when training
+    from policies.agents.jobfusion_train import Env  # torch, only when training
 
     samples = [sample_jobs(workload, jobs, seed * 1000 + i, interarrival) for i in range(n_envs)]
     if long_samples > 0:

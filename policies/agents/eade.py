@@ -24,6 +24,8 @@ Training (:func:`train`)
 Baseline: ``Config(attention=False, beta=0)`` is plain DDPG (the flat state into the MLPs, no
 history buffer), the paper's DDPG baseline (``vbp train rl --algo ddpg``).
 
+The training (:func:`train`, the replay buffers) is in :mod:`policies.agents.eade_train`.
+
 Why this agent does not learn on the default scenario, and the improvement that does: see
 :mod:`policies.agents.eade_masked` (EADE-M).
 
@@ -43,8 +45,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ from packing.env_layout import EnvLayout
 from packing.errors import input_error
 from packing.io import escape_control
 from packing.model import Instance, Placement
-from packing.multicluster import ClusterFreeEncoder, make_env
+from packing.multicluster import ClusterFreeEncoder
 from policies.agents.checks import (
     MAX_LIST,
     FileFieldError,
@@ -71,7 +72,7 @@ from policies.agents.checks import (
     section,
 )
 from policies.base import WAIT, BasePolicy, Observation
-from policies.cluster_heuristics import ClusterExpert, NodeBestFit
+from policies.cluster_heuristics import NodeBestFit
 
 NETS = ("actor", "critic", "actor_target", "critic_target")
 """The networks a checkpoint holds (``state_dict`` each)."""
@@ -176,50 +177,6 @@ class Critic(nn.Module):
     def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         """``(B, S), (B, 1)`` -> ``(B, 1)``."""
         return self.head(torch.cat([self.tokens(state), action], dim=1))
-
-
-class Replay:
-    """A ring buffer of transitions ``(s, a, r, s', done)`` (numpy, float32)."""
-
-    def __init__(self, capacity: int, n_state: int) -> None:
-        self.s = np.zeros((capacity, n_state), dtype=np.float32)
-        self.a = np.zeros((capacity, 1), dtype=np.float32)
-        self.r = np.zeros((capacity, 1), dtype=np.float32)
-        self.s2 = np.zeros((capacity, n_state), dtype=np.float32)
-        self.done = np.zeros((capacity, 1), dtype=np.float32)
-        self.n = 0
-        self.i = 0
-
-    def __len__(self) -> int:
-        return self.n
-
-    def add(self, s: np.ndarray, a: np.ndarray, r: float, s2: np.ndarray, done: bool) -> None:
-        """Store one transition (overwriting the oldest when full)."""
-        i = self.i
-        self.s[i], self.a[i], self.r[i], self.s2[i], self.done[i] = s, a, r, s2, float(done)
-        self.i = (i + 1) % len(self.s)
-        self.n = min(self.n + 1, len(self.s))
-
-    def index(self, rng: np.random.Generator, k: int) -> np.ndarray:
-        """``k`` random stored indices (with replacement)."""
-        return rng.integers(self.n, size=k)
-
-
-def dual_batch(history: Replay, live: Replay, batch: int, beta: float, rng: np.random.Generator
-               ) -> tuple[torch.Tensor, ...]:
-    """``round(beta * batch)`` transitions from ``history``, the rest from ``live``.
-
-    Returns:
-        ``(s, a, r, s2, done)`` tensors, shapes ``(batch, S)``, ``(batch, 1)`` x 3, ``(batch, S)``.
-    """
-    k_hist = int(round(beta * batch)) if len(history) else 0
-    if not len(live):
-        k_hist = batch
-    parts = [(history, history.index(rng, k_hist)), (live, live.index(rng, batch - k_hist))]
-    cols = []
-    for name in ("s", "a", "r", "s2", "done"):
-        cols.append(torch.from_numpy(np.concatenate([getattr(b, name)[i] for b, i in parts if len(i)])))
-    return tuple(cols)
 
 
 def scalar_decision(lay: EnvLayout, inner: NodeBestFit, obs: Observation, mask: np.ndarray, x: float) -> int:
@@ -457,92 +414,4 @@ def from_checkpoint(data: dict[str, Any]) -> EadeAgent:
     return agent
 
 
-def expert_transitions(instance: Instance, history: Replay, *, seed: int = 0) -> float:
-    """Fill ``history`` with one expert episode on ``instance``; returns the expert's episode return."""
-    env = make_env(instance, NodeBestFit())
-    expert = ClusterExpert()
-    expert.reset(instance, seed)
-    s, _ = env.reset(seed=seed)
-    total, done = 0.0, False
-    while not done:
-        obs = env.observation()
-        feasible = expert.feasible_clusters(obs, env.host_mask())
-        a = env.actions.action_of_bin(env.layout, expert.pick(obs, feasible))  # type: ignore[attr-defined]
-        s2, r, done, _, _ = env.step(a)
-        history.add(s, a, r, s2, done)
-        s, total = s2, total + r
-    return total
-
-
-def evaluate(agent: EadeAgent, instance: Instance) -> tuple[float, int]:
-    """Deterministic episode in the env: ``(return, tasks placed)``."""
-    env = make_env(instance, NodeBestFit())
-    s, _ = env.reset(seed=0)
-    total, done, info = 0.0, False, {"placed": 0}
-    while not done:
-        s, r, done, _, info = env.step(agent.action(s))
-        total += r
-    return total, int(info["placed"])
-
-
-def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: Config | None = None,
-          log: Callable[[dict[str, Any]], None] | None = None, agent: EadeAgent | None = None,
-          start_episode: int = 0, checkpoint: Callable[[Any, int], None] | None = None,
-          **overrides: Any) -> tuple[EadeAgent, list[dict[str, Any]]]:
-    """Train EADE-DDPG on ``streams`` (one episode per stream, cycling).
-
-    With ``beta == 0`` no expert history is built (plain DDPG's replay); with ``attention=False``
-    the networks read the flat state (the DDPG baseline of the paper).
-
-    Args:
-        streams: instances with the same clusters (their own FIFO order is the episode).
-        episodes: training episodes (the total, counting ``start_episode``).
-        seed: seeds every draw (:func:`seeded`).
-        cfg: hyper-parameters (default: the paper's, sized from ``streams[0]``).
-        log: receives a dict per episode (``episode``, ``return``, ``placed``, ``seconds``).
-        agent: continue training this agent (resume; the replay buffers start again).
-        start_episode: the first episode index (resume).
-        checkpoint: called as ``checkpoint(agent, episodes done)`` after every episode.
-        **overrides: fields of :class:`Config` to change (e.g. ``embed=32, batch=64``).
-
-    Returns:
-        The agent and one dict per episode run.
-    """
-    gen, rng = seeded(seed)
-    lay = EnvLayout.of(streams[0])
-    if cfg is None:
-        cfg = Config(n_clusters=lay.n_clusters, n_features=int(lay.cluster_capacity.shape[1]), **overrides)
-    if agent is None:
-        agent = EadeAgent(cfg)
-    cfg = agent.cfg
-    n_state = (cfg.n_clusters + 1) * cfg.n_features
-    history, live = Replay(cfg.buffer, n_state), Replay(cfg.buffer, n_state)
-    if cfg.beta > 0:
-        for i, inst in enumerate(streams):
-            expert_transitions(inst, history, seed=seed + i)
-    curve: list[dict[str, Any]] = []
-    for ep in range(start_episode, episodes):
-        t0 = time.perf_counter()
-        env = make_env(streams[ep % len(streams)], NodeBestFit())
-        s, _ = env.reset(seed=seed + ep)
-        total, done, info = 0.0, False, {"placed": 0}
-        while not done:
-            noise = cfg.noise * torch.randn(1, generator=gen).numpy()
-            a = np.clip(agent.action(s) + noise, -1.0, 1.0).astype(np.float32)
-            s2, r, done, _, info = env.step(a)
-            live.add(s, a, r, s2, done)
-            s, total = s2, total + r
-            if len(live) + len(history) >= cfg.batch:
-                agent.update(dual_batch(history, live, cfg.batch, cfg.beta, rng))
-        row = {"episode": ep, "return": total, "placed": int(info["placed"]),
-               "seconds": time.perf_counter() - t0}
-        curve.append(row)
-        if log:
-            log(row)
-        if checkpoint:
-            checkpoint(agent, ep + 1)
-    return agent, curve
-
-
-__all__ = ["Actor", "Config", "Critic", "EadeAgent", "Flat", "Replay", "TokenAttention", "dual_batch",
-           "evaluate", "expert_transitions", "scalar_decision", "seeded", "train"]
+__all__ = ["Actor", "Config", "Critic", "EadeAgent", "Flat", "TokenAttention", "scalar_decision", "seeded"]

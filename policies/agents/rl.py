@@ -199,24 +199,24 @@ def train_rl(algo: str, streams: Sequence[Instance], *, episodes: int, seed: int
 
         torch.set_num_threads(threads)
     if algo == "eade-m":
-        from policies.agents import eade_masked
+        from policies.agents import eade_masked, eade_masked_train
 
         agent = eade_masked.from_checkpoint(resume) if resume else None
         start = int(resume["episodes"]) if resume else 0
-        return eade_masked.train(streams, episodes=episodes, seed=seed, log=log, agent=agent,
-                                 start_episode=start, checkpoint=checkpoint, **overrides)
+        return eade_masked_train.train(streams, episodes=episodes, seed=seed, log=log, agent=agent,
+                                       start_episode=start, checkpoint=checkpoint, **overrides)
     if algo in ("eade", "ddpg"):
-        from policies.agents import eade
+        from policies.agents import eade, eade_train
 
         if algo == "ddpg":
             overrides = {"attention": False, "beta": 0.0, **overrides}
         agent_e = eade.from_checkpoint(resume) if resume else None
         start = int(resume["episodes"]) if resume else 0
-        return eade.train(streams, episodes=episodes, seed=seed, log=log, agent=agent_e,
-                          start_episode=start, checkpoint=checkpoint, **overrides)
-    from policies.agents import sb3
+        return eade_train.train(streams, episodes=episodes, seed=seed, log=log, agent=agent_e,
+                                start_episode=start, checkpoint=checkpoint, **overrides)
+    from policies.agents import sb3_train
 
-    return sb3.train(algo, streams, episodes=episodes, seed=seed, log=log, **overrides)
+    return sb3_train.train(algo, streams, episodes=episodes, seed=seed, log=log, **overrides)
 
 
 def kind_of(algo: str) -> str:

@@ -11,18 +11,8 @@ import torch
 from packing.checker import check
 from packing.generators.multicluster import generate_multicluster
 from packing.simulator import simulate
-from policies.agents.eade import (
-    Actor,
-    Config,
-    Critic,
-    EadeAgent,
-    Replay,
-    dual_batch,
-    evaluate,
-    expert_transitions,
-    seeded,
-    train,
-)
+from policies.agents.eade import Actor, Config, Critic, EadeAgent, seeded
+from policies.agents.eade_train import Replay, dual_batch, evaluate, expert_transitions, train
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "multicluster_small"
 SMALL = dict(embed=16, heads=2, hidden=(32, 16), batch=64, tau_soft=0.02, noise=0.3, gamma=0.5, lr_actor=3e-4)

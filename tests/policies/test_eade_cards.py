@@ -24,6 +24,7 @@ from packing.model import Instance  # noqa: E402
 from packing.policy import Observation  # noqa: E402
 from packing.simulator import simulate  # noqa: E402
 from policies.agents import eade_masked as em  # noqa: E402
+from policies.agents import eade_masked_train as emt  # noqa: E402
 from policies.agents.files import load_agent  # noqa: E402
 from policies.cluster_heuristics import ClusterCardMix, NodeCardMix, card_fit, free_card_share  # noqa: E402
 
@@ -112,15 +113,15 @@ def test_cardmix_placements_pass_the_checker() -> None:
 
 def test_card_feature_agent_seeded_reproducible_and_round_trip(tmp_path: Path) -> None:
     inst = stream()
-    a1, c1 = em.train([inst], episodes=2, seed=3, **TINY)  # type: ignore[arg-type]
-    a2, c2 = em.train([inst], episodes=2, seed=3, **TINY)  # type: ignore[arg-type]
+    a1, c1 = emt.train([inst], episodes=2, seed=3, **TINY)  # type: ignore[arg-type]
+    a2, c2 = emt.train([inst], episodes=2, seed=3, **TINY)  # type: ignore[arg-type]
     assert a1.cfg.n_features == 4 + em.CARD_FEATURES
     assert [r["return"] for r in c1] == [r["return"] for r in c2]
     for p, q in zip(a1.q.parameters(), a2.q.parameters(), strict=True):
         assert torch.equal(p, q)
     res = simulate(inst, a1)
     assert not check(inst, res.placement)
-    assert res.placement.n_placed == em.evaluate(a1, inst)[1]
+    assert res.placement.n_placed == emt.evaluate(a1, inst)[1]
     a1.save(tmp_path / "m.pt", {"episodes": 2})
     back = load_agent(tmp_path / "m.pt")
     assert isinstance(back.inner, NodeCardMix)
@@ -158,14 +159,14 @@ def test_mode_action_shapes_and_mode_setting() -> None:
 def test_mode_action_run_reproducible_and_valid() -> None:
     inst = stream()
     kw = {**TINY, "mode_action": True}
-    a1, c1 = em.train([inst], episodes=1, seed=5, **kw)  # type: ignore[arg-type]
-    a2, c2 = em.train([inst], episodes=1, seed=5, **kw)  # type: ignore[arg-type]
+    a1, c1 = emt.train([inst], episodes=1, seed=5, **kw)  # type: ignore[arg-type]
+    a2, c2 = emt.train([inst], episodes=1, seed=5, **kw)  # type: ignore[arg-type]
     assert [r["return"] for r in c1] == [r["return"] for r in c2]
     for p, q in zip(a1.q.parameters(), a2.q.parameters(), strict=True):
         assert torch.equal(p, q)
     res = simulate(inst, a1)
     assert not check(inst, res.placement)
-    assert res.placement.n_placed == em.evaluate(a1, inst)[1]
+    assert res.placement.n_placed == emt.evaluate(a1, inst)[1]
 
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"

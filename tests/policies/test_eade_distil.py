@@ -14,6 +14,7 @@ from packing.generators.multicluster import generate_multicluster  # noqa: E402
 from packing.model import Instance  # noqa: E402
 from packing.simulator import simulate  # noqa: E402
 from policies.agents import eade_masked as em  # noqa: E402
+from policies.agents import eade_masked_train as emt  # noqa: E402
 from policies.agents.files import load_agent  # noqa: E402
 from policies.card_rollout import OPTIONS, card_free, options, task_milli  # noqa: E402
 
@@ -59,8 +60,8 @@ def test_distil_options_are_validated() -> None:
 
 def test_distil_training_reproducible_valid_and_round_trip(tmp_path: Path) -> None:
     streams = [stream(s) for s in (1, 2)]
-    a1, c1 = em.train(streams, episodes=3, seed=5, **DISTIL)  # type: ignore[arg-type]
-    a2, c2 = em.train(streams, episodes=3, seed=5, **DISTIL)  # type: ignore[arg-type]
+    a1, c1 = emt.train(streams, episodes=3, seed=5, **DISTIL)  # type: ignore[arg-type]
+    a2, c2 = emt.train(streams, episodes=3, seed=5, **DISTIL)  # type: ignore[arg-type]
     assert [r["placed"] for r in c1] == [r["placed"] for r in c2]
     assert [r["labels"] for r in c1] == [r["labels"] for r in c2] and c1[-1]["labels"] > 0
     assert [r["loss"] for r in c1] == pytest.approx([r["loss"] for r in c2])
@@ -78,8 +79,8 @@ def test_distil_training_reproducible_valid_and_round_trip(tmp_path: Path) -> No
 def test_distil_targets_hard_and_soft() -> None:
     inf = float("inf")
     v = torch.tensor([[3.0, 3.5, -inf], [2.0, 2.0, 1.0]])
-    assert em.distil_targets(v, 0.0).tolist() == [1, 0]  # ties to the lowest index
-    soft = em.distil_targets(v, 0.5)
+    assert emt.distil_targets(v, 0.0).tolist() == [1, 0]  # ties to the lowest index
+    soft = emt.distil_targets(v, 0.5)
     assert soft.sum(dim=1).tolist() == pytest.approx([1.0, 1.0])
     assert soft[0, 2] == 0.0 and soft[0, 1] / soft[0, 0] == pytest.approx(np.e)  # exp(0.5 / 0.5)
     assert soft[1, 0] == pytest.approx(soft[1, 1]) and soft[1, 2] == pytest.approx(soft[1, 0] / np.e ** 2)
@@ -88,10 +89,10 @@ def test_distil_targets_hard_and_soft() -> None:
 def test_distil_expert_episodes_zero_lets_the_agent_act_first() -> None:
     streams = [stream(s) for s in (1, 2)]
     cfg = dict(DISTIL, distil_expert_episodes=0, distil_temp=0.3, distil_ties=True)
-    _, curve = em.train(streams, episodes=1, seed=5, **cfg)  # type: ignore[arg-type]
+    _, curve = emt.train(streams, episodes=1, seed=5, **cfg)  # type: ignore[arg-type]
     torch.manual_seed(5)
     lay = em.EnvLayout.of(streams[0])
     fresh = em.EadeMAgent(em.MConfig(n_clusters=lay.n_clusters, n_features=int(lay.cluster_capacity.shape[1])
                                      + em.CARD_FEATURES, **cfg))  # type: ignore[arg-type]
-    assert curve[0]["placed"] == em.placed_by(fresh, streams[0], seed=0)
+    assert curve[0]["placed"] == emt.placed_by(fresh, streams[0], seed=0)
     assert curve[0]["labels"] > 0

@@ -19,6 +19,7 @@ from packing.generators.multicluster import generate_multicluster  # noqa: E402
 from packing.model import Instance  # noqa: E402
 from packing.simulator import simulate  # noqa: E402
 from policies.agents import eade_masked as em  # noqa: E402
+from policies.agents import eade_masked_train as emt  # noqa: E402
 from policies.agents.files import load_agent  # noqa: E402
 from policies.cluster_heuristics import ClusterCardMix  # noqa: E402
 
@@ -50,7 +51,7 @@ def test_untrained_residual_is_cardmix(admission: bool) -> None:
         assert dict(mine.gpus) == dict(ref.gpus)
         assert 0 < mine.n_placed < inst.n_apps  # the stream is tight: decisions matter
         # the env episode places the same count
-        assert em.evaluate(agent, inst)[1] == ref.n_placed
+        assert emt.evaluate(agent, inst)[1] == ref.n_placed
 
 
 def test_untrained_values_are_zero_and_margin_breaks_ties() -> None:
@@ -76,8 +77,8 @@ def test_residual_options_are_validated() -> None:
 
 def test_residual_training_reproducible_valid_and_round_trip(tmp_path: Path) -> None:
     streams = [stream(s, 30) for s in (1, 2)]
-    a1, c1 = em.train(streams, episodes=3, seed=4, **RESID, admission=True)  # type: ignore[arg-type]
-    _, c2 = em.train(streams, episodes=3, seed=4, **RESID, admission=True)  # type: ignore[arg-type]
+    a1, c1 = emt.train(streams, episodes=3, seed=4, **RESID, admission=True)  # type: ignore[arg-type]
+    _, c2 = emt.train(streams, episodes=3, seed=4, **RESID, admission=True)  # type: ignore[arg-type]
     assert [r["placed"] for r in c1] == [r["placed"] for r in c2]
     assert [r["return"] for r in c1] == pytest.approx([r["return"] for r in c2])
     inst = stream(3)
@@ -92,8 +93,8 @@ def test_residual_training_reproducible_valid_and_round_trip(tmp_path: Path) -> 
 def test_selection_never_ends_below_cardmix_on_the_training_streams() -> None:
     streams = [stream(s, 40) for s in (1, 2)]
     ref = sum(simulate(i, ClusterCardMix(), seed=0).placement.n_placed for i in streams)
-    agent, curve = em.train(streams, episodes=4, seed=0, **RESID, select_every=2,  # type: ignore[arg-type]
+    agent, curve = emt.train(streams, episodes=4, seed=0, **RESID, select_every=2,  # type: ignore[arg-type]
                             eps_start=0.5)
-    got = sum(em.evaluate(agent, i)[1] for i in streams)
+    got = sum(emt.evaluate(agent, i)[1] for i in streams)
     assert got >= max([ref] + [r["train_placed"] for r in curve if "train_placed" in r])  # the best is kept
     assert [r["episode"] for r in curve if "train_placed" in r] == [1, 3]

@@ -17,6 +17,7 @@ from packing.errors import InputError  # noqa: E402
 from packing.model import App, HostType, Instance, Request  # noqa: E402
 from packing.simulator import sample_orders, simulate  # noqa: E402
 from policies.agents import gcn_placement as gp  # noqa: E402
+from policies.agents import gcn_placement_train as gpt  # noqa: E402
 from policies.agents.files import load_agent  # noqa: E402
 from policies.agents.gcn import Graph, SumConv, collate  # noqa: E402
 from policies.heuristics import BestFit  # noqa: E402
@@ -109,7 +110,7 @@ def test_sampled_episodes_only_pick_feasible_hosts_and_pass_the_checker() -> Non
     inst = tiny()
     torch.manual_seed(1)
     net = gp.PlacementNet(small_cfg(init_scale=0.0))  # a uniform random policy over the mask
-    b = gp.rollout(net, inst, sample_orders(inst, 2, seed=1)[1], 4, torch.Generator().manual_seed(0), 10.0)
+    b = gpt.rollout(net, inst, sample_orders(inst, 2, seed=1)[1], 4, torch.Generator().manual_seed(0), 10.0)
     assert all(m[a] for m, a in zip(b.masks, b.actions, strict=True))
     pol = gp.GcnPlacementPolicy(net)
     for o in sample_orders(inst, 3, seed=2):
@@ -140,15 +141,15 @@ def test_simulate_and_the_env_give_the_same_placement() -> None:
 def test_short_training_is_reproducible_resumable_and_improves(tmp_path: Path) -> None:
     inst = tiny()
     cfg = small_cfg(init_scale=0.0, lr=0.03, entropy=0.0)  # starts uniformly random
-    a = gp.train([inst], episodes=32, orders=4, seed=0, cfg=cfg)
-    b = gp.train([inst], episodes=32, orders=4, seed=0, cfg=cfg)
+    a = gpt.train([inst], episodes=32, orders=4, seed=0, cfg=cfg)
+    b = gpt.train([inst], episodes=32, orders=4, seed=0, cfg=cfg)
     assert a.curve == b.curve
     for k, v in a.policy.net.state_dict().items():
         assert torch.equal(v, b.policy.net.state_dict()[k])
     # resume: 4 iterations, then 4 more from the checkpoint = 8 at once
     ck = tmp_path / "ck.pt"
-    gp.train([inst], episodes=16, orders=4, seed=0, cfg=cfg, checkpoint=ck, checkpoint_every=1)
-    c = gp.train([inst], episodes=32, orders=4, seed=0, cfg=cfg, checkpoint=ck, resume=True)
+    gpt.train([inst], episodes=16, orders=4, seed=0, cfg=cfg, checkpoint=ck, checkpoint_every=1)
+    c = gpt.train([inst], episodes=32, orders=4, seed=0, cfg=cfg, checkpoint=ck, resume=True)
     assert c.curve == a.curve
     for k, v in a.policy.net.state_dict().items():
         assert torch.equal(v, c.policy.net.state_dict()[k])
@@ -158,7 +159,8 @@ def test_short_training_is_reproducible_resumable_and_improves(tmp_path: Path) -
     held = sample_orders(inst, 2, seed=99, include_own=False)
 
     def cost(net: gp.PlacementNet) -> float:
-        return float(np.mean([gp.rollout(net, inst, o, 8, torch.Generator().manual_seed(7), 10.0).costs.mean()
+        gen = torch.Generator
+        return float(np.mean([gpt.rollout(net, inst, o, 8, gen().manual_seed(7), 10.0).costs.mean()
                               for o in held]))
 
     before, after = cost(untrained), cost(a.policy.net)

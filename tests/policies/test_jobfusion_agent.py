@@ -17,6 +17,7 @@ from packing.dag.engine import NO_OVERHEADS, Cluster, DagEngine  # noqa: E402
 from packing.dag.generator import generate_dag_workload  # noqa: E402
 from packing.dag.model import Job, Stage, make_workload  # noqa: E402
 from policies.agents import jobfusion as jf  # noqa: E402
+from policies.agents import jobfusion_train as jft  # noqa: E402
 from policies.agents.files import load_agent  # noqa: E402
 
 FIXTURE = str(Path(__file__).parents[1] / "data" / "dag")
@@ -25,7 +26,7 @@ FIXTURE = str(Path(__file__).parents[1] / "data" / "dag")
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny networks: one torch thread
 
 
-def tiny_env() -> jf.Env:
+def tiny_env() -> jft.Env:
     """One slot; a long two-stage job and four one-task 2 s jobs, all at t=0.
 
     Shortest first gives JCTs 2, 4, 6, 8 and 8 + 50 + 10 = 68 (mean 17.6); the long job first
@@ -34,10 +35,10 @@ def tiny_env() -> jf.Env:
     long = Job("long", 0.0, (Stage("J1", 1, (1.0, 1.0), 50.0), Stage("J2_1", 1, (1.0, 1.0), 10.0, (0,))))
     short = [Job(f"s{i}", 0.0, (Stage("J1", 1, (1.0, 1.0), 2.0),)) for i in range(4)]
     w = make_workload("tiny", [long, *short], "test")
-    return jf.Env(w, Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([1])), NO_OVERHEADS)
+    return jft.Env(w, Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([1])), NO_OVERHEADS)
 
 
-def greedy_jct(env: jf.Env, net: jf.JobFusionNet) -> float:
+def greedy_jct(env: jft.Env, net: jf.JobFusionNet) -> float:
     """Mean JCT of the agent's greedy schedule of ``env`` (engine seed 0)."""
     eng = DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=0)
     pol = jf.JobFusionPolicy(net)
@@ -48,19 +49,19 @@ def greedy_jct(env: jf.Env, net: jf.JobFusionNet) -> float:
     return eng.result().mean_jct
 
 
-def sampled_jct(net: jf.JobFusionNet, env: jf.Env, n: int = 16) -> float:
+def sampled_jct(net: jf.JobFusionNet, env: jft.Env, n: int = 16) -> float:
     """Mean JCT of ``n`` seeded sampled episodes."""
     out = []
     for i in range(n):
         pol = jf.JobFusionPolicy(net, sample=True, generator=torch.Generator().manual_seed(i))
-        out.append(jf._episode(env, pol, 0)[2])
+        out.append(jft._episode(env, pol, 0)[2])
     return float(np.mean(out))
 
 
 def test_returns_to_go_hand_computed() -> None:
     arr, fin = np.array([0.0, 5.0]), np.array([10.0, 8.0])
     # t=0: 10 + 3; t=6: 4 + 2; t=9: 1 + 0
-    assert jf.returns_to_go(arr, fin, np.array([0.0, 6.0, 9.0])).tolist() == [-13.0, -6.0, -1.0]
+    assert jft.returns_to_go(arr, fin, np.array([0.0, 6.0, 9.0])).tolist() == [-13.0, -6.0, -1.0]
 
 
 def test_masks_respected_and_counts_bounded() -> None:
@@ -93,12 +94,12 @@ def test_training_is_seeded_and_improves() -> None:
     cfg = jf.Config(dim=8, rounds=2, lr=3e-2, batch=4)
     torch.manual_seed(7)
     untrained = sampled_jct(jf.JobFusionNet(cfg), env)
-    a, sa, oa = jf.train([env], 5, cfg=cfg, seed=7)
-    b, sb, _ = jf.train([env], 5, cfg=cfg, seed=7)
+    a, sa, oa = jft.train([env], 5, cfg=cfg, seed=7)
+    b, sb, _ = jft.train([env], 5, cfg=cfg, seed=7)
     assert sa.curve == sb.curve
     for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
         assert torch.equal(pa, pb)
-    a, sa, _ = jf.train([env], 20, seed=7, net=a, optim_state=oa, state=sa)
+    a, sa, _ = jft.train([env], 20, seed=7, net=a, optim_state=oa, state=sa)
     trained = sampled_jct(a, env)
     assert trained < untrained - 5.0, (untrained, trained)
     assert 17.6 - 1e-9 <= trained  # shortest first is optimal here
@@ -107,12 +108,12 @@ def test_training_is_seeded_and_improves() -> None:
 def test_resume_continues_exactly(tmp_path: Path) -> None:
     env = tiny_env()
     cfg = jf.Config(dim=8, rounds=2, batch=2)
-    full, s_full, _ = jf.train([env], 4, cfg=cfg, seed=1)
+    full, s_full, _ = jft.train([env], 4, cfg=cfg, seed=1)
     ck = tmp_path / "half.pt"
-    jf.train([env], 2, cfg=cfg, seed=1, checkpoint=ck, every=1)
-    net, st, opt = jf.load_checkpoint(ck)
+    jft.train([env], 2, cfg=cfg, seed=1, checkpoint=ck, every=1)
+    net, st, opt = jft.load_checkpoint(ck)
     assert st.iteration == 2
-    resumed, s_res, _ = jf.train([env], 4, seed=1, net=net, optim_state=opt, state=st)
+    resumed, s_res, _ = jft.train([env], 4, seed=1, net=net, optim_state=opt, state=st)
     assert s_res.curve == s_full.curve
     for pa, pb in zip(full.parameters(), resumed.parameters(), strict=True):
         assert torch.allclose(pa, pb)
@@ -121,7 +122,7 @@ def test_resume_continues_exactly(tmp_path: Path) -> None:
 def test_model_file_round_trips_weights_only(tmp_path: Path) -> None:
     net = jf.JobFusionNet(jf.Config(dim=8, partition="single"))
     path = tmp_path / "m.pt"
-    jf.save_checkpoint(path, net, name="decima-gcn")
+    jft.save_checkpoint(path, net, name="decima-gcn")
     raw = torch.load(path, weights_only=True)
     assert raw["kind"] == "jobfusion"
     pol = load_agent(path)
@@ -168,7 +169,7 @@ def test_imitation_of_sjf_makes_the_greedy_agent_run_shortest_first() -> None:
     env = tiny_env()
     torch.manual_seed(2)  # this init runs the long job early: mean JCT 57.6 before imitation
     net = jf.JobFusionNet(jf.Config(dim=8, rounds=2))
-    nll = jf.imitate([env], ShortestJobFirst(), 30, net=net, seed=0, lr=1e-2)
+    nll = jft.imitate([env], ShortestJobFirst(), 30, net=net, seed=0, lr=1e-2)
     # identical short jobs are ties the features cannot break: the NLL cannot reach 0
     assert nll[-1] < nll[0] - 0.1
     assert greedy_jct(env, net) == pytest.approx(17.6)
@@ -178,7 +179,7 @@ def test_log_probs_of_every_action_sum_to_one() -> None:
     # two stages runnable, two container types, 4 pending tasks: levels give distinct counts
     jobs = [Job(f"j{i}", 0.0, (Stage("J1", 4, (1.0, 1.0), 5.0 + i),)) for i in range(2)]
     w = make_workload("two", jobs, "test")
-    env = jf.Env(w, Cluster.from_counts(np.array([[1.0, 1.0], [2.0, 2.0]]), np.array([4, 4])), NO_OVERHEADS)
+    env = jft.Env(w, Cluster.from_counts(np.array([[1.0, 1.0], [2.0, 2.0]]), np.array([4, 4])), NO_OVERHEADS)
     torch.manual_seed(0)
     net = jf.JobFusionNet(jf.Config(dim=8, rounds=2, levels=4))
     eng = DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=0)
@@ -201,9 +202,9 @@ def test_log_probs_of_every_action_sum_to_one() -> None:
 
 def test_files_from_before_the_slack_features_still_load(tmp_path: Path) -> None:
     old = jf.JobFusionNet(jf.Config(dim=8, slack=False))
-    data = jf.checkpoint_data(old)
+    data = jft.checkpoint_data(old)
     del data["config"]["slack"]  # what a file written before the option holds
-    net = jf._net_from(data)
+    net = jf.net_from(data)
     assert net.cfg.slack is False
     assert net.type_head[0].in_features == 2 * 8 + jf.TYPE_FEATURES
     assert jf.JobFusionNet(jf.Config(dim=8)).type_head[0].in_features == 2 * 8 + jf.TYPE_FEATURES + 2
@@ -216,11 +217,11 @@ def test_imitation_learns_the_smallest_fitting_type() -> None:
 
     jobs = [Job(f"j{i}", float(i), (Stage("J1", 2, ((1.0, 1.0) if i % 2 else (2.0, 2.0)), 3.0 + i),))
             for i in range(6)]
-    env = jf.Env(make_workload("types", jobs, "test"),
+    env = jft.Env(make_workload("types", jobs, "test"),
                  Cluster.from_counts(np.array([[1.0, 1.0], [2.0, 2.0]]), np.array([2, 2])), NO_OVERHEADS)
     torch.manual_seed(1)
     net = jf.JobFusionNet(jf.Config(dim=8, rounds=2))
-    jf.imitate([env], ShortestJobFirst(), 40, net=net, seed=0, lr=1e-2)
+    jft.imitate([env], ShortestJobFirst(), 40, net=net, seed=0, lr=1e-2)
 
     def types_chosen(pol: object) -> list[tuple[int, int]]:
         eng = DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=0)
@@ -263,14 +264,14 @@ def test_dagger_imitation_is_seeded_and_still_learns_sjf() -> None:
     for _ in range(2):
         torch.manual_seed(2)
         net = jf.JobFusionNet(jf.Config(dim=8, rounds=2))
-        nll = jf.imitate([env], ShortestJobFirst(), 30, net=net, seed=0, lr=1e-2, dagger=0.5)
+        nll = jft.imitate([env], ShortestJobFirst(), 30, net=net, seed=0, lr=1e-2, dagger=0.5)
         out.append((nll, [v.clone() for v in net.state_dict().values()]))
     assert out[0][0] == out[1][0]
     assert all(torch.equal(a, b) for a, b in zip(out[0][1], out[1][1], strict=True))
     assert out[0][0][-1] < out[0][0][0] - 0.1
     assert greedy_jct(env, net) == pytest.approx(17.6)  # SJF's schedule (57.6 before imitation)
     with pytest.raises(ValueError):
-        jf.imitate([env], ShortestJobFirst(), 1, net=net, dagger=1.5)
+        jft.imitate([env], ShortestJobFirst(), 1, net=net, dagger=1.5)
 
 
 def test_distil_aggregates_labels_seeded() -> None:
@@ -284,7 +285,7 @@ def test_distil_aggregates_labels_seeded() -> None:
         torch.manual_seed(2)
         net = jf.JobFusionNet(jf.Config(dim=8, rounds=2))
         assert greedy_jct(env, net) == pytest.approx(40.8)  # untrained: not SJF's order
-        nll = jf.distil([env], ShortestJobFirst(), 3, net=net, seed=0, lr=1e-2, passes=10, batch=4)
+        nll = jft.distil([env], ShortestJobFirst(), 3, net=net, seed=0, lr=1e-2, passes=10, batch=4)
         out.append((nll, [v.clone() for v in net.state_dict().values()]))
     assert out[0][0] == out[1][0] and len(out[0][0]) == 3
     assert all(torch.equal(a, b) for a, b in zip(out[0][1], out[1][1], strict=True))
@@ -293,11 +294,11 @@ def test_distil_aggregates_labels_seeded() -> None:
     torch.manual_seed(2)
     net = jf.JobFusionNet(jf.Config(dim=8, rounds=2))
     ex = RolloutExpert(horizon=None, base="sjf-cp", within=True)
-    jf.distil([env], ex, 3, net=net, seed=0, lr=1e-2, passes=10, batch=4, max_labels=4,
+    jft.distil([env], ex, 3, net=net, seed=0, lr=1e-2, passes=10, batch=4, max_labels=4,
               driver=ShortestJobFirst())
     assert greedy_jct(env, net) == pytest.approx(17.6)
     with pytest.raises(ValueError):
-        jf.distil([env], ShortestJobFirst(), 1, net=net, dagger=-0.1)
+        jft.distil([env], ShortestJobFirst(), 1, net=net, dagger=-0.1)
 
 
 def test_cli_expert_rollout_distils(tmp_path: Path) -> None:
@@ -390,14 +391,14 @@ def test_scale_free_features_do_not_grow_with_task_counts() -> None:
 
 def test_files_from_before_the_scale_free_features_load_as_v1() -> None:
     old = jf.JobFusionNet(jf.Config(dim=8, features=1, candidates=0))
-    data = jf.checkpoint_data(old)
+    data = jft.checkpoint_data(old)
     del data["config"]["features"], data["config"]["candidates"]
-    net = jf._net_from(data)
+    net = jf.net_from(data)
     assert net.cfg.features == 1 and net.cfg.candidates == 0
     assert net.inp.in_features == jf.NODE_FEATURES
     data["config"]["features"] = 7
     with pytest.raises(ValueError, match=r"config.features: got 7; expected one of 1, 2"):
-        jf._net_from(data)
+        jf.net_from(data)
 
 
 def test_max_labels_asks_the_teacher_only_on_labelled_decisions() -> None:
@@ -411,15 +412,15 @@ def test_max_labels_asks_the_teacher_only_on_labelled_decisions() -> None:
             return super().act(obs, mask)
 
     w = generate_dag_workload(10, seed=1, max_stages=4, max_tasks=6, mean_interarrival=1.0)
-    env = jf.Env(w, Cluster.from_counts(np.array([[1.0, 2.0], [4.0, 8.0]]), np.array([2, 1])), NO_OVERHEADS)
-    n = jf._decisions(env, ShortestJobFirst())
+    env = jft.Env(w, Cluster.from_counts(np.array([[1.0, 2.0], [4.0, 8.0]]), np.array([2, 1])), NO_OVERHEADS)
+    n = jft._decisions(env, ShortestJobFirst())
     assert n > 20
     torch.manual_seed(0)
     net = jf.JobFusionNet(jf.Config(dim=8))
-    jf.imitate([env], Counting(), 3, net=net, seed=0, max_labels=5, driver=ShortestJobFirst())
+    jft.imitate([env], Counting(), 3, net=net, seed=0, max_labels=5, driver=ShortestJobFirst())
     assert 0 < Counting.calls < n  # ~5 labels per episode x 3 episodes; without max_labels ~3 n
     Counting.calls = 0
-    jf.imitate([env], Counting(), 1, net=net, seed=0)
+    jft.imitate([env], Counting(), 1, net=net, seed=0)
     assert Counting.calls >= n - 2  # unlabelled: the teacher takes every decision
 
 

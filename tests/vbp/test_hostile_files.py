@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
 from packing.errors import InputError  # noqa: E402
-from policies.agents import eade, eade_masked, gcn_placement, jobfusion, sb3  # noqa: E402
+from policies.agents import eade, eade_masked, gcn_placement, jobfusion, jobfusion_train, sb3  # noqa: E402
 from policies.agents.files import load_agent  # noqa: E402
 from vbp.cli import main  # noqa: E402
 
@@ -53,8 +53,8 @@ def _gcn(path: Path) -> None:
 
 
 def _jobfusion(path: Path) -> None:
-    jobfusion.save_checkpoint(path, jobfusion.JobFusionNet(jobfusion.Config(dim=4, rounds=1)),
-                              jobfusion.TrainState(), name="jf")
+    jobfusion_train.save_checkpoint(path, jobfusion.JobFusionNet(jobfusion.Config(dim=4, rounds=1)),
+                              jobfusion_train.TrainState(), name="jf")
 
 
 def _sb3(path: Path) -> None:

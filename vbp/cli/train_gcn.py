@@ -99,7 +99,8 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
     from tqdm import tqdm
 
     from packing.simulator import sample_orders, simulate
-    from policies.agents.gcn_placement import Config, plot_curve, train
+    from policies.agents.gcn_placement import Config
+    from policies.agents.gcn_placement_train import plot_curve, train
     from policies.heuristics import BestFit
     from policies.registry import get_policy
 

@@ -113,6 +113,7 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
         raise input_error("--expert", expert, "a resumed run already has its warm start; drop --expert")
     try:
         from policies.agents import jobfusion as jf
+        from policies.agents import jobfusion_train as jft
     except ImportError:
         raise input_error("command line", "gcn",
                           "needs torch and torch_geometric (pip install 'vbp-toolkit[rl]')") from None
@@ -155,7 +156,7 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
     if resume:
         if not Path(out).exists():
             raise input_error("--resume", out, "no model file to resume from")
-        net, state, optim = jf.load_checkpoint(out)
+        net, state, optim = jft.load_checkpoint(out)
     cfg = jf.Config(dim=dim, lr=lr, batch=batch, partition=method, candidates=candidates)
     from policies.dag import ShortestJobFirst
 
@@ -165,8 +166,8 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
         from policies.dag import make_dag_policy
 
         net = jf.new_net(cfg, seed)
-        nll = jf.imitate(envs, make_dag_policy(imitate, seed), imitate_epochs, net=net, seed=seed,
-                         progress=not quiet, dagger=dagger, max_labels=max_labels, driver=driver)
+        nll = jft.imitate(envs, make_dag_policy(imitate, seed), imitate_epochs, net=net, seed=seed,
+                          progress=not quiet, dagger=dagger, max_labels=max_labels, driver=driver)
     expert_nll: list[float] = []
     if expert is not None:
         from policies.dag import RolloutExpert, SjfCriticalPath
@@ -177,27 +178,27 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
                                 seed=seed, base=expert_base, within=expert_within)
         ex_driver = None if max_labels is None else base_cls(method)
         if expert_passes > 0:
-            expert_nll = jf.distil(envs, teacher, expert_epochs, net=net, seed=seed + 1, lr=1e-3,
-                                   progress=not quiet, dagger=max(dagger, 0.5), max_labels=max_labels,
-                                   driver=ex_driver, passes=expert_passes)
-        else:
-            expert_nll = jf.imitate(envs, teacher, expert_epochs, net=net, seed=seed + 1, lr=1e-3,
+            expert_nll = jft.distil(envs, teacher, expert_epochs, net=net, seed=seed + 1, lr=1e-3,
                                     progress=not quiet, dagger=max(dagger, 0.5), max_labels=max_labels,
-                                    driver=ex_driver)
-    net, state, opt_state = jf.train(envs, iterations, cfg=cfg, seed=seed, net=net, optim_state=optim,
-                                     state=state, checkpoint=Path(out), progress=not quiet)
-    jf.save_checkpoint(out, net, state, opt_state, name="decima-gcn" if single else "jobfusion", seed=seed,
-                       carving=carving, large_share=share, samples=samples, long_samples=long_samples,
-                       max_labels=max_labels if max_labels is not None else 0,
-                       **({"imitated": imitate, "imitate_epochs": imitate_epochs, "imitation_nll": nll,
-                           "dagger": dagger}
-                          if imitate else {}),
-                       **({"expert": expert, "expert_epochs": expert_epochs, "expert_horizon": expert_horizon,
-                           "expert_rollouts": expert_rollouts, "expert_base": expert_base,
-                           "expert_within": expert_within, "expert_passes": expert_passes,
-                           "expert_nll": expert_nll} if expert else {}))
+                                    driver=ex_driver, passes=expert_passes)
+        else:
+            expert_nll = jft.imitate(envs, teacher, expert_epochs, net=net, seed=seed + 1, lr=1e-3,
+                                     progress=not quiet, dagger=max(dagger, 0.5), max_labels=max_labels,
+                                     driver=ex_driver)
+    net, state, opt_state = jft.train(envs, iterations, cfg=cfg, seed=seed, net=net, optim_state=optim,
+                                      state=state, checkpoint=Path(out), progress=not quiet)
+    jft.save_checkpoint(out, net, state, opt_state, name="decima-gcn" if single else "jobfusion", seed=seed,
+                        carving=carving, large_share=share, samples=samples, long_samples=long_samples,
+                        max_labels=max_labels if max_labels is not None else 0,
+                        **({"imitated": imitate, "imitate_epochs": imitate_epochs, "imitation_nll": nll,
+                            "dagger": dagger}
+                           if imitate else {}),
+                        **({"expert": expert, "expert_epochs": expert_epochs,
+                            "expert_horizon": expert_horizon, "expert_rollouts": expert_rollouts,
+                            "expert_base": expert_base, "expert_within": expert_within,
+                            "expert_passes": expert_passes, "expert_nll": expert_nll} if expert else {}))
     if plot:
-        jf.plot_curve(state, plot, "Decima-like agent training" if single else "JobFusion agent training")
+        jft.plot_curve(state, plot, "Decima-like agent training" if single else "JobFusion agent training")
     k = max(1, len(state.curve) // 10)
     first, last = sum(state.curve[:k]) / k, sum(state.curve[-k:]) / k
     if nll:
