@@ -408,8 +408,8 @@ def plan(
     else:
         with make_executor(executor, workers, address) as ex:
             results = ex.map(run_scenario, tasks)
-    reserve = {o.name: adj.plus(dem.daemon_load(o)).reserve for o in offers}
-    replay = Replay(offers, reserve, dem.pods)
+    per_type = {o.name: adj.plus(dem.daemon_load(o)).reserve for o in offers}
+    replay = Replay(offers, per_type, dem.pods)
     results = [dataclasses.replace(r, replay=replay) for r in results]
     return PlanResult(tuple(results), adj.describe(daemons=bool(dem.daemons)), offers)
 
