@@ -151,6 +151,10 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
                f"{res.seconds:.1f} s; saved {out}")
     click.echo(f"held-out orders ({EVAL_ORDERS}, as in vbp compare): gcn {np.mean(gcn_h):.2f} hosts, "
                f"bf {np.mean(bf_h):.2f} hosts")
+    if np.mean(gcn_h) > np.mean(bf_h):
+        click.echo(f"warning: on the held-out orders the trained policy needs more hosts than Best-Fit "
+                   f"({np.mean(gcn_h):.2f} against {np.mean(bf_h):.2f}); train longer, start from a tuned "
+                   "policy (--init-from), or keep Best-Fit", err=True)
 
 
 __all__ = ["gcn"]
