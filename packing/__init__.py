@@ -5,8 +5,9 @@ Importing ``packing`` never imports torch.
 
 from packing.checker import Violation, check, is_feasible
 from packing.errors import InputError, Problem
-from packing.io import load_instance, load_placement, save_instance, save_placement
+from packing.instance_file import load_instance, save_instance
 from packing.model import UNPLACED, App, HostType, Instance, Placement, Request, Rule
+from packing.placement_file import load_placement, save_placement
 
 __all__ = [
     "UNPLACED", "App", "HostType", "InputError", "Instance", "Placement", "Problem", "Request",

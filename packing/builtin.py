@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from importlib import resources
 
+from packing.documents import read_document
 from packing.errors import input_error
-from packing.io import instance_from_dict, read_document
+from packing.instance_file import instance_from_dict
 from packing.model import Instance
 
 BUILTIN_NAMES: tuple[str, ...] = ("sigma",)

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from packing.io import read_text_limited
+from packing.documents import read_text_limited
 from packing.model import App, HostType, Instance, Request
 
 RESOURCES = ("cpu_milli", "memory_mib")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from packing.errors import InputError, Problem, input_error
-from packing.io import load_instance
+from packing.instance_file import load_instance
 from packing.loaders import k8s, openb, tianchi
 from packing.loaders.alibaba import load_machine_meta, load_pai_machine_spec
 from packing.loaders.k8s import load_k8s, read_manifests
@@ -119,7 +119,7 @@ def load_any(path: str | Path, **options: Any) -> Instance:
     if not p.exists():
         raise input_error(str(p), "", "no such file or folder")
     if not p.is_file() and not p.is_dir():
-        from packing.io import read_bytes_limited
+        from packing.documents import read_bytes_limited
 
         read_bytes_limited(p)  # a FIFO, device or socket: refused at once, naming what it is
     found = detect(p)

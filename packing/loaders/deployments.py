@@ -33,8 +33,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from packing.documents import read_document
 from packing.errors import InputError, Problem, input_error
-from packing.io import read_document
 from packing.loaders.tables import CsvReader
 from packing.model import App, Instance
 from packing.planning import BASE_UNIT, PLAN_RESOURCES, DaemonLoad, Demand, base_to_units, to_base

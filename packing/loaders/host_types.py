@@ -34,8 +34,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from packing.documents import read_document
 from packing.errors import InputError, Problem, input_error
-from packing.io import read_document
 from packing.loaders.tables import CsvReader
 from packing.planning import HostOffer, to_base
 from packing.selection import Taint, taint_problem

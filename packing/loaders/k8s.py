@@ -95,13 +95,9 @@ from typing import Any
 
 import numpy as np
 
+from packing.documents import read_document, read_documents
 from packing.errors import InputError, Problem
-from packing.io import (
-    check_instance,
-    instance_from_dict,
-    read_document,
-    read_documents,
-)
+from packing.instance_file import instance_from_dict
 from packing.loaders.k8s_pod import (
     GPU_KEYS,
     HOSTNAME,
@@ -112,6 +108,7 @@ from packing.loaders.k8s_pod import (
 )
 from packing.model import App, HostType, Instance
 from packing.selection import Toleration, allowed, requirement_holds
+from packing.validation import check_instance
 
 SUFFIXES = (".yaml", ".yml", ".json")
 """Manifest file endings read in a folder."""

@@ -12,8 +12,8 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from packing.documents import read_text_limited
 from packing.errors import InputError, Problem
-from packing.io import read_text_limited
 from packing.model import HostType
 from packing.validation import MAX_NUMBER, has_control
 

@@ -21,8 +21,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from packing.documents import read_text_limited
 from packing.errors import InputError, Problem
-from packing.io import read_text_limited
 from packing.loaders.tables import CsvReader
 from packing.model import App, HostType, Instance
 from packing.validation import (
