@@ -17,8 +17,8 @@ Solvers solve the **offline** problem: all containers at once on empty hosts. Th
 Example:
     >>> from solvers import solve
     >>> res = solve(instance, time_limit=10)          # doctest: +SKIP
-    >>> res.status, res.objective, res.lower_bound    # doctest: +SKIP
-    ('optimal', 12.0, 12.0)
+    >>> res.status, res.objective, res.bound, res.bound_kind    # doctest: +SKIP
+    ('optimal', 12.0, 12.0, 'lower')
 """
 
 from __future__ import annotations
