@@ -1,12 +1,15 @@
 """Exact solvers with proven bounds, behind one front door: :func:`solve`.
 
-Every method is a function with the same keyword signature::
+Every method is a function with the same signature::
 
-    method(instance, *, time_limit, workers, seed, objective, callback, hint, stop) -> SolveResult
+    method(instance, options: SolveOptions = DEFAULT_OPTIONS, **extra) -> SolveResult
 
-and is registered by dotted path in :data:`METHODS`; it is imported only when used (like
-networkx's ``flow_func``), so ``import solvers`` stays cheap and a method whose module is missing
-simply is not :func:`available`.
+where :class:`SolveOptions` (a frozen dataclass) holds what every method takes: ``time_limit,
+workers, seed, objective, callback, hint, stop``; ``extra`` are a method's own keyword-only knobs
+(:func:`solve` passes only ``settings``, and only to ``"auto"``). :func:`solve` keeps those as
+keywords and builds the options. A method is registered by dotted path in :data:`METHODS`; it is
+imported only when used (like networkx's ``flow_func``), so ``import solvers`` stays cheap and a
+method whose module is missing simply is not :func:`available`.
 
 Solvers solve the **offline** problem: all containers at once on empty hosts. They ignore
 ``Instance.initial`` and the request times in ``Instance.requests``.
@@ -14,8 +17,8 @@ Solvers solve the **offline** problem: all containers at once on empty hosts. Th
 Example:
     >>> from solvers import solve
     >>> res = solve(instance, time_limit=10)          # doctest: +SKIP
-    >>> res.status, res.objective, res.lower_bound    # doctest: +SKIP
-    ('optimal', 12.0, 12.0)
+    >>> res.status, res.objective, res.bound, res.bound_kind    # doctest: +SKIP
+    ('optimal', 12.0, 12.0, 'lower')
 """
 
 from __future__ import annotations
@@ -29,7 +32,15 @@ from typing import TYPE_CHECKING, Any
 from packing.checker import check
 from packing.errors import input_error
 from packing.model import Instance, Placement
-from solvers.base import EPS, Stop, StopFlag, objective_value, resolve_objective
+from solvers.base import (
+    DEFAULT_OPTIONS,
+    EPS,
+    SolveOptions,
+    Stop,
+    StopFlag,
+    objective_value,
+    resolve_objective,
+)
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult
 
 if TYPE_CHECKING:
@@ -134,10 +145,9 @@ def solve(
             raise input_error("<options>", "settings",
                               f"settings are the knobs of method 'auto', not of {method!r}")
         extra["settings"] = settings
-    if stop is not None:
-        extra["stop"] = stop
-    res = fn(instance, time_limit=time_limit, workers=workers, seed=seed, objective=kind,
-             callback=callback, hint=hint, **extra)
+    options = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, objective=kind,
+                           callback=callback, hint=hint, stop=stop)
+    res = fn(instance, options, **extra)
     if stop is not None and stop.is_set() and not res.interrupted:
         res = dataclasses.replace(res, interrupted=True)
     verify(instance, res, kind, method)
@@ -186,9 +196,11 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AutoSettings",
     "DEFAULT_METHOD",
+    "DEFAULT_OPTIONS",
     "METHODS",
     "Progress",
     "ProgressCallback",
+    "SolveOptions",
     "SolveResult",
     "SolverBug",
     "Stop",

@@ -65,8 +65,10 @@ import numpy as np
 from packing.checker import check
 from packing.model import Instance, Placement
 from solvers.base import (
+    DEFAULT_OPTIONS,
     EPS,
     Clock,
+    SolveOptions,
     Stop,
     bound_infeasible,
     cheap_lower_bound,
@@ -75,7 +77,7 @@ from solvers.base import (
     objective_value,
     resolve_objective,
 )
-from solvers.result import Progress, ProgressCallback, SolveResult
+from solvers.result import Progress, SolveResult
 from solvers.scaling import CBC_LIMIT, scale_columns
 
 MAX_GRID = 10_000
@@ -548,14 +550,8 @@ def _placement(inst: Instance, counts: np.ndarray) -> Placement | None:
 # the method
 def solve_arcflow(
     instance: Instance,
+    options: SolveOptions = DEFAULT_OPTIONS,
     *,
-    time_limit: float = 60.0,
-    workers: int = 2,
-    seed: int = 0,
-    objective: str | None = None,
-    callback: ProgressCallback | None = None,
-    hint: Placement | None = None,
-    stop: Stop | None = None,
     lower_bound: float | None = None,
     mip: bool = True,
 ) -> SolveResult:
@@ -567,13 +563,16 @@ def solve_arcflow(
 
     Args:
         instance: the instance (solved offline).
-        time_limit: wall-time budget in seconds (graph, LP and MIP).
-        workers: unused by CBC (one thread); passed on to CP-SAT when it takes over.
-        seed: CBC's random seed.
-        objective: ``"hosts"``, ``"cost"`` or ``None``; ``"deployed"`` goes to CP-SAT.
-        callback: receives a :class:`Progress` for the first fit, the LP bound and the MIP.
-        hint: a feasible placement: its hosts are the incumbent the MIP must beat.
-        stop: a stop request: the MIP's child process is terminated when it is set.
+        options: the common options (:class:`~solvers.base.SolveOptions`):
+
+            - ``time_limit``: wall-time budget in seconds (graph, LP and MIP).
+            - ``workers``: unused by CBC (one thread); passed on to CP-SAT when it takes over.
+            - ``seed``: CBC's random seed.
+            - ``objective``: ``"hosts"``, ``"cost"`` or ``None``; ``"deployed"`` goes to CP-SAT.
+            - ``callback``: receives a :class:`Progress` for the first fit, the LP bound and the MIP.
+            - ``hint``: a feasible placement: its hosts are the incumbent the MIP must beat.
+            - ``stop``: a stop request: the MIP's child process is terminated when it is set.
+
         lower_bound: a proven lower bound on the objective (e.g. column generation's) that the
             MIP may assume.
         mip: solve the MIP after the LP; ``False`` stops at the LP bound (a few seconds).
@@ -582,6 +581,8 @@ def solve_arcflow(
         The result (``method="arcflow"``); on a time limit or stop the best placement found
         (first fit or the hint if nothing better) and the best proven bound.
     """
+    time_limit, seed, objective = options.time_limit, options.seed, options.objective
+    callback, hint, stop = options.callback, options.hint, options.stop
     from solvers.greedy import ffd
     from solvers.reduce import reduce_instance
 
@@ -593,8 +594,7 @@ def solve_arcflow(
     if why is not None:
         from solvers.cpsat import solve_cpsat
 
-        res = solve_cpsat(instance, time_limit=time_limit, workers=workers, seed=seed,
-                          objective=kind, callback=callback, hint=hint, stop=stop)
+        res = solve_cpsat(instance, options.replace(objective=kind))
         return _rename(res, {**res.proofs, "arcflow": f"not applicable: {why}"})
     history: list[Progress] = []
     unit = float(inst.host_types[0].cost) if kind == "cost" else 1.0

@@ -82,8 +82,10 @@ import numpy as np
 from packing.checker import check
 from packing.model import Instance, Placement
 from solvers.base import (
+    DEFAULT_OPTIONS,
     EPS,
     Clock,
+    SolveOptions,
     Stop,
     StopFlag,
     bound_infeasible,
@@ -205,33 +207,33 @@ DEFAULT_SETTINGS = AutoSettings()
 
 def solve_auto(
     instance: Instance,
+    options: SolveOptions = DEFAULT_OPTIONS,
     *,
-    time_limit: float = 60.0,
-    workers: int = 2,
-    seed: int = 0,
-    objective: str | None = None,
-    callback: ProgressCallback | None = None,
-    hint: Placement | None = None,
     settings: AutoSettings | None = None,
-    stop: Stop | None = None,
 ) -> SolveResult:
     """Solve with the best combination of methods (see the module docstring).
 
     Args:
         instance: the instance (solved offline: ``initial`` and request times are ignored).
-        time_limit: wall-time budget in seconds for everything.
-        workers: worker threads for CP-SAT.
-        seed: random seed passed to every method.
-        objective: ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None`` (auto).
-        callback: receives :class:`Progress` events from every stage.
-        hint: a placement to start from.
+        options: the common options (:class:`~solvers.base.SolveOptions`):
+
+            - ``time_limit``: wall-time budget in seconds for everything.
+            - ``workers``: worker threads for CP-SAT.
+            - ``seed``: random seed passed to every method.
+            - ``objective``: ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None`` (auto).
+            - ``callback``: receives :class:`Progress` events from every stage.
+            - ``hint``: a placement to start from.
+
         settings: the knobs (:class:`AutoSettings`; ``None``: :data:`DEFAULT_SETTINGS`).
-        stop: a stop request (:class:`solvers.base.StopFlag`): once set, the running part
-            stops and no other part runs (see the module docstring).
+            - ``stop``: a stop request (:class:`solvers.base.StopFlag`): once set, the running part
+                stops and no other part runs (see the module docstring).
 
     Returns:
         The result, with ``method == "auto"`` and ``proofs`` naming the parts.
     """
+    time_limit, workers, seed = options.time_limit, options.workers, options.seed
+    objective, callback, hint, stop = (options.objective, options.callback, options.hint,
+                                       options.stop)
     cfg = DEFAULT_SETTINGS if settings is None else settings
     clock = Clock(time_limit, stop)
     kind = resolve_objective(instance, objective)
@@ -368,10 +370,11 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         # only solutions better than the best so far are of use: ``below`` cuts the rest, and
         # proves the best optimal when nothing is below it
         below = best.objective if best is not None and kind != "deployed" else None
-        return solve_cpsat(inst, time_limit=budget, workers=workers, seed=seed, objective=kind,
-                           callback=relay, hint=hint_pl,
+        return solve_cpsat(inst, SolveOptions(time_limit=budget, workers=workers, seed=seed,
+                                              objective=kind, callback=relay, hint=hint_pl,
+                                              stop=run_stop),
                            lower_bound=lb if kind != "deployed" else None, start=greedy,
-                           below=below, stop=run_stop)
+                           below=below)
 
     # stage 1a: the arc-flow LP bound first (the Gilmore-Gomory bound in a second or two): the
     # cover and the tabu search then aim at it, and an instance whose LP bound is above the cheap
@@ -394,9 +397,10 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
     if use_arcflow and left() >= cfg.arcflow_lp_min_left:
         from solvers.arcflow import solve_arcflow
 
-        take(solve_arcflow(inst, time_limit=min(cfg.arcflow_lp_max, left()), workers=workers,
-                           seed=seed, objective=kind, callback=relay, hint=hint_pl,
-                           stop=clock.stop, lower_bound=lb, mip=False))
+        take(solve_arcflow(inst, SolveOptions(time_limit=min(cfg.arcflow_lp_max, left()),
+                                              workers=workers, seed=seed, objective=kind,
+                                              callback=relay, hint=hint_pl, stop=clock.stop),
+                           lower_bound=lb, mip=False))
         lp_done = True
         if closed():
             return finish()
@@ -412,8 +416,9 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         bg_budget, bg_hint, bg_lb = left(), hint_pl, lb
 
         def arc() -> SolveResult:
-            r = solve_arcflow(inst, time_limit=bg_budget, workers=1, seed=seed, objective=kind,
-                              hint=bg_hint, stop=arc_stop, lower_bound=bg_lb)
+            r = solve_arcflow(inst, SolveOptions(time_limit=bg_budget, workers=1, seed=seed,
+                                                 objective=kind, hint=bg_hint, stop=arc_stop),
+                              lower_bound=bg_lb)
             if r.status in ("optimal", "infeasible"):
                 proved.set()
             return r
@@ -438,9 +443,10 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
     if use_arcflow and not lp_done and left() >= cfg.arcflow_min_left:
         from solvers.arcflow import solve_arcflow
 
-        take(solve_arcflow(inst, time_limit=min(cfg.arcflow_lp_max, left()), workers=workers,
-                           seed=seed, objective=kind, callback=relay, hint=hint_pl,
-                           stop=clock.stop, lower_bound=lb, mip=False))
+        take(solve_arcflow(inst, SolveOptions(time_limit=min(cfg.arcflow_lp_max, left()),
+                                              workers=workers, seed=seed, objective=kind,
+                                              callback=relay, hint=hint_pl, stop=clock.stop),
+                           lower_bound=lb, mip=False))
         if closed():
             return finish()
     # stage 1d: the LP bound is above the cheap bound (the cheap bound was not the optimum's
@@ -451,9 +457,10 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         from solvers.arcflow import solve_arcflow
 
         arcflow_early = True
-        take(solve_arcflow(inst, time_limit=cfg.arcflow_early_share * left(), workers=workers,
-                           seed=seed, objective=kind, callback=relay, hint=hint_pl,
-                           stop=clock.stop, lower_bound=lb))
+        take(solve_arcflow(inst, SolveOptions(time_limit=cfg.arcflow_early_share * left(),
+                                              workers=workers, seed=seed, objective=kind,
+                                              callback=relay, hint=hint_pl, stop=clock.stop),
+                           lower_bound=lb))
         if closed():
             return finish()
     # stage 1: on small models a short CP-SAT run settles the easy cases (tight cheap bound)
@@ -477,8 +484,9 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         from solvers.colgen import solve_colgen
 
         share = cfg.colgen_share if size <= cfg.cpsat_small else cfg.colgen_share_large
-        cg = solve_colgen(inst, time_limit=share * left(), workers=workers, seed=seed,
-                          objective=kind, callback=relay, hint=hint_pl, stop=run_stop)
+        cg = solve_colgen(inst, SolveOptions(time_limit=share * left(), workers=workers,
+                                             seed=seed, objective=kind, callback=relay,
+                                             hint=hint_pl, stop=run_stop))
         if cg.status == "infeasible" and not placed():
             return infeasible(cg)
         take(cg)
@@ -493,9 +501,10 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
             and left() >= (cfg.arcflow_early_min_left if arcflow_early else cfg.arcflow_min_left)):
         from solvers.arcflow import solve_arcflow
 
-        r = solve_arcflow(inst, time_limit=cfg.arcflow_share * left(), workers=workers,
-                          seed=seed, objective=kind, callback=relay, hint=hint_pl,
-                          stop=clock.stop, lower_bound=lb)
+        r = solve_arcflow(inst, SolveOptions(time_limit=cfg.arcflow_share * left(),
+                                             workers=workers, seed=seed, objective=kind,
+                                             callback=relay, hint=hint_pl, stop=clock.stop),
+                          lower_bound=lb)
         take(r)
         if closed():
             return finish()

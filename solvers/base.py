@@ -6,16 +6,18 @@ ignore ``Instance.initial`` and the request times in ``Instance.requests``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from packing.feasibility import ClusterState
-from packing.model import UNPLACED, Instance
+from packing.model import UNPLACED, Instance, Placement
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult
 
 EPS = 1e-9
@@ -79,6 +81,42 @@ class StopFlag:
 
     def __repr__(self) -> str:
         return f"StopFlag(set={self.is_set()})"
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """What every solver method takes besides the instance (see :data:`solvers.METHODS`).
+
+    :func:`solvers.solve` builds one from its keywords; a method passes a changed copy
+    (:meth:`replace`) to the methods it calls.
+
+    Attributes:
+        time_limit: wall-time budget in seconds.
+        workers: worker threads the method may use.
+        seed: random seed of the method.
+        objective: ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None`` (``"cost"`` if any host
+            type's cost is not 1, else ``"hosts"``; see :func:`resolve_objective`).
+        callback: receives a :class:`~solvers.result.Progress` for every new incumbent or bound.
+        hint: a feasible placement to start from (methods may ignore it).
+        stop: a stop request (:class:`StopFlag` or :class:`threading.Event`); once set, the
+            method returns the best placement and proven bound found so far.
+    """
+
+    time_limit: float = 60.0
+    workers: int = 2
+    seed: int = 0
+    objective: str | None = None
+    callback: ProgressCallback | None = None
+    hint: Placement | None = None
+    stop: Stop | None = None
+
+    def replace(self, **changes: Any) -> SolveOptions:
+        """A copy with ``changes`` (field name -> new value)."""
+        return dataclasses.replace(self, **changes)
+
+
+DEFAULT_OPTIONS = SolveOptions()
+"""The options a method uses when none are given."""
 
 
 STOP_POLL = 0.05

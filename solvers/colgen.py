@@ -56,7 +56,9 @@ from packing.checker import check
 from packing.errors import InputError, Problem
 from packing.model import Instance, Placement
 from solvers.base import (
+    DEFAULT_OPTIONS,
     Clock,
+    SolveOptions,
     Stop,
     ceil_bound,
     cheap_lower_bound,
@@ -542,28 +544,34 @@ def _try_columns(inst: Instance, cols: list[Column], use: np.ndarray,
         pass  # more hosts of a type than exist, or cards could not be chosen
 
 
-def solve_colgen(instance: Instance, *, time_limit: float = 60.0, workers: int = 2, seed: int = 0,
-                 objective: str | None = None, callback: ProgressCallback | None = None,
-                 hint: Placement | None = None, stop: Stop | None = None) -> SolveResult:
+def solve_colgen(
+    instance: Instance,
+    options: SolveOptions = DEFAULT_OPTIONS,
+) -> SolveResult:
     """Column generation: the Gilmore–Gomory bound and a placement from the generated columns.
 
     Args:
         instance: the instance (``initial`` and ``requests`` are ignored: offline problem).
-        time_limit: seconds for the whole call (about 60% for the columns, the rest for the
-            restricted integer master).
-        workers: CP-SAT workers for pricing and the restricted master.
-        seed: CP-SAT seed.
-        objective: ``"hosts"``, ``"cost"`` or ``None``; ``"deployed"`` raises.
-        callback: receives :class:`~solvers.result.Progress` events.
-        hint: a complete placement to start from (default: first-fit decreasing).
-        stop: a stop request (:class:`solvers.base.StopFlag`): once set, the loop ends after
-            the current iteration (pricing CP-SAT is stopped too), the best solution so far is
-            rounded from the columns (a quick pass) and returned with the Farley / Lagrangian
-            bound of the last completed pricing, which is valid at every iteration.
+        options: the common options (:class:`~solvers.base.SolveOptions`):
+
+            - ``time_limit``: seconds for the whole call (about 60% for the columns, the rest for the
+                restricted integer master).
+            - ``workers``: CP-SAT workers for pricing and the restricted master.
+            - ``seed``: CP-SAT seed.
+            - ``objective``: ``"hosts"``, ``"cost"`` or ``None``; ``"deployed"`` raises.
+            - ``callback``: receives :class:`~solvers.result.Progress` events.
+            - ``hint``: a complete placement to start from (default: first-fit decreasing).
+            - ``stop``: a stop request (:class:`solvers.base.StopFlag`): once set, the loop ends after
+                the current iteration (pricing CP-SAT is stopped too), the best solution so far is
+                rounded from the columns (a quick pass) and returned with the Farley / Lagrangian
+                bound of the last completed pricing, which is valid at every iteration.
 
     Raises:
         InputError: ``objective="deployed"``.
     """
+    time_limit, workers, seed = options.time_limit, options.workers, options.seed
+    objective, callback, hint, stop = (options.objective, options.callback, options.hint,
+                                       options.stop)
     inst = instance
     kind = resolve_objective(inst, objective)
     if kind == "deployed":

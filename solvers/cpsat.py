@@ -71,9 +71,10 @@ from packing.checker import check
 from packing.model import UNPLACED, Instance, Placement
 from packing.topology import domains, eligible_domains, spread_types
 from solvers.base import (
+    DEFAULT_OPTIONS,
     EPS,
     Clock,
-    Stop,
+    SolveOptions,
     assign_cards,
     bound_infeasible,
     ceil_bound,
@@ -755,17 +756,11 @@ def _cards_from_model(inst: Instance, cm: CpsatModel, solver: cp_model.CpSolver,
 
 def solve_cpsat(
     instance: Instance,
+    options: SolveOptions = DEFAULT_OPTIONS,
     *,
-    time_limit: float = 60.0,
-    workers: int = 2,
-    seed: int = 0,
-    objective: str | None = None,
-    callback: ProgressCallback | None = None,
-    hint: Placement | None = None,
     lower_bound: float | None = None,
     start: Greedy | None = None,
     below: float | None = None,
-    stop: Stop | None = None,
 ) -> SolveResult:
     """Solve with the aggregated CP-SAT model, on the presolved instance.
 
@@ -776,35 +771,40 @@ def solve_cpsat(
 
     Args:
         instance: the instance (solved offline: ``initial`` and request times are ignored).
-        time_limit: wall-time budget in seconds, model building included.
-        workers: CP-SAT search workers.
-        seed: CP-SAT random seed.
-        objective: ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None`` (auto).
-        callback: receives a :class:`Progress` on every improving solution.
-        hint: a placement to start from (used if it places at least as much as first fit).
+        options: the common options (:class:`~solvers.base.SolveOptions`):
+
+            - ``time_limit``: wall-time budget in seconds, model building included.
+            - ``workers``: CP-SAT search workers.
+            - ``seed``: CP-SAT random seed.
+            - ``objective``: ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None`` (auto).
+            - ``callback``: receives a :class:`Progress` on every improving solution.
+            - ``hint``: a placement to start from (used if it places at least as much as first fit).
+
         lower_bound: an extra proven bound to add as a constraint (e.g. column generation's).
         start: a first-fit result already computed for this objective (saves recomputing it).
         below: seek only solutions with an objective strictly below this value (``hosts`` and
             ``cost``). If none exists, the result keeps first fit's solution (if complete) with
             ``below`` as its proven bound, and the status is not ``"infeasible"``.
-        stop: a stop request (:class:`solvers.base.StopFlag`): once set, CP-SAT stops within
-            about 50 ms and the best solution and proven bound so far are returned.
+            - ``stop``: a stop request (:class:`solvers.base.StopFlag`): once set, CP-SAT stops within
+                about 50 ms and the best solution and proven bound so far are returned.
 
     Returns:
         The result; the placement is not yet checked (:func:`solvers.solve` checks it).
     """
+    time_limit, objective = options.time_limit, options.objective
+    hint, stop = options.hint, options.stop
     from solvers.reduce import reduce_instance
 
     clock = Clock(time_limit, stop)
     red = reduce_instance(instance)
     if red.trivial:
-        return _solve_cpsat(instance, time_limit=time_limit, workers=workers, seed=seed,
-                            objective=objective, callback=callback, hint=hint,
-                            lower_bound=lower_bound, start=start, below=below, stop=stop)
-    res = _solve_cpsat(red.reduced, time_limit=clock.left(), workers=workers, seed=seed,
-                       objective=resolve_objective(instance, objective), callback=callback,
-                       hint=red.project(hint), lower_bound=lower_bound, start=None, below=below,
-                       stop=stop)
+        return _solve_cpsat(instance, options, lower_bound=lower_bound, start=start,
+                            below=below)
+    res = _solve_cpsat(red.reduced,
+                       options.replace(time_limit=clock.left(),
+                                       objective=resolve_objective(instance, objective),
+                                       hint=red.project(hint)),
+                       lower_bound=lower_bound, start=None, below=below)
     if res.placement is None:
         return res
     lifted = red.lift(res.placement)
@@ -829,17 +829,11 @@ def solve_cpsat(
 
 def _solve_cpsat(
     instance: Instance,
+    options: SolveOptions,
     *,
-    time_limit: float = 60.0,
-    workers: int = 2,
-    seed: int = 0,
-    objective: str | None = None,
-    callback: ProgressCallback | None = None,
-    hint: Placement | None = None,
     lower_bound: float | None = None,
     start: Greedy | None = None,
     below: float | None = None,
-    stop: Stop | None = None,
     strict: bool = False,
 ) -> SolveResult:
     """:func:`solve_cpsat` without the presolve (the same arguments and result).
@@ -847,6 +841,9 @@ def _solve_cpsat(
     ``strict`` builds the model with strictly rounded rows (:func:`scale_instance`): what the
     relaxed model's placement failed the checker is retried that way, for solutions only.
     """
+    time_limit, workers, seed = options.time_limit, options.workers, options.seed
+    objective, callback, hint, stop = (options.objective, options.callback, options.hint,
+                                       options.stop)
     clock = Clock(time_limit, stop)
     inst = instance
     kind = resolve_objective(inst, objective)
@@ -942,9 +939,9 @@ def _solve_cpsat(
         # a load within the rounding of a relaxed row or the float allowance of an exact one:
         # the bound stands; solutions from the strictly rounded rows, in the time left
         if not strict and kind != "deployed" and clock.left(0.0) >= STRICT_RETRY_SECONDS:
-            again = _solve_cpsat(inst, time_limit=clock.left(), workers=workers, seed=seed,
-                                 objective=kind, callback=callback, lower_bound=bound,
-                                 start=greedy, below=below, stop=stop, strict=True)
+            again = _solve_cpsat(inst, options.replace(time_limit=clock.left(), objective=kind,
+                                                       hint=None),
+                                 lower_bound=bound, start=greedy, below=below, strict=True)
             if again.placement is not None and not _worse(again.objective or 0.0,
                                                            greedy.objective, kind):
                 st2: Status = "optimal" if _closed(again.objective or 0.0, bound, kind) \

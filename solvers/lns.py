@@ -25,7 +25,7 @@ import numpy as np
 from packing.checker import check
 from packing.feasibility import ClusterState
 from packing.model import UNPLACED, Instance, Placement
-from solvers.base import EPS, Clock, Stop, objective_value
+from solvers.base import EPS, Clock, SolveOptions, Stop, objective_value
 from solvers.result import Objective
 
 NEIGHBOURHOOD = 16
@@ -161,9 +161,10 @@ def improve(
         step = min(STEP_SECONDS, clock.left(0.0) - 0.2)
         if step <= 0.1:
             break
-        res = solve_cpsat(sub, time_limit=step, workers=workers,
-                          seed=int(rng.integers(2**31 - 1)), objective=kind, hint=start,
-                          below=before, stop=stop)
+        res = solve_cpsat(sub, SolveOptions(time_limit=step, workers=workers,
+                                            seed=int(rng.integers(2**31 - 1)), objective=kind,
+                                            hint=start, stop=stop),
+                          below=before)
         if res.placement is None or res.objective is None or res.objective >= before - EPS:
             fails += 1
             proven = res.lower_bound >= before - EPS  # nothing better on these hosts

@@ -254,7 +254,8 @@ def optimum(inst: Instance, *, time_limit: float = 60.0, hint: Placement | None 
     res = solve(inst, objective="deployed", time_limit=time_limit, hint=best)
     if res.placement is not None and (best is None or _deployed(inst, res.placement) > _deployed(inst, best)):
         best = res.placement
-    solver_bound = int(np.floor(res.lower_bound + 1e-9)) if res.lower_bound is not None else inst.n_containers
+    assert res.bound_kind == "upper"  # "deployed" is maximised: its proven bound is an upper one
+    solver_bound = int(np.floor(res.bound + 1e-9)) if res.bound is not None else inst.n_containers
     bound = min(bound, solver_bound) if bound is not None else solver_bound
     assert best is not None
     n = _deployed(inst, best)

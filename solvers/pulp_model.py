@@ -54,7 +54,9 @@ import numpy as np
 from packing.checker import check
 from packing.model import Instance, Placement
 from solvers.base import (
+    DEFAULT_OPTIONS,
     Clock,
+    SolveOptions,
     Stop,
     bound_infeasible,
     ceil_bound,
@@ -67,7 +69,7 @@ from solvers.base import (
 )
 from solvers.greedy import ffd
 from solvers.pricing import cost_unit, counts_from_placement, placement_from_counts, type_rows
-from solvers.result import Objective, Progress, ProgressCallback, SolveResult
+from solvers.result import Objective, Progress, SolveResult
 from solvers.scaling import CBC_LIMIT
 
 METHOD = "pulp"
@@ -217,26 +219,32 @@ def _set_hint(model: PulpModel, instance: Instance, counts: np.ndarray) -> bool:
     return bool(counts[~inside].sum() == 0)
 
 
-def solve_pulp(instance: Instance, *, time_limit: float = 60.0, workers: int = 2, seed: int = 0,
-               objective: str | None = None, callback: ProgressCallback | None = None,
-               hint: Placement | None = None, stop: Stop | None = None) -> SolveResult:
+def solve_pulp(
+    instance: Instance,
+    options: SolveOptions = DEFAULT_OPTIONS,
+) -> SolveResult:
     """Solve the aggregated model with CBC (see the module docstring).
 
     Args:
         instance: the instance (``initial`` and ``requests`` are ignored: offline problem).
-        time_limit: seconds for the whole call (CBC gets what FFD and the build leave).
-        workers: CBC threads.
-        seed: CBC random seed.
-        objective: ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None`` (``"cost"`` when a host
-            type costs other than 1).
-        callback: receives :class:`~solvers.result.Progress` events.
-        hint: a placement to start from (default: first-fit decreasing).
-        stop: a stop request (:class:`solvers.base.StopFlag`), looked at before the model is
-            built and before CBC runs (not during CBC: see the module docstring).
+        options: the common options (:class:`~solvers.base.SolveOptions`):
+
+            - ``time_limit``: seconds for the whole call (CBC gets what FFD and the build leave).
+            - ``workers``: CBC threads.
+            - ``seed``: CBC random seed.
+            - ``objective``: ``"hosts"``, ``"cost"``, ``"deployed"`` or ``None`` (``"cost"`` when a host
+                type costs other than 1).
+            - ``callback``: receives :class:`~solvers.result.Progress` events.
+            - ``hint``: a placement to start from (default: first-fit decreasing).
+            - ``stop``: a stop request (:class:`solvers.base.StopFlag`), looked at before the model is
+                built and before CBC runs (not during CBC: see the module docstring).
 
     Returns:
         The result; its placement passed :func:`packing.checker.check`.
     """
+    time_limit, workers, seed = options.time_limit, options.workers, options.seed
+    objective, callback, hint, stop = (options.objective, options.callback, options.hint,
+                                       options.stop)
     import pulp
 
     inst = instance
@@ -377,9 +385,9 @@ def _verify(inst: Instance, kind: Objective, best_p: Placement | None, best_obj:
     except ImportError:  # pragma: no cover - ortools is a dependency
         return None
     below = best_obj if (kind != "deployed" and best_obj is not None) else None
-    return solve_cpsat(inst, time_limit=clock.left(), workers=workers, seed=seed,
-                       objective=kind, hint=best_p, lower_bound=lb if kind != "deployed" else None,
-                       below=below, stop=stop)
+    return solve_cpsat(inst, SolveOptions(time_limit=clock.left(), workers=workers, seed=seed,
+                                          objective=kind, hint=best_p, stop=stop),
+                       lower_bound=lb if kind != "deployed" else None, below=below)
 
 
 def _round_bound(inst: Instance, kind: Objective, value: float) -> float:

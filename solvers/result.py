@@ -11,6 +11,7 @@ from packing.model import Placement
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 Objective = Literal["hosts", "cost", "deployed"]
+BoundKind = Literal["lower", "upper"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,11 @@ class Progress:
 ProgressCallback = Callable[[Progress], None]
 
 
+def bound_kind(objective: Objective) -> BoundKind:
+    """Which side of ``objective`` a proven bound is on: ``"upper"`` for ``"deployed"`` (maximised)."""
+    return "upper" if objective == "deployed" else "lower"
+
+
 @dataclass(frozen=True)
 class SolveResult:
     """What a solver returns.
@@ -44,8 +50,10 @@ class SolveResult:
             ``"infeasible"`` (proven: no solution), ``"unknown"`` (nothing proven, no solution).
         objective: value of the returned placement: hosts used, total host cost, or (for
             ``objective_kind == "deployed"``) containers deployed; ``None`` without a placement.
-        lower_bound: proven bound: a lower bound when minimising hosts or cost; for
-            ``"deployed"`` (maximised) it is the proven *upper* bound.
+        lower_bound: the proven bound, stored under the name of the minimising objectives
+            (``"hosts"``, ``"cost"``), for which it is a lower bound; for ``"deployed"``
+            (maximised) the same field holds the proven *upper* bound. Read :attr:`bound` and
+            :attr:`bound_kind` to say which.
         placement: the placement, already passed through :func:`packing.checker.check`.
         hosts: hosts used by the placement.
         method: the method that produced the placement (``"auto"`` results name the parts
@@ -75,6 +83,16 @@ class SolveResult:
     interrupted: bool = False
 
     @property
+    def bound(self) -> float:
+        """The proven bound on the objective: a lower bound or an upper one (:attr:`bound_kind`)."""
+        return self.lower_bound
+
+    @property
+    def bound_kind(self) -> BoundKind:
+        """``"upper"`` when the objective is maximised (``"deployed"``), else ``"lower"``."""
+        return bound_kind(self.objective_kind)
+
+    @property
     def gap(self) -> float | None:
         """Relative gap ``|objective - bound| / objective`` (0 when proven optimal)."""
         if self.objective is None:
@@ -84,13 +102,19 @@ class SolveResult:
         return abs(self.objective - self.lower_bound) / abs(self.objective)
 
     def to_dict(self) -> dict[str, object]:
-        """The JSON object ``vbp solve --json`` prints (without the placement)."""
+        """The JSON object ``vbp solve --json`` prints (without the placement).
+
+        ``lower_bound`` and ``bound`` hold the same number; ``bound_kind`` says which side of the
+        objective it is on (``"upper"`` for ``"deployed"``).
+        """
         return {
             "status": self.status,
             "objective": self.objective,
             "objective_kind": self.objective_kind,
             "hosts": self.hosts,
             "lower_bound": self.lower_bound,
+            "bound": self.bound,
+            "bound_kind": self.bound_kind,
             "gap": self.gap,
             "seconds": round(self.seconds, 3),
             "method": self.method,

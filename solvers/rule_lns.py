@@ -58,7 +58,7 @@ import numpy as np
 from packing.checker import check
 from packing.evaluation import Executor, SerialExecutor, make_executor
 from packing.model import UNPLACED, Instance, Placement
-from solvers.base import EPS, Clock, Stop, objective_value
+from solvers.base import EPS, Clock, SolveOptions, Stop, objective_value
 from solvers.lns import sub_instance
 from solvers.result import Objective
 
@@ -144,8 +144,10 @@ def _solve_task(task: _Task, stop: Stop | None = None) -> _Outcome:
     from solvers.cpsat import solve_cpsat
 
     start = Placement.from_arrays(task.sub, task.hint)
-    res = solve_cpsat(task.sub, time_limit=task.seconds, workers=task.workers, seed=task.seed,
-                      objective=task.kind, hint=start, below=task.before, stop=stop)
+    res = solve_cpsat(task.sub, SolveOptions(time_limit=task.seconds, workers=task.workers,
+                                             seed=task.seed, objective=task.kind, hint=start,
+                                             stop=stop),
+                      below=task.before)
     proven = res.lower_bound >= task.before - EPS
     if res.placement is None or res.objective is None or res.objective >= task.before - EPS:
         return _Outcome(None, task.before, proven, res.seconds)

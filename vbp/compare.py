@@ -56,8 +56,9 @@ def is_multicluster(inst: Instance) -> bool:
 def deployed_optimum(inst: Instance, time_limit: float) -> Any:
     """The proven maximum of deployable tasks (:func:`solvers.max_deployed.optimum`) as a ``SolveResult``.
 
-    ``objective`` is the tasks deployed by the best placement, ``lower_bound`` the proven *upper*
-    bound (the ``"deployed"`` convention of :class:`solvers.result.SolveResult`).
+    ``objective`` is the tasks deployed by the best placement and ``bound`` the proven maximum's
+    upper bound (``bound_kind == "upper"``: the ``"deployed"`` objective of
+    :class:`solvers.result.SolveResult`, which stores it in its ``lower_bound`` field).
     """
     from solvers.max_deployed import optimum
     from solvers.result import SolveResult

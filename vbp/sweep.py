@@ -93,7 +93,7 @@ def optimum_columns(res: Any, row: dict[str, Any]) -> dict[str, Any]:
     import math
 
     opt = res.objective
-    bound = res.lower_bound if math.isfinite(res.lower_bound) else None
+    bound = res.bound if math.isfinite(res.bound) else None  # an upper bound for "deployed"
     gap = None
     if opt is not None and opt > 0:
         kind = res.objective_kind

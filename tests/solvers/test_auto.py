@@ -9,6 +9,7 @@ import pytest
 from packing.checker import check
 from packing.model import App, HostType, Instance
 from solvers import AutoSettings, solve
+from solvers.base import SolveOptions
 
 
 def test_ffd_meets_volume_bound() -> None:
@@ -62,8 +63,8 @@ def test_large_model_path_colgen_then_improve(monkeypatch: pytest.MonkeyPatch,
                     tuple(App(f"i{k}", (s,), 1) for k, s in enumerate(sizes)))
     calls: list[float] = []
 
-    def stub(instance: Instance, **kw: object) -> SolveResult:
-        calls.append(float(kw["time_limit"]))  # type: ignore[arg-type]
+    def stub(instance: Instance, options: SolveOptions) -> SolveResult:
+        calls.append(float(options.time_limit))
         pl = Placement.from_arrays(instance, np.arange(8))
         return SolveResult("feasible", 8.0, 3.0, pl, 8, "colgen", 0.0, "hosts",
                            {"solution": "rounding", "bound": "colgen"})
@@ -118,9 +119,9 @@ def test_settings_choose_the_stages(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[str] = []
     real = colgen.solve_colgen
 
-    def spy(instance: Instance, **kw: object):  # type: ignore[no-untyped-def]
+    def spy(instance: Instance, options: SolveOptions) -> object:
         seen.append("colgen")
-        return real(instance, **kw)  # type: ignore[arg-type]
+        return real(instance, options)
 
     monkeypatch.setattr(colgen, "solve_colgen", spy)
     # stage 1b would settle it, and so would the arc-flow LP bound (stage 1a)

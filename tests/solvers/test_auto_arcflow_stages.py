@@ -15,7 +15,7 @@ from packing.checker import check
 from packing.generators.hard1d import KINDS, LARGE_CAPACITY, generate_hard1d
 from packing.model import Instance
 from solvers import AutoSettings, solve
-from solvers.base import cheap_lower_bound
+from solvers.base import SolveOptions, cheap_lower_bound
 
 
 def test_lp_bound_comes_before_the_search() -> None:
@@ -55,12 +55,12 @@ def test_graph_and_lp_are_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(af, "lp_bound", lp)
     af.forget_graph()
     inst = generate_hard1d(1, kind="uniform", n_items=40)
-    first = af.solve_arcflow(inst, time_limit=30, mip=False)
-    second = af.solve_arcflow(inst, time_limit=30, lower_bound=first.lower_bound)
+    first = af.solve_arcflow(inst, SolveOptions(time_limit=30), mip=False)
+    second = af.solve_arcflow(inst, SolveOptions(time_limit=30), lower_bound=first.lower_bound)
     assert calls == {"graph": 1, "lp": 1}
     assert second.lower_bound >= first.lower_bound
     other = generate_hard1d(2, kind="uniform", n_items=40)  # other data: a new graph
-    af.solve_arcflow(other, time_limit=30, mip=False)
+    af.solve_arcflow(other, SolveOptions(time_limit=30), mip=False)
     assert calls == {"graph": 2, "lp": 2}
 
 
@@ -122,9 +122,9 @@ def test_arc_flow_mip_runs_beside_and_is_collected(monkeypatch: pytest.MonkeyPat
     calls: list[tuple[str, bool]] = []
     real = af.solve_arcflow
 
-    def spy(instance: Instance, **kw: object) -> object:
+    def spy(instance: Instance, options: SolveOptions, **kw: object) -> object:
         calls.append((threading.current_thread().name, bool(kw.get("mip", True))))
-        return real(instance, **kw)  # type: ignore[arg-type]
+        return real(instance, options, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(af, "solve_arcflow", spy)
     inst = generate_hard1d(0, kind="perfect", n_items=40)

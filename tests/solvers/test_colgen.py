@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from packing.checker import check
 from packing.errors import InputError
 from packing.model import App, HostType, Instance
+from solvers.base import SolveOptions
 from solvers.colgen import colgen_bound, cost_unit, solve_colgen
 from solvers.greedy import ffd
 from solvers.pulp_model import solve_pulp
@@ -26,7 +27,7 @@ LP_GAP: dict[str, float] = {}
 
 @pytest.mark.parametrize("name,inst,opt", cases(), ids=[c[0] for c in cases()])
 def test_hand_computed_optimum(name: str, inst: Instance, opt: float) -> None:
-    r = solve_colgen(inst, time_limit=20, workers=1)
+    r = solve_colgen(inst, SolveOptions(time_limit=20, workers=1))
     assert r.status == ("feasible" if name in LP_GAP else "optimal"), r
     assert r.objective == pytest.approx(opt)
     assert r.lower_bound == pytest.approx(LP_GAP.get(name, opt))
@@ -60,7 +61,7 @@ def test_cost_bound_rounds_to_the_cost_unit() -> None:
                                       HostType("small", (5, 5), 2, cost=0.5)))
     b = colgen_bound(halves, time_limit=20)
     assert b.lp_bound == pytest.approx(1.75) and b.bound == pytest.approx(2.0)
-    r = solve_colgen(inst, time_limit=20, workers=1)
+    r = solve_colgen(inst, SolveOptions(time_limit=20, workers=1))
     assert r.status == "optimal" and r.objective == 4
 
 
@@ -73,13 +74,13 @@ def test_cost_unit() -> None:
 
 def test_deployed_is_unsupported() -> None:
     with pytest.raises(InputError, match="not supported"):
-        solve_colgen(cases()[0][1], objective="deployed")
+        solve_colgen(cases()[0][1], SolveOptions(objective="deployed"))
 
 
 def test_infeasible() -> None:
     inst = Instance("in", ("cpu", "mem"), (HostType("h", (10, 10), 3),),
                     (App("a", (11, 1), 1), App("b", (1, 1), 1)))
-    r = solve_colgen(inst, time_limit=10, workers=1)
+    r = solve_colgen(inst, SolveOptions(time_limit=10, workers=1))
     assert r.status == "infeasible"
     assert r.placement is None
 
@@ -113,7 +114,7 @@ def test_lp_bound_between_volume_and_optimum(data: st.DataObject) -> None:
     excl = ((("a0", "a1"),) if n_apps > 1 and data.draw(st.booleans()) else ())
     inst = Instance("r", ("cpu", "mem"), (HostType("h", (10, 10), 9),), apps, exclusions=excl)
     b = colgen_bound(inst, time_limit=20)
-    ref = solve_pulp(inst, time_limit=20, workers=1)
+    ref = solve_pulp(inst, SolveOptions(time_limit=20, workers=1))
     assert ref.status == "optimal"
     assert b.converged
     volume = float(max(inst.demand.T @ inst.counts / 10.0))
@@ -147,6 +148,6 @@ def test_caprara_toth_solved(shared_data: Path) -> None:
 
     folder = shared_data / "caprara-toth-2d"
     inst = load_any(folder / "instances" / "CL_2_25_1.vbp")
-    r = solve_colgen(inst, time_limit=20, workers=1)
+    r = solve_colgen(inst, SolveOptions(time_limit=20, workers=1))
     assert r.placement is not None and check(inst, r.placement, require_all=True) == []
     assert r.status == "optimal" and r.objective == 13

@@ -7,6 +7,7 @@ import pytest
 from packing.checker import check
 from packing.model import App, HostType, Instance, Rule
 from solvers import solve
+from solvers.base import SolveOptions
 from solvers.cpsat import build_model, model_hosts, scale_instance, solve_cpsat
 from solvers.greedy import ffd
 
@@ -106,7 +107,7 @@ def test_gpu_modes_give_checked_cards(exact: bool) -> None:
 def test_callback_records_solutions() -> None:
     events = []
     inst = _inst()
-    res = solve_cpsat(inst, time_limit=5, callback=events.append)
+    res = solve_cpsat(inst, SolveOptions(time_limit=5, callback=events.append))
     assert events[0].message == "first fit"
     assert res.history and res.history[-1].objective is not None
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from packing.checker import check
 from packing.model import App, HostType, Instance, Placement, Rule
-from solvers.base import objective_value
+from solvers.base import SolveOptions, objective_value
 from solvers.cpsat import solve_cpsat
 from solvers.lns import improve
 
@@ -51,11 +51,11 @@ def test_lns_leaves_deployed_alone() -> None:
 
 def test_cpsat_below_cutoff_proves_nothing_better() -> None:
     inst = _bins()
-    res = solve_cpsat(inst, time_limit=10, objective="hosts", below=3)
+    res = solve_cpsat(inst, SolveOptions(time_limit=10, objective="hosts"), below=3)
     # no solution with fewer than 3 hosts: first fit's solution, with 3 as the proven bound
     assert res.status != "infeasible" and res.lower_bound == 3
     assert res.placement is not None and check(inst, res.placement, require_all=True) == []
-    found = solve_cpsat(inst, time_limit=10, objective="hosts", below=4)
+    found = solve_cpsat(inst, SolveOptions(time_limit=10, objective="hosts"), below=4)
     assert found.status == "optimal" and found.objective == 3
 
 
@@ -64,7 +64,7 @@ def test_cpsat_below_with_rule() -> None:
     # optimum 2 (a + b, b + b)
     inst = Instance("k", ("s",), (HostType("h", (10.0,), 4),),
                     (App("a", (1.0,), 1), App("b", (1.0,), 3)), rules=(Rule("a", "b", 1),))
-    res = solve_cpsat(inst, time_limit=10, objective="hosts", below=3)
+    res = solve_cpsat(inst, SolveOptions(time_limit=10, objective="hosts"), below=3)
     assert res.objective == 2 and res.status == "optimal"
     assert res.placement is not None and check(inst, res.placement, require_all=True) == []
 
@@ -75,7 +75,7 @@ def test_cpsat_below_on_a_perfect_packing() -> None:
     sizes = (8.0, 7.0, 6.0, 5.0, 5.0, 4.0, 3.0, 2.0)
     inst = Instance("pp", ("s",), (HostType("b", (10.0,), 8),),
                     tuple(App(f"i{k}", (s,), 1) for k, s in enumerate(sizes)))
-    assert solve_cpsat(inst, time_limit=10, objective="hosts", below=4).lower_bound == 4
-    res = solve_cpsat(inst, time_limit=10, objective="hosts", below=5)
+    assert solve_cpsat(inst, SolveOptions(time_limit=10, objective="hosts"), below=4).lower_bound == 4
+    res = solve_cpsat(inst, SolveOptions(time_limit=10, objective="hosts"), below=5)
     assert res.objective == 4 and res.placement is not None
     assert check(inst, res.placement, require_all=True) == []

@@ -7,12 +7,13 @@ from hand_cases import cases
 
 from packing.checker import check
 from packing.model import App, HostType, Instance, Rule
+from solvers.base import SolveOptions
 from solvers.pulp_model import build_model, solve_pulp
 
 
 @pytest.mark.parametrize("name,inst,opt", cases(), ids=[c[0] for c in cases()])
 def test_hand_computed_optimum(name: str, inst: Instance, opt: float) -> None:
-    r = solve_pulp(inst, time_limit=20, workers=1)
+    r = solve_pulp(inst, SolveOptions(time_limit=20, workers=1))
     assert r.status == "optimal", r
     assert r.objective == pytest.approx(opt)
     assert r.lower_bound == pytest.approx(opt)
@@ -26,7 +27,7 @@ def test_cbc_claim_verified_by_cpsat(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(pm, "cheap_lower_bound", lambda inst, kind: (0.0, "none"))
     inst = cases()[3][1]
-    r = solve_pulp(inst, time_limit=20, workers=1)
+    r = solve_pulp(inst, SolveOptions(time_limit=20, workers=1))
     assert r.proofs["bound"] == "cpsat"
     assert r.proofs["cbc"] == "claimed optimal 10"
     assert r.lower_bound == 10 and r.status == "optimal"
@@ -39,7 +40,7 @@ def test_cbc_claim_without_time_to_verify_is_not_a_proof(monkeypatch: pytest.Mon
     monkeypatch.setattr(pm, "cheap_lower_bound", lambda inst, kind: (0.0, "none"))
     monkeypatch.setattr(pm, "MIN_VERIFY_SECONDS", 1e9)
     inst = cases()[3][1]
-    r = solve_pulp(inst, time_limit=20, workers=1)
+    r = solve_pulp(inst, SolveOptions(time_limit=20, workers=1))
     assert r.proofs["cbc"] == "claimed optimal 10"
     assert r.status == "feasible" and r.objective == 10 and r.lower_bound == 0
 
@@ -47,7 +48,7 @@ def test_cbc_claim_without_time_to_verify_is_not_a_proof(monkeypatch: pytest.Mon
 def test_infeasible() -> None:
     inst = Instance("in", ("cpu", "mem"), (HostType("h", (10, 10), 3),),
                     (App("a", (11, 1), 1), App("b", (1, 1), 1)))
-    r = solve_pulp(inst, time_limit=10, workers=1)
+    r = solve_pulp(inst, SolveOptions(time_limit=10, workers=1))
     assert r.status == "infeasible"
     assert r.placement is None
     assert r.reason
@@ -57,7 +58,7 @@ def test_deployed_maximises_placed_containers() -> None:
     # one host: a + b = (9, 9) places 2, three b = (9, 9) place 3, a alone fits 1
     inst = Instance("de", ("cpu", "mem"), (HostType("h", (10, 10), 1),),
                     (App("a", (6, 6), 1), App("b", (3, 3), 3)))
-    r = solve_pulp(inst, time_limit=10, workers=1, objective="deployed")
+    r = solve_pulp(inst, SolveOptions(time_limit=10, workers=1, objective="deployed"))
     assert r.status == "optimal"
     assert r.objective == 3
     assert r.lower_bound == 3  # the proven upper bound for a maximisation
@@ -71,7 +72,7 @@ def test_deployed_with_rules_needs_the_solver() -> None:
     inst = Instance("dr", ("cpu", "mem"), (HostType("h", (10, 10), 2),),
                     (App("a", (6, 6), 2), App("b", (5, 5), 3), App("c", (4, 4), 2)),
                     exclusions=(("a", "b"),))
-    r = solve_pulp(inst, time_limit=10, workers=1, objective="deployed")
+    r = solve_pulp(inst, SolveOptions(time_limit=10, workers=1, objective="deployed"))
     assert r.status == "optimal"
     assert r.objective == 4
     assert r.placement is not None and check(inst, r.placement) == []
@@ -92,6 +93,6 @@ def test_hosts_open_when_no_row_can_bind() -> None:
     inst = Instance("c", ("cpu",), (HostType("big", (20.0,), 3, cost=3.0),
                                      HostType("small", (10.0,), 3, cost=1.0)),
                     (App("a", (5.0,), 8),))
-    r = solve_pulp(inst, time_limit=10, workers=1)
+    r = solve_pulp(inst, SolveOptions(time_limit=10, workers=1))
     assert r.status == "optimal" and r.objective == 5 and r.lower_bound == 5
     assert r.placement is not None and check(inst, r.placement, require_all=True) == []

@@ -15,7 +15,7 @@ from packing.feasibility import ClusterState
 from packing.generators.random import generate_random
 from packing.model import App, HostType, Instance, Placement, Rule
 from solvers.auto import AutoSettings, solve_auto
-from solvers.base import StopFlag, cheap_lower_bound
+from solvers.base import SolveOptions, StopFlag, cheap_lower_bound
 from solvers.greedy import ffd
 from solvers.repack import repack
 from solvers.spread import URGENCY, applicable, cap_float, fill, surrogate
@@ -145,7 +145,7 @@ def test_auto_large_path_time_limit_and_checker() -> None:
     repack(_mid(seed=1, n=100), ffd(_mid(seed=1, n=100)).host_of, time_limit=0.5)
     cheap_lower_bound(inst, "hosts")  # the bounds' first call loads their code
     t = time.perf_counter()
-    r = solve_auto(inst, time_limit=3.0, settings=LARGE)
+    r = solve_auto(inst, SolveOptions(time_limit=3.0), settings=LARGE)
     took = time.perf_counter() - t
     assert took < 3.0 + 3.0, (took, r.history)
     assert r.placement is not None and r.objective is not None
@@ -159,14 +159,15 @@ def test_auto_large_path_runs_the_tabu_search_on_one_host_type() -> None:
     """One host type: one filling, then the (sparse) tabu search frees hosts towards the bound."""
     warm_search()  # with less than 20 s to go, auto runs only a compiled tabu search
     inst = _mid(seed=3)
-    r = solve_auto(inst, time_limit=10.0, settings=LARGE)
+    r = solve_auto(inst, SolveOptions(time_limit=10.0), settings=LARGE)
     assert r.placement is not None and r.objective is not None
     assert check(inst, r.placement) == []
     spreads = [p.objective for p in r.history if p.method == "spread"]
     assert len(spreads) == 1 and spreads[0] is not None  # one filling only
     assert any(p.method == "tabu" for p in r.history)
     assert r.lower_bound - 1e-9 <= r.objective < spreads[0]
-    off = solve_auto(inst, time_limit=3.0, settings=dataclasses.replace(LARGE, spread_tabu=False))
+    off = solve_auto(inst, SolveOptions(time_limit=3.0),
+                     settings=dataclasses.replace(LARGE, spread_tabu=False))
     assert not any(p.method == "tabu" for p in off.history)
 
 
@@ -176,7 +177,7 @@ def test_auto_large_path_honours_stop() -> None:
     flag = StopFlag()
     flag.set()
     t = time.perf_counter()
-    r = solve_auto(inst, time_limit=30.0, settings=LARGE, stop=flag)
+    r = solve_auto(inst, SolveOptions(time_limit=30.0, stop=flag), settings=LARGE)
     assert time.perf_counter() - t < 10.0
     assert r.interrupted
     if r.placement is not None:
@@ -187,7 +188,7 @@ def test_auto_large_path_honours_stop() -> None:
 def test_auto_small_instances_skip_the_large_path(kind: str) -> None:
     """With the default settings small instances never reach stage 0b."""
     inst = _mid(seed=6, n=120)
-    r = solve_auto(inst, time_limit=2.0, objective=kind)
+    r = solve_auto(inst, SolveOptions(time_limit=2.0, objective=kind))
     assert r.proofs.get("solution") not in ("spread", "repack")
 
 
@@ -232,7 +233,7 @@ def test_urgent_fill_is_deterministic_and_checked() -> None:
 def test_auto_large_path_uses_urgency_on_several_types() -> None:
     """On a fleet of two host types the first filling of stage 0b is the urgent one."""
     inst = _two_types(seed=9)
-    r = solve_auto(inst, time_limit=5.0, settings=LARGE)
+    r = solve_auto(inst, SolveOptions(time_limit=5.0), settings=LARGE)
     assert r.placement is not None and check(inst, r.placement) == []
     spreads = [p.message for p in r.history if p.method == "spread"]
     assert spreads and "urgency" in spreads[0]

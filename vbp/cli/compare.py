@@ -124,14 +124,14 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
         plot_compare(plot, [r.name for r in rows], [r.hosts_mean for r in rows],
                      [r.hosts_min for r in rows], [r.hosts_max for r in rows],
                      optimum=res.hosts if res.objective_kind == "hosts" else None,
-                     bound=res.lower_bound if res.objective_kind == "hosts" else None,
+                     bound=res.bound if res.objective_kind == "hosts" else None,
                      utilisation=util, resources=inst.resources,
                      utilisation_title=f"{first.policy}, own order: per-host utilisation",
                      title=f"{inst.name}: hosts used over {orders} orders",
                      proven=res.status == "optimal")
     opt = {"status": res.status, "objective": json_number(res.objective),
-           "lower_bound": json_number(res.lower_bound),
-           "objective_kind": res.objective_kind, "hosts": res.hosts}
+           "lower_bound": json_number(res.lower_bound), "bound": json_number(res.bound),
+           "bound_kind": res.bound_kind, "objective_kind": res.objective_kind, "hosts": res.hosts}
     if as_json:
         click.echo(json.dumps(tagged("compare", {
             "instance": inst.name, "orders": orders, "seed": seed, "optimum": opt,
@@ -164,7 +164,7 @@ def _deployed_table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: 
     click.echo("-" * len(head))
     obj = "-" if res.objective is None else f"{res.objective:g}"
     click.echo(f"{'optimum (max deployed)':<22}{obj:>10}{'':>9}{'':>10}{res.hosts or 0:>12}"
-               f"   {res.status}, bound {res.lower_bound:g} ({res.method})")
+               f"   {res.status}, {res.bound_kind} bound {res.bound:g} ({res.method})")
     click.echo("-" * len(head))
     for r in rows:
         gap = "-" if r.gap is None else f"{100 * r.gap:.1f}%"

@@ -248,7 +248,8 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
         click.echo(f"status     {res.status}" + (" (interrupted)" if stopped else ""))
         click.echo(f"objective  {_fmt(res.objective)} ({res.objective_kind})")
         click.echo(f"hosts      {res.hosts if res.hosts is not None else '-'}")
-        click.echo(f"bound      {_fmt(res.lower_bound)}")
+        side = " (upper: deployed is maximised)" if res.bound_kind == "upper" else ""
+        click.echo(f"bound      {_fmt(res.bound)}{side}")
         click.echo(f"gap        {'-' if gap is None else f'{100 * gap:.2f}%'}")
         click.echo(f"time       {res.seconds:.2f} s")
         proofs = ", ".join(f"{k} by {v}" for k, v in res.proofs.items())

@@ -112,6 +112,6 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     for label, res in (optima or {}).items():
         found = "none found" if res.objective is None else f"{res.objective:g}"
         click.echo(f"optimum {label}: {found} {res.objective_kind} ({res.status}, "
-                   f"bound {res.lower_bound:g})")
+                   f"{'upper ' if res.bound_kind == 'upper' else ''}bound {res.bound:g})")
     click.echo(f"{len(rows)} runs ({len(pairs)} instance(s) x {len(names)} policies x {orders} orders) "
                f"on {executor.name} in {time.perf_counter() - t0:.1f} s; wrote {Path(out)}")
