@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import run
 
 from vbp.cli import main
 
@@ -34,16 +35,6 @@ GPU: dict[str, Any] = {
     "apps": [{"name": "t", "demand": [1], "count": 1, "gpu": {"cards": 1, "per_card": [500]}},
              {"name": "c", "demand": [1], "count": 1}],
 }
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run ``vbp ARGS`` in-process; return (exit status, stdout, stderr), never a traceback."""
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    code = e.value.code
-    return (code if isinstance(code, int) else (0 if code is None else 1)), out, err
 
 
 def doc(**changes: Any) -> dict[str, Any]:

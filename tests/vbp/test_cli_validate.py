@@ -7,9 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from vbp.cli import main
+from cli_run import run
 
 GOOD = {
     "name": "g", "resources": ["cpu"],
@@ -18,14 +16,6 @@ GOOD = {
              {"name": "b", "demand": [1], "count": 1}],
     "exclusions": [["a", "b"]],
 }
-
-
-def run(args: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return int(e.value.code or 0), out, err
 
 
 def write(tmp_path: Path, name: str, doc) -> str:

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import run
 
 from packing.errors import EXIT_INFEASIBLE, EXIT_INPUT, EXIT_NO_PLACEMENT, InfeasibleError
-from vbp.cli import EXIT_STATUSES, main
+from vbp.cli import EXIT_STATUSES
 
 # 4 containers with max_per_host 1 on 3 hosts: no placement of every container (by hand)
 INFEASIBLE: dict[str, Any] = {
@@ -18,14 +19,6 @@ INFEASIBLE: dict[str, Any] = {
     "host_types": [{"name": "std", "capacity": [4], "count": 3}],
     "apps": [{"name": "a", "demand": [2], "count": 4, "max_per_host": 1}],
 }
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run ``vbp ARGS`` in this process; return the exit status, stdout and stderr."""
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out, err = capsys.readouterr()
-    return int(e.value.code or 0), out, err
 
 
 @pytest.fixture

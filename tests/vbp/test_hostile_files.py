@@ -19,22 +19,13 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
+from cli_run import run  # noqa: E402
+
 from packing.errors import InputError  # noqa: E402
 from policies.agents import eade, eade_masked, gcn_placement, jobfusion, jobfusion_train, sb3  # noqa: E402
 from policies.agents.files import load_agent  # noqa: E402
-from vbp.cli import main  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run ``vbp ARGS`` in-process: (exit status, stdout, stderr); never a traceback."""
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    code = e.value.code
-    return (code if isinstance(code, int) else (0 if code is None else 1)), out, err
 
 
 # -- small valid files of every kind ------------------------------------------------------------

@@ -11,21 +11,11 @@ from pathlib import Path
 
 import click
 import pytest
+from cli_run import run
 
-from vbp.cli import main
 from vbp.cli.common import FiniteFloat, parse_sets
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run ``vbp ARGS`` in-process: (exit status, stdout, stderr); never a traceback."""
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    code = e.value.code
-    return (code if isinstance(code, int) else (0 if code is None else 1)), out, err
 
 
 # -- the shared number type -------------------------------------------------------------------------

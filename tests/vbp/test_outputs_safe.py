@@ -20,22 +20,15 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_run import run
 
 from packing.atomic import ANONYMOUS
 from packing.checker import check
 from packing.io import load_instance, load_placement, save_instance
 from packing.model import App, HostType, Instance
-from vbp.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 posix = pytest.mark.skipif(sys.platform == "win32", reason="POSIX links and signals")
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out, err = capsys.readouterr()
-    return int(e.value.code or 0), out, err
 
 
 def small(tmp_path: Path, name: str = "small.json") -> Path:

@@ -8,17 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cli_run import run
 
 from packing.errors import InputError
 from policies.registry import parse_named_policies, shipped_path
-from vbp.cli import main
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out, err = capsys.readouterr()
-    return int(e.value.code or 0), out, err
 
 
 @pytest.fixture
