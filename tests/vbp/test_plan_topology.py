@@ -52,3 +52,24 @@ def test_plan_zone_counts_by_hand(tmp_path: Path, capsys: pytest.CaptureFixture[
                 for a in ("web", "quorum")}
     assert per_zone["quorum"] == [1, 1, 1]
     assert sorted(per_zone["web"][:2]) == [2, 3] and per_zone["web"][2] == 0
+
+
+def test_every_rule_at_once_is_proven_optimal(tmp_path: Path) -> None:
+    """rules/combined.yaml: spread-zones.yaml plus an init container on web and a DaemonSet.
+
+    Hand-computed optimum: 5 hosts. Each host keeps 7 cores (8 less the DaemonSet). quorum takes one
+    host per zone (3 cores each); web now asks 3 cores (its init container), ssd zones only, split
+    3/2 over eu-1a and eu-1b. A quorum host has room for one web pod (3 + 3 <= 7), any other host for
+    two; with 4 hosts (the three quorum hosts and one more) web gets at most 1 + 1 + 2 = 4 of its 5
+    pods, so 4 hosts are not enough (though 4 x 7 = 28 cores = the demand); with a fifth host
+    (eu-1a: 1 + 2 web, eu-1b: 1 + 1) everything fits, api spread over the zones.
+    """
+    res = plan(RULES / "combined.yaml", [str(RULES / "zones.csv")], time_limit=30)
+    (s,) = res.scenarios
+    assert s.status == "optimal" and s.hosts == 5 and s.lower_bound == 5
+    inst = s.instance
+    assert inst is not None and s.placement is not None
+    assert check(inst, s.placement, require_all=True) == []
+    assert {t.name: t.capacity[0] for t in inst.host_types} == {"ssd-a": 7.0, "ssd-b": 7.0, "hdd-c": 7.0}
+    web = next(a for a in inst.apps if a.name == "web")
+    assert web.demand[0] == 3.0  # the init container's 3 cores, not the container's 2
