@@ -17,9 +17,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from packing.eade_mdp import make_env
 from packing.env_layout import EnvLayout
 from packing.model import Instance
-from packing.multicluster import make_env
 from policies.agents.eade_masked import (
     CARD_FEATURES,
     EadeMAgent,

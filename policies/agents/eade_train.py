@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from packing.eade_mdp import make_env
 from packing.env_layout import EnvLayout
 from packing.model import Instance
-from packing.multicluster import make_env
 from policies.agents.eade import (
     Config,
     EadeAgent,

@@ -1,4 +1,4 @@
-"""The EADE-DDPG scenario generator and MDP (packing/generators/multicluster.py, packing/multicluster.py)."""
+"""The EADE-DDPG scenario generator and MDP (packing/generators/multicluster.py, packing/eade_mdp.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from packing.checker import check
+from packing.eade_mdp import ClusterFreeEncoder, eade_reward, make_env, score, scores_after
 from packing.generators.multicluster import CARD_MEMORY_MIB, generate_multicluster
 from packing.model import App, HostType, Instance, Request
-from packing.multicluster import ClusterFreeEncoder, eade_reward, make_env, score, scores_after
 from packing.policy import WAIT, Observation
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "multicluster_small"

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from packing.checker import check
+from packing.eade_mdp import make_env
 from packing.feasibility import ClusterState
 from packing.generators.multicluster import generate_multicluster
 from packing.model import App, HostType, Instance, Placement
-from packing.multicluster import make_env
 from packing.policy import Observation
 from packing.simulator import simulate
 from policies.cluster_heuristics import NodeBestFit
@@ -94,7 +94,7 @@ def test_simulate_and_env_agree(name: str) -> None:
 
 def test_no_policy_beats_the_proven_optimum() -> None:
     from solvers.max_deployed import card_bound, optimum
-    from vbp.multicluster import policy_row
+    from vbp.multicluster_rows import policy_row
 
     inst = generate_multicluster(DATA, DATA, clusters=3, nodes=2, tasks=30, seed=1)
     opt = optimum(inst, time_limit=20)

@@ -103,4 +103,4 @@ def random(n_apps: int, n_containers: int, n_resources: int, binding: str, rule_
     _write(inst, out)
 
 
-generate.add_command(multicluster_command)  # vbp generate multicluster (vbp/multicluster.py)
+generate.add_command(multicluster_command)  # vbp generate multicluster (vbp/cli/generate_multicluster.py)
