@@ -6,7 +6,7 @@ the held-out half of ``benchmarks/bench_jobfusion_agent.py`` (``--pool held``: t
 12345, second half). Each sample runs the policies through :func:`vbp.jobfusion.compare_dag` (nested
 carving, large share 0.6, Q = 4) and prints both bounds, the best policy and ``best / bound``.
 
-    python benchmarks/bench_dag_bounds.py /work/shared/data/alibaba-v2018-batch-dag \
+    python benchmarks/bench_dag_bounds.py ../shared/data/alibaba-v2018-batch-dag \
         --hosts 32c64g:4,92c288g:2 --pool held --seeds 3
 """
 

@@ -9,8 +9,8 @@ partition sweep (idle share of carving and its proven bound for Q = 1..8; the sw
 the containers by the types' task counts, so ``--carving`` does not change it). The Q types are
 carved ``--carving nested --large-share 0.6`` by default (see :func:`solvers.dag_carving.carve_cluster`).
 
-    python benchmarks/bench_jobfusion.py /work/shared/data/alibaba-v2018-batch-dag \
-        --online /work/shared/data/alibaba-v2018/derived_from_full_container_meta --seeds 3 --sweep
+    python benchmarks/bench_jobfusion.py ../shared/data/alibaba-v2018-batch-dag \
+        --online ../shared/data/alibaba-v2018/derived_from_full_container_meta --seeds 3 --sweep
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ instances solvers build internally (LNS sub-instances, reductions, views). This 
 
 Run it on two checkouts to compare (timings depend on the machine's load)::
 
-    python benchmarks/bench_validation.py --tianchi /work/shared/data/alibaba-tianchi-2018
+    python benchmarks/bench_validation.py --tianchi ../shared/data/alibaba-tianchi-2018
 """
 
 from __future__ import annotations

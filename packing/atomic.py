@@ -256,42 +256,23 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     except OSError as e:
         raise _cannot_write(target, e) from None
     remove_stale_temporaries(folder)
-    fd = _anonymous(folder)
-    if fd is not None:
-        with _signals_exit():
-            tmp = temp_path(target)
-            try:
-                yield Path(f"/proc/self/fd/{fd}")
-                os.fsync(fd)
-                os.fchmod(fd, _mode(target))
-                _link(fd, tmp)
-                os.replace(tmp, target)
-            except OSError as e:
-                tmp.unlink(missing_ok=True)
-                raise _cannot_write(target, e) from None
-            except BaseException:
-                tmp.unlink(missing_ok=True)
-                raise
-            finally:
-                os.close(fd)
-        _sync_folder(folder)
-        return
     with _signals_exit():
         tmp = temp_path(target)
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except OSError as e:
-            raise _cannot_write(target, e) from None
-        os.close(fd)
-        try:
-            yield tmp
-            mode = _mode(target)
-            fd = os.open(tmp, os.O_RDONLY)
+        anonymous = _anonymous(folder)
+        if anonymous is None:  # a named temporary from the start
             try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.chmod(tmp, mode)
+                os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except OSError as e:
+                raise _cannot_write(target, e) from None
+        fd = anonymous
+        try:
+            yield tmp if anonymous is None else Path(f"/proc/self/fd/{anonymous}")
+            if fd is None:
+                fd = os.open(tmp, os.O_RDONLY)
+            os.fsync(fd)
+            os.fchmod(fd, _mode(target))
+            if anonymous is not None:
+                _link(anonymous, tmp)  # the temporary gets its name only now
             os.replace(tmp, target)
         except OSError as e:
             tmp.unlink(missing_ok=True)
@@ -299,6 +280,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
+        finally:
+            if fd is not None:
+                os.close(fd)
     _sync_folder(folder)
 
 

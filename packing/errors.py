@@ -8,7 +8,6 @@
   non-integer action, cards that do not fit).
 * :class:`SolverError` — a solver could not run (a back-end is missing or failed).
 * :class:`InfeasibleError` — the instance has no feasible placement, and a solver proved it.
-* :class:`NoPlacementError` — no placement was found within the time limit, nothing proven.
 
 Each class carries the exit status ``vbp`` ends with when it escapes a command
 (:attr:`VbpError.exit_status`; the table is in ``docs/outputs.md``).
@@ -110,30 +109,11 @@ class InfeasibleError(VbpError):
         return (type(self), (self.source, self.reason))
 
 
-class NoPlacementError(VbpError):
-    """No placement was found within the time limit, and nothing proves that none exists.
-
-    Args:
-        source: the instance's name or file.
-        reason: what was tried (the method and the time limit).
-    """
-
-    exit_status = EXIT_NO_PLACEMENT
-
-    def __init__(self, source: str, reason: str) -> None:
-        self.source, self.reason = source, reason
-        super().__init__(f"{source}: no placement found: {reason}")
-
-    def __reduce__(self) -> tuple[type[NoPlacementError], tuple[str, str]]:
-        """Pickle by the arguments, so the error crosses processes intact."""
-        return (type(self), (self.source, self.reason))
-
-
 def input_error(source: str, field: str, reason: str) -> InputError:
     """Build an :class:`InputError` with a single problem."""
     return InputError([Problem(str(source), field, reason)])
 
 
 __all__ = ["EXIT_BUG", "EXIT_INFEASIBLE", "EXIT_INPUT", "EXIT_INTERRUPTED", "EXIT_NO_PLACEMENT",
-           "EXIT_OK", "InfeasibleError", "InputError", "NoPlacementError", "PolicyError", "Problem",
+           "EXIT_OK", "InfeasibleError", "InputError", "PolicyError", "Problem",
            "SolverError", "VbpError", "input_error"]

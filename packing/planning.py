@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from packing.errors import InputError, Problem, input_error
-from packing.feasibility import TOL, ClusterState
+from packing.feasibility import ClusterState, fits
 from packing.metrics import state_loads
 from packing.model import App, HostType, Instance, Placement, Rule
 from packing.quantity import GIB, parse_quantity
@@ -593,10 +593,9 @@ def stranded(demand: np.ndarray, free: np.ndarray) -> np.ndarray:
     free = np.maximum(free, 0.0)
     if demand.shape[0] == 0:
         return free.copy()
-    tol = TOL * np.maximum(1.0, np.abs(free))
-    fits = (demand[None, :, :] <= free[:, None, :] + tol[:, None, :]).all(axis=2)  # (H, A)
+    fit = fits(demand[None, :, :], free[:, None, :]).all(axis=2)  # (H, A): the one fit test
     uses = demand > 0  # (A, R)
-    usable = (fits.astype(np.int64) @ uses.astype(np.int64)) > 0  # (H, R)
+    usable = (fit.astype(np.int64) @ uses.astype(np.int64)) > 0  # (H, R)
     return np.where(usable, 0.0, free)
 
 

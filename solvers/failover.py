@@ -179,7 +179,8 @@ def _exact_absorb(inst: Instance, base: ClusterState, host_of: np.ndarray, lost:
     Integer data as in :mod:`solvers.cpsat` (:mod:`solvers.scaling`); loads of the other hosts
     are integer sums of the integer demands of the containers staying, so free capacity is
     exact. When a column has no exact scaling it is relaxed (demands rounded down, capacities
-    up): "infeasible" is still a proof, "feasible" is then no proof (``None``).
+    up): "infeasible" is still a proof, "feasible" is then no proof (``None``). Zone caps and
+    spreads (:mod:`packing.topology`) are left out, so on such instances only "infeasible" counts.
     """
     from ortools.sat.python import cp_model
 
@@ -262,8 +263,8 @@ def _exact_absorb(inst: Instance, base: ClusterState, host_of: np.ndarray, lost:
     status = solver.solve(m)
     if status == cp_model.INFEASIBLE:
         return False
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) and rows.exact:
-        return True
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) and rows.exact and not inst.has_topology:
+        return True  # zone caps and spreads are not in this model: with them, "fits" is no proof
     return None
 
 

@@ -16,7 +16,6 @@ from packing.dag.policy import drive_dag, run_dag
 from packing.errors import InputError, PolicyError
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "dag"
-SHARED = Path("/work/shared/data/alibaba-v2018-batch-dag")
 HEADER = "task_name,instance_num,job_name,task_type,status,start_time,end_time,plan_cpu,plan_mem\n"
 
 
@@ -74,13 +73,13 @@ def test_missing_folder_and_empty(tmp_path: Path) -> None:
         load_dag_folder(tmp_path)
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="needs /work/shared")
-def test_full_files_counts() -> None:
-    w = load_dag_folder(SHARED / "batch_task_dags_medium.csv")
+def test_full_files_counts(shared_data: Path) -> None:
+    folder = shared_data / "alibaba-v2018-batch-dag"
+    w = load_dag_folder(folder / "batch_task_dags_medium.csv")
     assert w.n_jobs == 2963 and w.n_stages == 17997 and w.meta["rows"] == 17997
-    s0 = load_dag_folder(SHARED / "batch_task_dags_set0.csv")
+    s0 = load_dag_folder(folder / "batch_task_dags_set0.csv")
     assert s0.meta["rows"] == 20371 and s0.n_jobs == 5307 - 49
-    both = load_dag_folder(SHARED)
+    both = load_dag_folder(folder)
     assert both.n_jobs == 8211 and both.n_stages == 37979 and both.meta["skipped"]["duplicates"] == 10
 
 

@@ -168,3 +168,23 @@ def _moved(host_of: np.ndarray, lost: np.ndarray, combo: tuple[int, ...]) -> np.
     out = host_of.copy()
     out[lost] = combo
     return out
+
+
+def test_zone_caps_make_a_fit_no_proof() -> None:
+    """The exact check leaves zone caps out: a loss it can absorb only by breaking one is undecided.
+
+    Zone a has hosts a#0 and a#1, zone b host b#0; q (cap 1 per zone) runs on a#0 and b#0, and a
+    filler keeps a#1 in the plan. Losing b#0 leaves q's container only zone a, which holds its one
+    already: it cannot be absorbed, though a#1 has the room. The verdict must not be True.
+    """
+    from packing.model import App, HostType, Instance, Placement
+    from packing.topology import ZONE
+    from solvers.failover import verify_n_plus_one
+
+    inst = Instance("z", ("cpu",),
+                    (HostType("a", (4.0,), 2, labels=((ZONE, "a"),)),
+                     HostType("b", (4.0,), 1, labels=((ZONE, "b"),))),
+                    (App("q", (1.0,), 2, domain_caps=((ZONE, 1),)), App("f", (1.0,), 1)))
+    pl = Placement({"q": (0, 2), "f": (1,)})
+    v = verify_n_plus_one(inst, pl, time_limit=5)
+    assert v.holds is not True

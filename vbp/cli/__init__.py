@@ -14,8 +14,8 @@ of defence; ``vbp`` never shows a traceback unless ``--debug`` is given):
 * 2: bad input (:class:`packing.errors.InputError`, one ``error: file: field: reason`` line per
   problem) or a bad command line (click's usage errors);
 * 3: the instance has no feasible placement, proven (:class:`~packing.errors.InfeasibleError`);
-* 4: no placement found within the time limit, nothing proven
-  (:class:`~packing.errors.NoPlacementError`);
+* 4: no placement found within the time limit, nothing proven (``solve`` and ``plan``, after
+  printing what they have);
 * 130: interrupted (Ctrl-C).
 
 Control characters in messages are escaped (``\n``, ``\x1b``), so a name cannot forge lines.
