@@ -1,6 +1,6 @@
 """The GCN placement policy against Best-Fit, the swarm policy and the optimum, on held-out orders.
 
-Three measurements (issue 12, item 6), each printed as a markdown table:
+Three measurements, each printed as a markdown table:
 
 * ``sigma``: the built-in Sigma-like instance (optimum 15 hosts = the CPU volume bound), on the 8
   orders of ``vbp compare sigma`` and 32 more held-out shuffles (seed 12345); none is a training order
