@@ -55,7 +55,7 @@ def main() -> None:
         print(f"n+1 plan: {args.containers} containers  status {s.status}  hosts {s.hosts}  "
               f"cost {s.cost:.3f}  bound {s.lower_bound:.3f}  gap {100 * (s.gap or 0):.2f}%  "
               f"holds {n1.get('holds')}  spares {n1.get('spares')}  "
-              f"extra lower bound {n1.get('extra_lower_bound')}  "
+              f"extra lower bound {n1.get('extra_bound')}  "
               f"{time.perf_counter() - t0:.1f}s (scenario {s.seconds:.1f}s)")
         assert s.instance is not None and s.placement is not None
         mask = plan_hosts(s.instance, s.placement,
@@ -84,7 +84,7 @@ def main() -> None:
                      seed=args.seed).scenarios[0]
             mv = r.moves or {}
             print(f"current x1.25 max-moves {moves}: status {r.status}  added cost "
-                  f"{mv.get('added_cost')}  bound {mv.get('added_lower_bound')}  added hosts "
+                  f"{mv.get('added_cost')}  bound {mv.get('added_bound')}  added hosts "
                   f"{mv.get('added_hosts')}  moves used {mv.get('used')}  "
                   f"{time.perf_counter() - t2:.1f}s")
 

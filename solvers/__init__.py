@@ -58,6 +58,9 @@ METHODS: dict[str, str] = {
 DEFAULT_METHOD = "auto"
 """The method :func:`solve` uses when none is given."""
 
+METHOD_NAMES: tuple[str, ...] = tuple(METHODS)
+"""The method names, in the order of :data:`METHODS` (the ``--method`` choices of the command line)."""
+
 SolveFunction = Callable[..., SolveResult]
 
 
@@ -198,6 +201,7 @@ __all__ = [
     "DEFAULT_METHOD",
     "DEFAULT_OPTIONS",
     "METHODS",
+    "METHOD_NAMES",
     "Progress",
     "ProgressCallback",
     "SolveOptions",

@@ -16,7 +16,7 @@ FORMATS: dict[str, str] = {
     "solve": "vbp-solve/1",
     "simulate": "vbp-simulate/1",
     "compare": "vbp-compare/1",
-    "plan": "vbp-plan/1",
+    "plan": "vbp-plan/2",
     "gpu-frag": "vbp-gpu-frag/1",
     "jobs-compare": "vbp-jobs-compare/1",
     "jobs-partition": "vbp-jobs-partition/1",

@@ -21,14 +21,13 @@ import click
 
 from packing.errors import EXIT_INFEASIBLE, EXIT_INTERRUPTED, EXIT_NO_PLACEMENT, InputError, Problem
 from packing.model import Instance
+from solvers import METHOD_NAMES
 from vbp.cli.common import MAX_SECONDS, MAX_WORKERS, SEED, FiniteFloat, data_options, load_any
 from vbp.cli.formats import tagged
 from vbp.cli.outputs import check_outputs, force_option
 
 if TYPE_CHECKING:
     from solvers import SolveResult, StopFlag
-
-METHOD_NAMES = ("auto", "cpsat", "pulp", "colgen", "arcflow")
 
 
 def _load(path: str) -> Instance:
