@@ -20,7 +20,8 @@ from vbp.cli.outputs import check_outputs, force_option
 @click.argument("demand", metavar="DEMAND...", nargs=-1, required=True)
 @click.option("--hosts", "hosts", multiple=True, required=True, metavar="HOSTS",
               help="Host types: a CSV or YAML list (name,cpu,memory[,gpu][,price][,count]"
-                   "[,labels...]) or inline NAME:16c64g[8gpu][:PRICE[:COUNT]]; repeatable.")
+                   "[,labels...]) or inline [NAME=]16c64g[8gpu][:count=N][:price=P] (also "
+                   "NAME:16c64g[:PRICE[:COUNT]] and 16c64g:COUNT); repeatable.")
 @click.option("--headroom", default=None, metavar="SHARE",
               help="Keep this share of every host free: 15% (cpu and memory) or "
                    "cpu=20%,memory=10%,gpu=25%.")
