@@ -11,7 +11,6 @@ is documented by ``docs/schemas/vbp-plan-2.json``.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -234,10 +233,5 @@ def scenario_path(out: str | Path, growth: float, several: bool) -> Path:
     return p.with_name(f"{p.stem}-x{growth:g}{p.suffix}") if several else p
 
 
-def replace(result: ScenarioResult, **changes: Any) -> ScenarioResult:
-    """A copy of a scenario result with some fields replaced."""
-    return dataclasses.replace(result, **changes)
-
-
 __all__ = ["BOUND_KIND", "FORMAT", "PlanResult", "Replay", "ScenarioResult", "finite", "gap_of",
-           "replace", "scenario_path", "summarise"]
+           "scenario_path", "summarise"]

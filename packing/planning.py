@@ -2,7 +2,8 @@
 
 A plan places a *demand* (apps with their rules) on *host offers* (host types whose count may be
 open). Everything here is pure: it builds an :class:`~packing.model.Instance` to solve and reads
-numbers off a placement; solving lives in :mod:`solvers` and the orchestration in ``vbp.plan``.
+numbers off a placement (:mod:`packing.plan_result` turns them into a scenario's result);
+solving a scenario lives in :mod:`solvers.plan` and the orchestration in ``vbp.plan``.
 
 Units (vbp's planning units, as in :mod:`packing.quantity`): CPU in cores, memory in GiB
 (``2**30`` bytes), GPU in whole cards. The planning resources are :data:`PLAN_RESOURCES`;
