@@ -110,11 +110,10 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
 
     from packing.evaluation import Scenario, SerialExecutor
     from packing.simulator import sample_orders
-    from policies.runner import order_tasks, resolve_policy, run_task, snapshot_tasks
+    from policies.runner import check_policies, order_tasks, run_task, snapshot_tasks
     from solvers import solve
 
-    for name in policy_names:
-        resolve_policy(name)  # a bad policy file fails before the solve
+    check_policies(policy_names, inst, seed)  # a bad file or an agent of another shape: before the solve
 
     def progress(p: Any) -> None:
         print(f"  [{p.seconds:7.2f}s] {p.method:<7} objective {p.objective}  bound {p.bound}  "

@@ -74,7 +74,7 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     from packing.evaluation import make_executor
     from packing.simulator import static_view
     from policies.registry import DEFAULT_COMPARE, parse_named_policies
-    from policies.runner import resolve_policy
+    from policies.runner import check_policies, resolve_policy
     from vbp.sweep import labels, output_format, run_sweep, solve_optima, write_table
 
     # every option is checked before any instance is loaded or any run starts
@@ -99,6 +99,8 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
             notes.append(f"note: {p}: {note.removeprefix('note: ')}")
         insts.append(inst if keep_departures else static_view(inst))
     pairs = list(zip(labels([i.name for i in insts], list(paths)), insts, strict=True))
+    for inst in insts:
+        check_policies(names, inst, seed)  # an agent of another shape: before any solve or run
     optima = solve_optima(pairs, time_limit, seed) if optimum else None
     t0 = time.perf_counter()
     with naming, executor, tqdm(total=len(pairs) * len(names) * orders,
