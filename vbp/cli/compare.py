@@ -16,9 +16,10 @@ from vbp.cli.common import (
     PLOT_SUFFIXES,
     SEED,
     FiniteFloat,
+    check_order_budget,
     data_options,
     executor_options,
-    load_target,
+    load_any,
     naming_file,
     prepare,
     uncovered_option,
@@ -88,9 +89,7 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     labels, names = parse_named_policies(policy_list) if policy_list is not None else (None, None)
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[path, *(names or [])])
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
-    loaded = load_target(path)
-    from vbp.cli.common import check_order_budget
-
+    loaded = load_any(path)
     check_order_budget("--orders", orders, loaded.n_containers)
     if names is None:
         names = default_policies(loaded.name)

@@ -15,7 +15,7 @@ from vbp.cli.common import (
     FiniteFloat,
     check_order_budget,
     executor_options,
-    load_target,
+    load_any,
     naming_file,
     prepare,
     uncovered_option,
@@ -89,7 +89,7 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     notes = []
     naming = contextlib.ExitStack()  # engine errors name the file, not the instance
     for p in paths:
-        loaded = load_target(p)
+        loaded = load_any(p)
         check_order_budget("--orders", orders, loaded.n_containers)
         naming.enter_context(naming_file(loaded, p))
         with naming_file(loaded, p):
