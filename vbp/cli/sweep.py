@@ -60,7 +60,8 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     proven infeasible exits with status 3 before any run). The same seed gives the same numbers
     on every executor.
 
-    Bad input exits with status 2 before any run starts, naming the file: an instance whose
+    Bad input exits with status 2 before any solve or run starts, naming the file: a policy file
+    or learned agent of another shape than an instance (resources, clusters); an instance whose
     request stream leaves containers out is refused unless --uncovered drop or arrive is given
     (then a note per instance says how many containers were dropped or made to arrive first).
     An --out that exists is refused unless --force is given (never one of INSTANCES). The table
