@@ -62,12 +62,11 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
     if seed + seeds - 1 > 2**32 - 1:
         raise InputError([Problem("--seed", str(seed),
                                   f"seed + seeds - 1 must be below 2^32 (--seeds {seeds})")])
-    from packing.fgd_paper import DEFAULT_POLICIES
+    from packing.fgd_paper import DEFAULT_POLICIES, LEVELS
 
     labels, names = (parse_named_policies(policy_text) if policy_text is not None
                      else (list(DEFAULT_POLICIES), list(DEFAULT_POLICIES)))
     label_of = dict(zip(names, labels, strict=True))
-    from packing.fgd_paper import LEVELS
     from packing.fgd_protocol import gpu_capacity
     from packing.loaders.openb import load_openb, pod_list_file
     from policies.fgd_eval import evaluate
