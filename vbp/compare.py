@@ -13,15 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from packing.comparison import ComparisonRow as Row
 from packing.comparison import json_number, summarise
+from packing.generators.multicluster import is_multicluster
 from packing.model import Instance
 
 if TYPE_CHECKING:
     from packing.evaluation import Executor, RunRecord
-
-
-def is_multicluster(inst: Instance) -> bool:
-    """A scenario of ``vbp generate multicluster`` (compared on tasks deployed, not hosts)."""
-    return isinstance(inst.meta, dict) and inst.meta.get("generator") == "multicluster"
 
 
 def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit: float, seed: int,
