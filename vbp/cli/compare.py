@@ -16,9 +16,10 @@ from vbp.cli.common import (
     PLOT_SUFFIXES,
     SEED,
     FiniteFloat,
+    check_order_budget,
     data_options,
     executor_options,
-    load_target,
+    load_any,
     naming_file,
     prepare,
     uncovered_option,
@@ -76,10 +77,12 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     over processes or a Ray cluster; the table is the same.
 
     Bad input exits with status 2 before any policy runs: every option is checked before FILE is
-    read; a request stream that leaves containers out is refused unless --uncovered says what to
-    do with them. An instance with no placement of every container (the solver proves it) exits
-    with status 3 and the reason `vbp solve` prints (the app and the rule or resource), since
-    there is no optimum to compare with.
+    read; every policy file and learned agent is checked against the instance (an agent trained
+    for another number of resources or clusters is named) before the optimum is solved; a request
+    stream that leaves containers out is refused unless --uncovered says what to do with them.
+    An instance with no placement of every container (the solver proves it) exits with status 3
+    and the reason `vbp solve` prints (the app and the rule or resource), since there is no
+    optimum to compare with.
     """
     from packing.evaluation import make_executor
     from packing.simulator import static_view
@@ -88,9 +91,7 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     labels, names = parse_named_policies(policy_list) if policy_list is not None else (None, None)
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[path, *(names or [])])
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
-    loaded = load_target(path)
-    from vbp.cli.common import check_order_budget
-
+    loaded = load_any(path)
     check_order_budget("--orders", orders, loaded.n_containers)
     if names is None:
         names = default_policies(loaded.name)
