@@ -40,3 +40,12 @@ def test_deployed_optimum_is_the_proven_maximum_of_a_multicluster_scenario() -> 
     assert res.bound_kind == "upper" and res.status == ("optimal" if opt.proven else "feasible")
     assert res.placement is not None and check(inst, res.placement) == []
     assert res.hosts == len({int(h) for h in res.placement.host_array(inst) if h >= 0})
+
+
+def test_deployed_optimum_without_gpu_apps() -> None:
+    # 5 containers of 2 cores on 2 hosts of 4 cores: at most 4 deployed, and 4 are deployable
+    from solvers.max_deployed import optimum
+
+    inst = Instance("cpu-only", ("cpu",), (HostType("h", (4.0,), 2),), (App("a", (2.0,), 5),))
+    opt = optimum(inst, time_limit=10)
+    assert opt.deployed == 4 and opt.bound == 4 and opt.proven
