@@ -48,6 +48,7 @@ from packing.evaluation import (
 )
 from packing.model import Instance
 from packing.simulator import run_seed, sample_orders
+from policies.agents.heldout import HeldOut, Sense
 from policies.runner import order_tasks, run_task
 from policies.swarm.features import FEATURES, N_FEATURES
 from policies.swarm.optimizer import (
@@ -143,6 +144,25 @@ class TrainResult:
     best_cost: float
     seconds: float
     held_out: tuple[HeldOutReport, ...] = field(default_factory=tuple)
+
+    def comparison(self) -> HeldOut | None:
+        """The tuned policy against Best-Fit on the held-out orders (``None`` without both reports)."""
+        return held_out_comparison(self.held_out)
+
+
+SWARM_METRICS: tuple[tuple[str, Sense], ...] = (("rejected", "min"), ("hosts", "min"))
+"""The held-out comparison of a tuned policy: rejected containers first, then hosts in use."""
+
+
+def held_out_comparison(reports: Sequence[HeldOutReport], policy: str = "swarm", baseline: str = "bf"
+                        ) -> HeldOut | None:
+    """``policy`` against ``baseline`` from the held-out reports (``None`` unless both are there)."""
+    by = {r.policy: r for r in reports}
+    if policy not in by or baseline not in by:
+        return None
+    a, b = by[policy], by[baseline]
+    runs = [{"rejected": r.rejected, "hosts": r.hosts} for r in (a, b)]
+    return HeldOut.of_runs("orders", policy, baseline, SWARM_METRICS, runs[0], runs[1])
 
 
 # ------------------------------------------------------------------------------------------------

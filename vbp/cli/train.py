@@ -8,7 +8,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -26,6 +26,9 @@ from vbp.cli.common import (
 )
 from vbp.cli.formats import FORMATS
 from vbp.cli.outputs import check_outputs, force_option
+
+if TYPE_CHECKING:
+    from policies.agents.heldout import HeldOut
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT)."""
@@ -176,39 +179,46 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
         bar.close()
     res.policy.save(out)
     rows = [h.to_dict() for h in res.held_out]
-    worse = _worse_than_best_fit(rows)
-    if worse is not None:
-        click.echo(f"warning: on the {held_out} held-out orders the tuned policy needs more hosts than "
-                   f"Best-Fit ({worse[0]:.2f} against {worse[1]:.2f} on average); train longer, on more "
-                   "orders (--samples), or keep Best-Fit", err=True)
+    cmp = res.comparison()
+    worse = cmp is not None and cmp.worse
     if as_json:
         click.echo(json.dumps({"format": FORMATS["train-swarm"],
                                "policy": str(Path(out)), "weights": res.policy.to_dict()["weights"],
                                "features": res.policy.to_dict()["features"],
                                "initial_cost": res.initial_cost, "best_cost": res.best_cost,
                                "iterations": len(res.history), "seconds": round(res.seconds, 2),
-                               "held_out": rows, "worse_than_bf": worse is not None}, indent=1))
-        return
-    click.echo(f"trained on {inst.name}: {len(res.history)} iterations in {res.seconds:.1f} s; "
-               f"training cost {res.initial_cost:.3f} -> {res.best_cost:.3f}")
-    click.echo(f"saved {out}: {res.policy!r}")
-    click.echo(f"held-out orders ({held_out}):")
-    click.echo(f"  {'policy':<10} {'hosts mean':>10} {'min':>5} {'max':>5} {'range':>6} "
-               f"{'allocation':>11}")
-    for r in rows:
-        click.echo(f"  {r['policy']:<10} {r['hosts_mean']:>10.2f} {r['hosts_min']:>5} "
-                   f"{r['hosts_max']:>5} {r['hosts_range']:>6} {r['allocation_mean']:>10.2%}")
+                               "held_out": rows, "worse_than_bf": worse}, indent=1))
+    else:
+        click.echo(f"trained on {inst.name}: {len(res.history)} iterations in {res.seconds:.1f} s; "
+                   f"training cost {res.initial_cost:.3f} -> {res.best_cost:.3f}")
+        click.echo(f"saved {out}: {res.policy!r}")
+        click.echo(f"held-out orders ({held_out}):")
+        click.echo(f"  {'policy':<10} {'hosts mean':>10} {'min':>5} {'max':>5} {'range':>6} "
+                   f"{'allocation':>11}")
+        for r in rows:
+            click.echo(f"  {r['policy']:<10} {r['hosts_mean']:>10.2f} {r['hosts_min']:>5} "
+                       f"{r['hosts_max']:>5} {r['hosts_range']:>6} {r['allocation_mean']:>10.2%}")
+    if cmp is not None:
+        echo_held_out(cmp, SWARM_REMEDY, line=False)
 
 
-def _worse_than_best_fit(rows: list[dict[str, Any]]) -> tuple[float, float] | None:
-    """``(tuned, bf)`` mean hosts on the held-out orders when the tuned policy needs more, else ``None``."""
-    by = {r["policy"]: r for r in rows}
-    if "swarm" not in by or "bf" not in by:
-        return None
-    tuned, bf = by["swarm"], by["bf"]
-    key = (float(tuned["hosts_mean"]), float(tuned.get("rejected_mean", 0.0)))
-    ref = (float(bf["hosts_mean"]), float(bf.get("rejected_mean", 0.0)))
-    return (key[0], ref[0]) if key[1] > ref[1] or (key[1] == ref[1] and key[0] > ref[0]) else None
+SWARM_REMEDY = "train longer, on more orders (--samples), or keep Best-Fit"
+"""What the warning of a worse tuned policy suggests."""
+
+
+def echo_held_out(cmp: HeldOut, remedy: str, *, line: bool = True) -> None:
+    """End of a training command: the held-out comparison (one line) and, when worse, a warning on stderr.
+
+    Args:
+        cmp: the comparison.
+        remedy: what the warning suggests.
+        line: print the comparison's line on stdout (off with ``--json``, whose object holds it).
+    """
+    if line:
+        click.echo(cmp.line())
+    warning = cmp.warning(remedy)
+    if warning is not None:
+        click.echo(warning, err=True)
 
 
 @train.command("gcn", add_help_option=False,
