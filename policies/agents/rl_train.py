@@ -57,6 +57,56 @@ def check_streams(paths: Sequence[str], streams: Sequence[Instance]) -> None:
                               f"{layouts[0].n_clusters} (all training scenarios need the same clusters)")
 
 
+def previous_run(out: str | Path, algo: str) -> dict[str, Any] | None:
+    """The agent file ``out`` to resume (``--resume``; ``None`` when it does not exist yet).
+
+    Raises:
+        InputError: ``algo`` cannot be resumed, or the file holds another algorithm or no progress.
+    """
+    from policies.agents.rl import RESUMABLE, kind_of
+
+    if algo not in RESUMABLE:
+        raise input_error("--resume", algo, f"only {', '.join(RESUMABLE)} runs can be resumed")
+    if not Path(out).exists():
+        return None
+    from policies.agents.files import read_agent_file
+
+    previous = read_agent_file(out)
+    if previous.get("kind") != kind_of(algo) or previous.get("algo", algo) != algo:
+        raise input_error(str(out), "kind", f"holds a {previous.get('algo', previous.get('kind'))} "
+                          f"agent, not {algo}")
+    if "episodes" not in previous:
+        raise input_error(str(out), "episodes", "no training progress in this file to resume")
+    return previous
+
+
+def check_run(algo: str, streams: Sequence[Instance], overrides: dict[str, Any],
+              previous: dict[str, Any] | None, first: str, out: str | Path) -> None:
+    """Refuse a resumed file of another shape, or settings whose networks are too large for ``streams``.
+
+    Args:
+        algo: the algorithm.
+        streams: the scenarios.
+        overrides: typed hyper-parameters.
+        previous: the agent file resumed (or ``None``).
+        first: the first scenario's file (named in the error).
+        out: the agent file (named in the error).
+
+    Raises:
+        InputError: naming the file or ``--set``.
+    """
+    from packing.io import escape_control
+    from policies.agents.rl import check_size, resume_mismatch
+
+    if previous is not None and (why := resume_mismatch(previous, streams[0])) is not None:
+        raise input_error(str(out), "config", f"{why} ({first}); resume on scenarios of the same shape")
+    try:
+        check_size(algo, streams[0], overrides)
+    except ValueError as e:
+        raise input_error("--set", escape_control(getattr(e, "field", ""))[:200],
+                          getattr(e, "reason", str(e))) from None
+
+
 @dataclass
 class RunResult:
     """A finished ``vbp train rl`` run.
@@ -196,4 +246,5 @@ def plot_curve(curve: Sequence[dict[str, Any]], path: str | Path, title: str) ->
     plt.close(fig)
 
 
-__all__ = ["REMEDY", "RL_METRICS", "RunResult", "check_streams", "held_out", "plot_curve", "train_run"]
+__all__ = ["REMEDY", "RL_METRICS", "RunResult", "check_run", "check_streams", "held_out", "plot_curve",
+           "previous_run", "train_run"]

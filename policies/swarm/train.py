@@ -57,6 +57,7 @@ from policies.swarm.optimizer import (
     DifferentialEvolution,
     IterationRecord,
     Optimizer,
+    PSOCheckpoint,
     PSOSettings,
 )
 from policies.swarm.policy import SwarmPolicy, named_weights, project
@@ -296,6 +297,27 @@ def _held_out(executor: Executor, ref: str, policies: Sequence[tuple[str, Any]],
               seed: int) -> list[HeldOutReport]:
     recs = executor.map(run_task, order_tasks(ref, [spec for _, spec in policies], n, seed))
     return [_report(name, recs[k * n:(k + 1) * n]) for k, (name, _) in enumerate(policies)]
+
+
+def interrupted_message(checkpoint: str | None, iterations: int, resume: str) -> str:
+    """What an interrupted training kept, in one line.
+
+    Args:
+        checkpoint: the checkpoint file (``None``: none was asked for).
+        iterations: iterations completed (resumed ones included).
+        resume: the command line that resumes the run.
+    """
+    if checkpoint is None:
+        return (f"interrupted after {iterations} iteration(s); nothing was saved (train with "
+                "--checkpoint FILE to be able to resume)")
+    try:
+        kept: int | None = PSOCheckpoint.load(checkpoint).iteration
+    except Exception:  # noqa: BLE001 - no (valid) checkpoint yet: say so, do not fail again
+        kept = None
+    if kept is None:
+        return (f"interrupted before the first iteration finished; no checkpoint was written to "
+                f"{checkpoint}")
+    return f"interrupted; {checkpoint} holds {kept} complete iteration(s); resume with: {resume}"
 
 
 # ------------------------------------------------------------------------------------------------

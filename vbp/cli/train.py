@@ -8,7 +8,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -26,9 +26,7 @@ from vbp.cli.common import (
 )
 from vbp.cli.formats import FORMATS
 from vbp.cli.outputs import check_outputs, force_option
-
-if TYPE_CHECKING:
-    from policies.agents.heldout import HeldOut
+from vbp.cli.train_report import echo_held_out
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT)."""
@@ -50,20 +48,9 @@ def resume_command() -> str:
 def _interrupted(checkpoint: str | None, iterations: int) -> NoReturn:
     """Ctrl-C during training: say in one line what was kept and how to resume; exit 130."""
     from packing.io import escape_control
-    from policies.swarm.optimizer import PSOCheckpoint
+    from policies.swarm.train import interrupted_message
 
-    if checkpoint is None:
-        text = (f"interrupted after {iterations} iteration(s); nothing was saved (train with "
-                "--checkpoint FILE to be able to resume)")
-    else:
-        try:
-            kept: int | None = PSOCheckpoint.load(checkpoint).iteration
-        except Exception:  # noqa: BLE001 - no (valid) checkpoint yet: say so, do not fail again
-            kept = None
-        text = (f"interrupted before the first iteration finished; no checkpoint was written to "
-                f"{checkpoint}" if kept is None else
-                f"interrupted; {checkpoint} holds {kept} complete iteration(s); resume with: "
-                f"{resume_command()}")
+    text = interrupted_message(checkpoint, iterations, resume_command())
     click.echo(f"error: {escape_control(text)}", err=True)
     raise SystemExit(INTERRUPTED)
 
@@ -204,21 +191,6 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
 
 SWARM_REMEDY = "train longer, on more orders (--samples), or keep Best-Fit"
 """What the warning of a worse tuned policy suggests."""
-
-
-def echo_held_out(cmp: HeldOut, remedy: str, *, line: bool = True) -> None:
-    """End of a training command: the held-out comparison (one line) and, when worse, a warning on stderr.
-
-    Args:
-        cmp: the comparison.
-        remedy: what the warning suggests.
-        line: print the comparison's line on stdout (off with ``--json``, whose object holds it).
-    """
-    if line:
-        click.echo(cmp.line())
-    warning = cmp.warning(remedy)
-    if warning is not None:
-        click.echo(warning, err=True)
 
 
 @train.command("gcn", add_help_option=False,

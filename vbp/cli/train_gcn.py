@@ -101,7 +101,7 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
     from policies.agents.gcn_placement import Config
     from policies.agents.gcn_placement_train import GCN_REMEDY, held_out, plot_curve, train
     from policies.registry import get_policy
-    from vbp.cli.train import echo_held_out
+    from vbp.cli.train_report import echo_held_out
 
     teacher = get_policy(imitate) if imitate else None
     init_weights = None

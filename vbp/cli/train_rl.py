@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -69,7 +68,7 @@ def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tu
     check_outputs([(plot, "--plot", (".png",))], force=force or resume, inputs=[*scenarios, out])
     if importlib.util.find_spec("torch") is None:
         raise input_error("--algo", algo, "learned agents need torch (pip install 'vbp-toolkit[rl]')")
-    from policies.agents.rl import RESUMABLE, coerce, kind_of
+    from policies.agents.rl import coerce
 
     raw = parse_sets(sets)
     try:
@@ -77,30 +76,11 @@ def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tu
     except ValueError as e:
         field = getattr(e, "field", ",".join(sets))
         raise input_error("--set", escape_control(field)[:200], getattr(e, "reason", str(e))) from None
-    previous: dict[str, Any] | None = None
-    if resume:
-        if algo not in RESUMABLE:
-            raise input_error("--resume", algo, f"only {', '.join(RESUMABLE)} runs can be resumed")
-        if Path(out).exists():
-            from policies.agents.files import read_agent_file
+    from policies.agents.rl_train import check_run, previous_run
 
-            previous = read_agent_file(out)
-            if previous.get("kind") != kind_of(algo) or previous.get("algo", algo) != algo:
-                raise input_error(out, "kind", f"holds a {previous.get('algo', previous.get('kind'))} "
-                                  f"agent, not {algo}")
-            if "episodes" not in previous:
-                raise input_error(out, "episodes", "no training progress in this file to resume")
+    previous = previous_run(out, algo) if resume else None
     streams = _streams(scenarios)
-    from policies.agents.rl import check_size, resume_mismatch
-
-    if previous is not None and (why := resume_mismatch(previous, streams[0])) is not None:
-        raise input_error(out, "config", f"{why} ({scenarios[0]}); resume on scenarios of the same shape")
-
-    try:
-        check_size(algo, streams[0], overrides)
-    except ValueError as e:
-        raise input_error("--set", escape_control(getattr(e, "field", ""))[:200],
-                          getattr(e, "reason", str(e))) from None
+    check_run(algo, streams, overrides, previous, scenarios[0], out)
     _train_and_save(algo, streams, episodes, seed, overrides, threads, previous, plot, held_out, as_json,
                     out)
 
@@ -112,7 +92,7 @@ def _train_and_save(algo: str, streams: list[Any], episodes: int, seed: int, ove
 
     from policies.agents import rl_train
     from policies.agents.rl import RESUMABLE
-    from vbp.cli.train import echo_held_out
+    from vbp.cli.train_report import echo_held_out
 
     done0 = int(previous["episodes"]) if previous else 0
     if done0 >= episodes:
