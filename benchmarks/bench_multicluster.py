@@ -178,7 +178,7 @@ def _plot_curves(models: Path, path: str, title: str = "EADE-M training, 16 clus
     w = 10
     for f in sorted(models.glob("eade-m-s*.pt")):
         curve = torch.load(f, weights_only=True).get("curve", [])
-        placed = np.array([r["deployed"] for r in curve], dtype=float)
+        placed = np.array([r.get("deployed", r.get("placed")) for r in curve], dtype=float)  # older: placed
         if baseline:
             placed -= np.array([baseline[r["episode"] % len(baseline)] for r in curve], dtype=float)
         if len(placed) >= w:
