@@ -157,7 +157,7 @@ def _train(args: argparse.Namespace, models: Path) -> dict[str, float]:
             else:
                 agent.save(out)
             print(f"trained {out.name}: {cpu[out.name]:.0f} s CPU, last placed "
-                  f"{[r['placed'] for r in curve[-5:]]}", flush=True)
+                  f"{[r['deployed'] for r in curve[-5:]]}", flush=True)
     return cpu
 
 
@@ -178,7 +178,7 @@ def _plot_curves(models: Path, path: str, title: str = "EADE-M training, 16 clus
     w = 10
     for f in sorted(models.glob("eade-m-s*.pt")):
         curve = torch.load(f, weights_only=True).get("curve", [])
-        placed = np.array([r["placed"] for r in curve], dtype=float)
+        placed = np.array([r.get("deployed", r.get("placed")) for r in curve], dtype=float)  # older: placed
         if baseline:
             placed -= np.array([baseline[r["episode"] % len(baseline)] for r in curve], dtype=float)
         if len(placed) >= w:
