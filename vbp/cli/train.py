@@ -211,12 +211,3 @@ def gcn(ctx: click.Context, args: tuple[str, ...]) -> Any:
         from vbp.cli.train_gcn import gcn as cmd
     return cmd.main(args=list(args), prog_name=ctx.command_path, standalone_mode=False)
 
-
-def _add_subcommands() -> None:
-    """Subcommands that live in their own modules (``vbp train rl``; more can be added here)."""
-    from vbp.cli.train_rl import rl
-
-    train.add_command(rl)
-
-
-_add_subcommands()
