@@ -31,10 +31,11 @@ def main() -> None:
     ap.add_argument("data")
     ap.add_argument("--jobs", type=int, default=100)
     ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--first-seed", type=int, default=0, help="Seeds first-seed .. first-seed + seeds - 1.")
     ap.add_argument("--hosts", default="32c64g:8,92c288g:8")
     ap.add_argument("--pool", choices=["all", "held"], default="all")
     ap.add_argument("--interarrival", type=float, default=10.0)
-    ap.add_argument("--policies", default="sjf,sjf-cp,fifo,cpf,decima-like")
+    ap.add_argument("--policies", default="sjf,sjf-cp,fifo,cpf")
     ap.add_argument("--no-overheads", action="store_true")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
@@ -44,7 +45,7 @@ def main() -> None:
         w = w.subset(sorted(perm[w.n_jobs // 2:].tolist()), "held-out-pool")
     oh = NO_OVERHEADS if a.no_overheads else Overheads()
     rows = []
-    for s in range(a.seeds):
+    for s in range(a.first_seed, a.first_seed + a.seeds):
         sample = sample_jobs(w, a.jobs, s, a.interarrival)
         pols: list[DagPolicy] = [make_dag_policy(n.strip(), s) for n in a.policies.split(",") if n.strip()]
         t = time.perf_counter()
