@@ -316,3 +316,25 @@ def test_no_slot_runs_a_stage() -> None:
 def test_empty_workload() -> None:
     cb = capacity_bound(Workload("e", ()), Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([1])), None)
     assert cb.mean_jct == 0.0 and len(cb.jct) == 0
+
+
+@pytest.mark.parametrize("seed", [25, pytest.param(21, marks=pytest.mark.slow),
+                                  pytest.param(28, marks=pytest.mark.slow)])
+def test_real_samples_every_policy_above_the_bound(shared_data: Path, seed: int) -> None:
+    # 30 Alibaba v2018 DAG jobs on the small cluster (the tail bound is the largest part on these
+    # samples); every policy on its own carving, with drawn overheads, stays above both bounds
+    from packing.dag.carving import parse_hosts, sample_jobs
+    from solvers.dag_carving import carve_cluster
+
+    w = sample_jobs(load_dag_folder(shared_data / "alibaba-v2018-batch-dag"), 30, seed, 10.0)
+    for name in DAG_POLICIES:
+        pol = make_dag_policy(name, seed)
+        q = 1 if pol.partition == "single" else 4
+        cl = carve_cluster(partition(w, q, pol.partition), parse_hosts("32c64g:4,92c288g:2"), seed=seed,
+                           carving="nested", large_share=0.6).cluster
+        cb = capacity_bound(w, cl, Overheads())
+        cp = critical_path_bounds(w, cl.capacity, Overheads())["critical_path_mean_jct"]
+        assert cb.mean_jct >= cp - 1e-9
+        res, _ = run_dag(DagEngine(w, cl, overheads=Overheads(), seed=seed), pol)
+        assert res.mean_jct >= cb.mean_jct - 1e-6, name
+        assert np.all(res.jct >= cb.jct - 1e-6), name
