@@ -130,8 +130,9 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     pad = f"{'':>5} {'':>6}"
     click.echo(f"{'bound (cp)':<16} {pad} {b['critical_path_mean_jct']:>10.1f}  critical path + least "
                "overheads per stage")
-    click.echo(f"{'bound (capacity)':<16} {pad} {b['capacity_mean_jct']:>10.1f}  slot-limited critical paths "
-               "and shared slots/cpu/mem (least over the carvings; gap cap: the policy's own carving)")
+    click.echo(f"{'bound (capacity)':<16} {pad} {b['capacity_mean_jct']:>10.1f}  slot-limited critical "
+               "paths, shared slots/cpu/mem and tails (least over the carvings; gap cap: the policy's own "
+               "carving)")
 
 
 @jobs.command("partition")
