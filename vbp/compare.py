@@ -58,7 +58,7 @@ def deployed_optimum(inst: Instance, time_limit: float) -> Any:
 
     ``objective`` is the tasks deployed by the best placement and ``bound`` the proven maximum's
     upper bound (``bound_kind == "upper"``: the ``"deployed"`` objective of
-    :class:`solvers.result.SolveResult`, which stores it in its ``lower_bound`` field).
+    :class:`solvers.result.SolveResult`).
     """
     from solvers.max_deployed import optimum
     from solvers.result import SolveResult
@@ -66,7 +66,7 @@ def deployed_optimum(inst: Instance, time_limit: float) -> Any:
     opt = optimum(inst, time_limit=time_limit)
     hosts = int(len(set(int(h) for h in opt.placement.host_array(inst) if h >= 0)))
     return SolveResult(status="optimal" if opt.proven else "feasible", objective=float(opt.deployed),
-                       lower_bound=float(opt.bound), placement=opt.placement, hosts=hosts,
+                       bound=float(opt.bound), placement=opt.placement, hosts=hosts,
                        method=opt.method, seconds=opt.seconds, objective_kind="deployed")
 
 
