@@ -4,7 +4,7 @@ Demands have seven (sometimes ten) decimals and are cut so that host loads land 
 capacity, just above it, or within the checker's tolerance above it: where a model that rounds
 (or ignores the tolerance) solves a stricter or looser problem than the checker. The optimum is
 found by :func:`brute.brute_force`, which decides feasibility with the checker's own predicates.
-Every method must satisfy ``lower_bound <= optimum <= objective``, and ``"optimal"`` must mean
+Every method must satisfy ``bound <= optimum <= objective``, and ``"optimal"`` must mean
 ``objective == optimum``.
 """
 

@@ -2,7 +2,7 @@
 
 Small random instances with zone labels (some host types without one), zone caps, zone and host
 name spreads, node selectors and non-integer demands. Every method must satisfy
-``lower_bound <= optimum <= objective`` (the optimum from :func:`brute.brute_force`), ``"optimal"``
+``bound <= optimum <= objective`` (the optimum from :func:`brute.brute_force`), ``"optimal"``
 must mean ``objective == optimum``, and every placement passes the checker (``solvers.solve``
 verifies it).
 """
