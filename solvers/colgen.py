@@ -202,13 +202,13 @@ class _Master:
         self.vars.append(v)
         return True
 
-    def solve(self) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
+    def solve(self, retry: bool = True) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
         """Solve; returns (value, lam (P,), pi (n_apps,), mu (n_types,), artificial use).
 
         The artificial columns keep the master feasible and bounded, so GLOP's only other
         answer is ``ABNORMAL`` (numerical trouble, status 4), which the warm start from the last
-        basis can cause: the master is then solved again from scratch (dual simplex, then
-        primal simplex).
+        basis can cause: with ``retry`` the master is then solved again from scratch (dual
+        simplex, then primal simplex).
 
         Raises:
             MasterLPFailed: no optimum from scratch either.
@@ -217,7 +217,7 @@ class _Master:
 
         st = self.lp.Solve()
         P = pywraplp.MPSolverParameters
-        for algorithm in (P.DUAL, P.PRIMAL):
+        for algorithm in (P.DUAL, P.PRIMAL) if retry else ():
             if st == pywraplp.Solver.OPTIMAL:
                 break
             params = P()
@@ -426,7 +426,7 @@ def _dive(inst: Instance, master: _Master, clock: Clock) -> np.ndarray | None:
     rounds = 0
     while clock.left(0.0) > 0.05:
         try:
-            _value, lam, pi, mu, art = master.solve()
+            _value, lam, pi, mu, art = master.solve(retry=False)
         except MasterLPFailed:
             break  # the other roundings and the restricted master still run
         if art > 1e-6:
@@ -450,10 +450,21 @@ def _dive(inst: Instance, master: _Master, clock: Clock) -> np.ndarray | None:
             break
         for q in np.flatnonzero(floor >= 1).tolist():  # keep what the LP already uses whole
             master.set_lower(q, float(floor[q]))
+        # round up the most nearly whole columns, within the hosts left of each type (the
+        # fixed lower bounds of a type never exceed its host limit: the LP stays feasible)
+        types = np.array([c.type_index for c in master.cols[: len(lam)]], dtype=np.int64)
+        fixed = np.bincount(types, weights=floor, minlength=len(master.limit))
         k = max(1, int(DIVE_SHARE * np.count_nonzero(frac)))
-        for q in np.argsort(-frac)[:k].tolist():  # round up the most nearly whole columns
-            if frac[q] > 0:
+        rounded = 0
+        for q in np.argsort(-frac).tolist():
+            if rounded == k or frac[q] <= 0:
+                break
+            if fixed[types[q]] + 1 <= master.limit[types[q]] + 1e-9:
                 master.set_lower(q, float(floor[q] + 1))
+                fixed[types[q]] += 1
+                rounded += 1
+        if not rounded:
+            break  # no type has a host left for a rounded-up column
     for q in range(len(master.vars)):
         master.set_lower(q, 0.0)
     return out

@@ -9,6 +9,7 @@ than 10 memory, so the optimum is 7 hosts, one each, while the cheap bound is th
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,7 @@ from solvers.colgen import colgen_bound, solve_colgen
 
 pywraplp = pytest.importorskip("ortools.linear_solver.pywraplp")
 
+DATA = Path(__file__).resolve().parents[1] / "data"
 OPT = 7.0
 CHEAP = 5.0
 INST = Instance("alone", ("cpu", "mem"), (HostType("h", (10, 10), 8),),
@@ -81,3 +83,40 @@ def test_auto_survives_abnormal_glop(monkeypatch: pytest.MonkeyPatch) -> None:
     r = solve(INST, "auto", time_limit=20, workers=1)
     assert r.objective == OPT and r.bound <= OPT  # CP-SAT or the arc flow may still prove it
     assert r.placement is not None and check(INST, r.placement, require_all=True) == []
+
+
+def test_diving_keeps_the_master_feasible(monkeypatch: pytest.MonkeyPatch) -> None:
+    # CL_6_25_1 on exactly as many hosts as its optimum (10, LP 9.33): rounding up every
+    # fractional column at once (DIVE_SHARE = 1) would ask for more hosts than the type has;
+    # the dive rounds up only within each type's host limit, so the master never turns infeasible
+    import dataclasses
+
+    import numpy as np
+
+    from packing.loaders import load_any
+    from solvers import colgen
+    from solvers.base import Clock
+
+    inst = load_any(DATA / "caprara_toth_small" / "instances" / "CL_6_25_1.vbp")
+    inst = inst.replace(host_types=tuple(dataclasses.replace(t, count=10, host_names=None)
+                                         for t in inst.host_types))
+    monkeypatch.setattr(colgen, "DIVE_SHARE", 1.0)
+    checked = []
+    real = colgen._Master.solve
+
+    def solve_checked(self: colgen._Master, retry: bool = True) -> object:
+        lower = np.array([v.lb() for v in self.vars])  # type: ignore[attr-defined]
+        types = np.array([c.type_index for c in self.cols], dtype=np.int64)
+        per_type = np.bincount(types, weights=lower, minlength=len(self.limit))
+        assert (per_type <= self.limit + 1e-9).all(), (per_type, self.limit)
+        checked.append(float(lower.sum()))
+        return real(self, retry)
+
+    monkeypatch.setattr(colgen._Master, "solve", solve_checked)
+    res, master = colgen._generate(inst, "hosts", Clock(20), 0, 1, None, None, [])
+    assert res.converged and res.bound == 10
+    colgen._dive(inst, master, Clock(20))
+    assert max(checked) > 0  # the dive fixed columns
+    r = solve_colgen(inst, SolveOptions(time_limit=20, workers=1))
+    assert r.objective == 10 and r.placement is not None
+    assert check(inst, r.placement, require_all=True) == []
