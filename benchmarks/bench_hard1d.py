@@ -77,11 +77,11 @@ def main() -> None:
             ok = res.status == "optimal"
             proven[name] += ok
             if planted is not None:
-                assert res.lower_bound <= planted <= (res.objective or planted)
+                assert res.bound <= planted <= (res.objective or planted)
                 ok = ok and res.objective == planted
             if ok:
                 best = res.objective
-            cells.append(f"{res.objective:.0f}/{res.lower_bound:.0f} "
+            cells.append(f"{res.objective:.0f}/{res.bound:.0f} "
                          f"{'proven' if ok else 'open'} {dt:.1f}s "
                          f"({res.proofs.get('solution')}/{res.proofs.get('bound')})")
         opt = planted if planted is not None else (f"{best:.0f}" if best else "?")

@@ -92,7 +92,7 @@ def carve_sweep(workload: Workload, qs: list[int], methods: list[str], *, contai
                 tys = inst.host_type_of[np.unique(ho[ho >= 0])]
                 used = {inst.host_types[int(t)].name: int((tys == t).sum()) for t in np.unique(tys)}
             cost = None if res.objective is None else res.objective / scale
-            low = float(res.lower_bound) / scale
+            low = float(res.bound) / scale
             rows.append(SweepRow(method, q, part.n_types, part.reached, part.types.round(3).tolist(),
                                  int(counts.sum()), used, cost, low,
                                  None if cost is None else 1.0 - work / cost,

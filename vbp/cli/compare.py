@@ -46,7 +46,7 @@ from vbp.compare import (
               show_default=True, help="Solver budget in seconds.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the orders, policies, solver.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-compare/1).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-compare/2).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a plot: hosts per policy with the optimum and bound, and per-host use.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
@@ -131,7 +131,7 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
                      title=f"{inst.name}: hosts used over {orders} orders",
                      proven=res.status == "optimal")
     opt = {"status": res.status, "objective": json_number(res.objective),
-           "lower_bound": json_number(res.lower_bound), "bound": json_number(res.bound),
+           "bound": json_number(res.bound),
            "bound_kind": res.bound_kind, "objective_kind": res.objective_kind, "hosts": res.hosts}
     if as_json:
         click.echo(json.dumps(tagged("compare", {
@@ -191,9 +191,9 @@ def _table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> N
     if res.placement is not None:
         from packing.metrics import compute_metrics
 
-        opt_alloc = f"{100 * compute_metrics(inst, res.placement).sigma_allocation_bottleneck:.2f}%"
+        opt_alloc = f"{100 * compute_metrics(inst, res.placement).allocation:.2f}%"
     click.echo(f"{'optimum':<16}{obj + what:>11}{'':>6}{'':>6}{opt_alloc:>12}{'':>9}{'':>10}"
-               f"   {res.status}, bound {res.lower_bound:g}")
+               f"   {res.status}, bound {res.bound:g}")
     click.echo("-" * len(head))
     for r in rows:
         gap = "-" if r.gap is None else f"{100 * r.gap:+.1f}%"

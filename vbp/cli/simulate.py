@@ -73,7 +73,7 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     for i, r in enumerate(samples.results):
         m = compute_metrics(inst, r.placement)
         runs.append({"order": i, **r.summary(), "policy": label,
-                     "allocation": _num(m.sigma_allocation_bottleneck)})
+                     "allocation": _num(m.allocation)})
     first = samples.results[0]
     if out is not None:
         from packing.io import save_placement
