@@ -64,7 +64,7 @@ def table(title: str, runs: list[tuple[Instance, list[np.ndarray], float]], mode
         for o in orders:
             for n in names:
                 pol = gcn if n == "gcn" else get_policy(n)
-                hosts[n].append(simulate(inst, pol, o, seed=0).hosts_used)
+                hosts[n].append(simulate(inst, pol, o, seed=0).hosts)
     opt = float(np.mean([opt for inst, orders, opt in runs for _ in orders]))
     bf, g = float(np.mean(hosts["bf"])), float(np.mean(hosts["gcn"]))
     ms = 1000 * np.array(gcn.times)

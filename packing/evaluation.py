@@ -220,7 +220,7 @@ def run(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarray | 
     seconds = time.perf_counter() - t0
     return RunRecord(
         instance=label if label is not None else instance.name, policy=res.policy, order=order_index,
-        seed=int(seed), hosts=m.hosts, hosts_peak=int(res.peak_hosts), cost=m.cost,
+        seed=int(seed), hosts=m.hosts, hosts_peak=int(res.hosts_peak), cost=m.cost,
         rejected=res.n_rejected, delayed=res.n_delayed, deployed=m.deployed,
         allocation=m.allocation, seconds=seconds,
         trajectory=res.trajectory if options.trajectory else None,

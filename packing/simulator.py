@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -56,8 +57,8 @@ class SimulationResult:
         policy: the policy's name.
         placement: containers alive at the end, accepted by :func:`packing.checker.check` (built
             on first access from ``host_of``).
-        hosts_used: hosts in use at the end.
-        peak_hosts: most hosts in use at any time.
+        hosts: hosts in use at the end (``hosts_used`` is a deprecated alias).
+        hosts_peak: most hosts in use at any time (``peak_hosts`` is a deprecated alias).
         cost: total cost of the hosts in use at the end.
         order: the arrival order actually replayed (after the policy's ``arrange``), shape ``(n,)``.
         rejected: arrival indices rejected, shape ``(n_rejected,)``.
@@ -73,8 +74,8 @@ class SimulationResult:
 
     policy: str
     engine: Engine = dataclasses.field(repr=False, compare=False)
-    hosts_used: int
-    peak_hosts: int
+    hosts: int
+    hosts_peak: int
     cost: float
     order: np.ndarray
     rejected: np.ndarray
@@ -102,6 +103,20 @@ class SimulationResult:
         return self.engine.trajectory()
 
     @property
+    def hosts_used(self) -> int:
+        """Deprecated name of :attr:`hosts`."""
+        warnings.warn("SimulationResult.hosts_used is deprecated; read SimulationResult.hosts",
+                      DeprecationWarning, stacklevel=2)
+        return self.hosts
+
+    @property
+    def peak_hosts(self) -> int:
+        """Deprecated name of :attr:`hosts_peak`."""
+        warnings.warn("SimulationResult.peak_hosts is deprecated; read SimulationResult.hosts_peak",
+                      DeprecationWarning, stacklevel=2)
+        return self.hosts_peak
+
+    @property
     def n_rejected(self) -> int:
         """Number of rejected arrivals."""
         return len(self.rejected)
@@ -118,7 +133,7 @@ class SimulationResult:
 
     def summary(self) -> dict[str, Any]:
         """Plain numbers for JSON output, named as in ``docs/outputs.md`` (``hosts``, ``deployed``...)."""
-        return {"policy": self.policy, "hosts": self.hosts_used, "hosts_peak": self.peak_hosts,
+        return {"policy": self.policy, "hosts": self.hosts, "hosts_peak": self.hosts_peak,
                 "cost": self.cost, "deployed": self.placement.n_placed, "rejected": self.n_rejected,
                 "delayed": self.n_delayed, "waiting": len(self.waiting), "departed": len(self.departed)}
 
@@ -256,7 +271,7 @@ def evaluate_snapshots(policy: Any, instance: Instance, k: int, *, keep: float =
                                 check_result=check_result))
         if progress is not None:
             progress()
-    hosts = np.array([r.hosts_used for r in results], dtype=np.int64)
+    hosts = np.array([r.hosts for r in results], dtype=np.int64)
     return Samples(results[0].policy if results else str(getattr(policy, "name", "?")),
                    tuple(results), _ro(hosts))
 
@@ -575,7 +590,7 @@ def evaluate(policy: Any, instance: Instance, orders: Sequence[np.ndarray], *, s
         results.append(simulate(instance, policy, o, seed=run_seed(seed, i), check_result=check_result))
         if progress is not None:
             progress()
-    hosts = np.array([r.hosts_used for r in results], dtype=np.int64)
+    hosts = np.array([r.hosts for r in results], dtype=np.int64)
     return Samples(results[0].policy if results else str(getattr(policy, "name", "?")),
                    tuple(results), _ro(hosts))
 
@@ -603,7 +618,7 @@ def evaluate_batch(make_policy: Callable[[np.ndarray], Any], thetas: np.ndarray,
         pol = make_policy(theta)
         for i, o in enumerate(orders):
             out[p, i] = simulate(instance, pol, o, seed=run_seed(seed, i),
-                                 check_result=check_result).hosts_used
+                                 check_result=check_result).hosts
     return out
 
 

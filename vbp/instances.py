@@ -10,7 +10,7 @@ from policies.heuristics import BestFit
 
 def best_fit_hosts(instance: Instance) -> int:
     """Hosts Best-Fit uses on the instance's own arrival order."""
-    return simulate(instance, BestFit(), check_result=False).hosts_used
+    return simulate(instance, BestFit(), check_result=False).hosts
 
 
 def generate_sigma(seed: int = 0) -> Instance:

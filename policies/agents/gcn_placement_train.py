@@ -426,8 +426,8 @@ def held_out(policy: Any, instance: Instance, orders: Sequence[np.ndarray]) -> H
     from packing.simulator import simulate
     from policies.heuristics import BestFit
 
-    mine = [simulate(instance, policy, o, seed=0).hosts_used for o in orders]
-    bf = [simulate(instance, BestFit(), o, seed=0).hosts_used for o in orders]
+    mine = [simulate(instance, policy, o, seed=0).hosts for o in orders]
+    bf = [simulate(instance, BestFit(), o, seed=0).hosts for o in orders]
     info = getattr(policy, "info", None)
     if isinstance(info, dict):
         info["held_out"] = {"gcn_mean": float(np.mean(mine)), "bf_mean": float(np.mean(bf))}

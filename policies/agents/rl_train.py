@@ -215,7 +215,7 @@ def held_out(model: str | Path, streams: Sequence[Instance], *, orders: int = 8,
             for key, pol in (("agent", agent), ("bf", BestFit())):
                 res = simulate(inst, pol, order, seed=run_seed(seed, i), record=False)
                 runs[key]["deployed"].append(res.placement.n_placed)
-                runs[key]["hosts"].append(res.hosts_used)
+                runs[key]["hosts"].append(res.hosts)
     return HeldOut.of_runs("orders", name, "bf", RL_METRICS, runs["agent"], runs["bf"])
 
 

@@ -64,7 +64,7 @@ def test_departures_free_capacity() -> None:
     assert leave.n_rejected == 0
     assert leave.departed.tolist() == [0]
     assert leave.placement.hosts == {"x": (0, UNPLACED)}  # the first left; the second reuses slot 0
-    assert leave.hosts_used == 1 and leave.peak_hosts == 1
+    assert leave.hosts == 1 and leave.hosts_peak == 1
 
 
 def test_departure_at_arrival_time_happens_first() -> None:
@@ -115,7 +115,7 @@ def test_initial_snapshot_is_kept() -> None:
     assert len(arrivals(inst).app) == 2
     res = simulate(inst, FirstFit())
     assert res.placement.hosts["a"] == (2, 0, 0)
-    assert res.hosts_used == 2
+    assert res.hosts == 2
     slow = simulate(inst, FirstFit(), compiled=False)
     assert slow.placement == res.placement
 

@@ -55,8 +55,8 @@ def test_policy_contract_on_sigma(name: str, sigma: Instance) -> None:
         # on this instance every heuristic finds room for everything (30 hosts, 15 needed)
         if name not in ("k8s-least", "k8s-balanced"):
             assert res.n_rejected == 0
-        assert 15 <= res.hosts_used <= sigma.n_hosts
-        assert res.peak_hosts == res.hosts_used  # no departures
+        assert 15 <= res.hosts <= sigma.n_hosts
+        assert res.hosts_peak == res.hosts  # no departures
 
 
 @pytest.mark.parametrize("name", sorted(POLICIES))
@@ -77,7 +77,7 @@ def test_best_fit_by_hand() -> None:
     # C (3) fits exactly on host 1 (7 used): residual 0 beats host 0's 0.2; D (5) then fits host 0
     res = simulate(tiny(), BestFit())
     assert hosts_of(res) == [0, 1, 1, 0]
-    assert res.hosts_used == 2
+    assert res.hosts == 2
 
 
 def test_worst_fit_by_hand() -> None:
@@ -94,13 +94,13 @@ def test_decreasing_orders_sort_by_size() -> None:
     res = simulate(tiny(), get_policy("ffd"))
     names = [tiny().apps[a].name for a in res.trajectory.app]
     assert names == ["B", "A", "D", "C"]  # stable: A before D
-    assert res.hosts_used == 2
+    assert res.hosts == 2
 
 
 def test_anti_affinity_cap_respected() -> None:
     inst = Instance("cap", ("cpu",), (HostType("h", (100.0,), 4),), (App("a", (1.0,), 7, max_per_host=2),))
     res = simulate(inst, BestFit())
-    assert res.hosts_used == 4 and res.n_rejected == 0
+    assert res.hosts == 4 and res.n_rejected == 0
     assert np.bincount(res.trajectory.host).tolist() == [2, 2, 2, 1]
 
 
@@ -156,7 +156,7 @@ def test_greedy_matches_first_fit_on_identical_hosts(sigma: Instance) -> None:
     ff = simulate(sigma, FirstFit())
     for seed in range(3):
         g = simulate(sigma, Greedy(), seed=seed)
-        assert g.hosts_used == ff.hosts_used
+        assert g.hosts == ff.hosts
     assert not np.array_equal(simulate(sigma, Greedy(), seed=0).trajectory.host, ff.trajectory.host)
 
 

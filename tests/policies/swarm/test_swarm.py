@@ -53,12 +53,12 @@ def test_hand_set_weights_reproduce_heuristics_exactly(sigma: Instance, weights:
         ours = simulate(sigma, SwarmPolicy(weights), order, compiled=compiled)
         ref = simulate(sigma, base, order, compiled=False)
         assert np.array_equal(ours.trajectory.host, ref.trajectory.host)
-        assert ours.hosts_used == ref.hosts_used
+        assert ours.hosts == ref.hosts
 
 
 def test_bf_on_sigma_own_order_is_twenty_and_swarm_bf_matches(sigma: Instance) -> None:
-    assert simulate(sigma, SwarmPolicy(named_weights(best_fit=1.0))).hosts_used == \
-        simulate(sigma, get_policy("bf")).hosts_used
+    assert simulate(sigma, SwarmPolicy(named_weights(best_fit=1.0))).hosts == \
+        simulate(sigma, get_policy("bf")).hosts
 
 
 @settings(max_examples=25, deadline=None)
@@ -130,7 +130,7 @@ def test_json_round_trip_and_registry(tmp_path: Path, sigma: Instance) -> None:
     assert np.array_equal(back.weights, pol.weights) and back.provenance == {"seed": 3}
     via_registry = get_policy(str(path))
     assert isinstance(via_registry, SwarmPolicy)
-    assert simulate(sigma, via_registry).hosts_used == simulate(sigma, pol).hosts_used
+    assert simulate(sigma, via_registry).hosts == simulate(sigma, pol).hosts
 
 
 def test_bad_policy_file_names_the_field(tmp_path: Path) -> None:
