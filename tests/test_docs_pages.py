@@ -292,3 +292,37 @@ def test_reproduce_must_be_the_last_section() -> None:
     assert reproduce_section("# T\n## A\ntext\n## Reproduce\n```console\n$ vbp info x\n```\n") is not None
     assert reproduce_section("# T\n## Reproduce\nx\n## After\n") is None
     assert reproduce_section("# T\n## A\n```console\n## Reproduce\n```\n") is None
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lowercase, punctuation dropped, spaces as dashes."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def without_code(text: str, inline: bool = True) -> str:
+    """The text without fenced code blocks (and inline code, unless ``inline`` is False)."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    return re.sub(r"`[^`\n]*`", "", text) if inline else text
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_relative_links_resolve(page: Path) -> None:
+    broken = []
+    for target in re.findall(r"!?\[[^\]]*\]\(([^)\s]+)\)", without_code(page.read_text(encoding="utf-8"))):
+        if re.match(r"^[a-z]+:", target):
+            continue  # http:, https:, mailto:
+        name, _, frag = target.partition("#")
+        path = (page.parent / name).resolve() if name else page
+        if not path.exists():
+            broken.append(f"{target}: no such file")
+        elif frag and path.suffix == ".md":
+            heads = re.findall(r"^#+ (.*)$", without_code(path.read_text(encoding="utf-8"), False), re.M)
+            if frag not in {anchor(h) for h in heads}:
+                broken.append(f"{target}: no such heading")
+    assert not broken, f"{page.name}:\n" + "\n".join(broken)
+
+
+def test_anchor_follows_github() -> None:
+    assert anchor("Multi-cluster GPU scheduling (EADE-DDPG, EADE-M and baselines)") == \
+        "multi-cluster-gpu-scheduling-eade-ddpg-eade-m-and-baselines"
+    assert anchor("Instance (`\"format\": \"vbp-instance/1\"`)") == "instance-format-vbp-instance1"
