@@ -15,8 +15,8 @@ held-out pool (other seeds, other jobs): mean JCT, gap to the critical-path boun
 
 The Q types are carved ``--carving nested`` by default with ``--large-share auto``: the share of the
 large containers with the least SJF mean JCT on ``--tune-samples`` samples of the TRAINING pool (seeds
-5000+, not the agents' training samples nor the held-out ones); ``--carving proportional`` is the old
-carving (counts in proportion to the types' task counts).
+5000+, not the agents' training samples nor the held-out ones); ``--carving proportional`` is the
+proportional carving (counts in proportion to the types' task counts).
 
 The agents use the scale-free features and the stage head over the ``--candidates`` shortest jobs'
 stages (0: every runnable stage); ``--long-samples`` adds long training-pool samples to the training

@@ -13,9 +13,11 @@ on the executor you pick (the numbers are the same on every executor).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from packing.builtin import builtin_instance
+from packing.errors import VbpError
 from packing.evaluation import Scenario, make_executor
 from packing.loaders import load_any
 from packing.simulator import sample_orders
@@ -55,4 +57,8 @@ if __name__ == "__main__":
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--executor", choices=["serial", "process", "ray"], default="serial")
     a = ap.parse_args()
-    main(a.path, orders=a.orders, time_limit=a.time_limit, seed=a.seed, executor=a.executor)
+    try:
+        main(a.path, orders=a.orders, time_limit=a.time_limit, seed=a.seed, executor=a.executor)
+    except VbpError as e:  # a missing or bad file (2), an infeasible instance (3), ...: one line
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(e.exit_status)

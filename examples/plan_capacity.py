@@ -16,9 +16,12 @@ Every answer is optimal or carries a proven gap.
 from __future__ import annotations
 
 import argparse
+import math
+import sys
 import tempfile
 from pathlib import Path
 
+from packing.errors import VbpError
 from vbp import plan
 
 DEMO = """name,replicas,cpu,memory,max_per_host
@@ -59,7 +62,8 @@ def main(path: str | None = None, time_limit: float = 20.0, plot: str | None = N
         if plot:
             from packing.plots import plot_growth
 
-            plot_growth(plot, [s.growth for s in growth.scenarios], [s.cost for s in growth.scenarios],
+            plot_growth(plot, [s.growth for s in growth.scenarios],
+                        [math.nan if s.cost is None else s.cost for s in growth.scenarios],
                         [s.bound for s in growth.scenarios], cost=True)
             print(f"plot: {plot}")
         return {"hosts": one.hosts, "cost": best.cost,
@@ -72,4 +76,8 @@ if __name__ == "__main__":
     ap.add_argument("--time-limit", type=float, default=20.0)
     ap.add_argument("--plot", default=None)
     a = ap.parse_args()
-    main(a.path, a.time_limit, a.plot)
+    try:
+        main(a.path, a.time_limit, a.plot)
+    except VbpError as e:  # a missing or bad file (2), an infeasible demand (3), ...: one line
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(e.exit_status)

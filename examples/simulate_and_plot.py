@@ -10,11 +10,13 @@ trajectory, and the per-host utilisation of the final placement.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from packing.builtin import builtin_instance
+from packing.errors import VbpError
 from packing.evaluation import RunOptions, run
 from packing.metrics import host_utilisation
 from packing.plots import plot_compare, plot_trajectory
@@ -51,4 +53,8 @@ if __name__ == "__main__":
     ap.add_argument("--policy", default="bf")
     ap.add_argument("--out", default="runs/sigma_example")
     a = ap.parse_args()
-    main(a.policy, a.out)
+    try:
+        main(a.policy, a.out)
+    except VbpError as e:  # an unknown policy or a bad policy file (2), ...: one line
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(e.exit_status)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,24 @@ def test_real_trace_without_data(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_real_trace_openb(shared_data: Path) -> None:
     out = load("real_trace").main("openb", ("ff",), data=str(shared_data))
     assert out is not None and out["ff"] > 0
+
+
+def test_every_example_names_what_it_cannot_read_and_exits_2(tmp_path: Path) -> None:
+    # a missing input, an unknown policy or absent data: one "error:"/"absent" line, status 2, no traceback
+    env = {**os.environ, "PYTHONPATH": str(EXAMPLES.parent)}
+    missing = str(tmp_path / "missing.json")
+    cases = {
+        "compare_policies.py": [missing],
+        "plan_capacity.py": [str(tmp_path / "missing.csv")],
+        "simulate_and_plot.py": ["--policy", "no-such-policy", "--out", str(tmp_path / "run")],
+        "real_trace.py": ["tianchi", "--data", str(tmp_path)],
+    }
+    assert set(cases) == {p.name for p in EXAMPLES.glob("*.py")}, "a new example needs a case here"
+    procs = {name: subprocess.Popen([sys.executable, str(EXAMPLES / name), *args], env=env, cwd=tmp_path,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for name, args in cases.items()}
+    for name, p in procs.items():
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 2, f"{name}: exit {p.returncode}\n{out}\n{err}"
+        assert "Traceback" not in out + err, f"{name}:\n{err}"
+        assert ("missing" in err or "no-such-policy" in err or "is absent" in err), f"{name}:\n{err}"

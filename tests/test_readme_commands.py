@@ -7,6 +7,8 @@ line shown.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shlex
 import shutil
@@ -40,6 +42,20 @@ def test_the_readme_has_commands() -> None:
     assert len(COMMANDS) >= 12 and all(c.startswith("vbp ") for c, _ in COMMANDS)
 
 
+def schema_problems(command: str, out: str) -> list[str]:
+    """Problems of a ``--json`` output: one JSON document valid against its schema in docs/schemas."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from vbp.cli.formats import schema_name
+
+    try:
+        doc = json.loads(out)
+        schema = json.loads((REPO / "docs" / "schemas" / schema_name(doc["format"])).read_text())
+        jsonschema.validate(doc, schema)
+    except (OSError, ValueError, KeyError, jsonschema.ValidationError) as e:
+        return [f"{command}: the --json output is not valid: {str(e)[:500]}"]
+    return []
+
+
 @pytest.fixture
 def scratch(tmp_path: Path) -> Path:
     """A folder with the files the commands name, where their outputs go."""
@@ -56,9 +72,12 @@ def test_readme_commands_run_in_order(scratch: Path) -> None:
     for command, shown in COMMANDS:
         words = shlex.split(command)
         r = subprocess.run([sys.executable, "-c", "from vbp.cli import main; main()", *words[1:]],
-                           cwd=scratch, capture_output=True, text=True, timeout=600)
+                           cwd=scratch, capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})  # this checkout's vbp
         if r.returncode != 0:
             failures.append(f"{command}: exit {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
         elif shown is not None and shown.strip() not in r.stdout:
             failures.append(f"{command}: expected {shown!r} in\n{r.stdout[-2000:]}")
+        elif "--json" in words:
+            failures += schema_problems(command, r.stdout)
     assert not failures, "\n\n".join(failures)

@@ -22,7 +22,7 @@ What EADE-M changes (every deviation from the paper, all in this module; the env
    delayed cost of fragmentation; with masking the paper's ``-50`` never fires otherwise). Rewards
    are divided by ``reward_scale`` (50) for the regression.
 3. **Expert**: the history buffer is filled with the paper's expert (highest Score after placement)
-   as before, and also used for a DQfD-style large-margin loss
+   as in the paper, and also used for a DQfD-style large-margin loss
    ``max_c [Q(s, c) + margin * (c != c_E)] - Q(s, c_E)`` on the history share of each batch, and for
    ``pretrain`` updates on history only before the first episode (behaviour cloning of the expert).
 4. **Exploration**: epsilon-greedy among feasible clusters (``eps`` decays linearly from
