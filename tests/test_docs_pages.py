@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 
 PENDING: frozenset[str] = frozenset({
-    "tianchi.md", "dag-bounds.md", "jobfusion-gcn.md", "plan.md", "agent-files.md", "outputs.md",
+    "tianchi.md",
 })
 """Pages whose owners add their ``## Reproduce`` section separately: skipped while they lack one.
 
@@ -140,8 +140,8 @@ def test_reproduce_section_shape(page: Path) -> None:
         assert any(re.search(r"\d", line) for line in shown), \
             f"{page.name}: a block ({b.commands[0].words[:3]}) shows no number it should print"
         for c in b.commands:
-            assert c.words and (c.words[0] == "vbp" or (c.words[0] == "python" and len(c.words) > 1)), \
-                f"{page.name}: {' '.join(c.words)}: a command is 'vbp ...' or 'python SCRIPT ...'"
+            assert c.words and (c.words[0] == "vbp" or (c.words[0] in ("python", "bash") and len(c.words) > 1)), \
+                f"{page.name}: {' '.join(c.words)}: a command is 'vbp ...', 'python SCRIPT ...' or 'bash SCRIPT'"
 
 
 def vbp_command(args: list[str]) -> click.Command:
@@ -172,7 +172,11 @@ def vbp_command(args: list[str]) -> click.Command:
 
 
 def script_of(words: tuple[str, ...]) -> tuple[Path, list[str]]:
-    """The repository script a ``python SCRIPT ...`` command runs, and its arguments."""
+    """The repository script a ``python SCRIPT ...`` (or ``bash SCRIPT``) command runs, and its arguments."""
+    if words[0] == "bash":
+        script = REPO / words[1]
+        assert script.is_file(), f"{words[1]}: no such script in the repository"
+        return script, list(words[2:])
     if words[1] == "-m" and len(words) > 2 and words[2] == "vbp.cli":
         raise AssertionError("write 'vbp ...' rather than 'python -m vbp.cli ...'")
     script = REPO / words[1]
