@@ -138,6 +138,13 @@ class AutoSettings:
         arcflow_beside: when stage 1d does not apply, run the arc-flow MIP beside the stages
             after 1b (stage 1e: CBC in its child process takes the second core) instead of after
             column generation.
+        patterns: run stage 1f (the partition over the patterns of small reduced cost,
+            :mod:`solvers.arcflow_patterns`) after the LP bound of stage 1a.
+        patterns_share: share of the time left stage 1f may use when it enumerated every
+            pattern its proof needs.
+        patterns_incomplete_share: share of the time left stage 1f may use when there were too
+            many patterns (it may then find a packing but proves nothing).
+        patterns_min_left: stage 1f runs only with this many seconds left.
         spread_min_work: instances with at least this many containers x hosts (and within
             :func:`solvers.spread.applicable`) take the large-scale path (stage 0b) instead of
             the exact models: shaped host-by-host filling, then repacking.
@@ -183,10 +190,14 @@ class AutoSettings:
     arcflow_min_left: float = 20.0
     arcflow_lp_max: float = 10.0
     arcflow_lp_min_left: float = 3.0
-    tabu_first: float = 1.0
+    tabu_first: float = 2.0
     arcflow_early_share: float = 0.6
     arcflow_early_min_left: float = 3.0
     arcflow_beside: bool = True
+    patterns: bool = True
+    patterns_share: float = 0.6
+    patterns_incomplete_share: float = 0.3
+    patterns_min_left: float = 3.0
     spread_min_work: int = 100_000_000
     spread_repack: bool = True
     spread_tabu: bool = True
@@ -426,6 +437,19 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         background = _Background(arc, arc_stop)
         run_stop = _EitherStop(clock.stop, proved)
         beside = True  # no second MIP after 1b or after column generation
+    # stage 1f: the partition over the patterns of small reduced cost at the best bound (the
+    # LP's duals): it finds the packing or raises the bound where the gap to the LP is small
+    if (use_arcflow and lp_done and cfg.patterns and greedy.complete and not closed()
+            and left() >= cfg.patterns_min_left and not clock.stopped):
+        r = _patterns(inst, kind, clock, lb, cfg.patterns_share * left(),
+                      cfg.patterns_incomplete_share * left(), run_stop, relay)
+        if r is not None:
+            take(r)
+            if closed() or (best is None and _closed(greedy.objective, lb, kind)):
+                return finish()
+        collect()
+        if closed():
+            return finish()
     # stage 1b: tabu search and the exact cover by tight patterns, towards the best bound
     if kind != "deployed" and greedy.complete:
         from solvers.tabu import applicable
@@ -846,6 +870,45 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
                                                                     "bound": "cover"})
     return SolveResult("unknown", None, bound, None, None, "cover", clock.elapsed - t0,
                        kind, {"bound": "cover"}, None, ())
+
+
+def _patterns(inst: Instance, kind: Objective, clock: Clock, lb: float, budget: float,
+              incomplete_budget: float, stop: Stop | None,
+              relay: ProgressCallback) -> SolveResult | None:
+    """Stage 1f: :func:`solvers.arcflow_patterns.solve_patterns` on the bound's hosts.
+
+    Returns the packing it found (with the bound ``lb``), or the bound raised by one host when
+    it proves that the bound's hosts hold no packing, or ``None``.
+    """
+    from solvers.arcflow import _placement, cached_graph, cached_lp_solution
+    from solvers.arcflow_patterns import solve_patterns
+    from solvers.base import objective_value
+
+    t0 = clock.elapsed
+    g = cached_graph(inst)
+    sol = cached_lp_solution(g, max(0.1, budget))
+    if sol is None or budget <= 0.1:
+        return None
+    unit = inst.host_types[0].cost if kind == "cost" else 1.0
+    hosts = _hosts_for(inst, kind, lb)
+    res = solve_patterns(g, sol[1], hosts, time_limit=budget, incomplete_limit=incomplete_budget,
+                         stop=stop)
+    if res.counts is not None:
+        pl = _placement(inst, res.counts)
+        if pl is not None:
+            host_of = pl.host_array(inst)
+            value = objective_value(inst, host_of, kind)
+            relay(Progress(clock.elapsed, value, lb, "patterns",
+                           f"partition over {res.patterns} small-reduced-cost patterns"))
+            return SolveResult("feasible", value, lb, pl, _n_hosts(host_of), "patterns",
+                               clock.elapsed - t0, kind, {"solution": "patterns"}, None, ())
+    if res.infeasible:
+        bound = (hosts + 1) * unit
+        relay(Progress(clock.elapsed, None, bound, "patterns",
+                       f"no partition over {res.patterns} patterns: bound + 1"))
+        return SolveResult("unknown", None, bound, None, None, "patterns", clock.elapsed - t0,
+                           kind, {"bound": "patterns"}, None, ())
+    return None
 
 
 def _arcflow_applies(inst: Instance, kind: Objective) -> bool:
