@@ -583,8 +583,13 @@ def decompose(g: ArcGraph, flow: np.ndarray, loss: np.ndarray) -> np.ndarray:
     return counts[counts.sum(axis=1) > 0]
 
 
-def _placement(inst: Instance, counts: np.ndarray) -> Placement | None:
-    """Bins to hosts 0, 1, ... and a checked placement (``None`` when it does not check)."""
+def checked_placement(inst: Instance, counts: np.ndarray) -> Placement | None:
+    """Bins to hosts 0, 1, ... and a checked placement (``None`` when it does not check).
+
+    Args:
+        inst: the instance.
+        counts: containers per bin and app, shape ``(n_bins, n_apps)``.
+    """
     from solvers.pricing import placement_from_counts
 
     if len(counts) > inst.n_hosts or (counts.sum(axis=0) != inst.counts).any():
@@ -696,7 +701,7 @@ def solve_arcflow(
         return result()
     if g.n_arcs == 0:  # only zero-size containers: one host
         counts = decompose(g, np.zeros(0, np.int64), np.zeros(g.n_nodes - 1, np.int64))
-        pl = _placement(inst, counts)
+        pl = checked_placement(inst, counts)
         if pl is not None:
             best_pl, best_by = pl, "arcflow"
         lb, lb_name = max(lb, unit), "arcflow"
@@ -722,7 +727,7 @@ def solve_arcflow(
            f"MIP on {gp.n_arcs} arcs, {g.n_nodes} nodes, hosts in [{lo}, {hi}]")
     out = solve_mip_stoppable(gp, lo, hi, budget, seed, stop)
     if out.flow is not None and out.loss is not None:
-        pl = _placement(inst, decompose(gp, out.flow, out.loss))
+        pl = checked_placement(inst, decompose(gp, out.flow, out.loss))
         if pl is not None and (cur is None or value(pl) < cur - EPS):  # type: ignore[operator]
             best_pl, best_by = pl, "arcflow"
             notify(callback, history, clock, value(pl), lb, "arcflow", "MIP solution")
@@ -780,9 +785,9 @@ def _rename(res: SolveResult, proofs: dict[str, str]) -> SolveResult:
 
 
 __all__ = ["MAX_ARCS", "MAX_GRID", "MAX_STATES", "ArcGraph", "MipOutcome", "build_graph",
-           "cached_graph", "cached_lp_solution", "decompose", "forget_graph", "lp_bound",
-           "lp_solution", "not_applicable", "prune", "solve_arcflow", "solve_mip",
-           "solve_mip_stoppable"]
+           "cached_graph", "cached_lp_solution", "checked_placement", "decompose", "forget_graph",
+           "lp_bound", "lp_solution", "not_applicable", "prune", "run_child", "solve_arcflow",
+           "solve_mip", "solve_mip_stoppable"]
 
 
 if __name__ == "__main__":  # pragma: no cover - the child process of solve_mip_stoppable

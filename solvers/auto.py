@@ -43,7 +43,15 @@
    model (:func:`solvers.arcflow.solve_arcflow`) runs *beside* every later stage for the time
    left (stage 1e, ``arcflow_beside``: its CBC is a child process, so it takes the second core
    while the cover, tabu search, CP-SAT and column generation go on); whichever settles the
-   instance first stops the others. With ``arcflow_beside=False`` it runs in turn: right after 1b
+   instance first stops the others. Stage 1f follows at once, before 1b: the LP's item duals
+   give every pattern a reduced cost, and a packing on ``U`` hosts (``U`` the bound) uses only
+   patterns of reduced cost at most ``U`` minus the LP bound; these are enumerated and CBC (in a
+   child process) looks for a set partition of the containers into at most ``U`` of them
+   (:mod:`solvers.arcflow_patterns`): a packing at the bound, or, when the enumeration was
+   complete and no partition exists, the bound plus one host. It gets ``patterns_share`` of the
+   time left when the enumeration is complete, ``patterns_incomplete_share`` when there are too
+   many such patterns (then only the smallest reduced costs are kept, and it can only find a
+   packing). With ``arcflow_beside=False`` it runs in turn: right after 1b
    (stage 1d) for ``arcflow_early_share`` of the time left when the LP bound is above the cheap
    bound, else after column generation for up to ``arcflow_share`` of the time left. It is told
    the best bound and the best placement when it starts (its MIP looks only below it, so "no
@@ -880,7 +888,7 @@ def _patterns(inst: Instance, kind: Objective, clock: Clock, lb: float, budget: 
     Returns the packing it found (with the bound ``lb``), or the bound raised by one host when
     it proves that the bound's hosts hold no packing, or ``None``.
     """
-    from solvers.arcflow import _placement, cached_graph, cached_lp_solution
+    from solvers.arcflow import cached_graph, cached_lp_solution, checked_placement
     from solvers.arcflow_patterns import solve_patterns
     from solvers.base import objective_value
 
@@ -894,7 +902,7 @@ def _patterns(inst: Instance, kind: Objective, clock: Clock, lb: float, budget: 
     res = solve_patterns(g, sol[1], hosts, time_limit=budget, incomplete_limit=incomplete_budget,
                          stop=stop)
     if res.counts is not None:
-        pl = _placement(inst, res.counts)
+        pl = checked_placement(inst, res.counts)
         if pl is not None:
             host_of = pl.host_array(inst)
             value = objective_value(inst, host_of, kind)

@@ -89,7 +89,7 @@ def test_partition_finds_the_optimum_and_proves_one_less_infeasible(sizes: list[
     assert at_opt.counts is not None and not at_opt.infeasible
     assert len(at_opt.counts) <= opt
     assert (at_opt.counts.sum(axis=0) == g.need).all()
-    pl = af._placement(inst, at_opt.counts)
+    pl = af.checked_placement(inst, at_opt.counts)
     assert pl is not None and check(inst, pl, require_all=True) == []
     if opt > 1:
         below = solve_patterns(g, sol[1], opt - 1, time_limit=20)
@@ -116,19 +116,34 @@ def test_auto_proves_petersen_through_stage_1f() -> None:
     af.forget_graph()
     res = solve(petersen_instance(), "auto", time_limit=30, seed=0)
     assert res.status == "optimal" and res.objective == 4 and res.bound == 4
+    assert res.proofs["bound"] == "patterns"
 
 
-def test_small_gap_instance_is_solved_by_the_partition() -> None:
-    # uniform 40 items: the LP bound is the volume bound; the partition at it finds the packing
-    inst = generate_hard1d(3, kind="uniform", n_items=60)
+def test_triplets_are_found_by_the_partition() -> None:
+    # every bin of the optimum is filled exactly: the LP bound is the planted optimum, the gap
+    # is (nearly) 0 and the partition finds the triplets
+    inst = generate_hard1d(3, kind="triplets", n_items=31)
     g = af.build_graph(inst)
     sol = af.lp_solution(g)
     assert sol is not None
     hosts = math.ceil(sol[0] - 1e-6)
+    assert hosts == inst.meta["planted_optimum"] == 11
     res = solve_patterns(g, sol[1], hosts, time_limit=20)
-    pi, bound, _best = dual_bound(g, sol[1])
+    _pi, bound, _best = dual_bound(g, sol[1])
     assert bound == pytest.approx(sol[0], abs=1e-6)
     assert res.gap == pytest.approx(hosts - bound)
-    if res.counts is not None:
-        pl = af._placement(inst, res.counts)
-        assert pl is not None and check(inst, pl, require_all=True) == []
+    assert res.counts is not None and len(res.counts) == 11
+    pl = af.checked_placement(inst, res.counts)
+    assert pl is not None and check(inst, pl, require_all=True) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed, opt", [(1003, 69), (1018, 78)])
+def test_auto_proves_the_uniform_instances_heuristics_miss(seed: int, opt: int) -> None:
+    # LP bound = volume bound = opt, first fit opt + 1, the tabu search stalls at opt + 1: the
+    # partition over small-reduced-cost patterns (or the arc-flow MIP beside it) finds opt
+    af.forget_graph()
+    inst = generate_hard1d(seed, kind="uniform")
+    res = solve(inst, "auto", time_limit=120, seed=0)
+    assert res.status == "optimal" and res.objective == opt == res.bound
+    assert res.placement is not None and check(inst, res.placement, require_all=True) == []
