@@ -152,7 +152,8 @@ class AutoSettings:
             pattern its proof needs.
         patterns_incomplete_share: share of the time left stage 1f may use when there were too
             many patterns (it may then find a packing but proves nothing).
-        patterns_min_left: stage 1f runs only with this many seconds left.
+        patterns_min_left: stage 1f runs only with this many seconds left (and with
+            ``search_min_left`` when its enumeration is not compiled in this process yet).
         spread_min_work: instances with at least this many containers x hosts (and within
             :func:`solvers.spread.applicable`) take the large-scale path (stage 0b) instead of
             the exact models: shaped host-by-host filling, then repacking.
@@ -448,7 +449,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
     # stage 1f: the partition over the patterns of small reduced cost at the best bound (the
     # LP's duals): it finds the packing or raises the bound where the gap to the LP is small
     if (use_arcflow and lp_done and cfg.patterns and greedy.complete and not closed()
-            and left() >= cfg.patterns_min_left and not clock.stopped):
+            and left() >= cfg.patterns_min_left and not clock.stopped and _patterns_warm(left(), cfg)):
         r = _patterns(inst, kind, clock, lb, cfg.patterns_share * left(),
                       cfg.patterns_incomplete_share * left(), run_stop, relay)
         if r is not None:
@@ -878,6 +879,17 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
                                                                     "bound": "cover"})
     return SolveResult("unknown", None, bound, None, None, "cover", clock.elapsed - t0,
                        kind, {"bound": "cover"}, None, ())
+
+
+def _patterns_warm(left: float, cfg: AutoSettings) -> bool:
+    """Whether stage 1f may run: its enumeration is compiled, or there is time to compile it.
+
+    Compiling it the first time on a machine takes a few seconds (8 s measured on a busy
+    machine); numba's cache makes later processes load it in well under a second.
+    """
+    from solvers.arcflow_patterns import warm
+
+    return warm() or left >= cfg.search_min_left
 
 
 def _patterns(inst: Instance, kind: Objective, clock: Clock, lb: float, budget: float,
