@@ -33,7 +33,7 @@ def run_one(path: str, method: str, time_limit: float, workers: int) -> dict[str
     t0 = time.perf_counter()
     res = solve(inst, method, time_limit=time_limit, workers=workers, objective="hosts")
     return {"instance": Path(path).name, "status": res.status, "objective": res.objective,
-            "bound": res.lower_bound, "seconds": time.perf_counter() - t0,
+            "bound": res.bound, "seconds": time.perf_counter() - t0,
             "proofs": res.proofs}
 
 

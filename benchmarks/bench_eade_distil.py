@@ -102,8 +102,8 @@ def main() -> None:
         cpu[seed] = time.process_time() - c0
         agent.save(out, {"algo": "eade-m", "episodes": args.episodes, "seed": seed, "curve": curve,
                          "cpu_seconds": cpu[seed], "train_streams": args.train})
-        print(f"trained {out.name}: {cpu[seed]:.0f} s CPU; train_placed "
-              f"{[r.get('train_placed') for r in curve if 'train_placed' in r]}", flush=True)
+        print(f"trained {out.name}: {cpu[seed]:.0f} s CPU; train_deployed "
+              f"{[r.get('train_deployed') for r in curve if 'train_deployed' in r]}", flush=True)
     evals = streams(args.data, eval_seeds)
     cache = Path(args.baselines) if args.baselines else None
     base: dict[str, dict[str, int]] = json.loads(cache.read_text()) if cache and cache.exists() else {}

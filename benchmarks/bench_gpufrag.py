@@ -35,12 +35,13 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from packing.fgd_paper import DEFAULT_POLICIES, LEVELS  # noqa: E402
 from packing.fgd_protocol import build_workload, run_policy  # noqa: E402
 from packing.loaders.openb import load_openb  # noqa: E402
+from policies.fgd_eval import evaluate  # noqa: E402
 from policies.registry import gpu_policy as make_policy  # noqa: E402
 from policies.swarm.gpu_train import grid_fgd_plus, train_fgd_pack, train_fgd_plus  # noqa: E402
 from solvers.gpu_bound import evaluate_bound  # noqa: E402
-from vbp.gpufrag import DEFAULT_POLICIES, LEVELS, evaluate  # noqa: E402
 
 
 def main() -> None:

@@ -49,8 +49,8 @@ from packing.feasibility import ClusterState  # noqa: E402
 from packing.generators.multicluster import generate_multicluster  # noqa: E402
 from packing.metrics import metric_resources  # noqa: E402
 from packing.model import Instance, Placement  # noqa: E402
+from policies.multicluster_rows import metrics_row  # noqa: E402
 from solvers.max_deployed import optimum  # noqa: E402
-from vbp.multicluster_rows import metrics_row  # noqa: E402
 
 POLICIES = ("mc-expert", "mc-util", "mc-bf", "mc-greedy", "mc-random", "node-bf", "bf", "ff", "gpu-bestfit",
             "fgd", "mc-cardmix", "mc-util/mix", "mc-random/mix", "mc-bf/mix", "mc-expert/mix",
@@ -106,7 +106,7 @@ def _resource_key(name: str) -> str:
 
 
 def row_for(inst: Instance, name: str, placement: Placement, seconds: float) -> dict[str, Any]:
-    """:func:`vbp.multicluster_rows.metrics_row` plus Table 6 columns; the placement must pass the checker."""
+    """:func:`policies.multicluster_rows.metrics_row` plus Table 6 columns (placement checked first)."""
     problems = check(inst, placement)
     if problems:
         raise AssertionError(f"{name}: placement fails the checker: {problems[:3]}")
@@ -157,7 +157,7 @@ def _train(args: argparse.Namespace, models: Path) -> dict[str, float]:
             else:
                 agent.save(out)
             print(f"trained {out.name}: {cpu[out.name]:.0f} s CPU, last placed "
-                  f"{[r['placed'] for r in curve[-5:]]}", flush=True)
+                  f"{[r['deployed'] for r in curve[-5:]]}", flush=True)
     return cpu
 
 
@@ -178,7 +178,7 @@ def _plot_curves(models: Path, path: str, title: str = "EADE-M training, 16 clus
     w = 10
     for f in sorted(models.glob("eade-m-s*.pt")):
         curve = torch.load(f, weights_only=True).get("curve", [])
-        placed = np.array([r["placed"] for r in curve], dtype=float)
+        placed = np.array([r.get("deployed", r.get("placed")) for r in curve], dtype=float)  # older: placed
         if baseline:
             placed -= np.array([baseline[r["episode"] % len(baseline)] for r in curve], dtype=float)
         if len(placed) >= w:

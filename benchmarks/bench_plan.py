@@ -68,7 +68,7 @@ def single(demand: Path, args: argparse.Namespace) -> None:
     print(f"plan: {args.containers} containers, {args.deployments} deployments, 5 priced "
           f"host types, no counts, {args.time_limit:g} s, {args.threads} threads")
     print(f"  status {s.status}, cost {s.cost:.3f}, hosts {s.hosts}, bound "
-          f"{s.lower_bound:.3f}, gap {100 * (s.gap or 0):.3f}%, scenario {s.seconds:.1f} s, "
+          f"{s.bound:.3f}, gap {100 * (s.gap or 0):.3f}%, scenario {s.seconds:.1f} s, "
           f"wall {wall:.1f} s, proofs {s.proofs}")
     print("  hosts allowed per type: " + ", ".join(f"{k} {v}" for k, v in s.max_hosts.items()))
     print("  hosts used per type:    " + ", ".join(f"{t.type} {t.hosts}" for t in s.per_type))
@@ -87,7 +87,7 @@ def sweep(demand: Path, args: argparse.Namespace) -> None:
           f"{args.sweep_time_limit:g} s per scenario: wall {wall:.1f} s")
     for s in res.scenarios:
         print(f"  x{s.growth:g}: {s.status}, cost {s.cost:.3f}, hosts {s.hosts}, bound "
-              f"{s.lower_bound:.3f}, gap {100 * (s.gap or 0):.3f}%, {s.seconds:.1f} s")
+              f"{s.bound:.3f}, gap {100 * (s.gap or 0):.3f}%, {s.seconds:.1f} s")
 
 
 def main() -> None:

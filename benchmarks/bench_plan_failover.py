@@ -53,9 +53,9 @@ def main() -> None:
         s = res.scenarios[0]
         n1 = s.n_plus_one or {}
         print(f"n+1 plan: {args.containers} containers  status {s.status}  hosts {s.hosts}  "
-              f"cost {s.cost:.3f}  bound {s.lower_bound:.3f}  gap {100 * (s.gap or 0):.2f}%  "
+              f"cost {s.cost:.3f}  bound {s.bound:.3f}  gap {100 * (s.gap or 0):.2f}%  "
               f"holds {n1.get('holds')}  spares {n1.get('spares')}  "
-              f"extra lower bound {n1.get('extra_lower_bound')}  "
+              f"extra lower bound {n1.get('extra_bound')}  "
               f"{time.perf_counter() - t0:.1f}s (scenario {s.seconds:.1f}s)")
         assert s.instance is not None and s.placement is not None
         mask = plan_hosts(s.instance, s.placement,
@@ -69,7 +69,7 @@ def main() -> None:
         assert plain.placement is not None and plain.instance is not None
         cur = Path(tmp) / "cur.json"
         save_placement(plain.placement, plain.instance, cur)
-        print(f"plain plan: cost {plain.cost:.3f} bound {plain.lower_bound:.3f} "
+        print(f"plain plan: cost {plain.cost:.3f} bound {plain.bound:.3f} "
               f"hosts {plain.hosts} ({plain.seconds:.1f}s)")
         t3 = time.perf_counter()
         v = verify_n_plus_one(plain.instance, plain.placement)
@@ -84,7 +84,7 @@ def main() -> None:
                      seed=args.seed).scenarios[0]
             mv = r.moves or {}
             print(f"current x1.25 max-moves {moves}: status {r.status}  added cost "
-                  f"{mv.get('added_cost')}  bound {mv.get('added_lower_bound')}  added hosts "
+                  f"{mv.get('added_cost')}  bound {mv.get('added_bound')}  added hosts "
                   f"{mv.get('added_hosts')}  moves used {mv.get('used')}  "
                   f"{time.perf_counter() - t2:.1f}s")
 

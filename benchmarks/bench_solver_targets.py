@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         missed += not ok
         print(f"[{'ok' if ok else 'MISSED'}] {name}: {inst.n_apps} apps, {inst.n_containers} "
               f"containers, {inst.n_hosts} hosts -> {res.status}, objective {res.objective}, "
-              f"bound {res.lower_bound}, gap {100 * gap:.2f}%, {secs:.2f} s (limit {limit:g} s), "
+              f"bound {res.bound}, gap {100 * gap:.2f}%, {secs:.2f} s (limit {limit:g} s), "
               f"proofs {res.proofs}", flush=True)
     return 1 if missed else 0
 

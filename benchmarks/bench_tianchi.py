@@ -60,10 +60,10 @@ def main() -> None:
         res = solve(inst, "auto", time_limit=args.time_limit, seed=args.seed)
         took = time.perf_counter() - t0
         assert res.placement is not None and check(inst, res.placement) == []
-        gap = (res.objective - res.lower_bound) / res.objective if res.objective else float("nan")
-        rows.append((name, inst.n_containers, inst.n_hosts, res.objective, res.lower_bound,
+        gap = (res.objective - res.bound) / res.objective if res.objective else float("nan")
+        rows.append((name, inst.n_containers, inst.n_hosts, res.objective, res.bound,
                      gap, took, res.proofs))
-        print(f"{name}: {res.objective} hosts, bound {res.lower_bound:g}, {took:.1f} s",
+        print(f"{name}: {res.objective} hosts, bound {res.bound:g}, {took:.1f} s",
               flush=True)
     print()
     print("| configuration | `vbp solve` options | hosts found | bound | gap | time (limit) "

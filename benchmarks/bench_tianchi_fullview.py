@@ -84,7 +84,7 @@ def main() -> None:
             args.save.mkdir(parents=True, exist_ok=True)
             np.save(args.save / f"full-{rules}.npy", host_of)
         stats = describe(inst, host_of, t_bound)
-        print(f"rules={rules}: {res.objective:g} hosts, bound {res.lower_bound:g} "
+        print(f"rules={rules}: {res.objective:g} hosts, bound {res.bound:g} "
               f"({res.proofs.get('bound', '?')}), {took:.0f} s; bound time point cpu_t{t_bound:02d}")
         for k, v in stats.items():
             print(f"  {k}: {v}")

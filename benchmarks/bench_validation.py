@@ -122,7 +122,7 @@ def main() -> None:
     checks = (f", {spent[0]} instances checked in {1000 * spent[1]:.0f} ms"
               if real_validate is not None else "")
     print(f"solvers.solve (auto) {args.time_limit:g} s: {res.status} {res.objective} hosts "
-          f"(bound {res.lower_bound}) in {took:.1f} s{checks}")
+          f"(bound {res.bound}) in {took:.1f} s{checks}")
 
 
 if __name__ == "__main__":

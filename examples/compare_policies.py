@@ -29,7 +29,7 @@ def main(path: str | None = None, policies: tuple[str, ...] = ("ff", "bf", "wf",
     inst = builtin_instance("sigma") if path is None else load_any(path)
     t0 = time.perf_counter()
     opt = solve(inst, "auto", time_limit=time_limit, seed=seed)
-    print(f"{inst.name}: optimum status {opt.status}, objective {opt.objective}, bound {opt.lower_bound}, "
+    print(f"{inst.name}: optimum status {opt.status}, objective {opt.objective}, bound {opt.bound}, "
           f"{time.perf_counter() - t0:.1f} s")
     scenario = Scenario(inst, tuple(sample_orders(inst, orders, seed)))  # the same orders for every policy
     with make_executor(executor) as ex:

@@ -42,7 +42,7 @@ def main(path: str | None = None, time_limit: float = 20.0, plot: str | None = N
             demand.write_text(DEMO)
 
         one = plan(demand, ["std:16c64g"], time_limit=time_limit).scenarios[0]
-        print(f"how many 16c64g hosts: {one.hosts} ({one.status}, proven bound {one.lower_bound:g})")
+        print(f"how many 16c64g hosts: {one.hosts} ({one.status}, proven bound {one.bound:g})")
 
         mix = plan(demand, HOSTS, headroom="15%", reserve="100m,256Mi", time_limit=time_limit)
         best = mix.scenarios[0]
@@ -55,12 +55,12 @@ def main(path: str | None = None, time_limit: float = 20.0, plot: str | None = N
                       growth=(1, 1.25, 1.5, 2), time_limit=time_limit)
         for s in growth.scenarios:
             print(f"  at {s.growth:g}x: {s.hosts} hosts, cost {s.cost:.2f}/h, bound "
-                  f"{s.lower_bound:.2f} ({s.status})")
+                  f"{s.bound:.2f} ({s.status})")
         if plot:
             from packing.plots import plot_growth
 
             plot_growth(plot, [s.growth for s in growth.scenarios], [s.cost for s in growth.scenarios],
-                        [s.lower_bound for s in growth.scenarios], cost=True)
+                        [s.bound for s in growth.scenarios], cost=True)
             print(f"plot: {plot}")
         return {"hosts": one.hosts, "cost": best.cost,
                 "growth_costs": [s.cost for s in growth.scenarios]}

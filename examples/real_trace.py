@@ -64,7 +64,7 @@ def main(trace: str = "tianchi", policies: tuple[str, ...] = ("ff", "bf"), data:
         from solvers import solve
 
         r = solve(inst, "auto", time_limit=solve_time)
-        print(f"  solver: {r.status}, objective {r.objective}, lower bound {r.lower_bound} "
+        print(f"  solver: {r.status}, objective {r.objective}, lower bound {r.bound} "
               f"({r.seconds:.1f} s)")
     return out
 

@@ -30,8 +30,14 @@ Semantics
   through the env (``env.action_of(policy.act(env.observation(), env.host_mask()))``) and makes the same
   decisions as in :func:`packing.simulator.simulate` (tested).
 
-``info`` keys: ``action_mask`` (the adapter's), ``hosts_used``, ``rejected`` (so far), ``placed`` (so
-far), ``waiting`` (now), ``auto_rejected`` (by the engine during the step), ``invalid_action``.
+Each step goes through :class:`packing.simulator.Stepper` (``env.stepper``), the piece
+:func:`packing.simulator.drive` loops over: one code path applies a decision, in the env and in the
+simulator.
+
+``info`` keys, named as in ``docs/outputs.md``: ``action_mask`` (the adapter's), ``hosts`` (in use
+now), ``rejected`` (so far), ``deployed`` (containers placed so far, departed ones included),
+``waiting`` (now), ``auto_rejected`` (rejected by the engine during the step, without the agent),
+``invalid_action``.
 """
 
 from __future__ import annotations
@@ -41,14 +47,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from packing.engine import REJECT, REJECTED, Engine
+from packing.engine import REJECT, Engine
 from packing.env_actions import ActionAdapter, ClusterHost, ContinuousCluster, DiscreteHost, EngineAction
 from packing.env_encoders import DictEncoder, FlatEncoder, GraphEncoder, ObservationEncoder
 from packing.env_layout import EnvLayout
 from packing.env_rewards import Deployed, HostsOpened, Outcome, Reward, Utilisation
 from packing.model import Instance, Placement
 from packing.policy import Arranging, Observation
-from packing.simulator import sample_orders
+from packing.simulator import Stepper, sample_orders
 
 
 class PlacementEnv(gym.Env[Any, Any]):
@@ -82,6 +88,7 @@ class PlacementEnv(gym.Env[Any, Any]):
         self.reject_penalty = float(self.reward.reject_penalty)
         self.layout = EnvLayout.of(instance)
         self.engine = Engine(instance, wait_when_full=wait_when_full, record=record)
+        self.stepper = Stepper(self.engine)
         self.arrivals_ = self.engine.arrivals
         self.observation_space = self.encoder.space(self.layout)
         self.action_space = self.actions.space(self.layout)
@@ -138,15 +145,13 @@ class PlacementEnv(gym.Env[Any, Any]):
     def _apply(self, act: EngineAction) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         eng = self.engine
         before = self._stats
-        rejected_before = len(eng.rejected)
-        result = eng.apply(REJECT if act.invalid else act.host, act.cards)
-        auto = len(eng.rejected) - rejected_before - (1 if result == REJECTED else 0)
+        step = self.stepper.apply(REJECT if act.invalid else act.host, act.cards)
         self.rejected_ = len(eng.rejected)
         after = self.reward.measure(self.layout, eng)
         self._stats = after
-        r = self.reward(before, after, Outcome(act.host, result, act.invalid))
+        r = self.reward(before, after, Outcome(act.host, step.outcome, act.invalid))
         return self._obs(), float(r), eng.done, False, self._info(invalid_action=act.invalid,
-                                                                  auto_rejected=auto)
+                                                                  auto_rejected=step.auto_rejected)
 
     def step_engine(self, host: int, cards: tuple[int, ...] | None = None
                     ) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -212,8 +217,8 @@ class PlacementEnv(gym.Env[Any, Any]):
 
     def _info(self, **extra: Any) -> dict[str, Any]:
         s = self._stats
-        return {"action_mask": self.action_mask(), "hosts_used": self.hosts_used,
-                "rejected": self.rejected_, "placed": s.placed, "waiting": s.waiting, **extra}
+        return {"action_mask": self.action_mask(), "hosts": self.hosts_used,
+                "rejected": self.rejected_, "deployed": s.placed, "waiting": s.waiting, **extra}
 
 
 __all__ = ["ClusterHost", "ContinuousCluster", "Deployed", "DictEncoder", "DiscreteHost", "FlatEncoder",

@@ -150,14 +150,14 @@ class RunRecord:
         policy: the policy's name.
         order: the order index of the task (``None``: the instance's own order).
         seed: the policy seed of the run.
-        hosts: hosts in use at the end (:attr:`packing.metrics.Metrics.hosts_used`).
+        hosts: hosts in use at the end (:attr:`packing.metrics.Metrics.hosts`).
         hosts_peak: most hosts in use at any time.
-        cost: total cost of the hosts in use at the end (:attr:`packing.metrics.Metrics.total_cost`).
+        cost: total cost of the hosts in use at the end (:attr:`packing.metrics.Metrics.cost`).
         rejected: arrivals no host could take.
         delayed: arrivals that waited at least once.
         deployed: containers on a host at the end (:attr:`packing.metrics.Metrics.deployed`).
         allocation: Sigma allocation rate of the bottleneck resource at the end
-            (:attr:`packing.metrics.Metrics.sigma_allocation_bottleneck`).
+            (:attr:`packing.metrics.Metrics.allocation`).
         seconds: wall time of the run (simulation, check and metrics).
         trajectory: the per-decision trajectory (with ``RunOptions(trajectory=True)``).
         host_of: final host per container, shape ``(n_containers,)``, -1 for none (with
@@ -220,9 +220,9 @@ def run(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarray | 
     seconds = time.perf_counter() - t0
     return RunRecord(
         instance=label if label is not None else instance.name, policy=res.policy, order=order_index,
-        seed=int(seed), hosts=m.hosts_used, hosts_peak=int(res.peak_hosts), cost=m.total_cost,
+        seed=int(seed), hosts=m.hosts, hosts_peak=int(res.peak_hosts), cost=m.cost,
         rejected=res.n_rejected, delayed=res.n_delayed, deployed=m.deployed,
-        allocation=m.sigma_allocation_bottleneck, seconds=seconds,
+        allocation=m.allocation, seconds=seconds,
         trajectory=res.trajectory if options.trajectory else None,
         host_of=np.array(res.host_of) if options.placement else None,
         cards_of=list(res.cards_of) if options.placement and res.cards_of is not None else None)

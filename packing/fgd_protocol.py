@@ -25,9 +25,9 @@ Descent", USENIX ATC '23, Sec. 6 and Fig. 7. The protocol is read from the autho
    the records at ``L`` (or at ``L-1..L+1`` when there is none). Unallocated GPU % = 100 - allocated %.
    The paper's figures take the median over seeds (Fig. 7) and the mean at 100% (bar plots).
 
-The policies, the paper's published numbers and the comparison are in ``vbp.gpufrag``; the offline
-bound of the same workloads in ``solvers.gpu_bound``; the tuning of FGD+ and FGD-Pack in
-``policies.swarm.gpu_train``.
+The published numbers are in ``packing.fgd_paper``, the comparison of policies in
+``policies.fgd_eval``; the offline bound of the same workloads in ``solvers.gpu_bound``; the tuning
+of FGD+ and FGD-Pack in ``policies.swarm.gpu_train``.
 """
 
 from __future__ import annotations

@@ -338,7 +338,7 @@ def _app(r: FieldReader, raw: Any, f: str, resources: Sequence[str], gpu_res: Se
     mph = o.get("max_per_host")
     if mph is not None:
         mph = r.integer(mph, f"{f}.max_per_host")
-    cards, whole = 0, False
+    cards, whole, gpu_ok = 0, False, True
     per_card: tuple[float, ...] = ()
     models: tuple[str, ...] = ()
     g = o.get("gpu")
@@ -346,19 +346,33 @@ def _app(r: FieldReader, raw: Any, f: str, resources: Sequence[str], gpu_res: Se
         go = r.obj(g, f"{f}.gpu")
         if go is not None:
             r.unknown_keys(go, f"{f}.gpu", _GPU)
-            if not gpu_res:
-                r.bad(f"{f}.gpu", "app asks for GPU cards but the instance names no gpu_resources")
-            cards = r.integer(go.get("cards", 1), f"{f}.gpu.cards", minimum=1,
-                              maximum=MAX_GPUS, what="GPU cards") or 0
-            whole = go.get("whole", False)
-            if not isinstance(whole, bool):
-                r.bad(f"{f}.gpu.whole", f"expected true or false, got {_kind(whole)}")
-                whole = False
-            if not whole:
-                per_card = r.vector(go.get("per_card"), f"{f}.gpu.per_card", gpu_res) or ()
+            got = r.integer(go.get("cards", 1), f"{f}.gpu.cards", minimum=0,
+                            maximum=MAX_GPUS, what="GPU cards")
+            cards = got or 0
+            gpu_ok = got is not None
             ms = r.seq(go.get("models", []), f"{f}.gpu.models") or []
             ok_models = [r.string(m, f"{f}.gpu.models[{j}]") for j, m in enumerate(ms)]
             models = tuple(m for m in ok_models if m is not None)
+            if got == 0:  # no cards: only the accepted card models (the host types it may use)
+                for key in ("per_card", "whole"):
+                    if key in go:
+                        r.bad(f"{f}.gpu.{key}", "is given but the app asks for no GPU cards "
+                              "(gpu.cards is 0)")
+                        gpu_ok = False
+                if not ms:
+                    r.bad(f"{f}.gpu.models", "is empty but gpu.cards is 0: give the accepted "
+                          "card models, or leave out gpu")
+                    gpu_ok = False
+            elif got is not None:
+                if not gpu_res:
+                    r.bad(f"{f}.gpu", "app asks for GPU cards but the instance names no "
+                          "gpu_resources")
+                whole = go.get("whole", False)
+                if not isinstance(whole, bool):
+                    r.bad(f"{f}.gpu.whole", f"expected true or false, got {_kind(whole)}")
+                    whole = False
+                if not whole:
+                    per_card = r.vector(go.get("per_card"), f"{f}.gpu.per_card", gpu_res) or ()
     selector = _labels(r, o.get("node_selector"), f"{f}.node_selector")
     affinity = (_affinity(r, o["node_affinity"], f"{f}.node_affinity")
                 if o.get("node_affinity") is not None else None)
@@ -366,7 +380,7 @@ def _app(r: FieldReader, raw: Any, f: str, resources: Sequence[str], gpu_res: Se
     caps = _key_ints(r, o.get("domain_caps"), f"{f}.domain_caps", 0)
     spreads = _key_ints(r, o.get("spreads"), f"{f}.spreads", 1)
     if (None in (name, demand, count, selector, tolerations, caps, spreads)
-            or (g is not None and not cards)
+            or (g is not None and not gpu_ok)
             or (o.get("node_affinity") is not None and affinity is None)):
         return None
     return App(name, demand, count, mph, cards, per_card, whole, models,  # type: ignore[arg-type]
@@ -465,6 +479,8 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
             if a.gpu_models:
                 g["models"] = list(a.gpu_models)
             o["gpu"] = g
+        elif a.gpu_models:  # no cards, restricted to hosts of these card models
+            o["gpu"] = {"cards": 0, "models": list(a.gpu_models)}
         if a.node_selector:
             o["node_selector"] = dict(a.node_selector)
         if a.node_affinity is not None:

@@ -22,6 +22,7 @@ EADE-DDPG cluster metrics, over clusters ``n = 1..N`` and resources ``r``
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,53 +38,81 @@ DEFAULT_CLUSTER = "default"
 
 @dataclass(frozen=True)
 class Metrics:
-    """Numbers that describe one placement.
+    """Numbers that describe one placement, named as in ``docs/outputs.md``.
 
     Attributes:
-        hosts_used: hosts running at least one container.
-        total_cost: sum of the costs of the used hosts.
+        hosts: hosts running at least one container.
+        cost: sum of the costs of the used hosts.
         deployed: containers on a (valid) host.
         unplaced: containers on no host (or on a host index the instance does not have).
-        allocation: per resource (host resources, then GPU resources): allocated / capacity of
-            all hosts.
-        sigma_allocation: per resource: allocated / capacity of the used hosts (0 when no host is
-            used).
-        sigma_allocation_bottleneck: the largest entry of ``sigma_allocation`` (the binding
-            resource).
-        sigma_allocation_mean: mean of ``sigma_allocation`` over resources.
+        allocation: the Sigma allocation rate of the bottleneck resource: the largest entry of
+            :attr:`allocation_by_resource` (0 when no host is used).
+        allocation_by_resource: per resource (host resources, then GPU resources): allocated /
+            capacity of the used hosts (0 when no host is used).
+        allocation_resource_mean: mean of :attr:`allocation_by_resource` over resources.
+        fleet_allocation_by_resource: per resource: allocated / capacity of all hosts, used or
+            not.
         cluster_utilisation: ``U_n`` per cluster name.
         fragmentation: EADE-DDPG fragmentation ``F``.
         load_variance: EADE-DDPG load variance over clusters.
+
+    The names ``hosts_used``, ``total_cost``, ``sigma_allocation``,
+    ``sigma_allocation_bottleneck`` and ``sigma_allocation_mean`` are deprecated read-only
+    aliases of :attr:`hosts`, :attr:`cost`, :attr:`allocation_by_resource`, :attr:`allocation`
+    and :attr:`allocation_resource_mean`.
     """
 
-    hosts_used: int
-    total_cost: float
+    hosts: int
+    cost: float
     deployed: int
     unplaced: int
-    allocation: dict[str, float]
-    sigma_allocation: dict[str, float]
-    sigma_allocation_bottleneck: float
-    sigma_allocation_mean: float
+    allocation: float
+    allocation_by_resource: dict[str, float]
+    allocation_resource_mean: float
+    fleet_allocation_by_resource: dict[str, float]
     cluster_utilisation: dict[str, float]
     fragmentation: float
     load_variance: float
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every number, named as in ``docs/outputs.md``.
-
-        ``hosts`` (:attr:`hosts_used`), ``cost`` (:attr:`total_cost`), ``deployed``,
-        ``unplaced``, ``allocation`` (:attr:`sigma_allocation_bottleneck`),
-        ``allocation_by_resource`` (:attr:`sigma_allocation`), ``allocation_resource_mean``
-        (:attr:`sigma_allocation_mean`), ``fleet_allocation_by_resource`` (:attr:`allocation`:
-        over every host), ``cluster_utilisation``, ``fragmentation``, ``load_variance``.
-        """
-        return {"hosts": self.hosts_used, "cost": self.total_cost, "deployed": self.deployed,
-                "unplaced": self.unplaced, "allocation": self.sigma_allocation_bottleneck,
-                "allocation_by_resource": dict(self.sigma_allocation),
-                "allocation_resource_mean": self.sigma_allocation_mean,
-                "fleet_allocation_by_resource": dict(self.allocation),
+        """A JSON-ready dict of every number, keyed by the attribute names."""
+        return {"hosts": self.hosts, "cost": self.cost, "deployed": self.deployed,
+                "unplaced": self.unplaced, "allocation": self.allocation,
+                "allocation_by_resource": dict(self.allocation_by_resource),
+                "allocation_resource_mean": self.allocation_resource_mean,
+                "fleet_allocation_by_resource": dict(self.fleet_allocation_by_resource),
                 "cluster_utilisation": dict(self.cluster_utilisation),
                 "fragmentation": self.fragmentation, "load_variance": self.load_variance}
+
+    def _deprecated(self, old: str, new: str) -> Any:
+        warnings.warn(f"Metrics.{old} is deprecated; read Metrics.{new}", DeprecationWarning,
+                      stacklevel=3)
+        return getattr(self, new)
+
+    @property
+    def hosts_used(self) -> int:
+        """Deprecated name of :attr:`hosts`."""
+        return int(self._deprecated("hosts_used", "hosts"))
+
+    @property
+    def total_cost(self) -> float:
+        """Deprecated name of :attr:`cost`."""
+        return float(self._deprecated("total_cost", "cost"))
+
+    @property
+    def sigma_allocation(self) -> dict[str, float]:
+        """Deprecated name of :attr:`allocation_by_resource`."""
+        return dict(self._deprecated("sigma_allocation", "allocation_by_resource"))
+
+    @property
+    def sigma_allocation_bottleneck(self) -> float:
+        """Deprecated name of :attr:`allocation`."""
+        return float(self._deprecated("sigma_allocation_bottleneck", "allocation"))
+
+    @property
+    def sigma_allocation_mean(self) -> float:
+        """Deprecated name of :attr:`allocation_resource_mean`."""
+        return float(self._deprecated("sigma_allocation_mean", "allocation_resource_mean"))
 
 
 def metric_resources(instance: Instance) -> tuple[str, ...]:
@@ -213,14 +242,14 @@ def compute_metrics(instance: Instance, placement: Placement,
     free = 1.0 - _ratio(c_load, c_cap)
     frag = [float(f[has].sum()) for f, has in zip(free, c_cap > 0, strict=True)]
     return Metrics(
-        hosts_used=int(used.sum()),
-        total_cost=float(instance.host_cost[used].sum()),
+        hosts=int(used.sum()),
+        cost=float(instance.host_cost[used].sum()),
         deployed=deployed,
         unplaced=instance.n_containers - deployed,
-        allocation={n: float(x) for n, x in zip(names, alloc, strict=True)},
-        sigma_allocation={n: float(x) for n, x in zip(names, sigma, strict=True)},
-        sigma_allocation_bottleneck=float(sigma.max()) if len(sigma) else 0.0,
-        sigma_allocation_mean=float(sigma.mean()) if len(sigma) else 0.0,
+        allocation=float(sigma.max()) if len(sigma) else 0.0,
+        allocation_by_resource={n: float(x) for n, x in zip(names, sigma, strict=True)},
+        allocation_resource_mean=float(sigma.mean()) if len(sigma) else 0.0,
+        fleet_allocation_by_resource={n: float(x) for n, x in zip(names, alloc, strict=True)},
         cluster_utilisation=util,
         fragmentation=float(np.mean(frag)) if frag else 0.0,
         load_variance=float(((u - u.mean()) ** 2).mean()) if len(u) else 0.0,

@@ -2,7 +2,8 @@
 
 A plan places a *demand* (apps with their rules) on *host offers* (host types whose count may be
 open). Everything here is pure: it builds an :class:`~packing.model.Instance` to solve and reads
-numbers off a placement; solving lives in :mod:`solvers` and the orchestration in ``vbp.plan``.
+numbers off a placement (:mod:`packing.plan_result` turns them into a scenario's result);
+solving a scenario lives in :mod:`solvers.plan` and the orchestration in ``vbp.plan``.
 
 Units (vbp's planning units, as in :mod:`packing.quantity`): CPU in cores, memory in GiB
 (``2**30`` bytes), GPU in whole cards. The planning resources are :data:`PLAN_RESOURCES`;
@@ -52,7 +53,7 @@ from packing.feasibility import ClusterState, fits
 from packing.metrics import state_loads
 from packing.model import App, HostType, Instance, Placement, Rule
 from packing.quantity import GIB, parse_quantity
-from packing.selection import Labels, Taint, Term, Toleration, allowed
+from packing.selection import Labels, Taint, Term, Toleration, allowed, reasons
 
 PLAN_RESOURCES: tuple[str, ...] = ("cpu", "memory", "gpu")
 """The planning resources, in the order of every demand vector of a :class:`Demand`."""
@@ -541,6 +542,38 @@ def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence
                     meta={"planned_against": adj.describe(bool(demand.daemons))})
 
 
+def check_selection(demand: Demand, offers: Sequence[HostOffer]) -> None:
+    """Refuse a demand with an app whose node selection admits no host type (bad input).
+
+    An app's node selector, required node affinity and tolerations are matched against every
+    offer's labels and taints (:func:`packing.selection.allowed`); capacity is not considered.
+
+    Raises:
+        InputError: one problem per such app, naming its source file, the app, why each host
+            type refuses it, and the host types' labels.
+    """
+    problems = []
+    for a in demand.apps:
+        sel = (a.node_selector, a.node_affinity, a.tolerations)
+        if a.count == 0 or any(allowed(*sel, o.labels, o.taints) for o in offers):
+            continue
+        shown = offers[:MAX_TYPES_SHOWN]
+        more = f"; and {len(offers) - len(shown)} more" if len(offers) > len(shown) else ""
+        why = "; ".join(f"{o.name}: {', '.join(reasons(*sel, o.labels, o.taints))}"
+                        for o in shown)
+        labels = "; ".join(f"{o.name} {{{', '.join(f'{k}={v}' for k, v in o.labels)}}}"
+                           for o in shown)
+        problems.append(Problem(demand.sources.get(a.name, "<demand>"), a.name,
+                                f"its node selection matches no host type ({why}{more}); "
+                                f"host type labels: {labels}"))
+    if problems:
+        raise InputError(problems)
+
+
+MAX_TYPES_SHOWN = 3
+"""At most this many host types are named when an app's node selection matches none."""
+
+
 # ------------------------------------------------------------------------------------------------
 # reading a plan
 @dataclass(frozen=True)
@@ -551,12 +584,18 @@ class TypeUsage:
         type: the host type's name.
         hosts: hosts of the type used.
         cost: their total cost (``None`` without prices).
-        utilisation: load / planned capacity over the used hosts, per resource.
+        utilisation: load / the hosts' full capacity over the used hosts, per resource (the
+            share of the real hosts in use; below 1 - headroom when headroom is planned).
         stranded: stranded free capacity over the used hosts, per resource (planning units;
             see the module docstring).
-        bottleneck: the resource with the highest utilisation (``None`` when unused).
+        bottleneck: the resource with the highest utilisation of the planned capacity (``None``
+            when unused).
         capacity: the planned capacity of one host, per resource (planning units).
         labels: the offer's labels.
+        utilisation_of_planned: load / planned capacity over the used hosts, per resource (1
+            when the used hosts are full up to the reserve and headroom line).
+        host_capacity: the full capacity of one host (before reserve and headroom), per
+            resource (planning units).
     """
 
     type: str
@@ -567,13 +606,41 @@ class TypeUsage:
     bottleneck: str | None
     capacity: dict[str, float]
     labels: dict[str, str] = field(default_factory=dict)
+    utilisation_of_planned: dict[str, float] = field(default_factory=dict)
+    host_capacity: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """As plain JSON data."""
         return {"type": self.type, "hosts": self.hosts, "cost": self.cost,
-                "utilisation": dict(self.utilisation), "stranded": dict(self.stranded),
-                "bottleneck": self.bottleneck, "capacity": dict(self.capacity),
+                "utilisation": dict(self.utilisation),
+                "utilisation_of_planned": dict(self.utilisation_of_planned),
+                "stranded": dict(self.stranded), "bottleneck": self.bottleneck,
+                "capacity": dict(self.capacity), "host_capacity": dict(self.host_capacity),
                 "labels": dict(self.labels)}
+
+
+def full_capacity(instance: Instance, offers: Sequence[HostOffer]) -> list[tuple[float, ...]]:
+    """The full capacity (before reserve and headroom) of each host type of a planning instance.
+
+    Args:
+        instance: a planning instance (:func:`build_instance`); its host types are matched to
+            ``offers`` by name (a type no offer names keeps its planned capacity).
+        offers: the host types offered.
+
+    Returns:
+        Per host type of ``instance``, the capacity in ``instance.resources`` order (planning
+        units), shape ``(n_types, n_resources)``.
+    """
+    by_name = {o.name: o for o in offers}
+    out = []
+    for t in instance.host_types:
+        o = by_name.get(t.name)
+        if o is None:
+            out.append(tuple(t.capacity))
+            continue
+        base = dict(zip(PLAN_RESOURCES, o.exact(), strict=True))
+        out.append(tuple(base_to_units(r, base[r]) for r in instance.resources))
+    return out
 
 
 STRANDED_CHUNK = 1024
@@ -600,7 +667,8 @@ def stranded(demand: np.ndarray, free: np.ndarray) -> np.ndarray:
 
 
 def type_usage(instance: Instance, placement: Placement, priced: bool,
-               labels: Sequence[Mapping[str, str]] | None = None) -> tuple[TypeUsage, ...]:
+               labels: Sequence[Mapping[str, str]] | None = None,
+               full: Sequence[Sequence[float]] | None = None) -> tuple[TypeUsage, ...]:
     """Per host type: hosts used, cost, utilisation, stranded capacity and bottleneck.
 
     Args:
@@ -608,6 +676,8 @@ def type_usage(instance: Instance, placement: Placement, priced: bool,
         placement: a placement on it (checked elsewhere).
         priced: whether costs are prices (else ``cost`` is ``None``).
         labels: the labels of each host type, shape ``(n_types,)``.
+        full: the full capacity of each host type (:func:`full_capacity`), shape
+            ``(n_types, n_resources)``; ``None``: the planned capacity is the full one.
     """
     host_of = placement.host_array(instance)
     st = ClusterState.from_placement(instance, host_of, placement.card_lists(instance))
@@ -626,19 +696,25 @@ def type_usage(instance: Instance, placement: Placement, priced: bool,
         n = int(sel.sum())
         lsum, csum = load[sel].sum(axis=0), cap[sel].sum(axis=0)
         util = np.divide(lsum, csum, out=np.zeros_like(lsum), where=csum > 0)
+        host_cap = np.asarray(ht.capacity if full is None else full[t], dtype=np.float64)
+        fsum = host_cap * n
+        raw = np.divide(lsum, fsum, out=np.zeros_like(lsum), where=fsum > 0)
         out.append(TypeUsage(
             type=ht.name, hosts=n, cost=float(n * ht.cost) if priced else None,
-            utilisation={r: float(u) for r, u in zip(names, util, strict=True)},
+            utilisation={r: float(u) for r, u in zip(names, raw, strict=True)},
             stranded={r: float(s) for r, s in zip(names, strand[sel].sum(axis=0), strict=True)},
             bottleneck=names[int(np.argmax(util))] if n else None,
             capacity={r: float(c) for r, c in zip(names, ht.capacity, strict=True)},
             labels=dict(labels[t]) if labels is not None else {},
+            utilisation_of_planned={r: float(u) for r, u in zip(names, util, strict=True)},
+            host_capacity={r: float(c) for r, c in zip(names, host_cap, strict=True)},
         ))
     return tuple(out)
 
 
 __all__ = [
-    "BASE_UNIT", "PLAN_RESOURCES", "Adjustment", "DaemonLoad", "Demand", "HostOffer", "TypeUsage",
-    "base_to_units", "build_instance", "parse_growth", "parse_headroom", "parse_reserve",
-    "plan_resources", "stranded", "to_base", "type_usage",
+    "BASE_UNIT", "MAX_TYPES_SHOWN", "PLAN_RESOURCES", "Adjustment", "DaemonLoad", "Demand",
+    "HostOffer", "TypeUsage", "base_to_units", "build_instance", "check_selection",
+    "full_capacity", "parse_growth", "parse_headroom", "parse_reserve", "plan_resources",
+    "stranded", "to_base", "type_usage",
 ]

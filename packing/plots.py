@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from packing.atomic import save_figure
+
+if TYPE_CHECKING:
+    from packing.fgd_paper import PolicyResult
 
 
 def _pyplot() -> Any:
@@ -24,11 +27,14 @@ def _pyplot() -> Any:
     return plt
 
 
-def _save(fig: Any, path: str | Path) -> Path:
-    """Write ``fig`` to ``path`` atomically (:func:`packing.atomic.write_with`) and close it."""
+def _save(fig: Any, path: str | Path, dpi: float | None = 110) -> Path:
+    """Write ``fig`` to ``path`` atomically (:func:`packing.atomic.write_with`) and close it.
+
+    ``dpi`` ``None`` keeps matplotlib's ``savefig.dpi`` setting.
+    """
     out = Path(path)
     try:
-        save_figure(fig, out, dpi=110)
+        save_figure(fig, out, dpi=dpi)
     finally:
         _pyplot().close(fig)
     return out
@@ -186,4 +192,85 @@ def plot_growth(path: str | Path, growth: Sequence[float], values: Sequence[floa
     return _save(fig, path)
 
 
-__all__ = ["count_axis", "plot_compare", "plot_growth", "plot_trajectory"]
+def plot_unallocated(path: str | Path, results: Sequence[PolicyResult], until: int, title: str = "",
+                     bound: np.ndarray | None = None) -> Path:
+    """The FGD paper's Fig. 7: unallocated GPU % against arrived demand % (median over seeds).
+
+    Left: the whole run; right: from 80% arrived on, with the published medians as markers.
+
+    Args:
+        path: output image file.
+        results: one per policy (:func:`policies.fgd_eval.evaluate`).
+        until: last arrival level (%).
+        title: figure title.
+        bound: the offline bound per level (no scheduler can leave less unallocated), shape
+            ``(levels,)`` (:meth:`solvers.gpu_bound.BoundResult.curve`); drawn as a dashed black line.
+
+    Returns:
+        The path written.
+    """
+    from packing.fgd_paper import LEVELS
+
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    x = np.arange(until + 1)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, res in enumerate(results):
+        y = res.curve("unallocated", until)
+        c = colors[i % len(colors)]
+        for ax in axes:
+            ax.plot(x, y, color=c, label=res.name)
+        if res.published is not None:
+            lv = [v for v in LEVELS if v <= until]
+            axes[1].scatter(lv, [res.published[LEVELS.index(v)] for v in lv], color=c, marker="x")
+    if bound is not None:
+        yb = bound[: until + 1]
+        for ax in axes:
+            ax.plot(x[: len(yb)], yb, color="black", linestyle="--", label="offline bound")
+    axes[0].set_xlabel("arrived GPU demand (% of capacity)")
+    axes[0].set_ylabel("unallocated GPU (%)")
+    axes[0].legend(fontsize=8)
+    lo = min(80, until)
+    axes[1].set_xlim(lo, until)
+    vals = [res.curve("unallocated", until)[lo:] for res in results]
+    finite = np.concatenate([v[np.isfinite(v)] for v in vals]) if vals else np.zeros(0)
+    if len(finite):
+        axes[1].set_ylim(0, float(finite.max()) * 1.1 + 1)
+    axes[1].set_xlabel("arrived GPU demand (% of capacity)")
+    axes[1].set_title("zoom; x = published median", fontsize=9)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return _save(fig, path, dpi=None)
+
+
+def plot_jct(path: str | Path, names: Sequence[str], jcts: Sequence[Sequence[float]],
+             critical_path: float, capacity: float) -> Path:
+    """Job completion times of each DAG policy as a CDF, with the mean-JCT bounds as lines.
+
+    Args:
+        path: output image file.
+        names: policy names, one per curve.
+        jcts: each policy's job completion times in seconds, shape ``(n_jobs,)`` each.
+        critical_path: the mean critical-path bound (seconds).
+        capacity: the mean capacity bound (seconds).
+
+    Returns:
+        The path written.
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name, jct in zip(names, jcts, strict=True):
+        x = np.sort(np.asarray(jct))
+        ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=f"{name} ({np.mean(x):.0f} s)")
+    ax.axvline(critical_path, color="k", ls="--", lw=1, label="mean critical-path bound")
+    ax.axvline(capacity, color="k", ls=":", lw=1, label="mean capacity bound")
+    ax.set_xscale("log")
+    ax.set_xlabel("job completion time (s)")
+    ax.set_ylabel("share of jobs")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return _save(fig, path, dpi=None)
+
+
+__all__ = ["count_axis", "plot_compare", "plot_growth", "plot_jct", "plot_trajectory", "plot_unallocated"]

@@ -285,6 +285,8 @@ class Step(NamedTuple):
         cards: GPU cards of the container placed (``()``: not placed, or no GPU).
         outcome: :data:`PLACED`, :data:`DELAYED` or :data:`REJECTED`.
         engine: the engine, after the step (its next decision already drawn).
+        auto_rejected: arrivals the engine rejected on its own while advancing to the next
+            decision (containers that fit nowhere, without ``wait_when_full``).
     """
 
     episode: int
@@ -295,6 +297,80 @@ class Step(NamedTuple):
     cards: tuple[int, ...]
     outcome: int
     engine: Engine
+    auto_rejected: int = 0
+
+
+class Stepper:
+    """One engine, one decision at a time: observe, mask, apply one action, return its :class:`Step`.
+
+    The one place that applies a decision to an engine: :func:`drive` loops over steppers (one per
+    engine) and :class:`packing.env.PlacementEnv` calls :meth:`apply` once per Gymnasium step, so a
+    policy acting through either makes the same decisions with the same outcomes.
+
+    Args:
+        engine: the engine (reset before the first :meth:`observe`).
+        episode: the engine's index, copied into every :class:`Step`.
+        name: the policy's name, put in front of the engine's :class:`PolicyError` (``None``: the
+            error as the engine raises it).
+    """
+
+    def __init__(self, engine: Engine, episode: int = 0, *, name: str | None = None) -> None:
+        self.engine = engine
+        self.episode = episode
+        self.name = name
+        self._decision: Decision | None = None
+        self._seen: tuple[Observation, np.ndarray] | None = None
+
+    @property
+    def done(self) -> bool:
+        """Whether the engine's episode has ended."""
+        return self.engine.decision is None
+
+    def observe(self) -> tuple[Observation, np.ndarray]:
+        """The observation and host mask (shape ``(n_hosts,)`` bool) of the current decision.
+
+        Computed once per decision (asking again returns the same objects).
+
+        Raises:
+            RuntimeError: the episode has ended.
+        """
+        d = self.engine.decision
+        if self._seen is None or d is not self._decision:
+            self._decision = d
+            self._seen = (self.engine.observation(), self.engine.mask())
+        return self._seen
+
+    def apply(self, action: int, cards: Sequence[int] | None = None) -> Step:
+        """Apply ``action`` to the current decision and advance the engine to the next one.
+
+        Args:
+            action: a host where the mask is True, :data:`~packing.policy.WAIT` or
+                :data:`~packing.engine.REJECT`.
+            cards: GPU cards for a host action (``None``: the fullest fitting cards).
+
+        Returns:
+            The :class:`Step` of this decision.
+
+        Raises:
+            PolicyError: an action the engine refuses (a host outside the mask, cards that do not fit).
+            RuntimeError: the episode has ended.
+        """
+        e = self.engine
+        d = e.decision
+        if d is None:
+            raise RuntimeError("the episode has ended: call reset()")
+        obs, mask = self.observe()
+        rejected_before = len(e.rejected)
+        try:
+            outcome = e.apply(action, cards)
+        except PolicyError as err:
+            if self.name is None:
+                raise
+            raise PolicyError(f"policy {self.name!r}: {err}") from None
+        self._seen = self._decision = None
+        auto = len(e.rejected) - rejected_before - (1 if outcome == REJECTED else 0)
+        return Step(self.episode, d, obs, mask, int(action), e.last_cards if outcome == PLACED else (),
+                    outcome, e, auto)
 
 
 Decide = Callable[[list[int], list[Observation], list[np.ndarray]],
@@ -307,7 +383,7 @@ fitting cards)."""
 
 def drive(engines: Sequence[Engine], decide: Decide, on_step: Callable[[Step], None] | None = None,
           *, name: str | None = None) -> None:
-    """The one decision loop: observe, mask, act, apply, until every engine's episode ends.
+    """The one decision loop: observe, mask, act, apply (a :class:`Stepper` each) until every episode ends.
 
     The engines (each already :meth:`~packing.engine.Engine.reset`) advance in lock step: every
     round asks ``decide`` once for all the engines that still have a decision, in index order,
@@ -326,25 +402,17 @@ def drive(engines: Sequence[Engine], decide: Decide, on_step: Callable[[Step], N
     Raises:
         PolicyError: an action the engine refuses (a host outside the mask, cards that do not fit).
     """
+    steppers = [Stepper(e, i, name=name) for i, e in enumerate(engines)]
     while True:
-        live = [i for i, e in enumerate(engines) if e.decision is not None]
+        live = [s for s in steppers if not s.done]
         if not live:
             return
-        obs = [engines[i].observation() for i in live]
-        masks = [engines[i].mask() for i in live]
-        actions = decide(live, obs, masks)
-        for i, o, m, (h, cards) in zip(live, obs, masks, actions, strict=True):
-            e = engines[i]
-            d = e.decision
-            try:
-                outcome = e.apply(h, cards)
-            except PolicyError as err:
-                if name is None:
-                    raise
-                raise PolicyError(f"policy {name!r}: {err}") from None
+        seen = [s.observe() for s in live]
+        actions = decide([s.episode for s in live], [o for o, _ in seen], [m for _, m in seen])
+        for s, (h, cards) in zip(live, actions, strict=True):
+            step = s.apply(h, cards)
             if on_step is not None:
-                on_step(Step(i, d, o, m, h, e.last_cards if outcome == PLACED else (),  # type: ignore[arg-type]
-                             outcome, e))
+                on_step(step)
 
 
 def policy_decide(policy: Policy, name: str | None = None) -> Decide:
@@ -540,6 +608,6 @@ def evaluate_batch(make_policy: Callable[[np.ndarray], Any], thetas: np.ndarray,
 
 
 __all__ = ["DELAYED", "PLACED", "REJECTED", "Arrivals", "Decide", "Samples", "SimulationResult", "Step",
-           "Trajectory", "arrivals", "drive", "evaluate", "evaluate_batch", "evaluate_snapshots",
+           "Stepper", "Trajectory", "arrivals", "drive", "evaluate", "evaluate_batch", "evaluate_snapshots",
            "policy_decide", "repair_snapshot", "resample_snapshot", "run_seed", "sample_orders", "simulate",
            "static_view"]

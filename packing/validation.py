@@ -695,11 +695,10 @@ class _Checker:
                                  "(gpu_whole is True)")
                 else:
                     self.vector_ok(a.gpu_per_card, n_g, f"{f}.gpu.per_card", "GPU resource")
-                for j, m in enumerate(models):
-                    self.name_ok(m, f"{f}.gpu.models[{j}]")
-            else:
-                for what, v, empty in (("per_card", a.gpu_per_card, ()),
-                                       ("whole", a.gpu_whole, False), ("models", models, ())):
+            for j, m in enumerate(models):
+                self.name_ok(m, f"{f}.gpu.models[{j}]")
+            if not a.gpu_cards:
+                for what, v, empty in (("per_card", a.gpu_per_card, ()), ("whole", a.gpu_whole, False)):
                     if v != empty:
                         self.bad(f"{f}.gpu.{what}",
                                  "is given but the app asks for no GPU cards (gpu_cards is 0)")

@@ -12,6 +12,7 @@ to the largest type) the mask allows for it, and launches as many tasks as are p
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -307,6 +308,42 @@ def resolve_dag_policy(name: str, seed: int = 0) -> DagPolicy:
                       "or a model file (.pt)")
 
 
+def parse_dag_policies(text: str | None, seed: int = 0) -> tuple[list[str], list[DagPolicy]]:
+    """The row labels and policies of a list of DAG baselines and agent files, e.g. ``"fifo,a=m.pt"``.
+
+    An entry is a baseline name (labelled by its name), a model file (labelled by its stem) or
+    ``NAME=SPEC`` (labelled ``NAME``); labels are unique within the list.
+
+    Args:
+        text: the comma-separated list (``None``: :data:`DEFAULT_DAG_POLICIES`).
+        seed: the seed of ``random``.
+
+    Returns:
+        ``(labels, policies)``, in the order given.
+
+    Raises:
+        InputError: an empty list, an unknown name, an unreadable or wrong model file, or two
+            entries with the same label.
+    """
+    from packing.io import escape_control
+    from policies.registry import unique_labels
+
+    names = ([n.strip() for n in text.split(",") if n.strip()] if text is not None
+             else list(DEFAULT_DAG_POLICIES))
+    if not names:
+        raise input_error("--policies", escape_control(text or ""), "no policy named")
+    named = [n.split("=", 1) if "=" in n and n not in DAG_POLICIES else ["", n] for n in names]
+    names = [spec.strip() for _, spec in named]
+    labels = [label.strip() or (n if n in DAG_POLICIES else Path(n).stem)
+              for (label, _), n in zip(named, names, strict=True)]
+    unique_labels(labels, names)
+    bad = [n for n in names if n not in DAG_POLICIES and not n.lower().endswith(".pt")]
+    if bad:
+        raise input_error("--policies", escape_control(",".join(bad)), "unknown DAG policy; known: "
+                          f"{', '.join(DAG_POLICIES)} or a model file (.pt)")
+    return labels, [resolve_dag_policy(n, seed) for n in names]
+
+
 __all__ = ["DAG_POLICIES", "DEFAULT_DAG_POLICIES", "CpfSingleType", "CriticalPathFirst", "Fifo", "RandomDag",
            "RolloutExpert", "ShortestJobFirst", "SjfCriticalPath", "StagePriority", "make_dag_policy",
-           "resolve_dag_policy"]
+           "parse_dag_policies", "resolve_dag_policy"]

@@ -40,6 +40,7 @@ from packing.evaluation import (
     run,
     shared,
 )
+from packing.model import Instance
 from packing.simulator import run_seed
 from policies.base import Policy
 from policies.registry import get_policy
@@ -120,6 +121,20 @@ def resolve_policy(spec: PolicySpec, *, cache: bool = True) -> Policy:
     return pol
 
 
+def check_policies(specs: Sequence[PolicySpec], instance: Instance, seed: int = 0) -> None:
+    """Resolve every spec and reset it on ``instance``, before any solve or run starts.
+
+    A learned agent checks the instance's shape in ``reset`` (resources, clusters), so an agent
+    file of another shape fails here rather than after an optimum is solved.
+
+    Raises:
+        InputError: a bad spec, or an agent trained for another shape (naming the agent's file
+            and the mismatch).
+    """
+    for spec in specs:
+        resolve_policy(spec).reset(instance, seed)
+
+
 def policy_name(spec: PolicySpec) -> str:
     """The name records of this spec carry (resolves the spec; raises InputError if it is bad)."""
     return str(getattr(resolve_policy(spec), "name", type(spec).__name__))
@@ -181,5 +196,5 @@ def evaluate_policies(scenario: Scenario, policies: Sequence[PolicySpec], seed: 
     return {k: recs[k * n:(k + 1) * n] for k in range(len(policies))}
 
 
-__all__ = ["evaluate_policies", "order_tasks", "policy_name", "policy_spec", "resolve_policy",
-           "run_task", "snapshot_tasks"]
+__all__ = ["check_policies", "evaluate_policies", "order_tasks", "policy_name", "policy_spec",
+           "resolve_policy", "run_task", "snapshot_tasks"]

@@ -58,6 +58,9 @@ METHODS: dict[str, str] = {
 DEFAULT_METHOD = "auto"
 """The method :func:`solve` uses when none is given."""
 
+METHOD_NAMES: tuple[str, ...] = tuple(METHODS)
+"""The method names, in the order of :data:`METHODS` (the ``--method`` choices of the command line)."""
+
 SolveFunction = Callable[..., SolveResult]
 
 
@@ -175,13 +178,13 @@ def verify(instance: Instance, res: SolveResult, kind: Objective, method: str = 
         raise SolverBug(f"{method}: reports objective {res.objective}, placement gives {value}")
     tol = 1e-6 * max(1.0, abs(value))
     if kind == "deployed":
-        ok = res.lower_bound >= value - tol
+        ok = res.bound >= value - tol
     else:
-        ok = res.lower_bound <= value + tol
+        ok = res.bound <= value + tol
     if not ok:
-        raise SolverBug(f"{method}: bound {res.lower_bound} is on the wrong side of {value}")
-    if res.status == "optimal" and abs(res.lower_bound - value) > max(tol, EPS):
-        raise SolverBug(f"{method}: 'optimal' with bound {res.lower_bound} != objective {value}")
+        raise SolverBug(f"{method}: bound {res.bound} is on the wrong side of {value}")
+    if res.status == "optimal" and abs(res.bound - value) > max(tol, EPS):
+        raise SolverBug(f"{method}: 'optimal' with bound {res.bound} != objective {value}")
 
 
 def __getattr__(name: str) -> Any:
@@ -198,6 +201,7 @@ __all__ = [
     "DEFAULT_METHOD",
     "DEFAULT_OPTIONS",
     "METHODS",
+    "METHOD_NAMES",
     "Progress",
     "ProgressCallback",
     "SolveOptions",

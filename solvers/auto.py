@@ -275,7 +275,7 @@ def solve_auto(
             return dataclasses.replace(res, status="unknown", objective=None, placement=None,
                                        hosts=None, seconds=clock.elapsed,
                                        proofs={"bound": res.proofs.get("bound", "auto")})
-        ok = _closed(g.objective, res.lower_bound, kind)
+        ok = _closed(g.objective, res.bound, kind)
         return dataclasses.replace(res, status="optimal" if ok else "feasible",
                                    objective=g.objective, placement=g.placement(instance),
                                    hosts=_n_hosts(g.host_of), seconds=clock.elapsed,
@@ -330,10 +330,10 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         if r.status == "infeasible":  # never a bound while a placement is in hand
             return
         if kind == "deployed":
-            if r.lower_bound < lb - EPS:
-                lb, bound_by = r.lower_bound, r.proofs.get("bound", r.method)
-        elif r.lower_bound > lb + EPS:
-            lb, bound_by = r.lower_bound, r.proofs.get("bound", r.method)
+            if r.bound < lb - EPS:
+                lb, bound_by = r.bound, r.proofs.get("bound", r.method)
+        elif r.bound > lb + EPS:
+            lb, bound_by = r.bound, r.proofs.get("bound", r.method)
         if r.placement is not None and r.objective is not None and (
                 best is None or _better(r.objective, best.objective, kind)):
             best = r
@@ -364,7 +364,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
     def infeasible(r: SolveResult) -> SolveResult:
         if background is not None:
             background.result(stop=True)
-        return SolveResult("infeasible", None, r.lower_bound, None, None, "auto", clock.elapsed,
+        return SolveResult("infeasible", None, r.bound, None, None, "auto", clock.elapsed,
                            kind, {"bound": r.proofs.get("bound", r.method)}, r.reason,
                            tuple(history))
 
@@ -383,7 +383,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         background = None
         if r is not None:
             take(r)
-            relay(Progress(clock.elapsed, r.objective, r.lower_bound, "arcflow",
+            relay(Progress(clock.elapsed, r.objective, r.bound, "arcflow",
                            "arc-flow MIP (beside the other stages)"))
 
     def cpsat(budget: float) -> SolveResult:
@@ -875,7 +875,7 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
     if bound <= lb:
         return best
     if best is not None:
-        return dataclasses.replace(best, lower_bound=bound, proofs={"solution": "tabu",
+        return dataclasses.replace(best, bound=bound, proofs={"solution": "tabu",
                                                                     "bound": "cover"})
     return SolveResult("unknown", None, bound, None, None, "cover", clock.elapsed - t0,
                        kind, {"bound": "cover"}, None, ())

@@ -16,7 +16,10 @@ cut short: Farley's ``pi @ count / rho`` with ``rho = max_t best_price[t] / cost
 capped by what a solution at least as good as the incumbent may use). Once exact pricing proves
 that no column improves, the Lagrangian bound of that pricing is within ``RC_EPS`` per host of
 the LP value. Artificial columns (one per app, at a large cost) keep the master feasible; they
-only relax it, so the bounds stay valid.
+only relax it, so the bounds stay valid. When GLOP answers ``ABNORMAL`` (numerical trouble) the
+master is solved again from scratch (dual, then primal simplex); if that fails too, the loop stops
+with the bound of the pricings done so far (:class:`MasterLPFailed`, ``ColgenBound.lp_failed``)
+and the placement comes from the columns generated until then.
 
 Bounds on any data: both bounds hold for *any* duals ``pi >= 0, mu <= 0`` as long as the price
 of each host type is a proven upper bound on ``pi @ n`` over every pattern the checker accepts,
@@ -118,6 +121,8 @@ class ColgenBound:
         seconds: wall time.
         lam: the last master solution per column, shape ``(len(columns),)``.
         infeasible: the bound exceeds the cost of any placement: no placement exists.
+        lp_failed: GLOP solved the master to no optimum (also from scratch), so the loop
+            stopped early; ``lp_bound`` is the best of the completed pricings, still valid.
     """
 
     lp_value: float
@@ -129,6 +134,19 @@ class ColgenBound:
     seconds: float
     lam: np.ndarray
     infeasible: bool = False
+    lp_failed: bool = False
+
+
+class MasterLPFailed(RuntimeError):
+    """GLOP returned no optimal master solution, also when solving from scratch.
+
+    Attributes:
+        status: the ``pywraplp.Solver`` status (4: ``ABNORMAL``, numerical trouble).
+    """
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"master LP failed with GLOP status {status}")
+        self.status = status
 
 
 def _unsupported(kind: str) -> InputError:
@@ -184,13 +202,30 @@ class _Master:
         self.vars.append(v)
         return True
 
-    def solve(self) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
-        """Solve; returns (value, lam (P,), pi (n_apps,), mu (n_types,), artificial use)."""
+    def solve(self, retry: bool = True) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
+        """Solve; returns (value, lam (P,), pi (n_apps,), mu (n_types,), artificial use).
+
+        The artificial columns keep the master feasible and bounded, so GLOP's only other
+        answer is ``ABNORMAL`` (numerical trouble, status 4), which the warm start from the last
+        basis can cause: with ``retry`` the master is then solved again from scratch (dual
+        simplex, then primal simplex).
+
+        Raises:
+            MasterLPFailed: no optimum from scratch either.
+        """
         from ortools.linear_solver import pywraplp
 
         st = self.lp.Solve()
-        if st != pywraplp.Solver.OPTIMAL:  # pragma: no cover - artificials keep it feasible
-            raise RuntimeError(f"master LP failed with GLOP status {st}")
+        P = pywraplp.MPSolverParameters
+        for algorithm in (P.DUAL, P.PRIMAL) if retry else ():
+            if st == pywraplp.Solver.OPTIMAL:
+                break
+            params = P()
+            params.SetIntegerParam(P.INCREMENTALITY, P.INCREMENTALITY_OFF)
+            params.SetIntegerParam(P.LP_ALGORITHM, algorithm)
+            st = self.lp.Solve(params)
+        if st != pywraplp.Solver.OPTIMAL:
+            raise MasterLPFailed(st)
         pi = np.maximum(np.array([c.dual_value() for c in self.cover]), 0.0)
         mu = np.minimum(np.array([c.dual_value() for c in self.types]), 0.0)
         lam = np.array([v.solution_value() for v in self.vars])  # type: ignore[attr-defined]
@@ -260,9 +295,18 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
     def improving(t: int, n: np.ndarray, pi: np.ndarray, mu: np.ndarray) -> bool:
         return float(pi @ n) - mu[t] > cost[t] + RC_EPS
 
+    failed = False
     while not clock.stopped:  # a stop ends the loop between iterations; best_lb stays valid
         it += 1
-        value, lam, pi_r, mu_r, art = master.solve()
+        try:
+            value, lam, pi_r, mu_r, art = master.solve()
+        except MasterLPFailed as e:
+            # no duals to price with: stop with the bound of the pricings done so far (each
+            # rests on its own duals and proven price bounds, not on this LP) and the columns
+            failed = True
+            notify(callback, history, clock, None, _bound(best_lb, kind, cost) if best_lb else None,
+                   METHOD, f"iteration {it}: {e}; column generation stops with the bound so far")
+            break
         added = 0
         exact_ok = False
         # Wentges smoothing: price first at a point between the best-bound duals and the
@@ -315,7 +359,7 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
     infeasible = best_lb > max(inst.n_containers, 1) * float(cost.max(initial=1.0)) * (1 + 1e-6)
     master.rows, master.ones, master.rng = rows, ones, rng
     res = ColgenBound(value, best_lb, _bound(best_lb, kind, cost), tuple(master.cols), it,
-                      converged, clock.elapsed, lam, infeasible)
+                      converged, clock.elapsed, lam, infeasible, failed)
     return res, master
 
 
@@ -381,7 +425,10 @@ def _dive(inst: Instance, master: _Master, clock: Clock) -> np.ndarray | None:
     out: np.ndarray | None = None
     rounds = 0
     while clock.left(0.0) > 0.05:
-        _value, lam, pi, mu, art = master.solve()
+        try:
+            _value, lam, pi, mu, art = master.solve(retry=False)
+        except MasterLPFailed:
+            break  # the other roundings and the restricted master still run
         if art > 1e-6:
             break
         added = 0
@@ -403,10 +450,21 @@ def _dive(inst: Instance, master: _Master, clock: Clock) -> np.ndarray | None:
             break
         for q in np.flatnonzero(floor >= 1).tolist():  # keep what the LP already uses whole
             master.set_lower(q, float(floor[q]))
+        # round up the most nearly whole columns, within the hosts left of each type (the
+        # fixed lower bounds of a type never exceed its host limit: the LP stays feasible)
+        types = np.array([c.type_index for c in master.cols[: len(lam)]], dtype=np.int64)
+        fixed = np.bincount(types, weights=floor, minlength=len(master.limit))
         k = max(1, int(DIVE_SHARE * np.count_nonzero(frac)))
-        for q in np.argsort(-frac)[:k].tolist():  # round up the most nearly whole columns
-            if frac[q] > 0:
+        rounded = 0
+        for q in np.argsort(-frac).tolist():
+            if rounded == k or frac[q] <= 0:
+                break
+            if fixed[types[q]] + 1 <= master.limit[types[q]] + 1e-9:
                 master.set_lower(q, float(floor[q] + 1))
+                fixed[types[q]] += 1
+                rounded += 1
+        if not rounded:
+            break  # no type has a host left for a rounded-up column
     for q in range(len(master.vars)):
         master.set_lower(q, 0.0)
     return out
@@ -672,4 +730,4 @@ def _hosts_of(p: Placement) -> np.ndarray:
     return np.unique(hs[hs >= 0])
 
 
-__all__ = ["ColgenBound", "Column", "colgen_bound", "cost_unit", "solve_colgen"]
+__all__ = ["ColgenBound", "Column", "MasterLPFailed", "colgen_bound", "cost_unit", "solve_colgen"]

@@ -818,7 +818,7 @@ def solve_cpsat(
             return dataclasses.replace(res, status="unknown", objective=None, placement=None,
                                        hosts=None, seconds=clock.elapsed, proofs={
                                            "bound": res.proofs.get("bound", "cpsat")})
-        st: Status = "optimal" if _closed(g.objective, res.lower_bound, kind) else "feasible"
+        st: Status = "optimal" if _closed(g.objective, res.bound, kind) else "feasible"
         return dataclasses.replace(res, status=st, objective=g.objective,
                                    placement=g.placement(instance), hosts=_n_hosts(g.host_of),
                                    seconds=clock.elapsed,
@@ -947,7 +947,7 @@ def _solve_cpsat(
                 st2: Status = "optimal" if _closed(again.objective or 0.0, bound, kind) \
                     else "feasible"
                 return dataclasses.replace(
-                    again, status=st2, lower_bound=min(bound, again.objective or bound),
+                    again, status=st2, bound=min(bound, again.objective or bound),
                     seconds=clock.elapsed, history=tuple(history) + again.history,
                     proofs={"solution": _strict_source(again), "bound": bound_by})
         return fallback(bound_by, bound)

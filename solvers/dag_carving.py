@@ -92,7 +92,7 @@ def carve_sweep(workload: Workload, qs: list[int], methods: list[str], *, contai
                 tys = inst.host_type_of[np.unique(ho[ho >= 0])]
                 used = {inst.host_types[int(t)].name: int((tys == t).sum()) for t in np.unique(tys)}
             cost = None if res.objective is None else res.objective / scale
-            low = float(res.lower_bound) / scale
+            low = float(res.bound) / scale
             rows.append(SweepRow(method, q, part.n_types, part.reached, part.types.round(3).tolist(),
                                  int(counts.sum()), used, cost, low,
                                  None if cost is None else 1.0 - work / cost,
@@ -246,7 +246,7 @@ def _carve_nested(resid: np.ndarray, part: Partition, large_share: float) -> tup
     first = _place(resid, types, counts)
     assert first is not None
     hosts_of: list[np.ndarray] = [first]
-    left = resid - _load(len(resid), types, counts, first)
+    left = np.maximum(resid - _load(len(resid), types, counts, first), 0.0)  # no -1e-13 residues
     others = np.flatnonzero(~is_max)
     size = _type_size(types)
 
@@ -255,7 +255,7 @@ def _carve_nested(resid: np.ndarray, part: Partition, large_share: float) -> tup
         if got is not None and got[0].sum():
             stages.append(got[0])
             hosts_of.append(got[1])
-            left = left - _load(len(left), types, got[0], got[1])
+            left = np.maximum(left - _load(len(left), types, got[0], got[1]), 0.0)
 
     if len(others):
         fits = np.array([bool(np.all(left >= types[q] - 1e-9, axis=1).any()) for q in range(nq)])

@@ -289,6 +289,25 @@ class BoundResult:
         return {str(lv): (None if lv >= len(c) or not np.isfinite(c[lv]) else round(float(c[lv]), 2))
                 for lv in levels}
 
+    def summary(self, levels: Sequence[int]) -> dict[str, Any]:
+        """The bound's row of ``vbp gpu-frag --json``: median and mean at ``levels``, time, definition.
+
+        ``converged`` counts, per level, the seeds whose configuration LP converged (``None`` for
+        the aggregate method).
+        """
+        config = self.method == "config"
+        return {
+            "median": self.at(levels), "mean": self.at(levels, stat="mean"),
+            "seconds_per_seed": round(float(sum(self.seconds) / len(self.seconds)), 3),
+            "method": self.method,
+            "converged": None if not config else {
+                str(lv): sum(bool(d[lv].converged) for d in self.details if lv in d) for lv in levels},
+            "definition": ("per-node configuration LP (solvers.gpu_bound.GpuBound, solvers.gpu_config): "
+                           "Lagrangian certificate from column generation with exact CP-SAT pricing, at "
+                           "least the aggregated LP" if config else
+                           "LP relaxation by pod shape x node type (solvers.gpu_bound.GpuBound)")
+                          + ": least unallocated GPU % any placement of the arrived pods can reach"}
+
 
 def evaluate_bound(instance: Instance, seeds: Sequence[int], until: float = 1.3, *, method: str = "config",
                    config_levels: Sequence[int] = CONFIG_LEVELS, time_limit: float = 300.0,

@@ -311,7 +311,7 @@ def _solve_rest(cluster: Cluster, left: np.ndarray, host_of: np.ndarray,
             host_of[j] = new_first[ti] + h - int(sub.type_count[:ti].sum())
             if sub_cards is not None:
                 cards[j] = sub_cards[lo + k]
-    return float(res.lower_bound)
+    return float(res.bound)
 
 
 def running_placement(cluster: Cluster) -> Placement:

@@ -167,7 +167,7 @@ def improve(
                           below=before)
         if res.placement is None or res.objective is None or res.objective >= before - EPS:
             fails += 1
-            proven = res.lower_bound >= before - EPS  # nothing better on these hosts
+            proven = res.bound >= before - EPS  # nothing better on these hosts
             if proven or fails >= 3:  # this size cannot free a host: grow
                 size = min(NEIGHBOURHOOD_MAX, int(size * 1.5) + 1)
                 fails = 0

@@ -112,7 +112,7 @@ def card_bound(inst: Instance, *, time_limit: float = 30.0
     for a in share_apps:
         shapes.setdefault(tuple(float(x) for x in inst.gpu_demand[a]), []).append(a)
     keys = list(shapes)
-    sizes = np.array(keys, dtype=np.float64).reshape(len(keys), -1)
+    sizes = np.array(keys, dtype=np.float64).reshape(len(keys), inst.gpu_demand.shape[1])
     counts = np.array([sum(inst.apps[a].count for a in shapes[k]) for k in keys], dtype=np.int64)
 
     def allowed(a: int, model: str | None) -> bool:

@@ -338,7 +338,7 @@ def solve_pulp(
                                    ver.reason or infeasibility_reason(inst), tuple(history))
             if ver.placement is not None:
                 offer(ver.placement, "cpsat")
-            vb = float(ver.lower_bound)
+            vb = float(ver.bound)
             if kind == "deployed" and vb < bound - 1e-9:
                 bound, proofs = vb, {"bound": "cpsat"}
             elif kind != "deployed" and vb > bound + 1e-9 and math.isfinite(vb):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -50,10 +51,9 @@ class SolveResult:
             ``"infeasible"`` (proven: no solution), ``"unknown"`` (nothing proven, no solution).
         objective: value of the returned placement: hosts used, total host cost, or (for
             ``objective_kind == "deployed"``) containers deployed; ``None`` without a placement.
-        lower_bound: the proven bound, stored under the name of the minimising objectives
-            (``"hosts"``, ``"cost"``), for which it is a lower bound; for ``"deployed"``
-            (maximised) the same field holds the proven *upper* bound. Read :attr:`bound` and
-            :attr:`bound_kind` to say which.
+        bound: the proven bound on the objective: a lower bound for the minimised objectives
+            (``"hosts"``, ``"cost"``), an upper bound for ``"deployed"`` (maximised);
+            :attr:`bound_kind` says which. ``math.inf`` for a proven ``"infeasible"``.
         placement: the placement, already passed through :func:`packing.checker.check`.
         hosts: hosts used by the placement.
         method: the method that produced the placement (``"auto"`` results name the parts
@@ -71,7 +71,7 @@ class SolveResult:
 
     status: Status
     objective: float | None
-    lower_bound: float
+    bound: float
     placement: Placement | None
     hosts: int | None
     method: str
@@ -83,9 +83,11 @@ class SolveResult:
     interrupted: bool = False
 
     @property
-    def bound(self) -> float:
-        """The proven bound on the objective: a lower bound or an upper one (:attr:`bound_kind`)."""
-        return self.lower_bound
+    def lower_bound(self) -> float:
+        """Deprecated name of :attr:`bound` (read-only; for ``"deployed"`` it is an upper bound)."""
+        warnings.warn("SolveResult.lower_bound is deprecated; read SolveResult.bound (and bound_kind)",
+                      DeprecationWarning, stacklevel=2)
+        return self.bound
 
     @property
     def bound_kind(self) -> BoundKind:
@@ -98,21 +100,21 @@ class SolveResult:
         if self.objective is None:
             return None
         if self.objective == 0:
-            return 0.0 if self.lower_bound == 0 else math.inf
-        return abs(self.objective - self.lower_bound) / abs(self.objective)
+            return 0.0 if self.bound == 0 else math.inf
+        return abs(self.objective - self.bound) / abs(self.objective)
 
     def to_dict(self) -> dict[str, object]:
         """The JSON object ``vbp solve --json`` prints (without the placement).
 
-        ``lower_bound`` and ``bound`` hold the same number; ``bound_kind`` says which side of the
-        objective it is on (``"upper"`` for ``"deployed"``).
+        ``bound_kind`` says which side of the objective ``bound`` is on (``"upper"`` for
+        ``"deployed"``). ``bound`` is ``math.inf`` for ``"infeasible"``: callers writing JSON
+        turn it into ``null``.
         """
         return {
             "status": self.status,
             "objective": self.objective,
             "objective_kind": self.objective_kind,
             "hosts": self.hosts,
-            "lower_bound": self.lower_bound,
             "bound": self.bound,
             "bound_kind": self.bound_kind,
             "gap": self.gap,

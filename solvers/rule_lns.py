@@ -148,7 +148,7 @@ def _solve_task(task: _Task, stop: Stop | None = None) -> _Outcome:
                                              seed=task.seed, objective=task.kind, hint=start,
                                              stop=stop),
                       below=task.before)
-    proven = res.lower_bound >= task.before - EPS
+    proven = res.bound >= task.before - EPS
     if res.placement is None or res.objective is None or res.objective >= task.before - EPS:
         return _Outcome(None, task.before, proven, res.seconds)
     if check(task.sub, res.placement, require_all=True):  # pragma: no cover - a bug in cpsat

@@ -65,8 +65,8 @@ def test_a_record_holds_the_metrics_of_its_run(sigma: Instance) -> None:
     rec = run(sigma, get_policy("bf"), order, seed=7, options=RunOptions(trajectory=True, placement=True))
     sim = simulate(sigma, get_policy("bf"), order, seed=7)
     m = compute_metrics(sigma, sim.placement)
-    assert (rec.hosts, rec.cost, rec.deployed) == (m.hosts_used, m.total_cost, m.deployed)
-    assert rec.allocation == m.sigma_allocation_bottleneck
+    assert (rec.hosts, rec.cost, rec.deployed) == (m.hosts, m.cost, m.deployed)
+    assert rec.allocation == m.allocation
     assert (rec.hosts_peak, rec.rejected, rec.delayed) == (sim.peak_hosts, sim.n_rejected, sim.n_delayed)
     assert rec.policy == "bf" and rec.seed == 7 and rec.seconds > 0
     assert rec.trajectory is not None and np.array_equal(rec.trajectory.host, sim.trajectory.host)

@@ -192,3 +192,57 @@ def test_the_checker_catches_an_upward_import(tmp_path: Path) -> None:
     f = tmp_path / "m.py"
     f.write_text("def f():\n    from policies.heuristics import BestFit\n    return BestFit\n")
     assert (2, "policies.heuristics") in imports(f)
+
+
+CLI_SHARED = {"vbp.cli", "vbp.cli.__main__", "vbp.cli.common", "vbp.cli.outputs", "vbp.cli.formats",
+              "vbp.cli.train_report"}
+"""The modules of ``vbp.cli`` that are shared helpers, not commands."""
+
+COMMAND_DISPATCH: set[tuple[str, str]] = {
+    ("vbp.cli.train", "vbp.cli.train_gcn"),
+    ("vbp.cli.train", "vbp.cli.train_jobfusion"),
+}
+"""The one dispatcher: ``vbp train gcn DATA`` runs the placement trainer or the JobFusion trainer,
+chosen by what DATA is; it imports the chosen command and shares no logic with it. Every other
+subcommand is registered in :data:`vbp.cli.COMMANDS` (as ``"train rl"``)."""
+
+
+def command_imports(name: str, path: Path) -> set[tuple[str, str]]:
+    """``(name, command module)`` for every import of another command module by a command module."""
+    if not name.startswith("vbp.cli.") or name in CLI_SHARED:
+        return set()
+    out = set()
+    for _, mod in imports(path):
+        while mod not in MODULES and "." in mod:
+            mod = mod.rpartition(".")[0]
+        if mod.startswith("vbp.cli.") and mod not in CLI_SHARED and mod != name:
+            out.add((name, mod))
+    return out
+
+
+def test_command_modules_import_no_other_command_module() -> None:
+    found = set().union(*(command_imports(n, p) for n, p in MODULES.items()))
+    assert found - COMMAND_DISPATCH == set(), "a vbp.cli command module imports another one"
+    assert COMMAND_DISPATCH - found == set(), "the dispatcher changed: update COMMAND_DISPATCH"
+
+
+def test_the_check_catches_a_command_importing_a_command(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("from vbp.cli.common import SEED\nfrom vbp.cli.solve import METHOD_NAMES\n"
+                 "def f():\n    from vbp.cli.generate_multicluster import multicluster_command\n")
+    assert command_imports("vbp.cli.plan", f) == {("vbp.cli.plan", "vbp.cli.solve"),
+                                                  ("vbp.cli.plan", "vbp.cli.generate_multicluster")}
+    assert command_imports("vbp.cli.common", f) == set()
+
+
+def test_registered_subcommands_are_in_their_group() -> None:
+    import click
+
+    from vbp.cli import COMMANDS, cli
+
+    ctx = click.Context(cli)
+    for key in (k for k in COMMANDS if " " in k):
+        parent, _, sub = key.rpartition(" ")
+        group = cli.get_command(ctx, parent)
+        assert isinstance(group, click.Group) and sub in group.commands, key
+        assert sub not in cli.list_commands(ctx) and cli.get_command(ctx, key) is None

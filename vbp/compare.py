@@ -7,67 +7,17 @@ the only place that combines them (the CLI in :mod:`vbp.cli` only parses options
 from __future__ import annotations
 
 import dataclasses
-import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from packing.errors import InfeasibleError
+from packing.comparison import ComparisonRow as Row
+from packing.comparison import json_number, summarise
+from packing.generators.multicluster import is_multicluster
 from packing.model import Instance
 
 if TYPE_CHECKING:
     from packing.evaluation import Executor, RunRecord
-
-
-@dataclass(frozen=True)
-class Row:
-    """One policy's line of the table."""
-
-    name: str
-    hosts_mean: float
-    hosts_min: int
-    hosts_max: int
-    cost_mean: float
-    allocation_mean: float
-    rejected_mean: float
-    gap: float | None
-    deployed_mean: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of the row (names as in ``docs/outputs.md``)."""
-        return {"name": self.name, "hosts_mean": self.hosts_mean, "hosts_min": self.hosts_min,
-                "hosts_max": self.hosts_max, "cost_mean": self.cost_mean,
-                "allocation_mean": json_number(self.allocation_mean),
-                "deployed_mean": self.deployed_mean, "rejected_mean": self.rejected_mean,
-                "gap": json_number(self.gap)}
-
-
-def json_number(x: float | None) -> float | None:
-    """``x`` for a JSON report: rounded to 6 decimals; ``None`` for none, ``nan`` or infinity."""
-    return None if x is None or not math.isfinite(x) else round(float(x), 6)
-
-
-def is_multicluster(inst: Instance) -> bool:
-    """A scenario of ``vbp generate multicluster`` (compared on tasks deployed, not hosts)."""
-    return isinstance(inst.meta, dict) and inst.meta.get("generator") == "multicluster"
-
-
-def deployed_optimum(inst: Instance, time_limit: float) -> Any:
-    """The proven maximum of deployable tasks (:func:`solvers.max_deployed.optimum`) as a ``SolveResult``.
-
-    ``objective`` is the tasks deployed by the best placement and ``bound`` the proven maximum's
-    upper bound (``bound_kind == "upper"``: the ``"deployed"`` objective of
-    :class:`solvers.result.SolveResult`, which stores it in its ``lower_bound`` field).
-    """
-    from solvers.max_deployed import optimum
-    from solvers.result import SolveResult
-
-    opt = optimum(inst, time_limit=time_limit)
-    hosts = int(len(set(int(h) for h in opt.placement.host_array(inst) if h >= 0)))
-    return SolveResult(status="optimal" if opt.proven else "feasible", objective=float(opt.deployed),
-                       lower_bound=float(opt.bound), placement=opt.placement, hosts=hosts,
-                       method=opt.method, seconds=opt.seconds, objective_kind="deployed")
 
 
 def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit: float, seed: int,
@@ -110,11 +60,10 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
 
     from packing.evaluation import Scenario, SerialExecutor
     from packing.simulator import sample_orders
-    from policies.runner import order_tasks, resolve_policy, run_task, snapshot_tasks
-    from solvers import solve
+    from policies.runner import check_policies, order_tasks, run_task, snapshot_tasks
+    from solvers.optimum import comparison_optimum
 
-    for name in policy_names:
-        resolve_policy(name)  # a bad policy file fails before the solve
+    check_policies(policy_names, inst, seed)  # a bad file or an agent of another shape: before the solve
 
     def progress(p: Any) -> None:
         print(f"  [{p.seconds:7.2f}s] {p.method:<7} objective {p.objective}  bound {p.bound}  "
@@ -122,15 +71,8 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
 
     if not quiet:
         print(f"solving {inst.name} (auto, up to {time_limit:g} s)...", file=sys.stderr)
-    if is_multicluster(inst):
-        res = deployed_optimum(inst, time_limit)
-    else:
-        res = solve(inst, "auto", time_limit=time_limit, seed=seed, callback=None if quiet else progress)
-    if res.status == "infeasible":  # no optimum to compare with: said before any run
-        raise InfeasibleError(inst.name, "no placement of every container exists, so there is no "
-                              "optimum to compare with: "
-                              f"{res.reason or 'proven by ' + res.method}")
-    by_cost = res.objective_kind == "cost"
+    res = comparison_optimum(inst, time_limit, seed, deployed=is_multicluster(inst),
+                             callback=None if quiet else progress)  # infeasible: raised before any run
     resample = snapshots > 0 and inst.initial is not None
     runs = snapshots if resample else orders
     own = executor is None
@@ -150,24 +92,10 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
     finally:
         if own:
             ex.close()
-    rows: list[Row] = []
-    records: dict[str, list[RunRecord]] = {}
-    for k, name in enumerate(policy_names):
-        rs = recs[k * runs:(k + 1) * runs]
-        records[name] = rs
-        hosts = [r.hosts for r in rs]
-        mean = sum(hosts) / runs
-        cost = sum(r.cost for r in rs) / runs
-        value = cost if by_cost else mean
-        gap = None
-        deployed = float(sum(r.deployed for r in rs) / runs)
-        if res.objective is not None and res.objective > 0:
-            gap = ((value - res.objective) / res.objective if res.objective_kind != "deployed"
-                   else (res.objective - deployed) / res.objective)
-        rows.append(Row(rs[0].policy if labels is None else labels[k], mean, min(hosts), max(hosts), cost,
-                        float(sum(r.allocation for r in rs) / runs),
-                        float(sum(r.rejected for r in rs) / runs), gap, deployed))
-    return res, rows, records
+    per_policy = [recs[k * runs:(k + 1) * runs] for k in range(len(policy_names))]
+    rows = [summarise(rs[0].policy if labels is None else labels[k], rs, res.objective, res.objective_kind)
+            for k, rs in enumerate(per_policy)]
+    return res, rows, dict(zip(policy_names, per_policy, strict=True))
 
 
-__all__ = ["Row", "json_number", "run_compare"]
+__all__ = ["Row", "is_multicluster", "json_number", "run_compare"]

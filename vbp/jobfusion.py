@@ -138,10 +138,12 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
 
 def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_method: str, q: int,
                hosts: list[tuple[str, tuple[float, float], int]], interarrival: float,
-               carving: str = "proportional", large_share: float = 1.0, long_samples: int = 0) -> list[Any]:
+               carving: str = "proportional", large_share: float = 1.0, long_samples: int = 0,
+               first: int = 0) -> list[Any]:
     """``n_envs`` training environments: seeded samples of ``jobs`` jobs, each on its own carved cluster.
 
-    Sample ``i`` uses seed ``seed * 1000 + i`` (Poisson arrivals of mean ``interarrival``); the
+    Sample ``i`` uses seed ``seed * 1000 + first + i`` (Poisson arrivals of mean ``interarrival``;
+    held-out samples start at ``first`` = the number of training samples); the
     partition is computed on the sample (as ``vbp jobs compare`` does) and carved on ``hosts``
     (``carving``, ``large_share``: see :func:`solvers.dag_carving.carve_cluster`). With ``long_samples``
     the environments also hold that many *long* samples of ``jobs`` jobs: the ones with the most
@@ -150,7 +152,7 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
     """
     from policies.agents.jobfusion_train import Env  # torch, only when training
 
-    samples = [sample_jobs(workload, jobs, seed * 1000 + i, interarrival) for i in range(n_envs)]
+    samples = [sample_jobs(workload, jobs, seed * 1000 + first + i, interarrival) for i in range(n_envs)]
     if long_samples > 0:
         draws = [sample_jobs(workload, jobs, 10**6 + seed * 1000 + i, interarrival)
                  for i in range(10 * long_samples)]

@@ -42,7 +42,18 @@ Capacity bound (:func:`capacity_bound`)
     ``C_(k) >= T_k = max over machines of min {T : SRPT on {j : b_j <= T} completes k jobs by T}``,
     which is ``min over i of max(b_(i), k-th SRPT completion of the i jobs with least b)``. Summing,
     ``sum_j finish_j >= sum_k T_k``: at least the sum of the ``b_j`` and at least every machine's SRPT
-    sum. The mean JCT bound is ``(sum_k T_k - sum_j arrival_j) / J``.
+    sum.
+
+    Tails. On a machine, a job's work ends at least ``q_j`` before the job does, ``q_j`` the least
+    tail of the stages counted (any subset of the job's stages on the machine may be counted: fewer
+    stages, less volume but a longer least tail; :data:`TAIL_LEVELS` picks a few). With ``D_j = C_j -
+    q_j``, every ``D_j`` is at least ``b_j - q_j`` and at least the job's completion on the machine,
+    so the combination above applies to the ``D_j`` with own bounds ``b_j - q_j``, and ``sum_j C_j >=
+    sum_k T'_k + sum_j q_j`` (:func:`tail_order_sum`). This sees that two jobs whose work on one pool
+    of slots is followed by long stages elsewhere cannot both do that work first.
+
+    The bound on the sum of finish times is the largest of these sums; the mean JCT bound is that
+    minus ``sum_j arrival_j``, over ``J``.
 """
 
 from __future__ import annotations
@@ -235,11 +246,13 @@ class CapacityBound:
     Attributes:
         mean_jct: lower bound on the mean JCT of every episode.
         jct: per-job bound on the JCT alone (slot-limited critical path, own volumes), shape ``(J,)``.
-        finish_order: lower bounds on the ``k``-th smallest finish time, shape ``(J,)``.
+        finish_order: lower bounds on the ``k``-th smallest finish time, shape ``(J,)`` (their sum may
+            be below ``J * mean_jct + sum of arrivals`` when a tail bound is larger).
         makespan: lower bound on last finish - first arrival.
         parts: mean-JCT bounds of the ingredients: ``"critical_path"`` (paths with least overheads),
             ``"slot_path"`` (slot-limited critical paths), ``"own"`` (the per-job bounds), ``"srpt"``
-            (the best single machine without critical paths).
+            (the best single machine without critical paths), ``"order"`` (the combination over all
+            machines) and ``"tails"`` (the best tail bound).
         machines: names of the machines, e.g. ``"slots[0,1]"`` or ``"cpu[*]"``.
     """
 
@@ -286,8 +299,75 @@ def _window(head: np.ndarray, tail: np.ndarray, vol: np.ndarray) -> float:
     return float(np.where(inside > 0, val, -np.inf).max())
 
 
+TAIL_LEVELS = (0, 1, 2, -1)
+"""Stage subsets of each job on each machine for the tail bound (see :func:`_tail_machine`)."""
+
+
+def _tail_machine(per_stage: np.ndarray, head: np.ndarray, tail: np.ndarray, first: np.ndarray,
+                  level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per job, a subset of its stages on a machine: volume, least head and least tail.
+
+    The subset is the stages with volume whose tail is at least a threshold: the ``level``-th smallest
+    distinct tail of the job's stages with volume (the largest when there are fewer), or with
+    ``level == -1`` the threshold maximising the job's volume plus threshold.
+
+    Args:
+        per_stage: volume of each stage on the machine in seconds, shape ``(S,)``.
+        head: least time from arrival until each stage is runnable, shape ``(S,)``.
+        tail: least time from the end of any task of each stage until its job ends, shape ``(S,)``.
+        first: index of each job's first stage, shape ``(J + 1,)``.
+        level: which threshold (see above).
+
+    Returns:
+        ``(volume, release offset, tail)`` per job, each shape ``(J,)`` (zeros for a job without volume).
+    """
+    J = len(first) - 1
+    vol, rel, q = np.zeros(J), np.zeros(J), np.zeros(J)
+    for j in range(J):
+        sl = slice(int(first[j]), int(first[j + 1]))
+        v, h, t = per_stage[sl], head[sl], tail[sl]
+        on = v > 0
+        if not on.any():
+            continue
+        ts = np.unique(t[on])
+        if level >= 0:
+            thr = ts[min(level, len(ts) - 1)]
+        else:
+            gain = [float(v[on & (t >= x)].sum()) + float(x) for x in ts]
+            thr = ts[int(np.argmax(gain))]
+        pick = on & (t >= thr)
+        vol[j], rel[j], q[j] = float(v[pick].sum()), float(h[pick].min()), float(thr)
+    return vol, rel, q
+
+
+def tail_order_sum(own: np.ndarray, release: np.ndarray, volume: np.ndarray, tail: np.ndarray) -> float:
+    """A lower bound on the sum of finish times from one machine whose jobs end ``tail`` after their work.
+
+    Every job ``j`` finishes at ``C_j >= own_j`` and its volume on the machine is done by ``C_j -
+    tail_j``. With ``D_j = C_j - tail_j`` the jobs obey :func:`order_bounds`' premises with own bounds
+    ``own_j - tail_j``, so ``sum_j C_j = sum_k D_(k) + sum_j tail_j >= sum_k T_k + sum_j tail_j``.
+
+    Args:
+        own: each job's own lower bound on its finish time, shape ``(J,)``.
+        release: earliest start of each job's work on the machine, shape ``(J,)``.
+        volume: each job's volume on the machine in seconds, shape ``(J,)``.
+        tail: least time from the end of each job's work on the machine to its finish, shape ``(J,)``.
+
+    Returns:
+        The bound on ``sum_j C_j`` (seconds).
+    """
+    t = np.asarray(tail, dtype=np.float64)
+    fo = order_bounds(np.asarray(own, dtype=np.float64) - t, np.asarray(release, dtype=np.float64)[:, None],
+                      np.asarray(volume, dtype=np.float64)[:, None])
+    return float(fo.sum() + t.sum())
+
+
 MAX_MACHINES = 48
 """Most machines (slot-type sets x measures) :func:`capacity_bound` builds."""
+
+TAIL_MACHINES = 12
+"""Machines (the first of the threshold search's) that enter the tail bound, each with every level of
+:data:`TAIL_LEVELS`."""
 
 SEARCH_MACHINES = 48
 """Machines that enter the threshold search of :func:`order_bounds`: the ones with the largest
@@ -339,6 +419,7 @@ def capacity_bound(workload: Workload, cluster: Cluster, overheads: Overheads | 
     names: list[str] = []
     vols: list[np.ndarray] = []
     rels: list[np.ndarray] = []
+    tails: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = []  # per machine, per level
     windows: list[np.ndarray] = []
     for F in _fit_unions(fit_sets, MAX_MACHINES // (1 + types.shape[1])):
         inside = np.zeros(len(counts), dtype=bool)
@@ -357,6 +438,7 @@ def capacity_bound(workload: Workload, cluster: Cluster, overheads: Overheads | 
             start = np.where(per_stage > 0, head, np.inf)
             rel = np.array([start[first[j]:first[j + 1]].min(initial=np.inf) for j in range(J)])
             rels.append(arr + np.where(np.isfinite(rel), rel, 0.0))
+            tails.append([_tail_machine(per_stage, head, tail, first, level) for level in TAIL_LEVELS])
             windows.append(np.array([_window(head[first[j]:first[j + 1]], tail[first[j]:first[j + 1]],
                                              per_stage[first[j]:first[j + 1]]) for j in range(J)]))
     volume = np.stack(vols, axis=1) if vols else np.zeros((J, 0))
@@ -372,13 +454,18 @@ def capacity_bound(workload: Workload, cluster: Cluster, overheads: Overheads | 
     quick = np.array([float(np.maximum(b_sorted, np.sort(c)).sum()) for c in srpt])  # max(b_(k), S_(k))
     keep = np.argsort(-quick, kind="stable")[:SEARCH_MACHINES]
     fo = order_bounds(own, release[:, keep], volume[:, keep])
+    tail_sums = [tail_order_sum(own, arr + r, v, q) for m in keep[:TAIL_MACHINES] for v, r, q in tails[m]]
+    total = max([float(fo.sum())] + tail_sums)
     t0 = float(arr.min())
     mk = max([float(fo[-1]) - t0] + [float(c.max()) - t0 for c in srpt])
     parts = {"critical_path": float(cp.mean()), "slot_path": float(slot_path.mean()),
              "own": float(own_jct.mean()),
-             "srpt": (float(sums.max()) - float(arr.sum())) / J if len(sums) else 0.0}
-    return CapacityBound(float((fo.sum() - arr.sum()) / J), own_jct, fo, mk, parts, tuple(names))
+             "srpt": (float(sums.max()) - float(arr.sum())) / J if len(sums) else 0.0,
+             "order": float((fo.sum() - arr.sum()) / J),
+             "tails": (max(tail_sums) - float(arr.sum())) / J if tail_sums else 0.0}
+    return CapacityBound(float((total - arr.sum()) / J), own_jct, fo, mk, parts, tuple(names))
 
 
-__all__ = ["EXACT_JOBS", "FIT_TOL", "MAX_MACHINES", "SEARCH_MACHINES", "CapacityBound", "capacity_bound",
-           "critical_path_bounds", "order_bounds", "path_lengths", "srpt_completions", "stage_fit"]
+__all__ = ["EXACT_JOBS", "FIT_TOL", "MAX_MACHINES", "SEARCH_MACHINES", "TAIL_LEVELS", "TAIL_MACHINES",
+           "CapacityBound", "capacity_bound", "critical_path_bounds", "order_bounds", "path_lengths",
+           "srpt_completions", "stage_fit", "tail_order_sum"]

@@ -215,5 +215,10 @@ def generate_multicluster(machines: str | Path, pods: str | Path, *, clusters: i
                     tuple(apps), gpu_resources=GPU_RESOURCES, requests=requests, meta=meta)
 
 
+def is_multicluster(inst: Instance) -> bool:
+    """Whether ``inst`` is a scenario of :func:`generate_multicluster` (compared on tasks deployed)."""
+    return isinstance(inst.meta, dict) and inst.meta.get("generator") == "multicluster"
+
+
 __all__ = ["CARD_CORE", "CARD_MEMORY_MIB", "GPU_RESOURCES", "RESOURCES", "generate_multicluster",
-           "machine_file", "pod_file", "read_machines", "read_pods"]
+           "is_multicluster", "machine_file", "pod_file", "read_machines", "read_pods"]

@@ -1,4 +1,4 @@
-"""Host types for ``vbp plan``: a CSV or YAML list, or inline ``NAME:16c64g[:PRICE[:COUNT]]``.
+"""Host types for ``vbp plan``: a CSV or YAML list, or inline ``[NAME=]16c64g[:count=N][:price=P]``.
 
 CSV, with a header::
 
@@ -18,9 +18,11 @@ YAML: a list of mappings (or ``{"host_types": [...]}``) with the keys ``name``, 
 list of ``{key, value, effect}``: pods that do not tolerate a ``NoSchedule``/``NoExecute`` taint
 stay off the type).
 
-Inline (:func:`parse_inline`): ``NAME:SPEC[:PRICE[:COUNT]]`` with ``SPEC`` =
-``<cores>c<GiB>g[<cards>gpu]``, e.g. ``std:16c64g``, ``big:64c256g:2.4``,
-``gpu:32c256g8gpu:12.5:4``, ``std:16c64g::10`` (10 hosts, no price). ``g`` is GiB.
+Inline (:func:`parse_inline`), the grammar of :mod:`packing.host_spec`:
+``[NAME=]<cores>c<GiB>g[<cards>gpu][:count=N][:price=P]``, e.g. ``std=16c64g``,
+``big=64c256g:price=2.4``, ``gpu=32c256g8gpu:price=12.5:count=4``, ``16c64g:count=10``; the
+positional ``NAME:SHAPE[:PRICE[:COUNT]]`` (``std:16c64g:0.8``, ``std:16c64g::10``) and
+``SHAPE:COUNT`` forms are read too. ``g`` is GiB.
 
 Either every host type has a price or none has (then the plan minimises hosts). A type's CPU and
 memory must be positive; names are unique over all lists.
@@ -29,13 +31,13 @@ memory must be positive; names are unique over all lists.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from packing.documents import read_document
 from packing.errors import InputError, Problem, input_error
+from packing.host_spec import SHAPE, parse_host_spec
 from packing.loaders.tables import CsvReader
 from packing.planning import HostOffer, to_base
 from packing.selection import Taint, taint_problem
@@ -43,33 +45,26 @@ from packing.selection import Taint, taint_problem
 COLUMNS = ("name", "cpu", "memory", "gpu", "price", "count")
 """The known columns of a host-type CSV; every other column is a label."""
 
-INLINE = re.compile(r"(?P<cpu>[0-9]+(?:\.[0-9]+)?)c(?P<mem>[0-9]+(?:\.[0-9]+)?)g"
-                    r"(?:(?P<gpu>[0-9]+)gpu)?")
-"""The ``SPEC`` of an inline host type: cores, GiB, optional cards."""
+INLINE = SHAPE
+"""The ``SHAPE`` of an inline host type: cores, GiB, optional cards (:data:`packing.host_spec.SHAPE`)."""
 
 YAML_KEYS = ("name", "cpu", "memory", "gpu", "price", "count", "labels", "taints")
 
 
 def parse_inline(text: str, source: str = "--hosts") -> HostOffer:
-    """One inline host type ``NAME:SPEC[:PRICE[:COUNT]]`` (see the module docstring).
+    """One inline host type in the grammar of :mod:`packing.host_spec`.
+
+    ``[NAME=]SHAPE[:count=N][:price=P]``, or ``NAME:SHAPE[:PRICE[:COUNT]]``; without a name, the
+    type is named by its shape.
 
     Raises:
-        InputError: the text does not follow the grammar.
+        InputError: the text does not follow the grammar (naming the bad part).
     """
-    parts = text.split(":")
-    usage = "expected NAME:<cores>c<GiB>g[<cards>gpu][:PRICE[:COUNT]], e.g. std:16c64g:0.8"
-    if len(parts) < 2 or len(parts) > 4 or not parts[0].strip():
-        raise input_error(source, text, f"not a file, and not an inline host type; {usage}")
-    name = parts[0].strip()
-    m = INLINE.fullmatch(parts[1].strip())
-    if m is None:
-        raise input_error(source, text, f"bad host shape {parts[1]!r}; {usage}")
-    cpu = to_base("cpu", m.group("cpu"), source, f"{name}.cpu")
-    mem = to_base("memory", m.group("mem") + "Gi", source, f"{name}.memory")
-    gpus = int(m.group("gpu") or 0)
-    price = _price(parts[2], source, f"{name}.price") if len(parts) > 2 and parts[2].strip() else None
-    count = _count(parts[3], source, f"{name}.count") if len(parts) > 3 and parts[3].strip() else None
-    return _checked(HostOffer(name, cpu, mem, gpus, price, count, (), source))
+    spec = parse_host_spec(text, source)
+    name = spec.label
+    cpu = to_base("cpu", spec.cores, source, f"{name}.cpu")
+    mem = to_base("memory", spec.memory + "Gi", source, f"{name}.memory")
+    return _checked(HostOffer(name, cpu, mem, spec.gpus, spec.price, spec.count, (), source))
 
 
 def _price(v: Any, source: str, fld: str) -> float:
@@ -213,7 +208,7 @@ def load_hosts(specs: str | Sequence[str | Path | HostOffer]) -> tuple[HostOffer
     """Host types from files and inline specs, in order (see the module docstring).
 
     Args:
-        specs: host-type CSV/YAML files, inline ``NAME:SPEC[:PRICE[:COUNT]]`` texts, or
+        specs: host-type CSV/YAML files, inline specs (:mod:`packing.host_spec`), or
             :class:`HostOffer` objects; a single string may hold several inline specs separated
             by commas.
 
@@ -237,7 +232,7 @@ def load_hosts(specs: str | Sequence[str | Path | HostOffer]) -> tuple[HostOffer
             else:
                 raise input_error(str(p), "", "expected a host-type list (.csv, .yaml, .yml, .json)")
         elif p.is_dir():
-            raise input_error(str(p), "", "is a folder; expected a host-type list or NAME:16c64g")
+            raise input_error(str(p), "", "is a folder; expected a host-type list or NAME=16c64g")
         else:
             out.append(parse_inline(str(s)))
     if not out:

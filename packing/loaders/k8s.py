@@ -74,8 +74,10 @@ DaemonSets are listed as ``DaemonSet/<namespace>/<name>``.
 Hosts
 -----
 Manifests carry no hosts. :meth:`Manifests.instance` takes host types; :func:`load_k8s` (and
-``load_any``, ``vbp ... --hosts``) builds them from a spec ``<cores>c<GiB>g[<cards>gpu][:count]``
-(several separated by commas, e.g. ``16c64g:10,8c32g1gpu:4``; without a count a type gets
+``load_any``, ``vbp ... --hosts``) builds them from inline host types (:mod:`packing.host_spec`:
+``[NAME=]<cores>c<GiB>g[<cards>gpu][:count=N][:price=P]`` or ``<cores>c<GiB>g[<cards>gpu]:N``,
+several separated by commas, e.g. ``16c64g:10,8c32g1gpu:4``; a price is the type's cost; without
+a count a type gets
 ``max(2 * volume bound, hosts the per-host caps need, 1)`` hosts), or reads them from a file
 (``.json``/``.yaml``: ``resources`` and ``host_types`` as in an instance file, with labels and
 taints; :func:`hosts_file`). Without ``hosts`` the instance has no host types.
@@ -97,6 +99,7 @@ import numpy as np
 
 from packing.documents import read_document, read_documents
 from packing.errors import InputError, Problem
+from packing.host_spec import HostSpec, parse_host_specs
 from packing.instance_file import instance_from_dict
 from packing.loaders.k8s_pod import (
     GPU_KEYS,
@@ -404,30 +407,28 @@ def _build(workloads: list[Workload], kinds: Counter[str], skipped: Counter[str]
 
 # ------------------------------------------------------------------------------------------------
 # hosts and load_any
-_HOST = re.compile(r"^\s*(\d+(?:\.\d+)?)c(\d+(?:\.\d+)?)g(?:(\d+)gpu)?(?::(\d+))?\s*$",
-                   re.IGNORECASE)
-
-
 def parse_hosts(spec: str, source: str = "") -> list[tuple[str, tuple[float, float, int], int | None]]:
-    """Parse ``"<cores>c<GiB>g[<cards>gpu][:count]"``, several separated by commas.
+    """Host types in the grammar of :mod:`packing.host_spec`, several separated by commas.
+
+    ``16c64g:10``, ``std=16c64g:count=10:price=0.8``, ``8c32g1gpu``.
 
     Returns:
-        ``(type name, (cores, GiB, cards), count or None)`` per host type.
+        ``(type name, (cores, GiB, cards), count or None)`` per host type (the name is the
+        shape when none is given).
 
     Raises:
-        InputError: naming the option and what was expected.
+        InputError: naming the bad part and the grammar; a count of 0.
     """
-    out = []
-    for part in spec.split(","):
-        m = _HOST.match(part)
-        count = int(m.group(4)) if m and m.group(4) else None
-        if m is None or float(m.group(1)) <= 0 or float(m.group(2)) <= 0 or count == 0:
-            raise InputError([Problem(source, "hosts", "expected <cores>c<GiB>g[<cards>gpu]"
-                                      "[:count] with positive numbers, several separated by "
-                                      f"commas (e.g. 16c64g:10,8c32g1gpu), got {part!r}")])
-        name = part.strip().split(":")[0]
-        out.append((name, (float(m.group(1)), float(m.group(2)), int(m.group(3) or 0)), count))
-    return out
+    return [(s.label, (float(s.cores), float(s.memory), s.gpus), s.count)
+            for s in _host_specs(spec, source)]
+
+
+def _host_specs(spec: str, source: str) -> list[HostSpec]:
+    specs = parse_host_specs(spec, source, field="hosts")
+    for s in specs:
+        if s.count == 0:
+            raise InputError([Problem(source, "hosts", f"{s.text!r}: count must be at least 1")])
+    return specs
 
 
 def hosts_file(m: Manifests, path: Path) -> tuple[HostType, ...]:
@@ -461,11 +462,13 @@ def host_types(m: Manifests, spec: str, source: str = "") -> tuple[HostType, ...
     """Host types for ``m`` from a ``--hosts`` spec or file (automatic counts as documented)."""
     if Path(spec).suffix.lower() in (".json", ".yaml", ".yml"):
         return hosts_file(m, Path(spec))
-    parsed = parse_hosts(spec, source)
     n_r = len(m.resources)
     types = []
-    for name, cap, count in parsed:
-        ht = HostType(name, tuple(float(x) for x in cap[:n_r]), count or 1)
+    for s in _host_specs(spec, source):
+        name, count = s.label, s.count
+        cap = (float(s.cores), float(s.memory), s.gpus)
+        cost = 1.0 if s.price is None else s.price
+        ht = HostType(name, tuple(float(x) for x in cap[:n_r]), count or 1, cost)
         if count is None:
             left = np.asarray(ht.capacity) - m.overhead([ht])[0]
             dem = np.array([a.demand for a in m.apps], dtype=np.float64).reshape(-1, n_r)
@@ -475,7 +478,7 @@ def host_types(m: Manifests, spec: str, source: str = "") -> tuple[HostType, ...
             volume = float(np.max(need[ok] / left[ok])) if ok.any() and len(cnt) else 0.0
             most = max((a.count for a in m.apps if a.max_per_host == 1), default=0)
             count = max(2 * math.ceil(volume - 1e-9), most, 1)
-            ht = HostType(name, ht.capacity, count)
+            ht = HostType(name, ht.capacity, count, cost)
         types.append(ht)
     if len({t.name for t in types}) != len(types):
         raise InputError([Problem(source, "hosts", "the same host type is given twice")])

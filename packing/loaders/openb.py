@@ -57,6 +57,47 @@ def find_folder(path: str | Path) -> Path | None:
     return None
 
 
+def pod_list_file(data: str | Path, pods: str, option: str = "--pods") -> tuple[Path, str]:
+    """The pod list a name or file stands for, and its short name.
+
+    Args:
+        data: the openb folder (or its parent, see :func:`find_folder`).
+        pods: a pod list name (``default``: ``openb_pod_list_default.csv`` in ``data``'s folder)
+            or an ``openb_pod_list_<name>.csv`` file (a bare file name is looked up in the
+            current folder, then in ``data``'s folder).
+        option: the option or field to name in errors.
+
+    Returns:
+        ``(path of the pod list, its name)``, e.g. ``(.../openb_pod_list_default.csv, "default")``.
+
+    Raises:
+        InputError: no such file or name (listing the names available), a file not named
+            ``openb_pod_list_*.csv``, or ``data`` is not an openb folder.
+    """
+    p = Path(pods)
+    if p.suffix.lower() == ".csv":
+        if not p.is_file() and p.name == pods:  # a bare file name: the one in DATA's folder
+            folder = find_folder(data)
+            if folder is not None and (folder / pods).is_file():
+                p = folder / pods
+        if not p.is_file():
+            raise InputError([Problem(pods, option, "no such pod list file (in the current folder or "
+                                      "in DATA's folder)")])
+        if not p.name.startswith("openb_pod_list_"):
+            raise InputError([Problem(pods, option, "expected a file named openb_pod_list_<name>.csv")])
+        return p, p.stem.removeprefix("openb_pod_list_")
+    folder = find_folder(data)
+    if folder is None:
+        raise InputError([Problem(str(data), "", "not an openb folder: no openb_node_list_*.csv in it or "
+                                  "in its csv/ subfolder")])
+    f = folder / f"openb_pod_list_{pods}.csv"
+    if not f.is_file():
+        have = sorted(x.stem.removeprefix("openb_pod_list_") for x in folder.glob("openb_pod_list_*.csv"))
+        raise InputError([Problem(str(f), option, f"no pod list {pods!r}; available: "
+                                  f"{', '.join(have) or 'none'}")])
+    return f, pods
+
+
 def load_openb(path: str | Path, nodes: str = "all", pods: str | None = "default",
                name: str | None = None) -> Instance:
     """Load the openb cluster and a pod list.

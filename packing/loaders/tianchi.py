@@ -46,13 +46,13 @@ count if smaller). Every row is kept as one rule, so ``summary()["rules"]`` equa
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from packing.errors import InputError, Problem
+from packing.host_spec import parse_host_spec
 from packing.loaders.tables import CsvReader, fmt_num, group_hosts
 from packing.model import App, HostType, Instance, Placement, Rule
 from packing.validation import reported_as
@@ -190,24 +190,19 @@ class Fleet:
         return base if self.count is None else f"{base}:{self.count}"
 
 
-_FLEET = re.compile(r"^\s*(\d+(?:\.\d+)?)c(\d+(?:\.\d+)?)g(?::(\d+))?\s*$", re.IGNORECASE)
-
-
 def parse_fleet(text: str, source: str = "") -> Fleet:
     """Parse ``"<cores>c<GB>g[:count]"`` (e.g. ``"64c128g"``, ``"92c288g:3000"``).
 
+    The grammar of :mod:`packing.host_spec` without a name, cards or a price
+    (``"92c288g:count=3000"`` too).
+
     Raises:
-        InputError: naming the option and what was expected.
+        InputError: naming the bad part and what was expected.
     """
-    m = _FLEET.match(text)
-    cpu = float(m.group(1)) if m else 0.0
-    mem = float(m.group(2)) if m else 0.0
-    count = int(m.group(3)) if m and m.group(3) else None
-    if m is None or cpu <= 0 or mem <= 0 or count == 0:
-        raise InputError([Problem(source, "hosts", f"expected <cores>c<GB>g or "
-                                  f"<cores>c<GB>g:<count> with positive numbers (e.g. 64c128g), "
-                                  f"got {text!r}")])
-    return Fleet(cpu, mem, count)
+    spec = parse_host_spec(text, source, allow=("count",), field="hosts")
+    if spec.count == 0:
+        raise InputError([Problem(source, "hosts", f"{spec.text!r}: count must be at least 1")])
+    return Fleet(float(spec.cores), float(spec.memory), spec.count)
 
 
 def _uniform_fleet(fleet: Fleet, names: tuple[str, ...], apps: list[str], demand: np.ndarray,

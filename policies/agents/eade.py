@@ -260,7 +260,9 @@ class ClusterAgent(BasePolicy):
 
 
 class EadeAgent(ClusterAgent):
-    """Actor, critic, their targets and optimisers; also a vbp policy (see the module docstring).
+    """Actor, critic and their targets; also a vbp policy (see the module docstring).
+
+    The optimisers and the DDPG update live in :class:`policies.agents.eade_train.DdpgUpdate`.
 
     Args:
         cfg: the hyper-parameters.
@@ -273,8 +275,6 @@ class EadeAgent(ClusterAgent):
         self.name = "eade-ddpg" if cfg.attention else "ddpg"
         self.actor, self.critic = Actor(cfg), Critic(cfg)
         self.actor_target, self.critic_target = copy.deepcopy(self.actor), copy.deepcopy(self.critic)
-        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.lr_actor)
-        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.lr_critic)
         super().__init__()
         self.n_clusters = cfg.n_clusters
 
@@ -283,29 +283,6 @@ class EadeAgent(ClusterAgent):
         """The deterministic action ``mu(s)``, shape ``(1,)`` float32."""
         with torch.no_grad():
             return self.actor(torch.as_tensor(state[None], dtype=torch.float32))[0].numpy()
-
-    # -- learning ------------------------------------------------------------------------------
-    def update(self, batch: tuple[torch.Tensor, ...]) -> tuple[float, float]:
-        """One DDPG update on ``(s, a, r, s', done)``; returns ``(critic loss, actor loss)``."""
-        s, a, r, s2, done = batch
-        # 1. critic: regress Q(s, a) on r + gamma * Q'(s', mu'(s'))
-        with torch.no_grad():
-            target = r + self.cfg.gamma * (1.0 - done) * self.critic_target(s2, self.actor_target(s2))
-        critic_loss = nn.functional.mse_loss(self.critic(s, a), target)
-        self.critic_opt.zero_grad()
-        critic_loss.backward()
-        self.critic_opt.step()
-        # 2. actor: maximise Q(s, mu(s))
-        actor_loss = -self.critic(s, self.actor(s)).mean()
-        self.actor_opt.zero_grad()
-        actor_loss.backward()
-        self.actor_opt.step()
-        # 3. soft target updates
-        with torch.no_grad():
-            for net, tgt in ((self.actor, self.actor_target), (self.critic, self.critic_target)):
-                for p, q in zip(net.parameters(), tgt.parameters(), strict=True):
-                    q.mul_(1.0 - self.cfg.tau_soft).add_(self.cfg.tau_soft * p)
-        return critic_loss.item(), actor_loss.item()
 
     # -- checkpoints ---------------------------------------------------------------------------
     def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> None:

@@ -397,7 +397,10 @@ class ClusterQ(nn.Module):
 
 
 class EadeMAgent(ClusterAgent):
-    """The value network, its target and optimiser; also a vbp policy (masked argmax, then NodeBestFit)."""
+    """The value network and its target; also a vbp policy (masked argmax, then NodeBestFit).
+
+    The optimiser and the double-Q update live in :class:`policies.agents.eade_masked_train.DoubleQUpdate`.
+    """
 
     name = "eade-m"
 
@@ -406,7 +409,6 @@ class EadeMAgent(ClusterAgent):
         self.cfg = cfg
         self.q = ClusterQ(cfg)
         self.q_target = copy.deepcopy(self.q)
-        self.opt = torch.optim.Adam(self.q.parameters(), lr=cfg.lr)
         super().__init__()
         self.n_clusters = cfg.n_clusters
         self.inner = make_inner(cfg)
@@ -515,39 +517,6 @@ class EadeMAgent(ClusterAgent):
         if self.cfg.distil:
             return self.expert.choose_cards(obs, host)
         return self.inner.choose_cards(obs, host)
-
-    # -- learning ------------------------------------------------------------------------------
-    def update(self, cols: dict[str, torch.Tensor], n_expert: int) -> float:
-        """One double-Q update (plus the large-margin expert loss on the first ``n_expert`` rows)."""
-        cfg = self.cfg
-        q_all = self.q(cols["s"])
-        q = q_all.gather(1, cols["a"][:, None]).squeeze(1)
-        with torch.no_grad():
-            m2 = cols["m2"]
-            q2 = self.q(cols["s2"]).masked_fill(~m2, -1e9)
-            if cfg.residual:
-                e2 = cols["e2"]
-                bonus = torch.zeros_like(q2).scatter_(1, e2.clamp(min=0)[:, None], cfg.residual_margin)
-                q2 = q2 + bonus * (e2 >= 0)[:, None]
-            nxt = q2.argmax(1, keepdim=True)
-            v2 = self.q_target(cols["s2"]).gather(1, nxt).squeeze(1)
-            v2 = torch.where(m2.any(1), v2, torch.zeros_like(v2))
-            target = cols["r"] / cfg.reward_scale + cfg.gamma * (1.0 - cols["done"]) * v2
-        loss = nn.functional.smooth_l1_loss(q, target)
-        if n_expert and cfg.lambda_expert > 0:
-            qe = q_all[:n_expert]
-            a_e = cols["a"][:n_expert]
-            margin = torch.full_like(qe, cfg.margin).scatter_(1, a_e[:, None], 0.0)
-            big = (qe + margin).max(1).values - qe.gather(1, a_e[:, None]).squeeze(1)
-            loss = loss + cfg.lambda_expert * big.mean()
-        self.opt.zero_grad()
-        loss.backward()
-        nn.utils.clip_grad_norm_(self.q.parameters(), 10.0)
-        self.opt.step()
-        with torch.no_grad():
-            for p, t in zip(self.q.parameters(), self.q_target.parameters(), strict=True):
-                t.mul_(1.0 - cfg.tau_soft).add_(cfg.tau_soft * p)
-        return float(loss.item())
 
     # -- checkpoints ---------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """Training of EADE-M (:mod:`policies.agents.eade_masked`): replay, expert history, the loops.
 
-The dual replay (:class:`MReplay`, :func:`draw`), the expert's history transitions
-(:func:`expert_history`), the double-Q training loop (:func:`train`) and the distillation of the
-rollout expert (:func:`train_distil`, item 12). Deploying an agent
-(:func:`policies.agents.eade_masked.from_checkpoint`) never imports this module.
+The optimiser and update step (:class:`DoubleQUpdate`), the dual replay (:class:`MReplay`,
+:func:`draw`), the expert's history transitions (:func:`expert_history`), the double-Q training loop
+(:func:`train`) and the distillation of the rollout expert (:func:`train_distil`, item 12). Deploying an
+agent (:func:`policies.agents.eade_masked.from_checkpoint`) never imports this module.
 """
 
 from __future__ import annotations
@@ -42,6 +42,59 @@ from policies.cluster_heuristics import (
     NodeBestFit,
     free_card_share,
 )
+
+
+class DoubleQUpdate:
+    """The learner of an :class:`EadeMAgent`: its Adam optimiser and the double-Q update step.
+
+    Args:
+        agent: the agent whose value network (and target) is trained.
+    """
+
+    def __init__(self, agent: EadeMAgent) -> None:
+        self.agent = agent
+        self.opt = torch.optim.Adam(agent.q.parameters(), lr=agent.cfg.lr)
+
+    def __call__(self, cols: dict[str, torch.Tensor], n_expert: int) -> float:
+        """One double-Q update (plus the large-margin expert loss on the first ``n_expert`` rows).
+
+        Args:
+            cols: the batch from :func:`draw` (``s``, ``a``, ``r``, ``s2``, ``done``, ``m2``, ``e2``;
+                first dimension ``batch``).
+            n_expert: rows of expert transitions at the front of the batch.
+
+        Returns:
+            The loss.
+        """
+        ag, cfg = self.agent, self.agent.cfg
+        q_all = ag.q(cols["s"])
+        q = q_all.gather(1, cols["a"][:, None]).squeeze(1)
+        with torch.no_grad():
+            m2 = cols["m2"]
+            q2 = ag.q(cols["s2"]).masked_fill(~m2, -1e9)
+            if cfg.residual:
+                e2 = cols["e2"]
+                bonus = torch.zeros_like(q2).scatter_(1, e2.clamp(min=0)[:, None], cfg.residual_margin)
+                q2 = q2 + bonus * (e2 >= 0)[:, None]
+            nxt = q2.argmax(1, keepdim=True)
+            v2 = ag.q_target(cols["s2"]).gather(1, nxt).squeeze(1)
+            v2 = torch.where(m2.any(1), v2, torch.zeros_like(v2))
+            target = cols["r"] / cfg.reward_scale + cfg.gamma * (1.0 - cols["done"]) * v2
+        loss = nn.functional.smooth_l1_loss(q, target)
+        if n_expert and cfg.lambda_expert > 0:
+            qe = q_all[:n_expert]
+            a_e = cols["a"][:n_expert]
+            margin = torch.full_like(qe, cfg.margin).scatter_(1, a_e[:, None], 0.0)
+            big = (qe + margin).max(1).values - qe.gather(1, a_e[:, None]).squeeze(1)
+            loss = loss + cfg.lambda_expert * big.mean()
+        self.opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(ag.q.parameters(), 10.0)
+        self.opt.step()
+        with torch.no_grad():
+            for p, t in zip(ag.q.parameters(), ag.q_target.parameters(), strict=True):
+                t.mul_(1.0 - cfg.tau_soft).add_(cfg.tau_soft * p)
+        return float(loss.item())
 
 
 class MReplay:
@@ -140,7 +193,7 @@ def expert_history(instance: Instance, history: MReplay, miss_penalty: float, *,
     expert.reset(instance, seed)
     s, _ = env.reset(seed=seed)
     s = _state(agent, env, s, False)
-    done, info = False, {"placed": 0}
+    done, info = False, {"deployed": 0}
     while not done:
         obs = env.observation()
         c = expert_cluster(expert, obs, env.host_mask(), env.layout)
@@ -152,7 +205,7 @@ def expert_history(instance: Instance, history: MReplay, miss_penalty: float, *,
         history.add(s, label, r - miss_penalty * info["auto_rejected"], s2, done, _actions_mask(env, cfg),
                     _expert_now(agent, env, done))
         s = s2
-    return int(info["placed"])
+    return int(info["deployed"])
 
 
 def evaluate(agent: EadeMAgent, instance: Instance) -> tuple[float, int]:
@@ -167,7 +220,7 @@ def evaluate(agent: EadeMAgent, instance: Instance) -> tuple[float, int]:
         s, r, done, _, info = env.step(_bin(env, agent, inner, act))
         s = _state(agent, env, s, done)
         total += r
-    return total, int(info["placed"])
+    return total, int(info["deployed"])
 
 
 def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MConfig | None = None,
@@ -181,7 +234,7 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
         episodes: training episodes (the total, counting ``start_episode``).
         seed: seeds torch and the run's numpy generator.
         cfg: hyper-parameters (default: :class:`MConfig` sized from ``streams[0]`` with ``overrides``).
-        log: receives a dict per episode (``episode``, ``return``, ``placed``, ``seconds``).
+        log: receives a dict per episode (``episode``, ``return``, ``deployed``, ``seconds``).
         agent: continue training this agent (resume; buffers restart from the expert history).
         start_episode: the first episode index (resume).
         checkpoint: called as ``checkpoint(agent, episodes done)`` after every episode.
@@ -205,6 +258,7 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
                             start_episode=start_episode, checkpoint=checkpoint)
     trained = agent
     cfg = agent.cfg
+    update = DoubleQUpdate(agent)
     n_state = (cfg.n_clusters + 1) * cfg.n_features
     n_actions = cfg.n_actions
     history = MReplay(cfg.buffer, n_state, n_actions)
@@ -217,7 +271,7 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
         nonlocal best
         placed = sum(evaluate(trained, inst)[1] for inst in streams)
         if row is not None:
-            row["train_placed"] = placed
+            row["train_deployed"] = placed
         if best is None or placed > best[0]:
             best = (placed, copy.deepcopy(trained.q.state_dict()))
 
@@ -228,7 +282,7 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
     if start_episode == 0:
         for _ in range(cfg.pretrain):
             cols, k = draw(history, live, cfg.batch, cfg.beta, rng)
-            agent.update(cols, k)
+            update(cols, k)
     if cfg.select_every > 0 and start_episode == 0:
         select(None)  # after pretraining
     for ep in range(start_episode, episodes):
@@ -240,7 +294,7 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
         s = _state(agent, env, s, False)
         feasible = _cluster_mask(env)
         expert = _expert_now(agent, env, False)
-        total, done, info = 0.0, False, {"placed": 0}
+        total, done, info = 0.0, False, {"deployed": 0}
         while not done:
             if rng.random() < eps and feasible.any():
                 act = int(rng.choice(np.flatnonzero(agent.allowed(feasible))))
@@ -257,8 +311,8 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: MCo
             steps += 1
             if steps % cfg.update_every == 0 and len(live) >= cfg.batch:
                 cols, k = draw(history, live, cfg.batch, cfg.beta, rng)
-                agent.update(cols, k)
-        row = {"episode": ep, "return": total, "placed": int(info["placed"]),
+                update(cols, k)
+        row = {"episode": ep, "return": total, "deployed": int(info["deployed"]),
                "seconds": time.perf_counter() - t0}
         if cfg.select_every > 0 and ((ep + 1) % cfg.select_every == 0 or ep + 1 == episodes):
             select(row)
@@ -405,16 +459,16 @@ def train_distil(streams: Sequence[Instance], agent: EadeMAgent, *, episodes: in
             loss.backward()
             opt.step()
             loss_v = float(loss.item())
-        row: dict[str, Any] = {"episode": ep, "return": float(placed), "placed": placed, "loss": loss_v,
+        row: dict[str, Any] = {"episode": ep, "return": float(placed), "deployed": placed, "loss": loss_v,
                                "labels": len(xs), "seconds": time.perf_counter() - t0}
         if (ep + 1) % n == 0 or ep + 1 == episodes:
             total = sum(placed_by(agent, s) for s in streams)
-            row["train_placed"] = total
+            row["train_deployed"] = total
             if best is None or total > best[0]:
                 best = (total, copy.deepcopy(agent.q.state_dict()))
         _record(row, curve, log, checkpoint, agent, ep)
     return _restore(agent, best, sync=True), curve
 
 
-__all__ = ["MReplay", "distil_targets", "draw", "evaluate", "expert_history", "placed_by", "size_table",
-           "train", "train_distil"]
+__all__ = ["DoubleQUpdate", "MReplay", "distil_targets", "draw", "evaluate", "expert_history", "placed_by",
+           "size_table", "train", "train_distil"]

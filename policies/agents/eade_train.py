@@ -1,9 +1,9 @@
 """Training of EADE-DDPG (:mod:`policies.agents.eade`): the dual replay, expert history, the loop.
 
-The replay ring buffer (:class:`Replay`), the dual batch of history and live transitions
-(:func:`dual_batch`), the expert's history transitions (:func:`expert_transitions`) and the DDPG
-training loop (:func:`train`). Deploying an agent (:func:`policies.agents.eade.from_checkpoint`)
-never imports this module.
+The optimisers and update step (:class:`DdpgUpdate`), the replay ring buffer (:class:`Replay`), the dual
+batch of history and live transitions (:func:`dual_batch`), the expert's history transitions
+(:func:`expert_transitions`) and the DDPG training loop (:func:`train`). Deploying an agent
+(:func:`policies.agents.eade.from_checkpoint`) never imports this module.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 
 from packing.eade_mdp import make_env
 from packing.env_layout import EnvLayout
@@ -24,6 +25,46 @@ from policies.agents.eade import (
     seeded,
 )
 from policies.cluster_heuristics import ClusterExpert, NodeBestFit
+
+
+class DdpgUpdate:
+    """The DDPG learner of an :class:`EadeAgent`: its two Adam optimisers and the update step.
+
+    Args:
+        agent: the agent whose actor, critic and targets are trained.
+    """
+
+    def __init__(self, agent: EadeAgent) -> None:
+        self.agent = agent
+        self.actor_opt = torch.optim.Adam(agent.actor.parameters(), lr=agent.cfg.lr_actor)
+        self.critic_opt = torch.optim.Adam(agent.critic.parameters(), lr=agent.cfg.lr_critic)
+
+    def __call__(self, batch: tuple[torch.Tensor, ...]) -> tuple[float, float]:
+        """One DDPG update on ``(s, a, r, s', done)`` (each of shape ``(batch, ...)``).
+
+        Returns:
+            ``(critic loss, actor loss)``.
+        """
+        ag, cfg = self.agent, self.agent.cfg
+        s, a, r, s2, done = batch
+        # 1. critic: regress Q(s, a) on r + gamma * Q'(s', mu'(s'))
+        with torch.no_grad():
+            target = r + cfg.gamma * (1.0 - done) * ag.critic_target(s2, ag.actor_target(s2))
+        critic_loss = nn.functional.mse_loss(ag.critic(s, a), target)
+        self.critic_opt.zero_grad()
+        critic_loss.backward()
+        self.critic_opt.step()
+        # 2. actor: maximise Q(s, mu(s))
+        actor_loss = -ag.critic(s, ag.actor(s)).mean()
+        self.actor_opt.zero_grad()
+        actor_loss.backward()
+        self.actor_opt.step()
+        # 3. soft target updates
+        with torch.no_grad():
+            for net, tgt in ((ag.actor, ag.actor_target), (ag.critic, ag.critic_target)):
+                for p, q in zip(net.parameters(), tgt.parameters(), strict=True):
+                    q.mul_(1.0 - cfg.tau_soft).add_(cfg.tau_soft * p)
+        return critic_loss.item(), actor_loss.item()
 
 
 class Replay:
@@ -91,11 +132,11 @@ def evaluate(agent: EadeAgent, instance: Instance) -> tuple[float, int]:
     """Deterministic episode in the env: ``(return, tasks placed)``."""
     env = make_env(instance, NodeBestFit())
     s, _ = env.reset(seed=0)
-    total, done, info = 0.0, False, {"placed": 0}
+    total, done, info = 0.0, False, {"deployed": 0}
     while not done:
         s, r, done, _, info = env.step(agent.action(s))
         total += r
-    return total, int(info["placed"])
+    return total, int(info["deployed"])
 
 
 def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: Config | None = None,
@@ -112,7 +153,7 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: Con
         episodes: training episodes (the total, counting ``start_episode``).
         seed: seeds every draw (:func:`seeded`).
         cfg: hyper-parameters (default: the paper's, sized from ``streams[0]``).
-        log: receives a dict per episode (``episode``, ``return``, ``placed``, ``seconds``).
+        log: receives a dict per episode (``episode``, ``return``, ``deployed``, ``seconds``).
         agent: continue training this agent (resume; the replay buffers start again).
         start_episode: the first episode index (resume).
         checkpoint: called as ``checkpoint(agent, episodes done)`` after every episode.
@@ -128,6 +169,7 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: Con
     if agent is None:
         agent = EadeAgent(cfg)
     cfg = agent.cfg
+    update = DdpgUpdate(agent)
     n_state = (cfg.n_clusters + 1) * cfg.n_features
     history, live = Replay(cfg.buffer, n_state), Replay(cfg.buffer, n_state)
     if cfg.beta > 0:
@@ -138,7 +180,7 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: Con
         t0 = time.perf_counter()
         env = make_env(streams[ep % len(streams)], NodeBestFit())
         s, _ = env.reset(seed=seed + ep)
-        total, done, info = 0.0, False, {"placed": 0}
+        total, done, info = 0.0, False, {"deployed": 0}
         while not done:
             noise = cfg.noise * torch.randn(1, generator=gen).numpy()
             a = np.clip(agent.action(s) + noise, -1.0, 1.0).astype(np.float32)
@@ -146,8 +188,8 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: Con
             live.add(s, a, r, s2, done)
             s, total = s2, total + r
             if len(live) + len(history) >= cfg.batch:
-                agent.update(dual_batch(history, live, cfg.batch, cfg.beta, rng))
-        row = {"episode": ep, "return": total, "placed": int(info["placed"]),
+                update(dual_batch(history, live, cfg.batch, cfg.beta, rng))
+        row = {"episode": ep, "return": total, "deployed": int(info["deployed"]),
                "seconds": time.perf_counter() - t0}
         curve.append(row)
         if log:
@@ -157,4 +199,4 @@ def train(streams: Sequence[Instance], *, episodes: int, seed: int = 0, cfg: Con
     return agent, curve
 
 
-__all__ = ["Replay", "dual_batch", "evaluate", "expert_transitions", "train"]
+__all__ = ["DdpgUpdate", "Replay", "dual_batch", "evaluate", "expert_transitions", "train"]

@@ -33,6 +33,7 @@ from policies.agents.gcn_placement import (
     to_graph,
     transfer_linear,
 )
+from policies.agents.heldout import HeldOut, Sense
 from policies.base import Observation
 
 
@@ -409,4 +410,30 @@ def plot_curve(curve: Sequence[float], path: str | Path, *, title: str = "GCN pl
         plt.close(fig)
 
 
-__all__ = ["Batch", "TrainResult", "imitate", "plot_curve", "rollout", "train", "training_orders", "update"]
+GCN_METRICS: tuple[tuple[str, Sense], ...] = (("hosts", "min"),)
+"""The held-out comparison of the GCN placement policy: hosts in use."""
+
+GCN_REMEDY = "train longer, start from a tuned policy (--init-from), or keep Best-Fit"
+"""What the warning of a worse trained policy suggests."""
+
+
+def held_out(policy: Any, instance: Instance, orders: Sequence[np.ndarray]) -> HeldOut:
+    """``policy`` against Best-Fit on held-out ``orders`` (each shape ``(n_arrivals,)``; seed 0 runs).
+
+    The trained policy's name is ``policy.name``; its means are also kept in ``policy.info["held_out"]``
+    (``gcn_mean``, ``bf_mean``) when it has an ``info`` dict.
+    """
+    from packing.simulator import simulate
+    from policies.heuristics import BestFit
+
+    mine = [simulate(instance, policy, o, seed=0).hosts_used for o in orders]
+    bf = [simulate(instance, BestFit(), o, seed=0).hosts_used for o in orders]
+    info = getattr(policy, "info", None)
+    if isinstance(info, dict):
+        info["held_out"] = {"gcn_mean": float(np.mean(mine)), "bf_mean": float(np.mean(bf))}
+    return HeldOut.of_runs("orders", str(getattr(policy, "name", "gcn")), "bf", GCN_METRICS,
+                           {"hosts": mine}, {"hosts": bf})
+
+
+__all__ = ["GCN_METRICS", "GCN_REMEDY", "Batch", "TrainResult", "held_out", "imitate", "plot_curve",
+           "rollout", "train", "training_orders", "update"]

@@ -21,6 +21,7 @@ from torch import nn
 from packing.dag.engine import Cluster, DagAction, DagEngine, DagObservation, Overheads
 from packing.dag.model import Workload
 from packing.dag.policy import drive_dag, run_dag
+from policies.agents.heldout import HeldOut, Sense
 from policies.agents.jobfusion import (
     Config,
     JobFusionNet,
@@ -413,5 +414,161 @@ def plot_curve(state: TrainState, path: str | Path, title: str = "JobFusion agen
         plt.close(fig)
 
 
-__all__ = ["Env", "TrainState", "checkpoint_data", "distil", "imitate", "load_checkpoint", "plot_curve",
-           "returns_to_go", "save_checkpoint", "train"]
+# -- a whole run: warm start, REINFORCE, the file; the held-out comparison ---------------------------
+@dataclass(frozen=True)
+class WarmStart:
+    """What runs before REINFORCE (``vbp train gcn DATA`` options of the same names).
+
+    Attributes:
+        imitate: behaviour cloning of this DAG policy (``fifo``, ``sjf``, ``sjf-cp``, ``cpf``; ``None``:
+            none).
+        imitate_epochs: passes over the training samples for ``imitate``.
+        dagger: share of decisions the agent drives after the first epoch (DAgger).
+        expert: ``"rollout"``: expert iteration labelled by :class:`policies.dag.RolloutExpert`.
+        expert_epochs: passes (or labelling rounds) of ``expert``.
+        expert_horizon: base-policy decisions per rollout (0: to the end of the jobs in the system).
+        expert_rollouts: rollouts per candidate.
+        expert_base: the rollout policy (``sjf`` or ``sjf-cp``).
+        expert_within: also try every other runnable stage of the base policy's job.
+        expert_passes: with dataset aggregation, passes over every label after each round (0: one step).
+        max_labels: label about this many decisions per episode at most (``None``: every decision).
+    """
+
+    imitate: str | None = None
+    imitate_epochs: int = 10
+    dagger: float = 0.0
+    expert: str | None = None
+    expert_epochs: int = 3
+    expert_horizon: int = 40
+    expert_rollouts: int = 1
+    expert_base: str = "sjf"
+    expert_within: bool = False
+    expert_passes: int = 0
+    max_labels: int | None = None
+
+    def info(self) -> dict[str, Any]:
+        """The keys a model file records about the warm start."""
+        out: dict[str, Any] = {}
+        if self.imitate:
+            out.update(imitated=self.imitate, imitate_epochs=self.imitate_epochs, dagger=self.dagger)
+        if self.expert:
+            out.update(expert=self.expert, expert_epochs=self.expert_epochs,
+                       expert_horizon=self.expert_horizon, expert_rollouts=self.expert_rollouts,
+                       expert_base=self.expert_base, expert_within=self.expert_within,
+                       expert_passes=self.expert_passes)
+        return out
+
+
+@dataclass
+class RunResult:
+    """A finished run of :func:`train_run`.
+
+    Attributes:
+        net: the trained network (saved).
+        state: the REINFORCE state (iterations, curve of sampled mean JCT per iteration, seconds).
+        imitation_nll: negative log-likelihood per decision after each imitation epoch.
+        expert_nll: the same for the expert's distillation.
+    """
+
+    net: JobFusionNet
+    state: TrainState
+    imitation_nll: list[float]
+    expert_nll: list[float]
+
+
+def train_run(envs: Sequence[Env], out: str | Path, *, cfg: Config, iterations: int, seed: int = 0,
+              warm: WarmStart | None = None, resume: bool = False, progress: bool = False,
+              **info: Any) -> RunResult:
+    """Warm start (imitation, expert), REINFORCE and the model file ``out`` (checkpoints every 10 iterations).
+
+    Args:
+        envs: the training environments.
+        out: the model file (``.pt``); with ``resume`` the run continues from it.
+        cfg: the network and REINFORCE settings (``cfg.partition`` names the container types).
+        iterations: REINFORCE iterations in all (a resumed file's included).
+        seed: seed of the network, the warm start and the sampled actions.
+        warm: what runs before REINFORCE (not with ``resume``).
+        resume: continue the run saved in ``out``.
+        progress: progress bars on stderr.
+        **info: more keys for the file's ``info`` (e.g. the carving).
+    """
+    from policies.dag import RolloutExpert, ShortestJobFirst, SjfCriticalPath, make_dag_policy
+
+    w = warm or WarmStart()
+    method = cfg.partition
+    net: JobFusionNet | None = None
+    state: TrainState | None = None
+    optim: dict[str, Any] | None = None
+    if resume:
+        net, state, optim = load_checkpoint(out)
+    driver = ShortestJobFirst(method) if w.max_labels is not None else None
+    nll: list[float] = []
+    if w.imitate is not None:
+        net = new_net(cfg, seed)
+        nll = imitate(envs, make_dag_policy(w.imitate, seed), w.imitate_epochs, net=net, seed=seed,
+                      progress=progress, dagger=w.dagger, max_labels=w.max_labels, driver=driver)
+    expert_nll: list[float] = []
+    if w.expert is not None:
+        base_cls = SjfCriticalPath if w.expert_base == "sjf-cp" else ShortestJobFirst
+        net = new_net(cfg, seed) if net is None else net
+        teacher = RolloutExpert(method, horizon=w.expert_horizon or None, rollouts=w.expert_rollouts,
+                                seed=seed, base=w.expert_base, within=w.expert_within)
+        ex_driver = None if w.max_labels is None else base_cls(method)
+        if w.expert_passes > 0:
+            expert_nll = distil(envs, teacher, w.expert_epochs, net=net, seed=seed + 1, lr=1e-3,
+                                progress=progress, dagger=max(w.dagger, 0.5), max_labels=w.max_labels,
+                                driver=ex_driver, passes=w.expert_passes)
+        else:
+            expert_nll = imitate(envs, teacher, w.expert_epochs, net=net, seed=seed + 1, lr=1e-3,
+                                 progress=progress, dagger=max(w.dagger, 0.5), max_labels=w.max_labels,
+                                 driver=ex_driver)
+    net, state, opt_state = train(envs, iterations, cfg=cfg, seed=seed, net=net, optim_state=optim,
+                                  state=state, checkpoint=Path(out), progress=progress)
+    extra = w.info()
+    if w.imitate:
+        extra["imitation_nll"] = nll
+    if w.expert:
+        extra["expert_nll"] = expert_nll
+    save_checkpoint(out, net, state, opt_state, seed=seed,
+                    max_labels=w.max_labels if w.max_labels is not None else 0, **info, **extra)
+    return RunResult(net, state, nll, expert_nll)
+
+
+JOBS_METRICS: tuple[tuple[str, Sense], ...] = (("mean_jct", "min"),)
+"""The held-out comparison of a DAG agent: mean job completion time."""
+
+JOBS_REMEDY = "train longer, warm-start from SJF (--imitate sjf), or keep SJF"
+"""What the warning of a worse agent suggests."""
+
+
+def held_out(model: str | Path, envs: Sequence[Env], *, seed: int = 0, baseline: str = "sjf") -> HeldOut:
+    """The saved agent against ``baseline`` on held-out environments (job samples never trained on).
+
+    Both run on each environment's carved cluster with overhead seed ``seed + i`` for sample ``i``;
+    the baseline uses the agent's partition.
+
+    Args:
+        model: the model file (the policy that ships, loaded as ``vbp jobs compare`` loads it).
+        envs: the held-out environments.
+        seed: seed of the overheads.
+        baseline: a DAG policy name (default ``sjf``: the one ``docs/jobfusion-gcn.md`` compares with).
+    """
+    from policies.agents.files import load_agent
+    from policies.dag import make_dag_policy
+
+    agent: Any = load_agent(model)
+    base: Any = make_dag_policy(baseline, seed)
+    if hasattr(base, "partition"):
+        base.partition = agent.partition
+    runs: dict[str, list[float]] = {"agent": [], "base": []}
+    for i, env in enumerate(envs):
+        for key, pol in (("agent", agent), ("base", base)):
+            eng = DagEngine(env.workload, env.cluster, overheads=env.overheads, seed=seed + i)
+            runs[key].append(run_dag(eng, pol)[0].mean_jct)
+    return HeldOut.of_runs("job samples", str(agent.name), baseline, JOBS_METRICS,
+                           {"mean_jct": runs["agent"]}, {"mean_jct": runs["base"]})
+
+
+__all__ = ["JOBS_METRICS", "JOBS_REMEDY", "Env", "RunResult", "TrainState", "WarmStart", "checkpoint_data",
+           "distil", "held_out", "imitate", "load_checkpoint", "plot_curve", "returns_to_go",
+           "save_checkpoint", "train", "train_run"]

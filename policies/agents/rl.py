@@ -180,7 +180,7 @@ def train_rl(algo: str, streams: Sequence[Instance], *, episodes: int, seed: int
         episodes: total episodes.
         seed: the run's seed.
         overrides: typed hyper-parameters (:func:`coerce`).
-        log: receives a dict per episode (``episode``, ``return``, ``placed``, ``seconds``).
+        log: receives a dict per episode (``episode``, ``return``, ``deployed``, ``seconds``).
         resume: a loaded agent file of the same algorithm with its ``"episodes"`` done (for
             :data:`RESUMABLE` algorithms); training continues from there (the live replay buffer
             and the generators start afresh, so the result differs from an uninterrupted run).

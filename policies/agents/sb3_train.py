@@ -30,7 +30,7 @@ class StreamCycle(gym.Env[np.ndarray, np.ndarray]):
 
     Args:
         streams: instances with the same clusters.
-        log: receives a dict per finished episode (``episode``, ``return``, ``placed``, ``seconds``).
+        log: receives a dict per finished episode (``episode``, ``return``, ``deployed``, ``seconds``).
     """
 
     def __init__(self, streams: Sequence[Instance],
@@ -57,7 +57,7 @@ class StreamCycle(gym.Env[np.ndarray, np.ndarray]):
         s, r, done, trunc, info = self.envs[self.episode % len(self.envs)].step(action)
         self._total += r
         if done and self.log:
-            self.log({"episode": self.episode, "return": self._total, "placed": int(info["placed"]),
+            self.log({"episode": self.episode, "return": self._total, "deployed": int(info["deployed"]),
                       "seconds": time.perf_counter() - self._t0})
         return s, r, done, trunc, info
 

@@ -48,6 +48,7 @@ from packing.evaluation import (
 )
 from packing.model import Instance
 from packing.simulator import run_seed, sample_orders
+from policies.agents.heldout import HeldOut, Sense
 from policies.runner import order_tasks, run_task
 from policies.swarm.features import FEATURES, N_FEATURES
 from policies.swarm.optimizer import (
@@ -56,6 +57,7 @@ from policies.swarm.optimizer import (
     DifferentialEvolution,
     IterationRecord,
     Optimizer,
+    PSOCheckpoint,
     PSOSettings,
 )
 from policies.swarm.policy import SwarmPolicy, named_weights, project
@@ -143,6 +145,25 @@ class TrainResult:
     best_cost: float
     seconds: float
     held_out: tuple[HeldOutReport, ...] = field(default_factory=tuple)
+
+    def comparison(self) -> HeldOut | None:
+        """The tuned policy against Best-Fit on the held-out orders (``None`` without both reports)."""
+        return held_out_comparison(self.held_out)
+
+
+SWARM_METRICS: tuple[tuple[str, Sense], ...] = (("rejected", "min"), ("hosts", "min"))
+"""The held-out comparison of a tuned policy: rejected containers first, then hosts in use."""
+
+
+def held_out_comparison(reports: Sequence[HeldOutReport], policy: str = "swarm", baseline: str = "bf"
+                        ) -> HeldOut | None:
+    """``policy`` against ``baseline`` from the held-out reports (``None`` unless both are there)."""
+    by = {r.policy: r for r in reports}
+    if policy not in by or baseline not in by:
+        return None
+    a, b = by[policy], by[baseline]
+    runs = [{"rejected": r.rejected, "hosts": r.hosts} for r in (a, b)]
+    return HeldOut.of_runs("orders", policy, baseline, SWARM_METRICS, runs[0], runs[1])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -276,6 +297,27 @@ def _held_out(executor: Executor, ref: str, policies: Sequence[tuple[str, Any]],
               seed: int) -> list[HeldOutReport]:
     recs = executor.map(run_task, order_tasks(ref, [spec for _, spec in policies], n, seed))
     return [_report(name, recs[k * n:(k + 1) * n]) for k, (name, _) in enumerate(policies)]
+
+
+def interrupted_message(checkpoint: str | None, iterations: int, resume: str) -> str:
+    """What an interrupted training kept, in one line.
+
+    Args:
+        checkpoint: the checkpoint file (``None``: none was asked for).
+        iterations: iterations completed (resumed ones included).
+        resume: the command line that resumes the run.
+    """
+    if checkpoint is None:
+        return (f"interrupted after {iterations} iteration(s); nothing was saved (train with "
+                "--checkpoint FILE to be able to resume)")
+    try:
+        kept: int | None = PSOCheckpoint.load(checkpoint).iteration
+    except Exception:  # noqa: BLE001 - no (valid) checkpoint yet: say so, do not fail again
+        kept = None
+    if kept is None:
+        return (f"interrupted before the first iteration finished; no checkpoint was written to "
+                f"{checkpoint}")
+    return f"interrupted; {checkpoint} holds {kept} complete iteration(s); resume with: {resume}"
 
 
 # ------------------------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ def test_step_by_step_by_hand() -> None:
     pl = eng.placement()
     assert check(inst, pl) == []
     m = compute_metrics(inst, pl)
-    assert np.allclose(list(m.sigma_allocation.values()), eng.allocation())
+    assert np.allclose(list(m.allocation_by_resource.values()), eng.allocation())
 
 
 def test_forbidden_host_and_unknown_action_are_policy_errors() -> None:

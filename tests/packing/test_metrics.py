@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -20,14 +21,15 @@ def sigma_like(n_hosts_used: int) -> tuple[Instance, Placement]:
 
 def test_sigma_article_allocation_rates() -> None:
     m = compute_metrics(*sigma_like(15))
-    assert m.hosts_used == 15 and m.deployed == 340 and m.unplaced == 0
-    assert m.sigma_allocation["cpu"] == pytest.approx(1360 / 1440)  # 94.44%
-    assert round(100 * m.sigma_allocation_bottleneck, 2) == 94.44
+    assert m.hosts == 15 and m.deployed == 340 and m.unplaced == 0
+    assert m.allocation_by_resource["cpu"] == pytest.approx(1360 / 1440)  # 94.44%
+    assert round(100 * m.allocation, 2) == 94.44
     m20 = compute_metrics(*sigma_like(20))
-    assert round(100 * m20.sigma_allocation["cpu"], 2) == 70.83
+    assert round(100 * m20.allocation_by_resource["cpu"], 2) == 70.83
     # allocation over all 20 hosts does not depend on how many are used
-    assert m.allocation["cpu"] == pytest.approx(m20.allocation["cpu"]) == pytest.approx(1360 / 1920)
-    assert m.sigma_allocation_mean == pytest.approx((1360 / 1440 + 2720 / 7680) / 2)
+    fleet = m.fleet_allocation_by_resource["cpu"]
+    assert fleet == pytest.approx(m20.fleet_allocation_by_resource["cpu"]) == pytest.approx(1360 / 1920)
+    assert m.allocation_resource_mean == pytest.approx((1360 / 1440 + 2720 / 7680) / 2)
 
 
 def test_eade_ddpg_cluster_metrics_by_hand() -> None:
@@ -44,7 +46,7 @@ def test_eade_ddpg_cluster_metrics_by_hand() -> None:
     assert m.fragmentation == pytest.approx(f)
     mean = (u_east + u_west) / 2
     assert m.load_variance == pytest.approx(((u_east - mean) ** 2 + (u_west - mean) ** 2) / 2)
-    assert (m.hosts_used, m.total_cost, m.deployed, m.unplaced) == (2, 3.0, 3, 1)
+    assert (m.hosts, m.cost, m.deployed, m.unplaced) == (2, 3.0, 3, 1)
     # explicit clusters: one cluster -> no variance
     one = compute_metrics(inst, p, clusters=[0, 0, 0])
     assert one.load_variance == 0.0 and list(one.cluster_utilisation) == ["0"]
@@ -52,7 +54,7 @@ def test_eade_ddpg_cluster_metrics_by_hand() -> None:
         compute_metrics(inst, p, clusters=[0, 0])
     d = m.to_dict()
     assert d["hosts"] == 2 and d["allocation_by_resource"]["mem"] == pytest.approx(6 / 30)
-    assert (d["cost"], d["deployed"], d["allocation"]) == (3.0, 3, m.sigma_allocation_bottleneck)
+    assert (d["cost"], d["deployed"], d["allocation"]) == (3.0, 3, m.allocation)
     assert json.loads(json.dumps(d)) == d
 
 
@@ -63,8 +65,8 @@ def test_gpu_resources_are_metrics_resources() -> None:
                     gpu_resources=("gpu_milli",))
     p = Placement({"w": (0,), "s": (0,)}, {"w": ((0,),), "s": ((1,),)})
     m = compute_metrics(inst, p)
-    assert m.sigma_allocation["gpu_milli"] == pytest.approx(1250 / 2000)
-    assert m.allocation["gpu_milli"] == pytest.approx(1250 / 4000)
+    assert m.allocation_by_resource["gpu_milli"] == pytest.approx(1250 / 2000)
+    assert m.fleet_allocation_by_resource["gpu_milli"] == pytest.approx(1250 / 4000)
 
 
 def test_host_utilisation_shape_and_values() -> None:
@@ -77,4 +79,15 @@ def test_host_utilisation_shape_and_values() -> None:
 def test_empty_placement() -> None:
     inst, _ = sigma_like(15)
     m = compute_metrics(inst, Placement.empty(inst))
-    assert (m.hosts_used, m.deployed, m.sigma_allocation_bottleneck) == (0, 0, 0.0)
+    assert (m.hosts, m.deployed, m.allocation) == (0, 0, 0.0)
+
+
+def test_old_names_are_deprecated_aliases() -> None:
+    m = compute_metrics(*sigma_like(15))
+    old_new = {"hosts_used": "hosts", "total_cost": "cost",
+               "sigma_allocation": "allocation_by_resource", "sigma_allocation_bottleneck": "allocation",
+               "sigma_allocation_mean": "allocation_resource_mean"}
+    for old, new in old_new.items():
+        with pytest.warns(DeprecationWarning, match=f"Metrics.{old} is deprecated; read Metrics.{new}"):
+            assert getattr(m, old) == getattr(m, new)
+    assert set(m.to_dict()) == {f.name for f in dataclasses.fields(m)}  # keys are the attribute names

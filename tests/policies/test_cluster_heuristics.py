@@ -93,8 +93,8 @@ def test_simulate_and_env_agree(name: str) -> None:
 
 
 def test_no_policy_beats_the_proven_optimum() -> None:
+    from policies.multicluster_rows import policy_row
     from solvers.max_deployed import card_bound, optimum
-    from vbp.multicluster_rows import policy_row
 
     inst = generate_multicluster(DATA, DATA, clusters=3, nodes=2, tasks=30, seed=1)
     opt = optimum(inst, time_limit=20)

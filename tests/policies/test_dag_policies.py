@@ -76,7 +76,7 @@ def test_carving_with_exact_costs_is_proven_optimal_by_hand() -> None:
                     (App("t", (30.0, 60.0), 3),))
     r = solve(inst, time_limit=20.0, objective="cost", workers=1)
     assert r.status == "optimal"
-    assert abs(r.objective / scale - 3 * 59 / 207) < 1e-12 and r.lower_bound == r.objective
+    assert abs(r.objective / scale - 3 * 59 / 207) < 1e-12 and r.bound == r.objective
 
 
 def test_unknown_policy() -> None:

@@ -62,10 +62,10 @@ def test_distil_training_reproducible_valid_and_round_trip(tmp_path: Path) -> No
     streams = [stream(s) for s in (1, 2)]
     a1, c1 = emt.train(streams, episodes=3, seed=5, **DISTIL)  # type: ignore[arg-type]
     a2, c2 = emt.train(streams, episodes=3, seed=5, **DISTIL)  # type: ignore[arg-type]
-    assert [r["placed"] for r in c1] == [r["placed"] for r in c2]
+    assert [r["deployed"] for r in c1] == [r["deployed"] for r in c2]
     assert [r["labels"] for r in c1] == [r["labels"] for r in c2] and c1[-1]["labels"] > 0
     assert [r["loss"] for r in c1] == pytest.approx([r["loss"] for r in c2])
-    assert "train_placed" in c1[1] and "train_placed" in c1[2]  # after the pass, and at the end
+    assert "train_deployed" in c1[1] and "train_deployed" in c1[2]  # after the pass, and at the end
     inst = stream(3, 40)
     res = simulate(inst, a1, seed=0)
     assert check(inst, res.placement) == []
@@ -94,5 +94,5 @@ def test_distil_expert_episodes_zero_lets_the_agent_act_first() -> None:
     lay = em.EnvLayout.of(streams[0])
     fresh = em.EadeMAgent(em.MConfig(n_clusters=lay.n_clusters, n_features=int(lay.cluster_capacity.shape[1])
                                      + em.CARD_FEATURES, **cfg))  # type: ignore[arg-type]
-    assert curve[0]["placed"] == emt.placed_by(fresh, streams[0], seed=0)
+    assert curve[0]["deployed"] == emt.placed_by(fresh, streams[0], seed=0)
     assert curve[0]["labels"] > 0

@@ -79,7 +79,7 @@ def test_residual_training_reproducible_valid_and_round_trip(tmp_path: Path) -> 
     streams = [stream(s, 30) for s in (1, 2)]
     a1, c1 = emt.train(streams, episodes=3, seed=4, **RESID, admission=True)  # type: ignore[arg-type]
     _, c2 = emt.train(streams, episodes=3, seed=4, **RESID, admission=True)  # type: ignore[arg-type]
-    assert [r["placed"] for r in c1] == [r["placed"] for r in c2]
+    assert [r["deployed"] for r in c1] == [r["deployed"] for r in c2]
     assert [r["return"] for r in c1] == pytest.approx([r["return"] for r in c2])
     inst = stream(3)
     res = simulate(inst, a1, seed=0)
@@ -96,5 +96,6 @@ def test_selection_never_ends_below_cardmix_on_the_training_streams() -> None:
     agent, curve = emt.train(streams, episodes=4, seed=0, **RESID, select_every=2,  # type: ignore[arg-type]
                             eps_start=0.5)
     got = sum(emt.evaluate(agent, i)[1] for i in streams)
-    assert got >= max([ref] + [r["train_placed"] for r in curve if "train_placed" in r])  # the best is kept
-    assert [r["episode"] for r in curve if "train_placed" in r] == [1, 3]
+    # the best is kept
+    assert got >= max([ref] + [r["train_deployed"] for r in curve if "train_deployed" in r])
+    assert [r["episode"] for r in curve if "train_deployed" in r] == [1, 3]

@@ -145,6 +145,11 @@ def test_cli_trains_and_compare_accepts_the_model(tmp_path: Path, capsys: pytest
     r = CliRunner().invoke(train_jobfusion, args)
     assert r.exit_code == 0, r.output
     assert model.exists() and plot.exists() and "trained 2 iterations" in r.output
+    import re  # the saved agent and SJF on 4 held-out job samples; a warning when the agent is worse
+
+    agent_jct, sjf_jct = map(float, re.search(r"held-out job samples \(4\): jobfusion ([0-9.]+) s mean JCT; "
+                                              r"sjf ([0-9.]+) s mean JCT", r.stdout).groups())
+    assert ("warning: on the 4 held-out job samples" in r.stderr) == (agent_jct > sjf_jct)
     r = CliRunner().invoke(train_jobfusion, [*args[:4], "6", *args[5:], "--resume"])
     assert r.exit_code == 0, r.output
     assert "trained 3 iterations" in r.output

@@ -67,7 +67,7 @@ def test_solve_proves_optimum_above_volume() -> None:
     # 7+... 7 takes at most nothing of size 4 (11 > 10): 7 | 7 | 4 4 | 4 -> 4 bins
     inst = one_d(10.0, [7.0, 7.0, 4.0, 4.0, 4.0])
     res = solve(inst, "arcflow", time_limit=20)
-    assert res.status == "optimal" and res.objective == 4 and res.lower_bound == 4
+    assert res.status == "optimal" and res.objective == 4 and res.bound == 4
     assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
 
 
@@ -94,7 +94,7 @@ def test_data_that_does_not_scale_is_not_applicable() -> None:
     res = solve(inst, "arcflow", time_limit=10)  # handed to CP-SAT, which says so
     assert res.proofs.get("bound") != "arcflow"
     assert "not applicable" in res.proofs["arcflow"]
-    assert res.lower_bound <= res.objective  # type: ignore[operator]
+    assert res.bound <= res.objective  # type: ignore[operator]
 
 
 @pytest.mark.parametrize("inst", [
@@ -113,7 +113,7 @@ def test_bounds_and_checker_on_a_hard_instance() -> None:
     res = solve(inst, "arcflow", time_limit=30)
     assert res.placement is not None
     assert check(inst, res.placement, require_all=True) == []
-    assert res.lower_bound <= k <= res.objective  # type: ignore[operator]
+    assert res.bound <= k <= res.objective  # type: ignore[operator]
     assert res.status == "optimal" and res.objective == k
 
 
@@ -130,7 +130,7 @@ def test_stop_flag_ends_the_mip() -> None:
     assert time.perf_counter() - t0 < 15.0
     assert res.placement is not None
     assert check(inst, res.placement, require_all=True) == []
-    assert res.lower_bound <= inst.meta["planted_optimum"] <= res.objective  # type: ignore[operator]
+    assert res.bound <= inst.meta["planted_optimum"] <= res.objective  # type: ignore[operator]
 
 
 def test_auto_setting_turns_the_stage_off() -> None:
@@ -182,7 +182,7 @@ def test_non_irup_optimum_is_proven() -> None:
     assert lp_bound(g) == pytest.approx(3.0)  # the LP bound, one below the optimum
     assert solve_mip(g, 3, 3, 30.0).status == "infeasible"
     res = solve(inst, "arcflow", time_limit=30)
-    assert res.status == "optimal" and res.objective == 4 and res.lower_bound == 4
+    assert res.status == "optimal" and res.objective == 4 and res.bound == 4
     assert res.proofs["bound"] == "arcflow"
     assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
 

@@ -56,9 +56,9 @@ def test_graph_and_lp_are_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
     af.forget_graph()
     inst = generate_hard1d(1, kind="uniform", n_items=40)
     first = af.solve_arcflow(inst, SolveOptions(time_limit=30), mip=False)
-    second = af.solve_arcflow(inst, SolveOptions(time_limit=30), lower_bound=first.lower_bound)
+    second = af.solve_arcflow(inst, SolveOptions(time_limit=30), lower_bound=first.bound)
     assert calls == {"graph": 1, "lp": 1}
-    assert second.lower_bound >= first.lower_bound
+    assert second.bound >= first.bound
     other = generate_hard1d(2, kind="uniform", n_items=40)  # other data: a new graph
     af.solve_arcflow(other, SolveOptions(time_limit=30), mip=False)
     assert calls == {"graph": 2, "lp": 2}
@@ -108,7 +108,7 @@ def test_small_hard_instances_are_proven(row: dict[str, str]) -> None:
     assert cheap_lower_bound(inst, "hosts")[0] >= int(row["ceil_volume_lb"])
     assert af.lp_bound(af.build_graph(inst)) == pytest.approx(float(row["lp_bound_arcflow"]), abs=1e-4)
     res = solve(inst, "auto", time_limit=30)
-    assert res.status == "optimal" and res.objective == opt and res.lower_bound == opt
+    assert res.status == "optimal" and res.objective == opt and res.bound == opt
     assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
     gen = generate_hard1d(int(row["seed"]), kind=row["kind"], n_items=int(row["n_items"]))  # type: ignore[arg-type]
     assert sorted((a.demand, a.count) for a in gen.apps) == sorted((a.demand, a.count) for a in inst.apps)
@@ -158,4 +158,4 @@ def test_stop_ends_the_mip_beside() -> None:
     assert res.interrupted and time.perf_counter() - t0 < 100  # not the 300 s budget
     assert not [t for t in threading.enumerate() if t.name == "vbp-auto-arcflow"]
     assert res.placement is not None and check(inst, res.placement, require_all=True) == []
-    assert res.lower_bound <= 78 <= res.objective  # type: ignore[operator]
+    assert res.bound <= 78 <= res.objective  # type: ignore[operator]

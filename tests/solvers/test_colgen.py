@@ -30,7 +30,7 @@ def test_hand_computed_optimum(name: str, inst: Instance, opt: float) -> None:
     r = solve_colgen(inst, SolveOptions(time_limit=20, workers=1))
     assert r.status == ("feasible" if name in LP_GAP else "optimal"), r
     assert r.objective == pytest.approx(opt)
-    assert r.lower_bound == pytest.approx(LP_GAP.get(name, opt))
+    assert r.bound == pytest.approx(LP_GAP.get(name, opt))
     assert r.placement is not None
     assert check(inst, r.placement, require_all=True) == []
 

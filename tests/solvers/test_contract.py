@@ -46,9 +46,9 @@ def assert_valid(inst: Instance, res: SolveResult, *, require_all: bool = True) 
     assert check(inst, res.placement, require_all=require_all) == []
     assert res.objective is not None
     if res.objective_kind == "deployed":
-        assert res.lower_bound >= res.objective - 1e-9
+        assert res.bound >= res.objective - 1e-9
     else:
-        assert res.lower_bound <= res.objective + 1e-9
+        assert res.bound <= res.objective + 1e-9
 
 
 def one_type(cap: tuple[float, ...], count: int, *apps: App, **kw: object) -> Instance:
@@ -123,7 +123,7 @@ def test_hand_optimum(method: str, case: str) -> None:
     assert_valid(inst, res)
     assert res.status == "optimal"
     assert res.objective == opt
-    assert res.lower_bound == pytest.approx(opt)
+    assert res.bound == pytest.approx(opt)
     assert res.hosts == opt
     assert res.gap == 0
 
@@ -229,7 +229,7 @@ def test_deployed_on_too_few_hosts(method: str) -> None:
     assert_valid(inst, res, require_all=False)
     assert res.objective == 7
     assert res.status == "optimal"
-    assert res.lower_bound == 7  # the proven upper bound for a maximisation
+    assert res.bound == 7  # the proven upper bound for a maximisation
 
 
 @pytest.mark.parametrize("method", METHOD_NAMES)
@@ -279,5 +279,5 @@ def test_methods_agree(inst: Instance) -> None:
     if optima:
         opt = next(iter(optima.values()))
         for m, r in results.items():  # no bound above a proven optimum, no objective below it
-            assert r.lower_bound <= opt + 1e-9, (m, r.lower_bound, opt)
+            assert r.bound <= opt + 1e-9, (m, r.bound, opt)
             assert r.objective >= opt - 1e-9, (m, r.objective, opt)  # type: ignore[operator]

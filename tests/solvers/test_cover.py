@@ -82,7 +82,7 @@ def test_proves_that_the_volume_bound_is_too_low() -> None:
     res = solve_cover(inst, 2, time_limit=60)
     assert res.infeasible and res.complete and res.host_of is None
     auto = solve(inst, "auto", time_limit=25)
-    assert auto.status == "optimal" and auto.objective == 3 and auto.lower_bound == 3
+    assert auto.status == "optimal" and auto.objective == 3 and auto.bound == 3
     assert auto.proofs["bound"] == "cover"
     assert check(inst, auto.placement, require_all=True) == []  # type: ignore[arg-type]
 

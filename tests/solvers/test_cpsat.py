@@ -60,7 +60,7 @@ def test_inexact_data_gives_no_proof() -> None:
     res = solve(inst, "cpsat", time_limit=5)
     assert check(inst, res.placement, require_all=True) == []  # type: ignore[arg-type]
     assert res.proofs["bound"] != "cpsat"
-    assert res.lower_bound <= res.objective  # type: ignore[operator]
+    assert res.bound <= res.objective  # type: ignore[operator]
 
 
 def test_fractional_demands_are_exact() -> None:

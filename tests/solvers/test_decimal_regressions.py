@@ -65,7 +65,7 @@ def test_regression_instances_brute_force() -> None:
 def test_pulp_does_not_prove_five_hosts() -> None:
     inst = pulp_false_proof()
     res = solve(inst, "pulp", time_limit=10, workers=1)
-    assert res.lower_bound <= 4
+    assert res.bound <= 4
     assert res.objective == 4 or res.status == "feasible", res
     if res.status == "optimal":
         assert res.objective == 4
@@ -117,7 +117,7 @@ def test_cli_regression_instances(tmp_path: Path) -> None:
     assert doc["status"] == "optimal" and doc["objective"] == 6.0
     code, doc = _cli(tmp_path, pulp_false_proof(), "pulp", limit=30)
     assert code == 0, doc
-    assert doc["lower_bound"] <= 4 and (doc["objective"] == 4 or doc["status"] == "feasible")
+    assert doc["bound"] <= 4 and (doc["objective"] == 4 or doc["status"] == "feasible")
     inst = Instance("inf", ("cpu",), (HostType("a", (1.0,), 1, cost=2.0),
                                       HostType("b", (1.0,), 1, cost=3.0)),
                     (App("y", (0.6,), 3),))
@@ -137,7 +137,7 @@ def test_cli_sound_on_decimal_data(tmp_path: Path, inst: Instance) -> None:
             assert (code, doc["status"]) in ((3, "infeasible"), (4, "unknown")), doc
             continue
         assert code == 0 and doc["status"] != "infeasible", doc
-        assert doc["lower_bound"] <= opt + 1e-9, (method, doc, opt)
+        assert doc["bound"] <= opt + 1e-9, (method, doc, opt)
         assert doc["objective"] >= opt - 1e-9, (method, doc, opt)
         if doc["status"] == "optimal":
             assert doc["objective"] == pytest.approx(opt), (method, doc, opt)
@@ -157,8 +157,8 @@ def test_cpsat_relaxed_rows_place_only_what_the_checker_accepts() -> None:
     assert sc.rows.demand[:, 0].sum() <= sc.rows.capacity[0, 0]  # the relaxation takes the pair
     res = solve(inst, "cpsat", time_limit=30, workers=1)
     assert res.placement is not None and check(inst, res.placement, require_all=True) == []
-    assert res.objective == 2 and res.lower_bound <= 2
-    assert res.status == "feasible" or res.lower_bound == 2
+    assert res.objective == 2 and res.bound <= 2
+    assert res.status == "feasible" or res.bound == 2
 
 
 def load_on_the_limit() -> Instance:

@@ -125,13 +125,13 @@ def _optimum(inst: Instance) -> float:
 
 def _assert_sound(inst: Instance, method: str, opt: float, res: Any) -> None:
     """The soundness conditions of the module docstring for one result."""
-    what = (method, res.status, res.objective, res.lower_bound, opt, res.proofs)
+    what = (method, res.status, res.objective, res.bound, opt, res.proofs)
     if opt == float("inf"):  # nothing places every container
         assert res.status in ("infeasible", "unknown"), what
         assert res.placement is None, what
         return
     assert res.status != "infeasible", what
-    assert res.lower_bound <= opt + 1e-9, ("bound above the optimum", *what)
+    assert res.bound <= opt + 1e-9, ("bound above the optimum", *what)
     if res.placement is not None:
         assert check(inst, res.placement, require_all=True) == [], what
         assert res.objective >= opt - 1e-9, ("objective below the optimum", *what)

@@ -4,7 +4,7 @@ Demands have seven (sometimes ten) decimals and are cut so that host loads land 
 capacity, just above it, or within the checker's tolerance above it: where a model that rounds
 (or ignores the tolerance) solves a stricter or looser problem than the checker. The optimum is
 found by :func:`brute.brute_force`, which decides feasibility with the checker's own predicates.
-Every method must satisfy ``lower_bound <= optimum <= objective``, and ``"optimal"`` must mean
+Every method must satisfy ``bound <= optimum <= objective``, and ``"optimal"`` must mean
 ``objective == optimum``.
 """
 
@@ -115,7 +115,7 @@ def _assert_sound(inst: Instance, method: str, opt: float) -> None:
     res = _run(inst, method)
     assert res.placement is not None, (method, res)  # type: ignore[attr-defined]
     assert check(inst, res.placement, require_all=True) == []  # type: ignore[attr-defined]
-    lb, obj = res.lower_bound, res.objective  # type: ignore[attr-defined]
+    lb, obj = res.bound, res.objective  # type: ignore[attr-defined]
     assert lb <= opt + 1e-9, (method, "bound above the optimum", lb, opt, res.proofs)  # type: ignore[attr-defined]
     assert obj >= opt - 1e-9, (method, "objective below the optimum", obj, opt)
     if res.status == "optimal":  # type: ignore[attr-defined]
@@ -144,7 +144,7 @@ def test_seven_decimals_fill_three_hosts(method: str, within_tolerance: bool) ->
                     tuple(App(f"i{k}", (s,), 1) for k, s in enumerate(sizes)))
     res = _run(inst, method)
     assert res.status == "optimal", res  # type: ignore[attr-defined]
-    assert res.objective == 3 and res.lower_bound == 3  # type: ignore[attr-defined]
+    assert res.objective == 3 and res.bound == 3  # type: ignore[attr-defined]
     assert check(inst, res.placement, require_all=True) == []  # type: ignore[attr-defined]
 
 
@@ -157,6 +157,6 @@ def test_seven_decimals_cannot_fill_three_hosts() -> None:
     for method in ("cpsat", "pulp", "colgen", "auto"):
         res = _run(inst, method)
         assert res.objective == 4, method  # type: ignore[attr-defined]
-        assert res.lower_bound <= 4  # type: ignore[attr-defined]
+        assert res.bound <= 4  # type: ignore[attr-defined]
         if method != "colgen":  # the LP bound (3.0000002) rounds to 4 only with the cover
             assert res.status == "optimal", (method, res)  # type: ignore[attr-defined]

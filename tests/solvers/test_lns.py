@@ -53,7 +53,7 @@ def test_cpsat_below_cutoff_proves_nothing_better() -> None:
     inst = _bins()
     res = solve_cpsat(inst, SolveOptions(time_limit=10, objective="hosts"), below=3)
     # no solution with fewer than 3 hosts: first fit's solution, with 3 as the proven bound
-    assert res.status != "infeasible" and res.lower_bound == 3
+    assert res.status != "infeasible" and res.bound == 3
     assert res.placement is not None and check(inst, res.placement, require_all=True) == []
     found = solve_cpsat(inst, SolveOptions(time_limit=10, objective="hosts"), below=4)
     assert found.status == "optimal" and found.objective == 3
@@ -75,7 +75,7 @@ def test_cpsat_below_on_a_perfect_packing() -> None:
     sizes = (8.0, 7.0, 6.0, 5.0, 5.0, 4.0, 3.0, 2.0)
     inst = Instance("pp", ("s",), (HostType("b", (10.0,), 8),),
                     tuple(App(f"i{k}", (s,), 1) for k, s in enumerate(sizes)))
-    assert solve_cpsat(inst, SolveOptions(time_limit=10, objective="hosts"), below=4).lower_bound == 4
+    assert solve_cpsat(inst, SolveOptions(time_limit=10, objective="hosts"), below=4).bound == 4
     res = solve_cpsat(inst, SolveOptions(time_limit=10, objective="hosts"), below=5)
     assert res.objective == 4 and res.placement is not None
     assert check(inst, res.placement, require_all=True) == []

@@ -173,7 +173,7 @@ def test_exact_methods_against_brute_force(case: int) -> None:
         assert res.placement is not None, (method, res)
         assert check(inst, res.placement, require_all=True) == []
         assert naive_violations(inst, res.placement) == []
-        assert res.lower_bound <= opt + 1e-9, (method, res.lower_bound, opt, res.proofs)
+        assert res.bound <= opt + 1e-9, (method, res.bound, opt, res.proofs)
         assert res.objective >= opt - 1e-9, (method, res.objective, opt)
         if res.status == "optimal":
             assert res.objective == pytest.approx(opt), (method, res.objective, opt, res.proofs)

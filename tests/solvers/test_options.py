@@ -45,16 +45,25 @@ def test_every_method_takes_the_options(method: str) -> None:
     opts = SolveOptions(time_limit=10.0, workers=1, seed=0, objective="hosts", callback=seen.append)
     direct = get_method(method)(_bins(), opts)
     assert isinstance(direct, SolveResult)
-    assert (direct.status, direct.objective, direct.lower_bound) == ("optimal", 3.0, 3.0)
+    assert (direct.status, direct.objective, direct.bound) == ("optimal", 3.0, 3.0)
     front = solve(_bins(), method, time_limit=10.0, workers=1, seed=0, objective="hosts")
-    assert (front.status, front.objective, front.lower_bound) == ("optimal", 3.0, 3.0)
+    assert (front.status, front.objective, front.bound) == ("optimal", 3.0, 3.0)
 
 
 def test_minimising_bound_is_a_lower_bound() -> None:
     res = solve(_bins(), "cpsat", time_limit=10.0, workers=1)
-    assert res.bound_kind == "lower" and res.bound == res.lower_bound == 3.0
+    assert res.bound_kind == "lower" and res.bound == 3.0
     d = res.to_dict()
-    assert d["bound"] == d["lower_bound"] == 3.0 and d["bound_kind"] == "lower"
+    assert d["bound"] == 3.0 and d["bound_kind"] == "lower" and "lower_bound" not in d
+
+
+def test_lower_bound_is_a_deprecated_read_only_alias() -> None:
+    res = solve(_bins(), "cpsat", time_limit=10.0, workers=1)
+    with pytest.warns(DeprecationWarning, match="SolveResult.bound"):
+        old = res.lower_bound
+    assert old == res.bound == 3.0
+    with pytest.raises(AttributeError):
+        res.lower_bound = 2.0  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("method", ["cpsat", "pulp", "auto"])
@@ -65,4 +74,4 @@ def test_deployed_bound_is_an_upper_bound(method: str) -> None:
     assert res.objective == 2.0 and res.status == "optimal"
     assert res.bound_kind == "upper" and res.bound == 2.0 >= res.objective
     d = res.to_dict()
-    assert d["bound_kind"] == "upper" and d["bound"] == d["lower_bound"] == 2.0
+    assert d["bound_kind"] == "upper" and d["bound"] == 2.0

@@ -16,7 +16,7 @@ def test_hand_computed_optimum(name: str, inst: Instance, opt: float) -> None:
     r = solve_pulp(inst, SolveOptions(time_limit=20, workers=1))
     assert r.status == "optimal", r
     assert r.objective == pytest.approx(opt)
-    assert r.lower_bound == pytest.approx(opt)
+    assert r.bound == pytest.approx(opt)
     assert r.placement is not None
     assert check(inst, r.placement, require_all=True) == []
 
@@ -30,7 +30,7 @@ def test_cbc_claim_verified_by_cpsat(monkeypatch: pytest.MonkeyPatch) -> None:
     r = solve_pulp(inst, SolveOptions(time_limit=20, workers=1))
     assert r.proofs["bound"] == "cpsat"
     assert r.proofs["cbc"] == "claimed optimal 10"
-    assert r.lower_bound == 10 and r.status == "optimal"
+    assert r.bound == 10 and r.status == "optimal"
 
 
 def test_cbc_claim_without_time_to_verify_is_not_a_proof(monkeypatch: pytest.MonkeyPatch
@@ -42,7 +42,7 @@ def test_cbc_claim_without_time_to_verify_is_not_a_proof(monkeypatch: pytest.Mon
     inst = cases()[3][1]
     r = solve_pulp(inst, SolveOptions(time_limit=20, workers=1))
     assert r.proofs["cbc"] == "claimed optimal 10"
-    assert r.status == "feasible" and r.objective == 10 and r.lower_bound == 0
+    assert r.status == "feasible" and r.objective == 10 and r.bound == 0
 
 
 def test_infeasible() -> None:
@@ -61,7 +61,7 @@ def test_deployed_maximises_placed_containers() -> None:
     r = solve_pulp(inst, SolveOptions(time_limit=10, workers=1, objective="deployed"))
     assert r.status == "optimal"
     assert r.objective == 3
-    assert r.lower_bound == 3  # the proven upper bound for a maximisation
+    assert r.bound == 3  # the proven upper bound for a maximisation
     assert r.placement is not None
     assert check(inst, r.placement) == []
 
@@ -94,5 +94,5 @@ def test_hosts_open_when_no_row_can_bind() -> None:
                                      HostType("small", (10.0,), 3, cost=1.0)),
                     (App("a", (5.0,), 8),))
     r = solve_pulp(inst, SolveOptions(time_limit=10, workers=1))
-    assert r.status == "optimal" and r.objective == 5 and r.lower_bound == 5
+    assert r.status == "optimal" and r.objective == 5 and r.bound == 5
     assert r.placement is not None and check(inst, r.placement, require_all=True) == []

@@ -151,7 +151,7 @@ def test_auto_large_path_time_limit_and_checker() -> None:
     assert r.placement is not None and r.objective is not None
     assert check(inst, r.placement) == []
     assert r.proofs["solution"] in ("spread", "tabu", "rule-lns", "repack")
-    assert r.objective >= r.lower_bound - 1e-9
+    assert r.objective >= r.bound - 1e-9
     assert r.objective <= ffd(inst).objective + 0.05 * r.objective + 1
 
 
@@ -165,7 +165,7 @@ def test_auto_large_path_runs_the_tabu_search_on_one_host_type() -> None:
     spreads = [p.objective for p in r.history if p.method == "spread"]
     assert len(spreads) == 1 and spreads[0] is not None  # one filling only
     assert any(p.method == "tabu" for p in r.history)
-    assert r.lower_bound - 1e-9 <= r.objective < spreads[0]
+    assert r.bound - 1e-9 <= r.objective < spreads[0]
     off = solve_auto(inst, SolveOptions(time_limit=3.0),
                      settings=dataclasses.replace(LARGE, spread_tabu=False))
     assert not any(p.method == "tabu" for p in off.history)

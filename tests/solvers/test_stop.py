@@ -26,7 +26,7 @@ def _assert_best_so_far(inst: Instance, res: object) -> None:
     assert res.status in ("feasible", "optimal")
     assert res.placement is not None and res.objective is not None
     assert check(inst, res.placement, require_all=True) == []
-    assert res.lower_bound <= res.objective + 1e-9
+    assert res.bound <= res.objective + 1e-9
     assert res.to_dict()["interrupted"] is True
 
 

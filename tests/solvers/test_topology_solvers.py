@@ -2,7 +2,7 @@
 
 Small random instances with zone labels (some host types without one), zone caps, zone and host
 name spreads, node selectors and non-integer demands. Every method must satisfy
-``lower_bound <= optimum <= objective`` (the optimum from :func:`brute.brute_force`), ``"optimal"``
+``bound <= optimum <= objective`` (the optimum from :func:`brute.brute_force`), ``"optimal"``
 must mean ``objective == optimum``, and every placement passes the checker (``solvers.solve``
 verifies it).
 """
@@ -79,7 +79,7 @@ def test_methods_agree_with_brute_force(seed: int) -> None:
             assert res.placement is None, method
             assert res.status in ("infeasible", "unknown"), method
             continue
-        assert res.lower_bound <= opt + 1e-6, (method, res.lower_bound, opt)
+        assert res.bound <= opt + 1e-6, (method, res.bound, opt)
         if res.placement is not None:
             assert res.objective >= opt - 1e-6, (method, res.objective, opt)
         if res.status == "optimal":

@@ -1,4 +1,4 @@
-"""``vbp gpu-frag`` and the FGD paper's protocol (packing.fgd_protocol, vbp.gpufrag): records, CLI."""
+"""``vbp gpu-frag`` and the FGD paper's protocol (packing.fgd_protocol, policies.fgd_eval): records, CLI."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 from packing.feasibility import ClusterState
+from packing.fgd_paper import LEVELS, PUBLISHED
 from packing.fgd_protocol import Run, build_workload, gpu_capacity, pod_sequence, run_policy, task_gpu
 from packing.fragmentation import cluster_fragmentation
 from packing.loaders.openb import load_openb
+from policies.fgd_eval import evaluate
 from policies.registry import gpu_policy as make_policy
 from vbp.cli import cli, main
-from vbp.gpufrag import LEVELS, PUBLISHED, evaluate
 
 OPENB_SMALL = Path(__file__).resolve().parents[1] / "data" / "openb_small"
 

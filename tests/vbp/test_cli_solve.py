@@ -27,7 +27,7 @@ def test_json_and_out(tmp_path: Path) -> None:
                                  "--time-limit", "5", "--out", str(out)])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
-    for k in ("status", "objective", "hosts", "lower_bound", "gap", "seconds", "method"):
+    for k in ("status", "objective", "hosts", "bound", "bound_kind", "gap", "seconds", "method"):
         assert k in doc
     assert doc["status"] == "optimal" and doc["objective"] == 3  # 2 per host
     from packing.io import load_instance
@@ -50,7 +50,7 @@ def test_infeasible_exits_3(tmp_path: Path) -> None:
     assert r.exit_code == 3
     doc = json.loads(r.stdout)
     assert doc["status"] == "infeasible" and "big" in doc["reason"]
-    assert doc["lower_bound"] is None  # infinity is not JSON
+    assert doc["bound"] is None  # infinity is not JSON
 
 
 def test_missing_file_is_an_input_error(tmp_path: Path) -> None:

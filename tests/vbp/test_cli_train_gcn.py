@@ -36,8 +36,8 @@ def test_train_gcn_writes_a_model_that_the_registry_loads(tmp_path: Path) -> Non
     assert "trained 2 iteration(s)" in r.output and "held-out orders" in r.output
     import re
 
-    gcn_mean, bf_mean = map(float, re.search(r"gcn ([0-9.]+) hosts, bf ([0-9.]+) hosts", r.stdout).groups())
-    assert ("warning: on the held-out orders" in r.stderr) == (gcn_mean > bf_mean)
+    gcn_mean, bf_mean = map(float, re.search(r"gcn ([0-9.]+) hosts; bf ([0-9.]+) hosts", r.stdout).groups())
+    assert ("warning: on the 8 held-out orders" in r.stderr) == (gcn_mean > bf_mean)
     assert out.is_file() and plot.is_file()
     pol = get_policy(str(out))
     assert pol.name == "gcn"

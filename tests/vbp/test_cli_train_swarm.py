@@ -8,12 +8,24 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from policies.agents.heldout import HeldOut
+from policies.swarm.train import SWARM_METRICS
 from vbp.cli import cli
-from vbp.cli.train import _worse_than_best_fit
 
 
 def _row(policy: str, hosts: float, rejected: float = 0.0) -> dict[str, float | str]:
     return {"policy": policy, "hosts_mean": hosts, "rejected_mean": rejected}
+
+
+def _worse_than_best_fit(rows: list[dict]) -> tuple[float, float] | None:
+    """``(tuned, bf)`` mean hosts when the held-out comparison says the tuned policy is worse."""
+    by = {r["policy"]: r for r in rows}
+    if "swarm" not in by or "bf" not in by:
+        return None
+    means = [{"hosts": float(by[k]["hosts_mean"]), "rejected": float(by[k]["rejected_mean"])}
+             for k in ("swarm", "bf")]
+    cmp = HeldOut("orders", 4, "swarm", "bf", SWARM_METRICS, means[0], means[1])
+    return (means[0]["hosts"], means[1]["hosts"]) if cmp.worse else None
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from packing.fgd_paper import DEFAULT_POLICIES
 from packing.fgd_protocol import build_workload, run_policy
 from packing.loaders.openb import load_openb
 from packing.model import App, HostType, Instance
+from policies.fgd_eval import evaluate
 from policies.registry import gpu_policy as make_policy
 from solvers.gpu_bound import GpuBound, evaluate_bound
-from vbp.gpufrag import DEFAULT_POLICIES, evaluate
 
 OPENB_SMALL = Path(__file__).resolve().parents[1] / "data" / "openb_small"
 

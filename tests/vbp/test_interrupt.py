@@ -84,8 +84,8 @@ def test_sigint_prints_the_best_so_far_and_exits_130(tmp_path: Path, as_json: bo
         doc = json.loads(stdout)
         assert doc["interrupted"] is True
         assert doc["status"] in ("feasible", "optimal")
-        assert doc["lower_bound"] is not None and doc["objective"] is not None
-        assert 791 <= doc["lower_bound"] <= doc["objective"]
+        assert doc["bound"] is not None and doc["objective"] is not None
+        assert 791 <= doc["bound"] <= doc["objective"] and doc["bound_kind"] == "lower"
     else:
         assert "(interrupted)" in stdout and "bound      791" in stdout
         assert f"placement  {out}" in stdout
@@ -123,7 +123,7 @@ def test_second_sigint_aborts_at_once() -> None:
             proc.wait()
     assert proc.returncode == 130, (stdout, stderr)
     doc = json.loads(stdout)
-    assert doc["status"] == "interrupted" and doc["objective"] == 9 and doc["lower_bound"] == 7
+    assert doc["status"] == "interrupted" and doc["objective"] == 9 and doc["bound"] == 7
     assert doc["placement"] is None and "Traceback" not in stderr
 
 

@@ -22,6 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "docs" / "schemas"
 DATA = ROOT / "tests" / "data"
 
+VERSIONS = {"solve": 2, "compare": 2, "plan": 2}
+"""Formats past version 1 (the bound under one name, ``bound``, with ``bound_kind``)."""
+
 INFEASIBLE: dict[str, Any] = {
     "name": "inf", "resources": ["cpu"],
     "host_types": [{"name": "std", "capacity": [4], "count": 3}],
@@ -45,7 +48,7 @@ def run_json(args: list[str], capsys: pytest.CaptureFixture[str], code: int = 0)
 
 def test_every_format_has_a_valid_schema() -> None:
     for kind, fmt in FORMATS.items():
-        assert fmt == f"vbp-{kind}/1"
+        assert fmt == f"vbp-{kind}/{VERSIONS.get(kind, 1)}"
         schema = json.loads((SCHEMAS / schema_name(fmt)).read_text())
         jsonschema.Draft202012Validator.check_schema(schema)
         assert schema["properties"]["format"] == {"const": fmt}
@@ -71,7 +74,7 @@ def test_solve_infeasible_and_validate(tmp_path: Path, capsys: pytest.CaptureFix
     p = tmp_path / "inf.json"
     p.write_text(json.dumps(INFEASIBLE))
     doc = run_json(["solve", str(p), "--json", "-q", "--time-limit", "5"], capsys, code=3)
-    assert doc["status"] == "infeasible" and doc["lower_bound"] is None
+    assert doc["status"] == "infeasible" and doc["bound"] is None
     doc = run_json(["validate", str(p), "--json"], capsys, code=3)
     assert (doc["valid"], doc["feasible"], doc["problems"]) == (False, False, [])
     assert any("max_per_host" in x for x in doc["infeasible"])

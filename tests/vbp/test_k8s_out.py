@@ -26,7 +26,7 @@ from vbp.cli import main
 K8S = Path(__file__).resolve().parents[1] / "data" / "k8s"
 RULES = K8S / "rules"
 RES = ("cpu", "memory", "nvidia.com/gpu")
-SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-plan-1.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-plan-2.json"
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:

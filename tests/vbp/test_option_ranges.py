@@ -241,7 +241,8 @@ def test_train_gcn_dag_caps_the_jobs_drawn(tmp_path: Path, capsys: pytest.Captur
     code, _, err = run(["train", "gcn", dag, "--jobs", "10000", "--samples", "10", "--long-samples", "1000",
                         "--out", str(tmp_path / "m.pt")], capsys)
     assert code == 2, err
-    assert "100,100,000 jobs to draw (jobs x (samples + 10 x long samples)); at most 1,000,000" in err
+    assert ("100,140,000 jobs to draw (jobs x (samples + held-out + 10 x long samples)); at most 1,000,000"
+            in err)  # 4 held-out samples by default
 
 
 Q_OUT = "every q must be in 1..64"

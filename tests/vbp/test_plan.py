@@ -20,7 +20,7 @@ from vbp import plan
 from vbp.cli import main
 
 GI, MI = 2**30, 2**20
-SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-plan-1.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-plan-2.json"
 
 
 def _case(rng: random.Random) -> tuple[Demand, list[HostOffer], list[tuple[int, int, int]]]:
@@ -73,7 +73,7 @@ def test_optimal_plans_agree_with_an_independent_model(seed: int) -> None:
     assert value is not None
     if s.status == "optimal":
         assert math.isclose(value, float(truth), rel_tol=1e-9), (value, truth)
-    assert s.lower_bound <= float(truth) + 1e-9 <= value + 2e-9
+    assert s.bound <= float(truth) + 1e-9 <= value + 2e-9
     assert s.instance is not None and s.placement is not None
     assert check(s.instance, s.placement, require_all=True) == []
 
@@ -131,7 +131,7 @@ def test_growth_scenarios_json_schema_and_out(tmp_path: Path,
     assert (one["growth"], two["growth"]) == (1, 2)
     assert one["objective"] == "cost" and one["per_type"][1]["hosts"] == 1
     # growth 2 needs 2 huge containers but only one big host exists: infeasible
-    assert two["status"] == "infeasible" and two["lower_bound"] is None
+    assert two["status"] == "infeasible" and two["bound"] is None
     assert "huge" in two["reason"] or two["hosts"] is None
     assert (tmp_path / "pl-x1.json").is_file() and not (tmp_path / "pl-x2.json").exists()
     assert fig.stat().st_size > 5000
@@ -148,7 +148,7 @@ def test_infeasible_app_and_exit_status(tmp_path: Path, capsys: pytest.CaptureFi
     res = plan(d, ["std:16c64g"])
     (s,) = res.scenarios
     assert s.status == "infeasible" and s.reason is not None and "'big'" in s.reason
-    assert res.to_dict()["scenarios"][0]["lower_bound"] is None
+    assert res.to_dict()["scenarios"][0]["bound"] is None
     with pytest.raises(SystemExit) as e:
         main(["plan", str(d), "--hosts", "std:16c64g"])
     assert e.value.code == 3

@@ -15,7 +15,7 @@ from packing.model import Placement
 from vbp import plan
 from vbp.cli import main
 
-SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-plan-1.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-plan-2.json"
 DEMAND = "name,replicas,cpu,memory\nweb,2,2,2Gi\nbig,1,4,2Gi\n"
 
 
@@ -54,7 +54,7 @@ def test_moves_zero_versus_one(files: dict[str, Path], moves: int | None, added:
     assert s.moves is not None
     assert s.moves["added_hosts"] == added and s.moves["existing_hosts"] == 2
     assert s.moves["used"] == (0 if not moves else 1)
-    assert s.hosts == 2 + added and s.lower_bound == 2 + added
+    assert s.hosts == 2 + added and s.bound == 2 + added
     assert s.placement is not None and not check(s.instance, s.placement, require_all=True)
     _independent_capacity(s, 4.0, 16.0)
 
@@ -84,8 +84,8 @@ def test_n_plus_one_plan_survives_every_loss(files: dict[str, Path]) -> None:
     n1 = s.n_plus_one
     assert n1 is not None and n1["holds"] is True
     # plain optimum: 8 cpu on 4-core hosts -> 2 hosts; N+1 needs >= 3 (S - {h} is a plan)
-    assert n1["extra_lower_bound"] == 1 and n1["extra_hosts"] == 1
-    assert s.hosts == 3 and s.lower_bound == 3 and s.status == "optimal"
+    assert n1["extra_bound"] == 1 and n1["extra_hosts"] == 1
+    assert s.hosts == 3 and s.bound == 3 and s.status == "optimal"
     idx = s.instance.host_index
     hosts = sorted({h for hs in s.placement.hosts.values() for h in hs}
                    | {idx[n] for n in n1["spares"]})
@@ -195,8 +195,8 @@ def test_n_plus_one_on_a_running_cluster_is_proven(files: dict[str, Path]) -> No
     s = plan(str(files["d"]), ["std:4c16g"], current=str(files["cur"]), n_plus_one=True,
              time_limit=10).scenarios[0]
     assert s.n_plus_one is not None and s.n_plus_one["holds"] is True
-    assert s.n_plus_one["extra_lower_bound"] == 1 and s.n_plus_one["extra_hosts"] == 1
-    assert s.hosts == 4 and s.lower_bound == 4 and s.status == "optimal"
+    assert s.n_plus_one["extra_bound"] == 1 and s.n_plus_one["extra_hosts"] == 1
+    assert s.hosts == 4 and s.bound == 4 and s.status == "optimal"
     assert s.moves is not None and s.moves["used"] == 0
     idx = s.instance.host_index
     hosts = sorted({h for hs in s.placement.hosts.values() for h in hs}

@@ -29,7 +29,7 @@ RULES = Path(__file__).resolve().parents[1] / "data" / "k8s" / "rules"
 def test_plan_with_zone_rules_is_proven_optimal() -> None:
     res = plan(RULES / "spread-zones.yaml", [str(RULES / "zones.csv")], time_limit=30)
     (s,) = res.scenarios
-    assert s.status == "optimal" and s.hosts == 4 and s.lower_bound == 4
+    assert s.status == "optimal" and s.hosts == 4 and s.bound == 4
     inst = s.instance
     assert inst is not None and inst.has_topology
     labels = {t.name: dict(t.labels) for t in inst.host_types}
@@ -66,7 +66,7 @@ def test_every_rule_at_once_is_proven_optimal(tmp_path: Path) -> None:
     """
     res = plan(RULES / "combined.yaml", [str(RULES / "zones.csv")], time_limit=30)
     (s,) = res.scenarios
-    assert s.status == "optimal" and s.hosts == 5 and s.lower_bound == 5
+    assert s.status == "optimal" and s.hosts == 5 and s.bound == 5
     inst = s.instance
     assert inst is not None and s.placement is not None
     assert check(inst, s.placement, require_all=True) == []

@@ -44,7 +44,8 @@ from packing.errors import (
 )
 from packing.io import escape_control
 
-# name -> (module, attribute, one-line help)
+# name -> (module, attribute, one-line help); "group sub" names a subcommand of a group command,
+# added to the group when the group is loaded (no command module imports another)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "info": ("vbp.cli.info", "info", "Describe an instance file, a .vbp file or a data-set folder."),
     "validate": ("vbp.cli.validate", "validate", "Check an instance file, and a placement against it."),
@@ -57,6 +58,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "gpu-frag": ("vbp.cli.gpufrag", "gpu_frag", "FGD paper: unallocated GPU as openb demand arrives."),
     "jobs": ("vbp.cli.jobs", "jobs", "DAG batch jobs (JobFusion): partition, simulate, compare."),
     "plan": ("vbp.cli.plan", "plan", "Plan capacity: fewest hosts or cheapest mix, headroom, growth."),
+    "train rl": ("vbp.cli.train_rl", "rl", "Train a multi-cluster agent (EADE-DDPG, EADE-M, SB3)."),
+    "generate multicluster": ("vbp.cli.generate_multicluster", "multicluster_command",
+                              "The EADE-DDPG multi-cluster scenario from the Alibaba GPU traces."),
 }
 
 
@@ -65,16 +69,19 @@ class LazyGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Names of the subcommands whose modules exist."""
-        return [n for n, (mod, _, _) in COMMANDS.items() if importlib.util.find_spec(mod)]
+        return [n for n, (mod, _, _) in COMMANDS.items()
+                if " " not in n and importlib.util.find_spec(mod)]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        """Import the subcommand's module and return its click command."""
-        if cmd_name not in COMMANDS:
+        """Import the subcommand's module and return its click command (with its subcommands)."""
+        if cmd_name not in COMMANDS or " " in cmd_name:
             return None
         mod, attr, _ = COMMANDS[cmd_name]
         if importlib.util.find_spec(mod) is None:
             return None
         cmd: click.Command = getattr(importlib.import_module(mod), attr)
+        if isinstance(cmd, click.Group):
+            add_subcommands(cmd, cmd_name)
         return cmd
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -83,6 +90,14 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+def add_subcommands(group: click.Group, name: str) -> None:
+    """Add the subcommands :data:`COMMANDS` registers as ``"<name> <sub>"`` to ``group``."""
+    for key, (mod, attr, _) in COMMANDS.items():
+        parent, _, sub = key.rpartition(" ")
+        if parent == name and sub not in group.commands and importlib.util.find_spec(mod):
+            group.add_command(getattr(importlib.import_module(mod), attr), sub)
 
 
 _STATE: dict[str, bool] = {"debug": False}

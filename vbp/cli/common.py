@@ -296,11 +296,6 @@ def given_command(*prefix: str) -> list[str]:
     return words
 
 
-def load_target(path: str | None) -> Instance:
-    """The instance named on the command line: a file or folder, or a built-in name (default sigma)."""
-    return load_any(path)
-
-
 def prepare(inst: Instance, repair: bool) -> Instance:
     """Repair an infeasible snapshot when asked (reporting how many containers move, on stderr)."""
     if repair and inst.initial is not None:

@@ -16,9 +16,10 @@ from vbp.cli.common import (
     PLOT_SUFFIXES,
     SEED,
     FiniteFloat,
+    check_order_budget,
     data_options,
     executor_options,
-    load_target,
+    load_any,
     naming_file,
     prepare,
     uncovered_option,
@@ -45,7 +46,7 @@ from vbp.compare import (
               show_default=True, help="Solver budget in seconds.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the orders, policies, solver.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-compare/1).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-compare/2).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a plot: hosts per policy with the optimum and bound, and per-host use.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
@@ -76,10 +77,12 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     over processes or a Ray cluster; the table is the same.
 
     Bad input exits with status 2 before any policy runs: every option is checked before FILE is
-    read; a request stream that leaves containers out is refused unless --uncovered says what to
-    do with them. An instance with no placement of every container (the solver proves it) exits
-    with status 3 and the reason `vbp solve` prints (the app and the rule or resource), since
-    there is no optimum to compare with.
+    read; every policy file and learned agent is checked against the instance (an agent trained
+    for another number of resources or clusters is named) before the optimum is solved; a request
+    stream that leaves containers out is refused unless --uncovered says what to do with them.
+    An instance with no placement of every container (the solver proves it) exits with status 3
+    and the reason `vbp solve` prints (the app and the rule or resource), since there is no
+    optimum to compare with.
     """
     from packing.evaluation import make_executor
     from packing.simulator import static_view
@@ -88,9 +91,7 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     labels, names = parse_named_policies(policy_list) if policy_list is not None else (None, None)
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[path, *(names or [])])
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
-    loaded = load_target(path)
-    from vbp.cli.common import check_order_budget
-
+    loaded = load_any(path)
     check_order_budget("--orders", orders, loaded.n_containers)
     if names is None:
         names = default_policies(loaded.name)
@@ -130,7 +131,7 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
                      title=f"{inst.name}: hosts used over {orders} orders",
                      proven=res.status == "optimal")
     opt = {"status": res.status, "objective": json_number(res.objective),
-           "lower_bound": json_number(res.lower_bound), "bound": json_number(res.bound),
+           "bound": json_number(res.bound),
            "bound_kind": res.bound_kind, "objective_kind": res.objective_kind, "hosts": res.hosts}
     if as_json:
         click.echo(json.dumps(tagged("compare", {
@@ -190,9 +191,9 @@ def _table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> N
     if res.placement is not None:
         from packing.metrics import compute_metrics
 
-        opt_alloc = f"{100 * compute_metrics(inst, res.placement).sigma_allocation_bottleneck:.2f}%"
+        opt_alloc = f"{100 * compute_metrics(inst, res.placement).allocation:.2f}%"
     click.echo(f"{'optimum':<16}{obj + what:>11}{'':>6}{'':>6}{opt_alloc:>12}{'':>9}{'':>10}"
-               f"   {res.status}, bound {res.lower_bound:g}")
+               f"   {res.status}, bound {res.bound:g}")
     click.echo("-" * len(head))
     for r in rows:
         gap = "-" if r.gap is None else f"{100 * r.gap:+.1f}%"

@@ -13,10 +13,10 @@ from typing import Any
 FORMATS: dict[str, str] = {
     "info": "vbp-info/1",
     "validate": "vbp-validate/1",
-    "solve": "vbp-solve/1",
+    "solve": "vbp-solve/2",
     "simulate": "vbp-simulate/1",
-    "compare": "vbp-compare/1",
-    "plan": "vbp-plan/1",
+    "compare": "vbp-compare/2",
+    "plan": "vbp-plan/2",
     "gpu-frag": "vbp-gpu-frag/1",
     "jobs-compare": "vbp-jobs-compare/1",
     "jobs-partition": "vbp-jobs-partition/1",
@@ -27,7 +27,7 @@ FORMATS: dict[str, str] = {
 
 
 def schema_name(fmt: str) -> str:
-    """The schema file of a format: ``vbp-solve/1`` -> ``vbp-solve-1.json``."""
+    """The schema file of a format: ``vbp-solve/2`` -> ``vbp-solve-2.json``."""
     return fmt.replace("/", "-") + ".json"
 
 

@@ -10,7 +10,6 @@ from packing.errors import InputError, Problem
 from packing.io import MAX_CELLS, MAX_CONTAINERS, MAX_RESOURCES, save_instance
 from packing.model import Instance
 from vbp.cli.common import SEED, FiniteFloat
-from vbp.cli.generate_multicluster import multicluster_command
 from vbp.cli.outputs import check_outputs, force_option
 
 
@@ -28,9 +27,11 @@ def _check_out(out: str, force: bool) -> None:
     check_outputs([(out, "--out", None)], force=force)
 
 
+# ``vbp generate multicluster`` lives in vbp/cli/generate_multicluster.py, registered in
+# vbp.cli.COMMANDS as "generate multicluster"
 @click.group()
 def generate() -> None:
-    """Generate a seeded instance (sigma or random) and save it as JSON or YAML."""
+    """Generate a seeded instance (sigma, random, multicluster) and save it as JSON or YAML."""
 
 
 @generate.command()
@@ -102,5 +103,3 @@ def random(n_apps: int, n_containers: int, n_resources: int, binding: str, rule_
         sys.exit(2)
     _write(inst, out)
 
-
-generate.add_command(multicluster_command)  # vbp generate multicluster (vbp/cli/generate_multicluster.py)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
-from typing import Any
 
 import click
 
@@ -16,34 +14,6 @@ from vbp.cli.outputs import check_outputs, force_option
 
 MAX_SEEDS = 1000
 """Most seeds one command runs."""
-
-
-def _pods_option(data: str, pods: str) -> tuple[Path, str]:
-    """The data folder and pod list name (a name such as ``default``, or a pod list file)."""
-    from packing.loaders.openb import find_folder
-
-    p = Path(pods)
-    if p.suffix.lower() == ".csv":
-        if not p.is_file() and p.name == pods:  # a bare file name: the one in DATA's folder
-            folder = find_folder(data)
-            if folder is not None and (folder / pods).is_file():
-                p = folder / pods
-        if not p.is_file():
-            raise InputError([Problem(pods, "--pods", "no such pod list file (in the current folder or "
-                                      "in DATA's folder)")])
-        if not p.name.startswith("openb_pod_list_"):
-            raise InputError([Problem(pods, "--pods", "expected a file named openb_pod_list_<name>.csv")])
-        return p, p.stem.removeprefix("openb_pod_list_")
-    folder = find_folder(data)
-    if folder is None:
-        raise InputError([Problem(data, "", "not an openb folder: no openb_node_list_*.csv in it or "
-                                  "in its csv/ subfolder")])
-    f = folder / f"openb_pod_list_{pods}.csv"
-    if not f.is_file():
-        have = sorted(x.stem.removeprefix("openb_pod_list_") for x in folder.glob("openb_pod_list_*.csv"))
-        raise InputError([Problem(str(f), "--pods", f"no pod list {pods!r}; available: "
-                                  f"{', '.join(have) or 'none'}")])
-    return f, pods
 
 
 def _fmt(x: float | None) -> str:
@@ -92,17 +62,17 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
     if seed + seeds - 1 > 2**32 - 1:
         raise InputError([Problem("--seed", str(seed),
                                   f"seed + seeds - 1 must be below 2^32 (--seeds {seeds})")])
-    from vbp.gpufrag import DEFAULT_POLICIES
+    from packing.fgd_paper import DEFAULT_POLICIES, LEVELS
 
     labels, names = (parse_named_policies(policy_text) if policy_text is not None
                      else (list(DEFAULT_POLICIES), list(DEFAULT_POLICIES)))
     label_of = dict(zip(names, labels, strict=True))
-    pod_file, pod_name = _pods_option(data, pods)
-
     from packing.fgd_protocol import gpu_capacity
-    from packing.loaders.openb import load_openb
+    from packing.loaders.openb import load_openb, pod_list_file
+    from policies.fgd_eval import evaluate
     from solvers.gpu_bound import evaluate_bound
-    from vbp.gpufrag import LEVELS, PAPER_NAMES, evaluate, plot_curves
+
+    pod_file, pod_name = pod_list_file(data, pods)
 
     inst = load_openb(pod_file, nodes="gpu")
     if gpu_capacity(inst) <= 0:
@@ -116,40 +86,13 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
     results = evaluate(inst, names, seed_list, until / 100.0, progress=progress)
     bres = evaluate_bound(inst, seed_list, until / 100.0, method=bound_method,
                           time_limit=bound_time) if bound else None
-    bound_row: dict[str, Any] | None = None if bres is None else {
-        "median": bres.at(LEVELS), "mean": bres.at(LEVELS, stat="mean"),
-        "seconds_per_seed": round(float(sum(bres.seconds) / len(bres.seconds)), 3),
-        "method": bound_method,
-        "converged": None if bound_method != "config" else {
-            str(lv): sum(bool(d[lv].converged) for d in bres.details if lv in d) for lv in LEVELS},
-        "definition": ("per-node configuration LP (solvers.gpu_bound.GpuBound, solvers.gpu_config): "
-                       "Lagrangian certificate from column generation with exact CP-SAT pricing, at "
-                       "least the aggregated LP" if bound_method == "config" else
-                       "LP relaxation by pod shape x node type (solvers.gpu_bound.GpuBound)")
-                      + ": least unallocated GPU % any placement of the arrived pods can reach"}
-    rows: list[dict[str, Any]] = []
-    for res in results:
-        med = res.at(LEVELS, until)
-        mean = res.at(LEVELS, until, stat="mean")
-        pub = res.published
-        rows.append({
-            "name": label_of.get(res.name, res.name),
-            "paper_name": PAPER_NAMES.get(res.name),
-            "unallocated_gpu_pct": med,
-            "unallocated_gpu_pct_mean": mean,
-            "frag_gpu_pct": res.at(LEVELS, until, what="frag"),
-            "frag_rate_pct": res.at(LEVELS, until, what="frag_rate"),
-            "per_seed_unallocated_100": [None if until < 100 else _num(r.levels("unallocated", until)[100])
-                                         for r in res.runs],
-            "published": None if pub is None else {
-                "median": {str(lv): pub[i] for i, lv in enumerate(LEVELS)}, "mean_100": pub[4]},
-            "seconds_per_seed": round(res.seconds, 3),
-            "deployed_mean": sum(r.placed for r in res.runs) / len(res.runs),
-            "rejected_mean": sum(r.rejected for r in res.runs) / len(res.runs),
-        })
+    bound_row = None if bres is None else bres.summary(LEVELS)
+    rows = [res.summary(until, label_of.get(res.name, res.name)) for res in results]
     if plot is not None:
-        plot_curves(plot, results, until, title=f"openb {pod_name}: {inst.n_hosts} GPU nodes, "
-                    f"{len(seed_list)} seed(s), median", bound=bres)
+        from packing.plots import plot_unallocated
+
+        plot_unallocated(plot, results, until, title=f"openb {pod_name}: {inst.n_hosts} GPU nodes, "
+                         f"{len(seed_list)} seed(s), median", bound=None if bres is None else bres.curve())
     if as_json:
         click.echo(json.dumps({"format": FORMATS["gpu-frag"],
                                "data": data, "pods": pod_name, "nodes": inst.n_hosts,
@@ -186,7 +129,3 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
         click.echo(f"(offline bound, {what}: no placement of the arrived pods leaves less GPU unallocated)")
     if plot is not None:
         click.echo(f"plot written to {plot}")
-
-
-def _num(x: float) -> float | None:
-    return None if not math.isfinite(x) else round(float(x), 2)

@@ -8,31 +8,12 @@ from typing import Any
 
 import click
 
-from packing.model import Instance
+from packing.describe import describe
 from vbp.cli.common import data_options, load_any
 from vbp.cli.formats import tagged
 
 SHOWN_RESOURCES = 6
 """How many resource names the human output lists before "...". """
-
-
-def describe(inst: Instance, path: str) -> dict[str, Any]:
-    """The facts ``vbp info --json`` prints: :meth:`Instance.summary` plus names and sources."""
-    d = dict(inst.summary())
-    d["path"] = path
-    d["source"] = inst.meta.get("source")
-    d["resource_names"] = list(inst.resources)
-    d["host_type_names"] = [t.name for t in inst.host_types]
-    d["requests_with_end"] = sum(1 for q in inst.requests if q.end is not None)
-    ok = inst.type_allowed
-    d["restricted_apps"] = 0 if ok is None else int((~ok).any(axis=1).sum())
-    d["labelled_host_types"] = sum(1 for t in inst.host_types if t.labels or t.taints)
-    d["domain_capped_apps"] = sum(1 for a in inst.apps if a.domain_caps)
-    d["spread_apps"] = sum(1 for a in inst.apps if a.spreads)
-    k8s = inst.meta.get("k8s")
-    if isinstance(k8s, dict):
-        d["k8s"] = k8s
-    return d
 
 
 def _counts(m: dict[str, int]) -> str:

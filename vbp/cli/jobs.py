@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import click
@@ -93,25 +92,11 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     DATA is a folder laid out like alibaba-v2018-batch-dag (batch_task*.csv with a header).
     """
     from packing.dag.engine import NO_OVERHEADS, Overheads
-    from policies.dag import DAG_POLICIES, DEFAULT_DAG_POLICIES
-    from policies.registry import unique_labels
-    from vbp.jobfusion import compare_dag, parse_hosts, resolve_dag_policy, sample_jobs
+    from policies.dag import parse_dag_policies
+    from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs
 
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[data])
-    names = ([n.strip() for n in policy_text.split(",") if n.strip()] if policy_text is not None
-             else list(DEFAULT_DAG_POLICIES))
-    if not names:
-        raise InputError([Problem("--policies", escape_control(policy_text or ""), "no policy named")])
-    named = [n.split("=", 1) if "=" in n and n not in DAG_POLICIES else ["", n] for n in names]
-    names = [spec.strip() for _, spec in named]
-    labels = [label.strip() or (n if n in DAG_POLICIES else Path(n).stem)
-              for (label, _), n in zip(named, names, strict=True)]
-    unique_labels(labels, names)
-    bad = [n for n in names if n not in DAG_POLICIES and not n.lower().endswith(".pt")]
-    if bad:
-        raise InputError([Problem("--policies", escape_control(",".join(bad)), "unknown DAG policy; "
-                                  f"known: {', '.join(DAG_POLICIES)} or a model file (.pt)")])
-    pols = [resolve_dag_policy(n, seed) for n in names]
+    labels, pols = parse_dag_policies(policy_text, seed)
     host_list = parse_hosts(hosts)
     w, on = _load(data, online)
     sample = sample_jobs(w, n_jobs, seed, None if trace_arrivals else interarrival)
@@ -122,7 +107,10 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     for row, label in zip(res["policies"], labels, strict=True):
         row["name"] = label  # named as given: a policy name, a model file's stem, or NAME=
     if plot:
-        _plot(res, plot)
+        from packing.plots import plot_jct
+
+        plot_jct(plot, labels, [p["jct"] for p in res["policies"]], res["bounds"]["critical_path_mean_jct"],
+                 res["bounds"]["capacity_mean_jct"])
     if as_json:
         out = {"format": FORMATS["jobs-compare"], "bounds": res["bounds"], "policies": [
             {k: v for k, v in p.items() if k != "jct"} for p in res["policies"]],
@@ -142,36 +130,9 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     pad = f"{'':>5} {'':>6}"
     click.echo(f"{'bound (cp)':<16} {pad} {b['critical_path_mean_jct']:>10.1f}  critical path + least "
                "overheads per stage")
-    click.echo(f"{'bound (capacity)':<16} {pad} {b['capacity_mean_jct']:>10.1f}  slot-limited critical paths "
-               "and shared slots/cpu/mem (least over the carvings; gap cap: the policy's own carving)")
-
-
-def _plot(res: dict[str, Any], path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for p in res["policies"]:
-        x = np.sort(np.asarray(p["jct"]))
-        ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post",
-                label=f"{p['name']} ({p['mean_jct']:.0f} s)")
-    ax.axvline(res["bounds"]["critical_path_mean_jct"], color="k", ls="--", lw=1,
-               label="mean critical-path bound")
-    ax.axvline(res["bounds"]["capacity_mean_jct"], color="k", ls=":", lw=1, label="mean capacity bound")
-    ax.set_xscale("log")
-    ax.set_xlabel("job completion time (s)")
-    ax.set_ylabel("share of jobs")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    from packing.atomic import save_figure
-
-    try:
-        save_figure(fig, path)
-    finally:
-        plt.close(fig)
+    click.echo(f"{'bound (capacity)':<16} {pad} {b['capacity_mean_jct']:>10.1f}  slot-limited critical "
+               "paths, shared slots/cpu/mem and tails (least over the carvings; gap cap: the policy's own "
+               "carving)")
 
 
 @jobs.command("partition")

@@ -11,16 +11,17 @@ from typing import Any
 import click
 
 from packing.errors import EXIT_INFEASIBLE, EXIT_NO_PLACEMENT, InputError, Problem
+from solvers import METHOD_NAMES
 from vbp.cli.common import MAX_WORKERS, PLOT_SUFFIXES, SEED, FiniteFloat
 from vbp.cli.outputs import check_outputs, force_option
-from vbp.cli.solve import METHOD_NAMES
 
 
 @click.command()
 @click.argument("demand", metavar="DEMAND...", nargs=-1, required=True)
 @click.option("--hosts", "hosts", multiple=True, required=True, metavar="HOSTS",
               help="Host types: a CSV or YAML list (name,cpu,memory[,gpu][,price][,count]"
-                   "[,labels...]) or inline NAME:16c64g[8gpu][:PRICE[:COUNT]]; repeatable.")
+                   "[,labels...]) or inline [NAME=]16c64g[8gpu][:count=N][:price=P] (also "
+                   "NAME:16c64g[:PRICE[:COUNT]] and 16c64g:COUNT); repeatable.")
 @click.option("--headroom", default=None, metavar="SHARE",
               help="Keep this share of every host free: 15% (cpu and memory) or "
                    "cpu=20%,memory=10%,gpu=25%.")
@@ -45,7 +46,7 @@ from vbp.cli.solve import METHOD_NAMES
 @click.option("--ray-address", default=None, metavar="ADDRESS",
               help="With --executor ray: the cluster to connect to [default: $RAY_ADDRESS, "
                    "else a local Ray].")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-plan/1).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-plan/2).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the placement (JSON/YAML); with several scenarios one file each, "
                    "named <stem>-x<growth><suffix>.")
@@ -83,9 +84,9 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
     when a scenario is proven infeasible, 4 when a scenario has no plan within --time-limit and
     nothing is proven.
     """
+    from packing.plan_result import scenario_path
     from packing.planning import parse_growth
     from vbp.plan import plan as run_plan
-    from vbp.plan import scenario_path
 
     if ray_address and executor_kind != "ray":
         raise InputError([Problem("--ray-address", ray_address, "only with --executor ray")])
@@ -140,7 +141,7 @@ K8S_SUFFIXES = (".yaml", ".yml")
 def write_kubernetes(path: str, scenarios: Sequence[Any]) -> list[tuple[str, str]]:
     """Write each planned scenario as Kubernetes objects; ``(file, summary)`` per file written."""
     from packing.k8s_out import summary, write_objects
-    from vbp.plan import scenario_path
+    from packing.plan_result import scenario_path
 
     out = []
     for s in scenarios:
@@ -170,9 +171,12 @@ def render(result: Any) -> str:
     rows = [("growth", "status", "hosts", "cost", "bound", "gap", "time")]
     for s in result.scenarios:
         rows.append((f"{s.growth:g}", s.status, "-" if s.hosts is None else str(s.hosts),
-                     _num(s.cost, 6), _num(s.lower_bound, 6),
+                     _num(s.cost, 6), _num(s.bound, 6),
                      "-" if s.gap is None else f"{100 * s.gap:.2f}%", f"{s.seconds:.1f}s"))
     lines += _table(rows)
+    if any(s.per_type for s in result.scenarios):
+        lines += ["", "use: load / the hosts' full capacity; of planned: load / the capacity "
+                      "planned against"]
     for s in result.scenarios:
         lines.append("")
         if s.reason:
@@ -180,13 +184,14 @@ def render(result: Any) -> str:
         if not s.per_type:
             continue
         res = list(s.per_type[0].utilisation)
-        head = ("type", "hosts", "cost", *[f"use {r}" for r in res], "bottleneck",
-                *[f"stranded {r}" for r in res])
+        head = ("type", "hosts", "cost", *[f"use {r}" for r in res],
+                *[f"of planned {r}" for r in res], "bottleneck", *[f"stranded {r}" for r in res])
         body = [head]
         for t in s.per_type:
             body.append((t.type, f"{t.hosts}/{s.max_hosts.get(t.type, 0)}", _num(t.cost, 6),
-                         *[f"{100 * t.utilisation[r]:.1f}%" for r in res], t.bottleneck or "-",
-                         *[_num(t.stranded[r]) for r in res]))
+                         *[f"{100 * t.utilisation[r]:.1f}%" for r in res],
+                         *[f"{100 * t.utilisation_of_planned.get(r, 0.0):.1f}%" for r in res],
+                         t.bottleneck or "-", *[_num(t.stranded[r]) for r in res]))
         lines.append(f"growth {s.growth:g} per host type (hosts used / hosts allowed):")
         lines += _table(body)
         if s.n_plus_one is not None:
@@ -208,4 +213,4 @@ def plot_plan(path: str | Path, scenarios: Sequence[Any]) -> Path:
     done = [s for s in scenarios if s.placement is not None]
     cost = bool(done) and done[0].objective == "cost"
     return plot_growth(path, [s.growth for s in done], [float(s.cost if cost else s.hosts) for s in done],
-                       [float(s.lower_bound) for s in done], cost=cost)
+                       [float(s.bound) for s in done], cost=cost)

@@ -12,8 +12,9 @@ from vbp.cli.common import (
     MAX_ORDERS,
     PLOT_SUFFIXES,
     SEED,
+    check_order_budget,
     data_options,
-    load_target,
+    load_any,
     naming_file,
     prepare,
 )
@@ -62,9 +63,7 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     check_outputs([(out, "--out", None), (plot, "--plot", PLOT_SUFFIXES)], force=force,
                   inputs=[path, spec])
     policy = get_policy(spec)
-    loaded = load_target(path)
-    from vbp.cli.common import check_order_budget
-
+    loaded = load_any(path)
     check_order_budget("--orders", orders, loaded.n_containers)
     with naming_file(loaded, path):
         inst, missing = cover_requests(prepare(loaded, repair_snapshot), uncovered)
@@ -74,7 +73,7 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     for i, r in enumerate(samples.results):
         m = compute_metrics(inst, r.placement)
         runs.append({"order": i, **r.summary(), "policy": label,
-                     "allocation": _num(m.sigma_allocation_bottleneck)})
+                     "allocation": _num(m.allocation)})
     first = samples.results[0]
     if out is not None:
         from packing.io import save_placement

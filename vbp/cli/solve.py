@@ -21,14 +21,13 @@ import click
 
 from packing.errors import EXIT_INFEASIBLE, EXIT_INTERRUPTED, EXIT_NO_PLACEMENT, InputError, Problem
 from packing.model import Instance
+from solvers import METHOD_NAMES
 from vbp.cli.common import MAX_SECONDS, MAX_WORKERS, SEED, FiniteFloat, data_options, load_any
 from vbp.cli.formats import tagged
 from vbp.cli.outputs import check_outputs, force_option
 
 if TYPE_CHECKING:
     from solvers import SolveResult, StopFlag
-
-METHOD_NAMES = ("auto", "cpsat", "pulp", "colgen", "arcflow")
 
 
 def _load(path: str) -> Instance:
@@ -47,7 +46,8 @@ def _interrupted(inst: Instance, best: dict[str, Any], as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(tagged("solve", {
             "instance": inst.name, "status": "interrupted", "objective": best["objective"],
-            "lower_bound": best["bound"], "seconds": round(best["seconds"], 3), "placement": None})))
+            "bound": best["bound"], "bound_kind": best["bound_kind"],
+            "seconds": round(best["seconds"], 3), "placement": None})))
     else:
         click.echo(f"instance   {inst.name} ({inst.n_apps} apps, {inst.n_containers} containers, "
                    f"{inst.n_hosts} hosts)")
@@ -179,7 +179,7 @@ def _fmt(x: float | None) -> str:
 @click.option("--objective", type=click.Choice(["hosts", "cost", "deployed"]), default=None,
               help="What to optimise [default: cost if any host type is priced, else hosts].")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print one JSON object (format vbp-solve/1) instead of text.")
+              help="Print one JSON object (format vbp-solve/2) instead of text.")
 @click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
               help="Write the placement to this file (JSON or YAML by extension).")
 @force_option
@@ -208,7 +208,8 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
                                   f"method {method!r} is not available in this installation")])
     inst = _load(path)
     maximise = objective == "deployed"
-    best: dict[str, Any] = {"objective": None, "bound": None, "seconds": 0.0}
+    best: dict[str, Any] = {"objective": None, "bound": None, "seconds": 0.0,
+                            "bound_kind": "upper" if maximise else "lower"}
 
     def progress(p: Progress) -> None:
         better = max if maximise else min

@@ -15,7 +15,7 @@ from vbp.cli.common import (
     FiniteFloat,
     check_order_budget,
     executor_options,
-    load_target,
+    load_any,
     naming_file,
     prepare,
     uncovered_option,
@@ -60,7 +60,8 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     proven infeasible exits with status 3 before any run). The same seed gives the same numbers
     on every executor.
 
-    Bad input exits with status 2 before any run starts, naming the file: an instance whose
+    Bad input exits with status 2 before any solve or run starts, naming the file: a policy file
+    or learned agent of another shape than an instance (resources, clusters); an instance whose
     request stream leaves containers out is refused unless --uncovered drop or arrive is given
     (then a note per instance says how many containers were dropped or made to arrive first).
     An --out that exists is refused unless --force is given (never one of INSTANCES). The table
@@ -74,7 +75,7 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     from packing.evaluation import make_executor
     from packing.simulator import static_view
     from policies.registry import DEFAULT_COMPARE, parse_named_policies
-    from policies.runner import resolve_policy
+    from policies.runner import check_policies, resolve_policy
     from vbp.sweep import labels, output_format, run_sweep, solve_optima, write_table
 
     # every option is checked before any instance is loaded or any run starts
@@ -89,7 +90,7 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     notes = []
     naming = contextlib.ExitStack()  # engine errors name the file, not the instance
     for p in paths:
-        loaded = load_target(p)
+        loaded = load_any(p)
         check_order_budget("--orders", orders, loaded.n_containers)
         naming.enter_context(naming_file(loaded, p))
         with naming_file(loaded, p):
@@ -99,6 +100,8 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
             notes.append(f"note: {p}: {note.removeprefix('note: ')}")
         insts.append(inst if keep_departures else static_view(inst))
     pairs = list(zip(labels([i.name for i in insts], list(paths)), insts, strict=True))
+    for inst in insts:
+        check_policies(names, inst, seed)  # an agent of another shape: before any solve or run
     optima = solve_optima(pairs, time_limit, seed) if optimum else None
     t0 = time.perf_counter()
     with naming, executor, tqdm(total=len(pairs) * len(names) * orders,

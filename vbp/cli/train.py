@@ -26,6 +26,7 @@ from vbp.cli.common import (
 )
 from vbp.cli.formats import FORMATS
 from vbp.cli.outputs import check_outputs, force_option
+from vbp.cli.train_report import echo_held_out
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT)."""
@@ -47,20 +48,9 @@ def resume_command() -> str:
 def _interrupted(checkpoint: str | None, iterations: int) -> NoReturn:
     """Ctrl-C during training: say in one line what was kept and how to resume; exit 130."""
     from packing.io import escape_control
-    from policies.swarm.optimizer import PSOCheckpoint
+    from policies.swarm.train import interrupted_message
 
-    if checkpoint is None:
-        text = (f"interrupted after {iterations} iteration(s); nothing was saved (train with "
-                "--checkpoint FILE to be able to resume)")
-    else:
-        try:
-            kept: int | None = PSOCheckpoint.load(checkpoint).iteration
-        except Exception:  # noqa: BLE001 - no (valid) checkpoint yet: say so, do not fail again
-            kept = None
-        text = (f"interrupted before the first iteration finished; no checkpoint was written to "
-                f"{checkpoint}" if kept is None else
-                f"interrupted; {checkpoint} holds {kept} complete iteration(s); resume with: "
-                f"{resume_command()}")
+    text = interrupted_message(checkpoint, iterations, resume_command())
     click.echo(f"error: {escape_control(text)}", err=True)
     raise SystemExit(INTERRUPTED)
 
@@ -176,39 +166,31 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
         bar.close()
     res.policy.save(out)
     rows = [h.to_dict() for h in res.held_out]
-    worse = _worse_than_best_fit(rows)
-    if worse is not None:
-        click.echo(f"warning: on the {held_out} held-out orders the tuned policy needs more hosts than "
-                   f"Best-Fit ({worse[0]:.2f} against {worse[1]:.2f} on average); train longer, on more "
-                   "orders (--samples), or keep Best-Fit", err=True)
+    cmp = res.comparison()
+    worse = cmp is not None and cmp.worse
     if as_json:
         click.echo(json.dumps({"format": FORMATS["train-swarm"],
                                "policy": str(Path(out)), "weights": res.policy.to_dict()["weights"],
                                "features": res.policy.to_dict()["features"],
                                "initial_cost": res.initial_cost, "best_cost": res.best_cost,
                                "iterations": len(res.history), "seconds": round(res.seconds, 2),
-                               "held_out": rows, "worse_than_bf": worse is not None}, indent=1))
-        return
-    click.echo(f"trained on {inst.name}: {len(res.history)} iterations in {res.seconds:.1f} s; "
-               f"training cost {res.initial_cost:.3f} -> {res.best_cost:.3f}")
-    click.echo(f"saved {out}: {res.policy!r}")
-    click.echo(f"held-out orders ({held_out}):")
-    click.echo(f"  {'policy':<10} {'hosts mean':>10} {'min':>5} {'max':>5} {'range':>6} "
-               f"{'allocation':>11}")
-    for r in rows:
-        click.echo(f"  {r['policy']:<10} {r['hosts_mean']:>10.2f} {r['hosts_min']:>5} "
-                   f"{r['hosts_max']:>5} {r['hosts_range']:>6} {r['allocation_mean']:>10.2%}")
+                               "held_out": rows, "worse_than_bf": worse}, indent=1))
+    else:
+        click.echo(f"trained on {inst.name}: {len(res.history)} iterations in {res.seconds:.1f} s; "
+                   f"training cost {res.initial_cost:.3f} -> {res.best_cost:.3f}")
+        click.echo(f"saved {out}: {res.policy!r}")
+        click.echo(f"held-out orders ({held_out}):")
+        click.echo(f"  {'policy':<10} {'hosts mean':>10} {'min':>5} {'max':>5} {'range':>6} "
+                   f"{'allocation':>11}")
+        for r in rows:
+            click.echo(f"  {r['policy']:<10} {r['hosts_mean']:>10.2f} {r['hosts_min']:>5} "
+                       f"{r['hosts_max']:>5} {r['hosts_range']:>6} {r['allocation_mean']:>10.2%}")
+    if cmp is not None:
+        echo_held_out(cmp, SWARM_REMEDY, line=False)
 
 
-def _worse_than_best_fit(rows: list[dict[str, Any]]) -> tuple[float, float] | None:
-    """``(tuned, bf)`` mean hosts on the held-out orders when the tuned policy needs more, else ``None``."""
-    by = {r["policy"]: r for r in rows}
-    if "swarm" not in by or "bf" not in by:
-        return None
-    tuned, bf = by["swarm"], by["bf"]
-    key = (float(tuned["hosts_mean"]), float(tuned.get("rejected_mean", 0.0)))
-    ref = (float(bf["hosts_mean"]), float(bf.get("rejected_mean", 0.0)))
-    return (key[0], ref[0]) if key[1] > ref[1] or (key[1] == ref[1] and key[0] > ref[0]) else None
+SWARM_REMEDY = "train longer, on more orders (--samples), or keep Best-Fit"
+"""What the warning of a worse tuned policy suggests."""
 
 
 @train.command("gcn", add_help_option=False,
@@ -229,12 +211,3 @@ def gcn(ctx: click.Context, args: tuple[str, ...]) -> Any:
         from vbp.cli.train_gcn import gcn as cmd
     return cmd.main(args=list(args), prog_name=ctx.command_path, standalone_mode=False)
 
-
-def _add_subcommands() -> None:
-    """Subcommands that live in their own modules (``vbp train rl``; more can be added here)."""
-    from vbp.cli.train_rl import rl
-
-    train.add_command(rl)
-
-
-_add_subcommands()

@@ -95,14 +95,13 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
     if importlib.util.find_spec("torch") is None or importlib.util.find_spec("torch_geometric") is None:
         raise input_error("command line", "gcn",
                           "needs torch and torch_geometric (pip install 'vbp-toolkit[rl]')")
-    import numpy as np
     from tqdm import tqdm
 
-    from packing.simulator import sample_orders, simulate
+    from packing.simulator import sample_orders
     from policies.agents.gcn_placement import Config
-    from policies.agents.gcn_placement_train import plot_curve, train
-    from policies.heuristics import BestFit
+    from policies.agents.gcn_placement_train import GCN_REMEDY, held_out, plot_curve, train
     from policies.registry import get_policy
+    from vbp.cli.train_report import echo_held_out
 
     teacher = get_policy(imitate) if imitate else None
     init_weights = None
@@ -141,20 +140,13 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
     bar.close()
     policy = res.policy
     policy.name = "gcn"
-    gcn_h = [simulate(inst, policy, o, seed=0).hosts_used for o in evals[0]]
-    bf_h = [simulate(inst, BestFit(), o, seed=0).hosts_used for o in evals[0]]
-    policy.info["held_out"] = {"gcn_mean": float(np.mean(gcn_h)), "bf_mean": float(np.mean(bf_h))}
+    cmp = held_out(policy, inst, evals[0])
     policy.save(out)
     if plot:
-        plot_curve(res.curve, plot, refs={"BF (held-out)": float(np.mean(bf_h))})
+        plot_curve(res.curve, plot, refs={"BF (held-out)": cmp.baseline_mean["hosts"]})
     click.echo(f"trained {res.iterations} iteration(s) ({res.iterations * batch} episodes) in "
                f"{res.seconds:.1f} s; saved {out}")
-    click.echo(f"held-out orders ({EVAL_ORDERS}, as in vbp compare): gcn {np.mean(gcn_h):.2f} hosts, "
-               f"bf {np.mean(bf_h):.2f} hosts")
-    if np.mean(gcn_h) > np.mean(bf_h):
-        click.echo(f"warning: on the held-out orders the trained policy needs more hosts than Best-Fit "
-                   f"({np.mean(gcn_h):.2f} against {np.mean(bf_h):.2f}); train longer, start from a tuned "
-                   "policy (--init-from), or keep Best-Fit", err=True)
+    echo_held_out(cmp, GCN_REMEDY)
 
 
 __all__ = ["gcn"]

@@ -8,6 +8,7 @@ environments come from :func:`vbp.jobfusion.build_envs`. Torch is imported only 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -83,6 +84,8 @@ DEFAULT_HOSTS = "32c64g:4,92c288g:2"
 @click.option("--max-labels", type=click.IntRange(1, 10_000_000), default=None,
               help="--imitate/--expert: label about this many decisions per episode at most (long "
                    "samples); the others are SJF's (--expert: the --expert-base policy's).")
+@click.option("--held-out", "held_out", type=click.IntRange(1, 1000), default=4, show_default=True,
+              help="Held-out job samples (seeded, never trained on) for the comparison with SJF at the end.")
 @click.option("--resume", is_flag=True, help="Continue the run saved in --out.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Training curve plot.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -93,12 +96,13 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
                     imitate: str | None, imitate_epochs: int, dagger: float, expert: str | None,
                     expert_epochs: int, expert_horizon: int, expert_rollouts: int, expert_base: str,
                     expert_within: bool, expert_passes: int, candidates: int,
-                    long_samples: int, max_labels: int | None, resume: bool,
+                    long_samples: int, max_labels: int | None, held_out: int, resume: bool,
                     plot: str | None, quiet: bool, force: bool) -> None:
     """Train the JobFusion GCN agent on seeded samples of DATA's DAG jobs (a batch_task folder).
 
     Saves a weights-only model that `vbp jobs compare --policies sjf,MODEL.pt` accepts. Checkpoints every
-    10 iterations; --resume continues from --out.
+    10 iterations; --resume continues from --out. At the end the saved agent and SJF run --held-out job
+    samples never trained on; a warning on stderr says when the agent's mean JCT is higher.
     """
     check_outputs([(out, "--out", (".pt",))], force=force or resume, inputs=[data])
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force or resume, inputs=[data, out])
@@ -128,11 +132,12 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
             share = -1.0
         if not 0.0 <= share <= 1.0:
             raise input_error("--large-share", large_share, "expected a share in [0, 1] or 'auto'")
-    drawn = n_jobs * (samples + 10 * long_samples)
+    drawn = n_jobs * (samples + held_out + 10 * long_samples)
     if drawn > MAX_JOBS_DRAWN:
-        raise input_error("--jobs/--samples/--long-samples", f"{n_jobs}/{samples}/{long_samples}",
-                          f"{drawn:,} jobs to draw (jobs x (samples + 10 x long samples)); at most "
-                          f"{MAX_JOBS_DRAWN:,}")
+        raise input_error("--jobs/--samples/--held-out/--long-samples",
+                          f"{n_jobs}/{samples}/{held_out}/{long_samples}",
+                          f"{drawn:,} jobs to draw (jobs x (samples + held-out + 10 x long samples)); "
+                          f"at most {MAX_JOBS_DRAWN:,}")
     jf.set_threads(1)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     method = "single" if single else "constrained"
@@ -146,71 +151,41 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
             share, means = tune_large_share(tune, host_list, q=q, seed=seed)
             click.echo("nested carving, SJF mean JCT on the training samples by large share: "
                        + ", ".join(f"{f:g}: {m:.1f} s" for f, m in means.items()) + f"; using {share:g}")
-    envs = build_envs(w, n_envs=samples, jobs=n_jobs, seed=seed, partition_method=method, q=q,
-                      hosts=host_list, interarrival=interarrival, carving=carving, large_share=share,
-                      long_samples=long_samples)
+    common: dict[str, Any] = {"jobs": n_jobs, "seed": seed, "partition_method": method, "q": q,
+                              "hosts": host_list, "interarrival": interarrival, "carving": carving,
+                              "large_share": share}
+    envs = build_envs(w, n_envs=samples, long_samples=long_samples, **common)
     if episodes == 0 and imitate is None and expert is None and not resume:
         raise input_error("--episodes", "0", "nothing to train: give --imitate/--expert or episodes > 0")
     iterations = episodes // batch if imitate is not None or expert is not None else max(1, episodes // batch)
-    net = state = optim = None
-    if resume:
-        if not Path(out).exists():
-            raise input_error("--resume", out, "no model file to resume from")
-        net, state, optim = jft.load_checkpoint(out)
+    if resume and not Path(out).exists():
+        raise input_error("--resume", out, "no model file to resume from")
     cfg = jf.Config(dim=dim, lr=lr, batch=batch, partition=method, candidates=candidates)
-    from policies.dag import ShortestJobFirst
-
-    driver = ShortestJobFirst(method) if max_labels is not None else None
-    nll: list[float] = []
-    if imitate is not None:
-        from policies.dag import make_dag_policy
-
-        net = jf.new_net(cfg, seed)
-        nll = jft.imitate(envs, make_dag_policy(imitate, seed), imitate_epochs, net=net, seed=seed,
-                          progress=not quiet, dagger=dagger, max_labels=max_labels, driver=driver)
-    expert_nll: list[float] = []
-    if expert is not None:
-        from policies.dag import RolloutExpert, SjfCriticalPath
-
-        base_cls = SjfCriticalPath if expert_base == "sjf-cp" else ShortestJobFirst
-        net = jf.new_net(cfg, seed) if net is None else net
-        teacher = RolloutExpert(method, horizon=expert_horizon or None, rollouts=expert_rollouts,
-                                seed=seed, base=expert_base, within=expert_within)
-        ex_driver = None if max_labels is None else base_cls(method)
-        if expert_passes > 0:
-            expert_nll = jft.distil(envs, teacher, expert_epochs, net=net, seed=seed + 1, lr=1e-3,
-                                    progress=not quiet, dagger=max(dagger, 0.5), max_labels=max_labels,
-                                    driver=ex_driver, passes=expert_passes)
-        else:
-            expert_nll = jft.imitate(envs, teacher, expert_epochs, net=net, seed=seed + 1, lr=1e-3,
-                                     progress=not quiet, dagger=max(dagger, 0.5), max_labels=max_labels,
-                                     driver=ex_driver)
-    net, state, opt_state = jft.train(envs, iterations, cfg=cfg, seed=seed, net=net, optim_state=optim,
-                                      state=state, checkpoint=Path(out), progress=not quiet)
-    jft.save_checkpoint(out, net, state, opt_state, name="decima-gcn" if single else "jobfusion", seed=seed,
-                        carving=carving, large_share=share, samples=samples, long_samples=long_samples,
-                        max_labels=max_labels if max_labels is not None else 0,
-                        **({"imitated": imitate, "imitate_epochs": imitate_epochs, "imitation_nll": nll,
-                            "dagger": dagger}
-                           if imitate else {}),
-                        **({"expert": expert, "expert_epochs": expert_epochs,
-                            "expert_horizon": expert_horizon, "expert_rollouts": expert_rollouts,
-                            "expert_base": expert_base, "expert_within": expert_within,
-                            "expert_passes": expert_passes, "expert_nll": expert_nll} if expert else {}))
+    warm = jft.WarmStart(imitate, imitate_epochs, dagger, expert, expert_epochs, expert_horizon,
+                         expert_rollouts, expert_base, expert_within, expert_passes, max_labels)
+    run = jft.train_run(envs, out, cfg=cfg, iterations=iterations, seed=seed, warm=warm, resume=resume,
+                        progress=not quiet, name="decima-gcn" if single else "jobfusion", carving=carving,
+                        large_share=share, samples=samples, long_samples=long_samples)
+    state = run.state
     if plot:
         jft.plot_curve(state, plot, "Decima-like agent training" if single else "JobFusion agent training")
     k = max(1, len(state.curve) // 10)
     first, last = sum(state.curve[:k]) / k, sum(state.curve[-k:]) / k
-    if nll:
+    if run.imitation_nll:
+        nll = run.imitation_nll
         click.echo(f"imitated {imitate}: negative log-likelihood per decision {nll[0]:.3f} -> {nll[-1]:.3f}")
-    if expert_nll:
+    if run.expert_nll:
         click.echo(f"distilled the {expert} expert: negative log-likelihood per decision "
-                   f"{expert_nll[0]:.3f} -> {expert_nll[-1]:.3f}")
+                   f"{run.expert_nll[0]:.3f} -> {run.expert_nll[-1]:.3f}")
     if state.curve:
         click.echo(f"trained {state.iteration} iterations ({state.iteration * batch} episodes) in "
                    f"{state.seconds:.0f} s; sampled mean JCT {first:.1f} s -> {last:.1f} s; saved {out}")
     else:
         click.echo(f"no REINFORCE iterations; saved {out}")
+    from vbp.cli.train_report import echo_held_out
+
+    held = build_envs(w, n_envs=held_out, first=samples, **common)
+    echo_held_out(jft.held_out(out, held, seed=seed), jft.JOBS_REMEDY)
 
 
 __all__ = ["train_jobfusion"]

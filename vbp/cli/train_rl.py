@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
 from packing.errors import input_error
 from packing.io import escape_control
-from vbp.cli.common import MAX_THREADS, SEED, parse_sets
+from vbp.cli.common import MAX_ORDERS, MAX_THREADS, SEED, parse_sets
 from vbp.cli.formats import FORMATS
 from vbp.cli.outputs import check_outputs, force_option
 
@@ -21,53 +20,12 @@ ALGO_CHOICES = ("eade-m", "eade", "ddpg", "td3", "sac", "ppo")
 
 
 def _streams(paths: tuple[str, ...]) -> list[Any]:
-    from packing.env_layout import EnvLayout
+    from policies.agents.rl_train import check_streams
     from vbp.cli.common import load_any
 
     streams = [load_any(p) for p in paths]
-    for p, s in zip(paths, streams, strict=True):
-        if not s.gpu_resources:
-            raise input_error(p, "gpu_resources", "not a multi-cluster GPU scenario (make one with "
-                              "`vbp generate multicluster`)")
-        if not s.n_apps or not s.n_containers:
-            raise input_error(p, "apps", "no tasks to place: a training scenario needs apps (make one "
-                              "with `vbp generate multicluster`)")
-    layouts = [EnvLayout.of(s) for s in streams]
-    for p, lay in zip(paths, layouts, strict=True):
-        if lay.n_clusters < 2:
-            raise input_error(p, "", "not a multi-cluster GPU scenario (make one with `vbp generate "
-                              "multicluster`)")
-        if (lay.n_clusters, lay.cluster_capacity.shape[1]) != (layouts[0].n_clusters,
-                                                               layouts[0].cluster_capacity.shape[1]):
-            raise input_error(p, "", f"has {lay.n_clusters} clusters; {paths[0]} has "
-                              f"{layouts[0].n_clusters} (all training scenarios need the same clusters)")
+    check_streams(paths, streams)
     return streams
-
-
-def plot_curve(curve: list[dict[str, Any]], path: str, title: str) -> None:
-    """Tasks placed per training episode (and a moving mean of 10) as a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    ep = np.array([r["episode"] for r in curve])
-    placed = np.array([r["placed"] for r in curve], dtype=float)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot(ep, placed, lw=0.8, alpha=0.5, label="placed (episode)")
-    k = min(10, len(placed))
-    if k > 1:
-        ax.plot(ep[k - 1:], np.convolve(placed, np.ones(k) / k, mode="valid"), lw=2, label=f"mean of {k}")
-    ax.set_xlabel("training episode")
-    ax.set_ylabel("tasks placed")
-    ax.set_title(title)
-    ax.legend()
-    fig.tight_layout()
-    from packing.atomic import save_figure
-
-    save_figure(fig, path, dpi=100)
-    plt.close(fig)
 
 
 @click.command("rl")
@@ -87,15 +45,22 @@ def plot_curve(curve: list[dict[str, Any]], path: str, title: str) -> None:
                    "every 10 episodes.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write the training curve (tasks placed per episode) to this PNG.")
+@click.option("--held-out", "held_out", type=click.IntRange(1, MAX_ORDERS), default=8, show_default=True,
+              help="Held-out orders per scenario (seeded shuffles, never trained on) for the comparison "
+                   "with Best-Fit at the end.")
 @click.option("--json", "as_json", is_flag=True, help="Print the training curve as JSON.")
 @click.option("--out", type=click.Path(dir_okay=False), required=True, help="The model file (.pt).")
 @force_option
 def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tuple[str, ...],
-       threads: int, resume: bool, plot: str | None, as_json: bool, out: str, force: bool) -> None:
+       threads: int, resume: bool, plot: str | None, held_out: int, as_json: bool, out: str,
+       force: bool) -> None:
     """Train an RL agent on SCENARIOS (multi-cluster files from `vbp generate multicluster`).
 
     Each scenario's FIFO stream is one episode; several scenarios (seeds) are played in turn.
     The model is an agent file: `vbp compare SCENARIO --policies mc-util,MODEL.pt` runs it.
+    At the end the saved agent and Best-Fit replay --held-out shuffled orders of every scenario
+    (never trained on); a warning on stderr says when the agent deploys fewer tasks (or, as many,
+    on more hosts).
     """
     import importlib.util
 
@@ -103,7 +68,7 @@ def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tu
     check_outputs([(plot, "--plot", (".png",))], force=force or resume, inputs=[*scenarios, out])
     if importlib.util.find_spec("torch") is None:
         raise input_error("--algo", algo, "learned agents need torch (pip install 'vbp-toolkit[rl]')")
-    from policies.agents.rl import RESUMABLE, coerce, kind_of
+    from policies.agents.rl import coerce
 
     raw = parse_sets(sets)
     try:
@@ -111,68 +76,38 @@ def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tu
     except ValueError as e:
         field = getattr(e, "field", ",".join(sets))
         raise input_error("--set", escape_control(field)[:200], getattr(e, "reason", str(e))) from None
-    previous: dict[str, Any] | None = None
-    if resume:
-        if algo not in RESUMABLE:
-            raise input_error("--resume", algo, f"only {', '.join(RESUMABLE)} runs can be resumed")
-        if Path(out).exists():
-            from policies.agents.files import read_agent_file
+    from policies.agents.rl_train import check_run, previous_run
 
-            previous = read_agent_file(out)
-            if previous.get("kind") != kind_of(algo) or previous.get("algo", algo) != algo:
-                raise input_error(out, "kind", f"holds a {previous.get('algo', previous.get('kind'))} "
-                                  f"agent, not {algo}")
-            if "episodes" not in previous:
-                raise input_error(out, "episodes", "no training progress in this file to resume")
+    previous = previous_run(out, algo) if resume else None
     streams = _streams(scenarios)
-    from policies.agents.rl import check_size, resume_mismatch
-
-    if previous is not None and (why := resume_mismatch(previous, streams[0])) is not None:
-        raise input_error(out, "config", f"{why} ({scenarios[0]}); resume on scenarios of the same shape")
-
-    try:
-        check_size(algo, streams[0], overrides)
-    except ValueError as e:
-        raise input_error("--set", escape_control(getattr(e, "field", ""))[:200],
-                          getattr(e, "reason", str(e))) from None
-    _train_and_save(algo, streams, episodes, seed, overrides, threads, previous, plot, as_json, out)
+    check_run(algo, streams, overrides, previous, scenarios[0], out)
+    _train_and_save(algo, streams, episodes, seed, overrides, threads, previous, plot, held_out, as_json,
+                    out)
 
 
 def _train_and_save(algo: str, streams: list[Any], episodes: int, seed: int, overrides: dict[str, Any],
-                    threads: int, previous: dict[str, Any] | None, plot: str | None, as_json: bool,
-                    out: str) -> None:
-    import time
-
+                    threads: int, previous: dict[str, Any] | None, plot: str | None, held_out: int,
+                    as_json: bool, out: str) -> None:
     from tqdm import tqdm
 
-    from policies.agents.rl import RESUMABLE, train_rl
+    from policies.agents import rl_train
+    from policies.agents.rl import RESUMABLE
+    from vbp.cli.train_report import echo_held_out
 
-    curve: list[dict[str, Any]] = list(previous.get("curve", [])) if previous else []
     done0 = int(previous["episodes"]) if previous else 0
     if done0 >= episodes:
         click.echo(f"{out} already has {done0} episodes (>= --episodes {episodes}); nothing to do")
         return
     command = shlex.join(["vbp", "train", "rl", *sys.argv[3:]]) if sys.argv[1:3] == ["train", "rl"] else ""
     bar = tqdm(total=episodes, initial=done0, desc=f"{algo}", unit="ep", file=sys.stderr, disable=None)
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-
-    def extra(n: int) -> dict[str, Any]:
-        return {"algo": algo, "episodes": n, "seed": seed, "curve": curve, "command": command}
 
     def log(row: dict[str, Any]) -> None:
-        curve.append({k: float(v) if k != "episode" else int(v) for k, v in row.items()})
         bar.update(1)
-        bar.set_postfix(placed=row["placed"])
+        bar.set_postfix(deployed=row["deployed"])
 
-    def save_every(agent: Any, n: int) -> None:
-        if n % 10 == 0 and n < episodes:
-            agent.save(out, extra(n))
-
-    t0, c0 = time.perf_counter(), time.process_time()
     try:
-        agent, _ = train_rl(algo, streams, episodes=episodes, seed=seed, overrides=overrides, log=log,
-                            resume=previous, checkpoint=save_every if algo in RESUMABLE else None,
-                            threads=threads)
+        run = rl_train.train_run(algo, streams, out, episodes=episodes, seed=seed, overrides=overrides,
+                                 threads=threads, previous=previous, command=command, log=log)
     except KeyboardInterrupt:
         bar.close()
         kept = (f"{out} holds the last multiple of 10 episodes; continue with --resume"
@@ -181,25 +116,24 @@ def _train_and_save(algo: str, streams: list[Any], episodes: int, seed: int, ove
         raise SystemExit(130) from None
     finally:
         bar.close()
-    if algo in RESUMABLE:
-        agent.save(out, extra(episodes))
-    else:
-        agent.save(out)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    assert run is not None  # done0 < episodes
+    curve = run.curve
     if plot:
-        plot_curve(curve, plot, f"{algo} training ({len(streams)} stream(s), seed {seed})")
+        rl_train.plot_curve(curve, plot, f"{algo} training ({len(streams)} stream(s), seed {seed})")
+    cmp = rl_train.held_out(out, streams, orders=held_out, seed=seed)
     if as_json:
         click.echo(json.dumps({"format": FORMATS["train-rl"],
-                               "model": out, "algo": algo, "episodes": episodes, "seconds": round(wall, 2),
-                               "cpu_seconds": round(cpu, 2),
-                               "curve": [{("deployed" if k == "placed" else k): v for k, v in r.items()}
-                                         for r in curve]}, indent=1))
-        return
-    last = curve[-min(10, len(curve)):]
-    mean = sum(r["placed"] for r in last) / max(1, len(last))
-    click.echo(f"trained {algo} for {episodes - done0} episode(s) in {wall:.1f} s ({cpu:.1f} s CPU); "
-               f"tasks placed, mean of the last {len(last)} episode(s): {mean:.1f}")
-    click.echo(f"saved {out}")
+                               "model": out, "algo": algo, "episodes": episodes,
+                               "seconds": round(run.seconds, 2), "cpu_seconds": round(run.cpu_seconds, 2),
+                               "curve": curve, "held_out": cmp.to_dict()}, indent=1))
+    else:
+        last = curve[-min(10, len(curve)):]
+        mean = sum(r["deployed"] for r in last) / max(1, len(last))
+        click.echo(f"trained {algo} for {episodes - done0} episode(s) in {run.seconds:.1f} s "
+                   f"({run.cpu_seconds:.1f} s CPU); tasks deployed, mean of the last {len(last)} "
+                   f"episode(s): {mean:.1f}")
+        click.echo(f"saved {out}")
+    echo_held_out(cmp, rl_train.REMEDY, line=not as_json)
 
 
-__all__ = ["ALGO_CHOICES", "plot_curve", "rl"]
+__all__ = ["ALGO_CHOICES", "rl"]

@@ -165,7 +165,7 @@ def test_the_cost_takes_its_numbers_from_packing_metrics(sigma: Instance) -> Non
     for order in sample_orders(sigma, 3, seed=1):
         cost, hosts, alloc, rejected = run_cost(sigma, pol, order, 0, penalty=10.0, tie_break=0.5)
         m = compute_metrics(sigma, simulate(sigma, pol, order).placement)
-        assert (hosts, alloc, rejected) == (m.hosts_used, m.sigma_allocation_bottleneck, 0)
+        assert (hosts, alloc, rejected) == (m.hosts, m.allocation, 0)
         assert cost == hosts + 0.5 * (1.0 - alloc)
 
 

@@ -1,8 +1,9 @@
-"""The ``--current``, ``--max-moves``, ``--n-plus-one`` and ``--verify-only`` branches of ``vbp.plan``.
+"""A capacity-planning scenario on a running cluster (moves, verification) and made N+1.
 
-Orchestration only: the running cluster is read by :mod:`packing.loaders.current`, planned on by
-:mod:`solvers.incremental` and checked for N+1 by :mod:`solvers.failover` (see ``docs/plan.md``,
-"Current cluster, moves and N+1").
+The running cluster is read by :mod:`packing.loaders.current`, planned on by
+:mod:`solvers.incremental` and checked for N+1 by :mod:`solvers.failover`; the results are
+:class:`packing.plan_result.ScenarioResult` (see ``docs/plan.md``, "Current cluster, moves and
+N+1"). :func:`solvers.plan.solve_scenario` calls these.
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from packing.errors import input_error
-from packing.model import Instance, Placement
+from packing.model import Instance
+from packing.plan_result import ScenarioResult, finite, gap_of, summarise
 from packing.planning import HostOffer
 
 N1_CHECK_SECONDS = 10.0
@@ -24,7 +26,14 @@ N1_CHECK_SECONDS = 10.0
 
 
 def needs_current(options: Any) -> bool:
-    """Whether the scenario plans on (or only verifies) a running cluster."""
+    """Whether the scenario plans on (or only verifies) a running cluster.
+
+    Args:
+        options: the plan's :class:`solvers.plan.PlanOptions`.
+
+    Raises:
+        InputError: ``max_moves`` or ``verify_only`` without ``current``.
+    """
     if options.max_moves is not None and options.current is None:
         raise input_error("<options>", "--max-moves", "needs --current (the running cluster)")
     if options.verify_only and options.current is None:
@@ -33,51 +42,50 @@ def needs_current(options: Any) -> bool:
 
 
 def current_scenario(instance: Instance, growth: float, offers: Sequence[HostOffer],
-                     options: Any, t0: float, summarise: Callable[..., Any]) -> Any:
-    """Plan on top of (or only verify) ``options.current``: a :class:`vbp.plan.ScenarioResult`.
+                     options: Any, t0: float) -> ScenarioResult:
+    """Plan on top of (or only verify) ``options.current``.
 
-    ``summarise`` is :func:`vbp.plan.summarise` (passed in: this module is below ``vbp.plan``).
+    Args:
+        instance: the built scenario (no host running).
+        growth: the demand multiplier.
+        offers: the host types offered.
+        options: the plan's :class:`solvers.plan.PlanOptions`.
+        t0: when the scenario started (``time.perf_counter()``).
     """
     from packing.checker import check
     from packing.loaders.current import Current, load_current
-    from solvers.incremental import plan_incremental, with_current
+    from solvers.incremental import plan_incremental, running_placement, with_current
 
     cur = options.current if isinstance(options.current, Current) else load_current(
         options.current, [t.name for t in instance.host_types], [a.name for a in instance.apps])
     cluster = with_current(instance, cur)
     inst = cluster.instance
     priced = any(o.price is not None for o in offers)
-    kind = "cost" if priced else "hosts"
-    labels = [dict(o.labels) for o in offers]
-    max_hosts = {t.name: t.count for t in inst.host_types}
     n_exist = int(cluster.existing.sum())
     exist_cost = float(inst.host_cost[cluster.existing].sum()) if priced else None
     exist_value = exist_cost if exist_cost is not None else float(n_exist)
+    fixed = np.flatnonzero(cluster.existing).tolist()
     limit = 0 if options.max_moves is None else int(options.max_moves)  # default: nothing moves
     moves: dict[str, Any] = {"max": limit, "existing_hosts": n_exist,
                              "new_containers": cluster.new, "removed_containers": cluster.removed}
     if options.verify_only:
-        from solvers.incremental import running_placement
-
         placement = running_placement(cluster)
         bad = check(inst, placement, require_all=True)
         res = summarise(inst, growth, None if bad else placement,
-                        "infeasible" if bad else "feasible", exist_value, priced, labels,
-                        max_hosts, time.perf_counter() - t0, {"solution": "current"},
-                        str(bad[0]) if bad else None, kind)
+                        "infeasible" if bad else "feasible", exist_value, offers,
+                        time.perf_counter() - t0, {"solution": "current"},
+                        str(bad[0]) if bad else None)
         res = dataclasses.replace(res, hosts=n_exist, cost=exist_cost,
                                   placement=None if bad else placement, gap=None if bad else 0.0)
-        moves.update(used=0, added_hosts=0, added_cost=0.0 if priced else None,
-                     added_lower_bound=None)
+        moves.update(used=0, added_hosts=0, added_cost=0.0 if priced else None, added_bound=None)
         res = dataclasses.replace(res, moves=moves)
         if options.n_plus_one and not bad:
-            res = with_n_plus_one(res, options, np.flatnonzero(cluster.existing).tolist(),
-                                  verify_only=True)
+            res = with_n_plus_one(res, options, fixed, verify_only=True)
         return res
-    r = plan_incremental(cluster, kind, limit, time_limit=options.time_limit,
+    r = plan_incremental(cluster, objective_of(offers), limit, time_limit=options.time_limit,
                          threads=options.threads, seed=options.seed)
-    res = summarise(inst, growth, r.placement, r.status, exist_value + r.lower_bound, priced,
-                    labels, max_hosts, time.perf_counter() - t0, r.proofs, r.reason, kind)
+    res = summarise(inst, growth, r.placement, r.status, exist_value + r.lower_bound, offers,
+                    time.perf_counter() - t0, r.proofs, r.reason)
     added_hosts = None
     if r.placement is not None:
         used = np.zeros(inst.n_hosts, dtype=bool)
@@ -87,61 +95,66 @@ def current_scenario(instance: Instance, growth: float, offers: Sequence[HostOff
         hosts = n_exist + added_hosts
         cost = exist_cost + float(r.added or 0.0) if exist_cost is not None else None
         value = float(cost if cost is not None else hosts)
-        bound = exist_value + r.lower_bound
-        gap = 0.0 if value <= bound + 1e-9 * max(1.0, value) else (value - bound) / value
-        res = dataclasses.replace(res, hosts=hosts, cost=cost, gap=gap)
-    moves.update(used=r.moves, added_hosts=added_hosts,
-                 added_cost=r.added if priced else None, added_lower_bound=r.lower_bound
-                 if math.isfinite(r.lower_bound) else None)
+        res = dataclasses.replace(res, hosts=hosts, cost=cost,
+                                  gap=gap_of(value, exist_value + r.lower_bound))
+    moves.update(used=r.moves, added_hosts=added_hosts, added_cost=r.added if priced else None,
+                 added_bound=finite(r.lower_bound))
     res = dataclasses.replace(res, moves=moves)
     if options.n_plus_one and r.placement is not None:
-        res = with_n_plus_one(res, options, np.flatnonzero(cluster.existing).tolist())
+        res = with_n_plus_one(res, options, fixed)
     return res
 
 
-def with_n_plus_one(res: Any, options: Any, fixed: Sequence[int] = (),
-                    verify_only: bool = False) -> Any:
+def objective_of(offers: Sequence[HostOffer]) -> str:
+    """The objective of a plan on ``offers``: ``"cost"`` when priced, else ``"hosts"``."""
+    return "cost" if any(o.price is not None for o in offers) else "hosts"
+
+
+def with_n_plus_one(res: ScenarioResult, options: Any, fixed: Sequence[int] = (),
+                    verify_only: bool = False) -> ScenarioResult:
     """Make a scenario's plan N+1 (or only verify it) and record ``n_plus_one``.
 
     Args:
         res: the scenario with a placement.
-        options: the plan's options.
+        options: the plan's :class:`solvers.plan.PlanOptions`.
         fixed: hosts in the plan even when empty (the running cluster's).
         verify_only: verify only, add no spare.
     """
     from solvers.failover import extra_lower_bound, plan_spares, verify_n_plus_one
     from solvers.failover import plan_hosts as in_plan
 
-    inst: Instance = res.instance
-    placement: Placement = res.placement
+    inst = res.instance
+    placement = res.placement
+    if inst is None or placement is None:
+        raise ValueError("with_n_plus_one needs a scenario with a plan")
     budget = min(N1_CHECK_SECONDS, options.time_limit)
+    priced = res.cost is not None
     if verify_only:
         v = verify_n_plus_one(inst, placement, in_plan(inst, placement, fixed),
                               time_limit=budget, threads=options.threads)
-        return dataclasses.replace(res, n_plus_one=_n1_dict(v, 0, 0.0 if res.cost is not None
-                                                             else None, None, ()))
+        return dataclasses.replace(res, n_plus_one=n1_dict(v, 0, 0.0 if priced else None,
+                                                           None, ()))
     sp = plan_spares(inst, placement, fixed=fixed, time_limit=budget, threads=options.threads)
     spares = sp.spares
     types = sp.instance.host_type_of[list(spares)].tolist()
-    priced = res.cost is not None
     extra_cost = float(sum(sp.instance.type_cost[t] for t in types)) if priced else None
     # a bound only for a plan from scratch: S - {h} is then a plain plan (solvers.failover)
-    extra_lb = None
+    extra_bound = None
     hosts = (res.hosts or 0) + len(spares)
-    cost = res.cost + extra_cost if priced and extra_cost is not None else None
+    cost = res.cost + extra_cost if res.cost is not None and extra_cost is not None else None
     value = float(cost if cost is not None else hosts)
-    bound = res.lower_bound
+    bound = res.bound
     # on a running cluster: when hosts must be added at all, an N+1 plan S has a new host h, and
     # S - {h} is a plan on the cluster with the same moves: one more host (cheapest price) again
-    must_add = bool(fixed) and (res.moves or {}).get("added_lower_bound") or 0.0
+    must_add = bool(fixed) and (res.moves or {}).get("added_bound") or 0.0
     if not fixed or must_add > 0:
-        bound = res.lower_bound + extra_lower_bound(inst, res.objective, cheapest=bool(fixed))
-        plain = float(res.cost if priced else res.hosts)
-        extra_lb = max(0.0, bound - plain)
+        bound = res.bound + extra_lower_bound(inst, res.objective, cheapest=bool(fixed))
+        plain = float(res.cost if res.cost is not None else res.hosts or 0)
+        extra_bound = max(0.0, bound - plain)
         if not priced:
-            extra_lb = float(math.ceil(extra_lb - 1e-9))
+            extra_bound = float(math.ceil(extra_bound - 1e-9))
     bound = min(bound, value)
-    gap = 0.0 if value <= bound + 1e-9 * max(1.0, value) else (value - bound) / value
+    gap = gap_of(value, bound)
     per_type = list(res.per_type)
     for t in types:
         name = sp.instance.host_types[t].name
@@ -157,20 +170,29 @@ def with_n_plus_one(res: Any, options: Any, fixed: Sequence[int] = (),
         reason = "the plan is not proven to survive losing any one host"
     elif status == "optimal" and gap > 0:
         status = "feasible"
-    max_hosts = {t.name: t.count for t in sp.instance.host_types}
     return dataclasses.replace(
-        res, hosts=hosts, cost=cost, lower_bound=bound, gap=gap, per_type=tuple(per_type),
+        res, hosts=hosts, cost=cost, bound=bound, gap=gap, per_type=tuple(per_type),
         status=status, reason=reason, instance=sp.instance, placement=sp.placement,
-        max_hosts=max_hosts,
-        n_plus_one=_n1_dict(sp.check, len(spares), extra_cost, extra_lb,
-                            [sp.instance.host_names[s] for s in spares]))
+        max_hosts={t.name: t.count for t in sp.instance.host_types},
+        n_plus_one=n1_dict(sp.check, len(spares), extra_cost, extra_bound,
+                           [sp.instance.host_names[s] for s in spares]))
 
 
-def _n1_dict(v: Any, extra: int, extra_cost: float | None, extra_lb: float | None,
-             spares: Sequence[str]) -> dict[str, Any]:
+def n1_dict(v: Any, extra: int, extra_cost: float | None, extra_bound: float | None,
+            spares: Sequence[str]) -> dict[str, Any]:
+    """The ``n_plus_one`` object of a scenario.
+
+    Args:
+        v: the :class:`solvers.failover.FailoverCheck` of the plan.
+        extra: spare hosts added.
+        extra_cost: their price (``None`` without prices).
+        extra_bound: proven bound on what an N+1 plan needs beyond the plain plan, or ``None``.
+        spares: the spare hosts' names.
+    """
     return {"holds": v.holds, "extra_hosts": extra, "extra_cost": extra_cost,
-            "extra_lower_bound": extra_lb, "spares": list(spares), "checked_hosts": v.checked,
+            "extra_bound": extra_bound, "spares": list(spares), "checked_hosts": v.checked,
             "first_failure": None if v.first_failure is None else v.first_failure.to_dict()}
 
 
-__all__ = ["N1_CHECK_SECONDS", "current_scenario", "needs_current", "with_n_plus_one"]
+__all__ = ["N1_CHECK_SECONDS", "current_scenario", "n1_dict", "needs_current", "objective_of",
+           "with_n_plus_one"]

@@ -2,7 +2,7 @@
 
 The rows of ``benchmarks/bench_multicluster.py`` and of the tests: a policy's deployed tasks and the
 paper's cluster metrics. The proven optimum is :func:`solvers.max_deployed.optimum`; the instances
-come from ``vbp generate multicluster`` (:mod:`vbp.cli.generate_multicluster`).
+come from :func:`packing.generators.multicluster.generate_multicluster` (``vbp generate multicluster``).
 """
 
 from __future__ import annotations
