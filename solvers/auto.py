@@ -251,15 +251,14 @@ def solve_auto(
     Returns:
         The result, with ``method == "auto"`` and ``proofs`` naming the parts.
     """
-    time_limit, workers, seed = options.time_limit, options.workers, options.seed
-    objective, callback, hint, stop = (options.objective, options.callback, options.hint,
-                                       options.stop)
+    time_limit, objective, hint, stop = (options.time_limit, options.objective, options.hint,
+                                         options.stop)
     cfg = DEFAULT_SETTINGS if settings is None else settings
     clock = Clock(time_limit, stop)
     kind = resolve_objective(instance, objective)
     natural = kind == resolve_objective(instance, None)
     red = reduce_instance(instance)
-    res = _solve(red.reduced, kind, natural, clock, workers, seed, callback, red.project(hint),
+    res = _solve(red.reduced, kind, natural, clock, options, red.project(hint),
                  cfg)
     if clock.stopped:
         res = dataclasses.replace(res, interrupted=True)
@@ -284,10 +283,14 @@ def solve_auto(
     return dataclasses.replace(res, placement=lifted, seconds=clock.elapsed)
 
 
-def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers: int, seed: int,
-           callback: ProgressCallback | None, hint: Placement | None,
-           cfg: AutoSettings) -> SolveResult:
-    """:func:`solve_auto` on the (reduced) instance; ``natural``: the objective is the default."""
+def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: SolveOptions,
+           hint: Placement | None, cfg: AutoSettings) -> SolveResult:
+    """:func:`solve_auto` on the (reduced) instance; ``natural``: the objective is the default.
+
+    ``opts`` are the caller's options (``workers``, ``seed`` and ``callback`` are used; the time
+    is ``clock``'s, the placement to start from ``hint``, on the reduced instance).
+    """
+    workers, seed, callback = opts.workers, opts.seed, opts.callback
     from solvers.cpsat import model_size, solve_cpsat
 
     time_limit = clock.time_limit
@@ -297,7 +300,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         notify(callback, history, clock, p.objective, p.bound, p.method, p.message)
 
     if _large(inst, kind, cfg):
-        large = _solve_large(inst, kind, clock, seed, callback, history, cfg)
+        large = _solve_large(inst, kind, clock, opts, history, cfg)
         if large is not None:
             return large
     greedy = ffd(inst, kind)
@@ -409,7 +412,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         # a short tabu search first: where the cheap bound is reachable it gets there in well
         # under a second, before the LP bound's second or two
         if applicable(inst) and (left() >= cfg.search_min_left or _search_warm(cover=False)):
-            r = _tabu(inst, kind, clock, min(cfg.tabu_first, left()), lb, seed, hint_pl, relay)
+            r = _tabu(inst, kind, clock, opts.replace(time_limit=min(cfg.tabu_first, left())),
+                      lb, hint_pl, relay)
             if r is not None:
                 take(r)
                 if closed():
@@ -464,7 +468,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         from solvers.tabu import applicable
 
         if applicable(inst) and (left() >= cfg.search_min_left or _search_warm()):
-            r = _search_to_bound(inst, kind, clock, lb, seed, workers, hint_pl, relay, cfg)
+            r = _search_to_bound(inst, kind, clock, lb, opts, hint_pl, relay, cfg)
             if r is not None:
                 take(r)
                 if closed() or (best is None and _closed(greedy.objective, lb, kind)):
@@ -558,12 +562,14 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
 
         if (applicable(inst) and best is not None and best.placement is not None
                 and (left() >= cfg.search_min_left or _search_warm(cover=False))):
-            r = _tabu(inst, kind, clock, 0.5 * left(), lb, seed, best.placement, relay)
+            r = _tabu(inst, kind, clock, opts.replace(time_limit=0.5 * left()), lb,
+                      best.placement, relay)
             if r is not None:
                 take(r)
                 if closed():
                     return finish()
-        _improve_lns(inst, kind, clock, left(), lb, seed, workers, best, greedy, take, relay)
+        _improve_lns(inst, kind, clock, opts.replace(time_limit=left()), lb, best, greedy, take,
+                     relay)
     return finish()
 
 
@@ -628,9 +634,8 @@ def _large(inst: Instance, kind: Objective, cfg: AutoSettings) -> bool:
     return applicable(inst)
 
 
-def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
-                 callback: ProgressCallback | None, history: list[Progress],
-                 cfg: AutoSettings) -> SolveResult | None:
+def _solve_large(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptions,
+                 history: list[Progress], cfg: AutoSettings) -> SolveResult | None:
     """Stage 0b: the cheap bound, shaped filling (:func:`solvers.spread.fill`), then repacking.
 
     The first filling (peak surrogate) places what it has not placed by the deadline by first
@@ -644,6 +649,8 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
     from solvers.base import objective_value
     from solvers.repack import repack
     from solvers.spread import URGENCY, fill, surrogate, work_arrays
+
+    seed, callback = opts.seed, opts.callback
 
     lb, lb_name = cheap_lower_bound(inst, kind)
     if bound_infeasible(inst, kind, lb):
@@ -761,10 +768,13 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
                        {"solution": method, "bound": lb_name}, None, tuple(history))
 
 
-def _improve_lns(inst: Instance, kind: Objective, clock: Clock, budget: float, lb: float,
-                 seed: int, workers: int, best: SolveResult | None, greedy: object,
-                 take: object, relay: ProgressCallback) -> None:
-    """Stage 3 on large models: LNS from the best solution; ``take`` receives the result."""
+def _improve_lns(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptions, lb: float,
+                 best: SolveResult | None, greedy: object, take: object,
+                 relay: ProgressCallback) -> None:
+    """Stage 3 on large models: LNS from the best solution; ``take`` receives the result.
+
+    ``opts.time_limit`` is LNS's budget; its ``seed`` and ``workers`` go to LNS.
+    """
     from solvers.base import objective_value
     from solvers.lns import improve
 
@@ -779,8 +789,8 @@ def _improve_lns(inst: Instance, kind: Objective, clock: Clock, budget: float, l
     def on_improve(value: float) -> None:
         relay(Progress(clock.elapsed, value, lb, "lns", "repacked a neighbourhood"))
 
-    pl = improve(inst, start, kind=kind, time_limit=budget, lower_bound=lb, seed=seed,
-                 workers=workers, on_improve=on_improve, stop=clock.stop)
+    pl = improve(inst, start, kind=kind, time_limit=opts.time_limit, lower_bound=lb,
+                 seed=opts.seed, workers=opts.workers, on_improve=on_improve, stop=clock.stop)
     host_of = pl.host_array(inst)
     value = objective_value(inst, host_of, kind)
     if callable(take):
@@ -802,9 +812,9 @@ def _hosts_for(inst: Instance, kind: Objective, value: float) -> int:
     return int(np.ceil(value / unit - EPS))
 
 
-def _tabu(inst: Instance, kind: Objective, clock: Clock, budget: float, lb: float, seed: int,
+def _tabu(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptions, lb: float,
           start: Placement, relay: ProgressCallback) -> SolveResult | None:
-    """Tabu search from ``start`` towards the bound ``lb`` for ``budget`` seconds."""
+    """Tabu search from ``start`` towards the bound ``lb`` for ``opts.time_limit`` seconds."""
     from solvers.base import objective_value
     from solvers.tabu import tabu_pack
 
@@ -815,7 +825,8 @@ def _tabu(inst: Instance, kind: Objective, clock: Clock, budget: float, lb: floa
         relay(Progress(clock.elapsed, hosts * unit, lb, "tabu", "emptied a host"))
 
     host_of = tabu_pack(inst, start.host_array(inst), target=_hosts_for(inst, kind, lb),
-                        time_limit=budget, seed=seed, on_improve=on_improve, stop=clock.stop)
+                        time_limit=opts.time_limit, seed=opts.seed, on_improve=on_improve,
+                        stop=clock.stop)
     if host_of is None:
         return None
     value = objective_value(inst, host_of, kind)
@@ -824,8 +835,8 @@ def _tabu(inst: Instance, kind: Objective, clock: Clock, budget: float, lb: floa
                        {"solution": "tabu"}, None, ())
 
 
-def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, seed: int,
-                     workers: int, start: Placement | None, relay: ProgressCallback,
+def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, opts: SolveOptions,
+                     start: Placement | None, relay: ProgressCallback,
                      cfg: AutoSettings = DEFAULT_SETTINGS) -> SolveResult | None:
     """Stage 1b: the exact cover at the bound, then tabu search from ``start`` towards it.
 
@@ -857,7 +868,7 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
         if clock.elapsed >= end - 0.05 or clock.stopped:
             break
         cov = solve_cover(inst, target, time_limit=min(end - clock.elapsed, clock.left()),
-                          workers=workers, seed=seed, stop=clock.stop)
+                          workers=opts.workers, seed=opts.seed, stop=clock.stop)
         if cov.host_of is not None:
             value = objective_value(inst, cov.host_of, kind)
             relay(Progress(clock.elapsed, value, bound, "cover", "exact cover by tight patterns"))
@@ -871,7 +882,8 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
         bound = max(bound, target * unit)
         relay(Progress(clock.elapsed, None, bound, "cover", "no exact cover: bound + 1"))
     if target < start_hosts and not clock.stopped:
-        best = _tabu(inst, kind, clock, min(budget, clock.left()), bound, seed, start, relay)
+        best = _tabu(inst, kind, clock, opts.replace(time_limit=min(budget, clock.left())), bound,
+                     start, relay)
     if bound <= lb:
         return best
     if best is not None:
