@@ -725,8 +725,8 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptio
         from solvers.tabu import tabu_pack
 
         # its last step, the checker, takes about half a second at Tianchi's size
-        return tabu_pack(inst, start, target=_hosts_for(inst, kind, lb), time_limit=left - 1.0,
-                         seed=seed, on_improve=progress("tabu"), stop=clock.stop)
+        return tabu_pack(inst, start, target=_hosts_for(inst, kind, lb), on_improve=progress("tabu"),
+                         options=opts.replace(time_limit=left - 1.0, stop=clock.stop))
 
     def run_rule_lns(start: np.ndarray, left: float) -> np.ndarray | None:
         from solvers.rule_lns import improve
@@ -789,8 +789,8 @@ def _improve_lns(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptio
     def on_improve(value: float) -> None:
         relay(Progress(clock.elapsed, value, lb, "lns", "repacked a neighbourhood"))
 
-    pl = improve(inst, start, kind=kind, time_limit=opts.time_limit, lower_bound=lb,
-                 seed=opts.seed, workers=opts.workers, on_improve=on_improve, stop=clock.stop)
+    pl = improve(inst, start, kind=kind, lower_bound=lb, on_improve=on_improve,
+                 options=opts.replace(stop=clock.stop))
     host_of = pl.host_array(inst)
     value = objective_value(inst, host_of, kind)
     if callable(take):
@@ -825,8 +825,7 @@ def _tabu(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptions, lb:
         relay(Progress(clock.elapsed, hosts * unit, lb, "tabu", "emptied a host"))
 
     host_of = tabu_pack(inst, start.host_array(inst), target=_hosts_for(inst, kind, lb),
-                        time_limit=opts.time_limit, seed=opts.seed, on_improve=on_improve,
-                        stop=clock.stop)
+                        on_improve=on_improve, options=opts.replace(stop=clock.stop))
     if host_of is None:
         return None
     value = objective_value(inst, host_of, kind)
