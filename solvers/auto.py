@@ -911,12 +911,14 @@ def _patterns(inst: Instance, kind: Objective, clock: Clock, lb: float, budget: 
     Returns the packing it found (with the bound ``lb``), or the bound raised by one host when
     it proves that the bound's hosts hold no packing, or ``None``.
     """
-    from solvers.arcflow import cached_graph, cached_lp_solution, checked_placement
+    from solvers.arcflow import MAX_ARCS, cached_graph, cached_lp_solution, checked_placement
     from solvers.arcflow_patterns import solve_patterns
     from solvers.base import objective_value
 
     t0 = clock.elapsed
     g = cached_graph(inst)
+    if g.n_arcs == 0 or g.n_arcs > MAX_ARCS:  # stage 1a had no LP either
+        return None
     sol = cached_lp_solution(g, max(0.1, budget))
     if sol is None or budget <= 0.1:
         return None
