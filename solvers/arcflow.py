@@ -90,8 +90,12 @@ MAX_ARCS = 300_000
 """Most item arcs after compression (beyond this the LP alone takes tens of seconds)."""
 
 CBC_SHARE = 0.85
-"""Share of the MIP's time limit given to CBC's own limit; the child is terminated at the full
-limit (CBC reports its own time-out late, if at all)."""
+"""Share of the MIP's time limit given to CBC's own limit at least; the child is terminated at the
+full limit (CBC reports its own time-out late, if at all)."""
+
+CBC_SLACK = 3.0
+"""On long runs CBC's own limit is the MIP's time limit less this many seconds (when that is more
+than :data:`CBC_SHARE` of it)."""
 
 
 @dataclass(frozen=True)
@@ -349,17 +353,49 @@ def _build_mip(g: ArcGraph, solver_name: str, integer: bool, lo: int, hi: int) -
 
 def lp_bound(g: ArcGraph, time_limit: float = 60.0) -> float | None:
     """The LP relaxation's value in hosts (GLOP), or ``None`` when it was not solved."""
+    sol = lp_solution(g, time_limit)
+    return None if sol is None else sol[0]
+
+
+def lp_solution(g: ArcGraph, time_limit: float = 60.0) -> tuple[float, np.ndarray] | None:
+    """The LP relaxation (GLOP): its value in hosts and the item duals, shape ``(n_apps,)``.
+
+    The arcs have no upper bounds here (the LP is then the Gilmore-Gomory LP over the patterns
+    of the graph), so the duals of the demand rows are the item prices of that LP (0 for apps
+    not in the graph). ``None`` when the LP was not solved within ``time_limit``.
+    """
     from ortools.linear_solver import pywraplp
 
+    n_apps = len(g.need)
     if g.n_arcs == 0:
-        return 1.0
-    lp, z, _x, _l = _build_mip(g, "GLOP", False, 0, int(g.need.sum()))
-    if lp is None:  # pragma: no cover
+        return 1.0, np.zeros(n_apps)
+    lp = pywraplp.Solver.CreateSolver("GLOP")
+    if lp is None:  # pragma: no cover - GLOP ships with OR-Tools
         return None
+    inf = lp.infinity()
+    z = lp.NumVar(0.0, inf, "z")
+    x = [lp.NumVar(0.0, inf, f"x{k}") for k in range(g.n_arcs)]
+    loss = [lp.NumVar(0.0, inf, f"l{k}") for k in range(g.n_nodes - 1)]
+    rows = [lp.Constraint(0.0, 0.0) for _ in range(g.n_nodes)]
+    for k, (t, h) in enumerate(zip(g.tail.tolist(), g.head.tolist(), strict=True)):
+        rows[t].SetCoefficient(x[k], -1.0)
+        rows[h].SetCoefficient(x[k], 1.0)
+    for k in range(g.n_nodes - 1):
+        rows[k].SetCoefficient(loss[k], -1.0)
+        rows[k + 1].SetCoefficient(loss[k], 1.0)
+    rows[0].SetCoefficient(z, 1.0)
+    rows[-1].SetCoefficient(z, -1.0)
+    apps = np.unique(g.app).tolist()
+    dem = {a: lp.Constraint(float(g.need[a]), inf) for a in apps}
+    for k, a in enumerate(g.app.tolist()):
+        dem[a].SetCoefficient(x[k], 1.0)
+    lp.Minimize(z)
     lp.SetTimeLimit(max(1, int(1000 * time_limit)))
     if lp.Solve() != pywraplp.Solver.OPTIMAL:
         return None
-    return float(z.solution_value())
+    duals = np.zeros(n_apps)
+    duals[apps] = [dem[a].dual_value() for a in apps]
+    return float(z.solution_value()), duals
 
 
 @dataclass(frozen=True)
@@ -436,28 +472,46 @@ def solve_mip_stoppable(g: ArcGraph, lo: int, hi: int, time_limit: float, seed: 
     CBC overruns its own time limit by a lot in its root node on large graphs (measured: 100 s
     for a 20 s limit), and cannot be interrupted in-process; the child
     (``python -m solvers.arcflow``, arrays in and out as ``.npz`` through pipes, no pickles) is
-    terminated at ``time_limit`` (CBC's own limit is :data:`CBC_SHARE` of it, so it may report
-    its bound first). A stopped, timed-out or crashed child proves nothing: the outcome is
+    terminated at ``time_limit`` (CBC's own limit is the larger of :data:`CBC_SHARE` of it and
+    ``time_limit - CBC_SLACK``, so it may report its bound first). A stopped, timed-out or
+    crashed child proves nothing: the outcome is
     ``"unknown"`` with bound ``lo``.
     """
     import io
-    import subprocess
-    import sys
-    import threading
 
     buf = io.BytesIO()
     np.savez(buf, capacity=np.array(g.capacity), size=g.size, need=g.need, labels=g.labels,
              tail=g.tail, head=g.head, app=g.app, lo=np.array(lo), hi=np.array(hi),
-             limit=np.array(CBC_SHARE * time_limit), seed=np.array(seed))
-    proc = subprocess.Popen([sys.executable, "-m", "solvers.arcflow"], stdin=subprocess.PIPE,
+             limit=np.array(max(CBC_SHARE * time_limit, time_limit - CBC_SLACK)),
+             seed=np.array(seed))
+    got = run_child("solvers.arcflow", buf.getvalue(), time_limit, stop)
+    if got is None:
+        return MipOutcome("unknown", None, None, float(lo))
+    data = np.load(io.BytesIO(got), allow_pickle=False)
+    has = bool(data["has"])
+    return MipOutcome(str(data["status"]), data["flow"] if has else None,
+                      data["loss"] if has else None, float(data["bound"]))
+
+
+def run_child(module: str, payload: bytes, time_limit: float, stop: Stop | None) -> bytes | None:
+    """``python -m module`` with ``payload`` on stdin; its stdout, or ``None``.
+
+    The child is terminated when ``stop`` is set or ``time_limit`` seconds have passed; a
+    stopped, timed-out or failed child gives ``None``.
+    """
+    import subprocess
+    import sys
+    import threading
+
+    proc = subprocess.Popen([sys.executable, "-m", module], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     got: list[bytes] = []
 
     def talk() -> None:
-        out, _err = proc.communicate(buf.getvalue())
+        out, _err = proc.communicate(payload)
         got.append(out)
 
-    th = threading.Thread(target=talk, name="vbp-arcflow-cbc", daemon=True)
+    th = threading.Thread(target=talk, name="vbp-arcflow-child", daemon=True)
     th.start()
     deadline = time.perf_counter() + time_limit
     while th.is_alive():
@@ -468,11 +522,8 @@ def solve_mip_stoppable(g: ArcGraph, lo: int, hi: int, time_limit: float, seed: 
         proc.kill()
     th.join(5.0)
     if proc.returncode != 0 or not got or not got[0]:
-        return MipOutcome("unknown", None, None, float(lo))
-    data = np.load(io.BytesIO(got[0]), allow_pickle=False)
-    has = bool(data["has"])
-    return MipOutcome(str(data["status"]), data["flow"] if has else None,
-                      data["loss"] if has else None, float(data["bound"]))
+        return None
+    return got[0]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -532,8 +583,13 @@ def decompose(g: ArcGraph, flow: np.ndarray, loss: np.ndarray) -> np.ndarray:
     return counts[counts.sum(axis=1) > 0]
 
 
-def _placement(inst: Instance, counts: np.ndarray) -> Placement | None:
-    """Bins to hosts 0, 1, ... and a checked placement (``None`` when it does not check)."""
+def checked_placement(inst: Instance, counts: np.ndarray) -> Placement | None:
+    """Bins to hosts 0, 1, ... and a checked placement (``None`` when it does not check).
+
+    Args:
+        inst: the instance.
+        counts: containers per bin and app, shape ``(n_bins, n_apps)``.
+    """
     from solvers.pricing import placement_from_counts
 
     if len(counts) > inst.n_hosts or (counts.sum(axis=0) != inst.counts).any():
@@ -639,13 +695,13 @@ def solve_arcflow(
     cur = value(best_pl)
     if cur is not None and cur <= lb + EPS * max(1.0, lb):
         return result()
-    g = _cached_graph(inst)
+    g = cached_graph(inst)
     if g.n_arcs > MAX_ARCS:
         notify(callback, history, clock, cur, lb, "arcflow", f"{g.n_arcs} arcs: too many")
         return result()
     if g.n_arcs == 0:  # only zero-size containers: one host
         counts = decompose(g, np.zeros(0, np.int64), np.zeros(g.n_nodes - 1, np.int64))
-        pl = _placement(inst, counts)
+        pl = checked_placement(inst, counts)
         if pl is not None:
             best_pl, best_by = pl, "arcflow"
         lb, lb_name = max(lb, unit), "arcflow"
@@ -671,7 +727,7 @@ def solve_arcflow(
            f"MIP on {gp.n_arcs} arcs, {g.n_nodes} nodes, hosts in [{lo}, {hi}]")
     out = solve_mip_stoppable(gp, lo, hi, budget, seed, stop)
     if out.flow is not None and out.loss is not None:
-        pl = _placement(inst, decompose(gp, out.flow, out.loss))
+        pl = checked_placement(inst, decompose(gp, out.flow, out.loss))
         if pl is not None and (cur is None or value(pl) < cur - EPS):  # type: ignore[operator]
             best_pl, best_by = pl, "arcflow"
             notify(callback, history, clock, value(pl), lb, "arcflow", "MIP solution")
@@ -692,7 +748,7 @@ _LAST: dict[str, Any] = {}
 bound and again for the MIP on the same reduced instance)."""
 
 
-def _cached_graph(inst: Instance) -> ArcGraph:
+def cached_graph(inst: Instance) -> ArcGraph:
     """:func:`build_graph`, kept for the next call on an instance of the same data."""
     key = (tuple(inst.host_types[0].capacity), tuple((a.demand, a.count) for a in inst.apps))
     if _LAST.get("key") != key:
@@ -707,12 +763,19 @@ def forget_graph() -> None:
 
 
 def _cached_lp(g: ArcGraph, time_limit: float) -> float | None:
-    """:func:`lp_bound` of the cached graph, computed once (a time-out is not kept)."""
+    """The LP value of :func:`lp_solution` on the cached graph, computed once (no time-out kept)."""
+    sol = cached_lp_solution(g, time_limit)
+    return None if sol is None else sol[0]
+
+
+def cached_lp_solution(g: ArcGraph, time_limit: float) -> tuple[float, np.ndarray] | None:
+    """:func:`lp_solution` of ``g``, kept when ``g`` is the cached graph (:func:`cached_graph`)."""
     if _LAST.get("graph") is not g:
-        return lp_bound(g, time_limit)
+        return lp_solution(g, time_limit)
     if _LAST.get("lp") is None:
-        _LAST["lp"] = lp_bound(g, time_limit)
-    return _LAST["lp"]
+        _LAST["lp"] = lp_solution(g, time_limit)
+    sol: tuple[float, np.ndarray] | None = _LAST["lp"]
+    return sol
 
 
 def _rename(res: SolveResult, proofs: dict[str, str]) -> SolveResult:
@@ -722,8 +785,9 @@ def _rename(res: SolveResult, proofs: dict[str, str]) -> SolveResult:
 
 
 __all__ = ["MAX_ARCS", "MAX_GRID", "MAX_STATES", "ArcGraph", "MipOutcome", "build_graph",
-           "decompose", "forget_graph", "lp_bound", "not_applicable", "prune", "solve_arcflow", "solve_mip",
-           "solve_mip_stoppable"]
+           "cached_graph", "cached_lp_solution", "checked_placement", "decompose", "forget_graph",
+           "lp_bound", "lp_solution", "not_applicable", "prune", "run_child", "solve_arcflow",
+           "solve_mip", "solve_mip_stoppable"]
 
 
 if __name__ == "__main__":  # pragma: no cover - the child process of solve_mip_stoppable

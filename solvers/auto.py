@@ -43,7 +43,15 @@
    model (:func:`solvers.arcflow.solve_arcflow`) runs *beside* every later stage for the time
    left (stage 1e, ``arcflow_beside``: its CBC is a child process, so it takes the second core
    while the cover, tabu search, CP-SAT and column generation go on); whichever settles the
-   instance first stops the others. With ``arcflow_beside=False`` it runs in turn: right after 1b
+   instance first stops the others. Stage 1f follows at once, before 1b: the LP's item duals
+   give every pattern a reduced cost, and a packing on ``U`` hosts (``U`` the bound) uses only
+   patterns of reduced cost at most ``U`` minus the LP bound; these are enumerated and CBC (in a
+   child process) looks for a set partition of the containers into at most ``U`` of them
+   (:mod:`solvers.arcflow_patterns`): a packing at the bound, or, when the enumeration was
+   complete and no partition exists, the bound plus one host. It gets ``patterns_share`` of the
+   time left when the enumeration is complete, ``patterns_incomplete_share`` when there are too
+   many such patterns (then only the smallest reduced costs are kept, and it can only find a
+   packing). With ``arcflow_beside=False`` it runs in turn: right after 1b
    (stage 1d) for ``arcflow_early_share`` of the time left when the LP bound is above the cheap
    bound, else after column generation for up to ``arcflow_share`` of the time left. It is told
    the best bound and the best placement when it starts (its MIP looks only below it, so "no
@@ -138,6 +146,14 @@ class AutoSettings:
         arcflow_beside: when stage 1d does not apply, run the arc-flow MIP beside the stages
             after 1b (stage 1e: CBC in its child process takes the second core) instead of after
             column generation.
+        patterns: run stage 1f (the partition over the patterns of small reduced cost,
+            :mod:`solvers.arcflow_patterns`) after the LP bound of stage 1a.
+        patterns_share: share of the time left stage 1f may use when it enumerated every
+            pattern its proof needs.
+        patterns_incomplete_share: share of the time left stage 1f may use when there were too
+            many patterns (it may then find a packing but proves nothing).
+        patterns_min_left: stage 1f runs only with this many seconds left (and with
+            ``search_min_left`` when its enumeration is not compiled in this process yet).
         spread_min_work: instances with at least this many containers x hosts (and within
             :func:`solvers.spread.applicable`) take the large-scale path (stage 0b) instead of
             the exact models: shaped host-by-host filling, then repacking.
@@ -183,10 +199,14 @@ class AutoSettings:
     arcflow_min_left: float = 20.0
     arcflow_lp_max: float = 10.0
     arcflow_lp_min_left: float = 3.0
-    tabu_first: float = 1.0
+    tabu_first: float = 2.0
     arcflow_early_share: float = 0.6
     arcflow_early_min_left: float = 3.0
     arcflow_beside: bool = True
+    patterns: bool = True
+    patterns_share: float = 0.6
+    patterns_incomplete_share: float = 0.3
+    patterns_min_left: float = 3.0
     spread_min_work: int = 100_000_000
     spread_repack: bool = True
     spread_tabu: bool = True
@@ -231,15 +251,14 @@ def solve_auto(
     Returns:
         The result, with ``method == "auto"`` and ``proofs`` naming the parts.
     """
-    time_limit, workers, seed = options.time_limit, options.workers, options.seed
-    objective, callback, hint, stop = (options.objective, options.callback, options.hint,
-                                       options.stop)
+    time_limit, objective, hint, stop = (options.time_limit, options.objective, options.hint,
+                                         options.stop)
     cfg = DEFAULT_SETTINGS if settings is None else settings
     clock = Clock(time_limit, stop)
     kind = resolve_objective(instance, objective)
     natural = kind == resolve_objective(instance, None)
     red = reduce_instance(instance)
-    res = _solve(red.reduced, kind, natural, clock, workers, seed, callback, red.project(hint),
+    res = _solve(red.reduced, kind, natural, clock, options, red.project(hint),
                  cfg)
     if clock.stopped:
         res = dataclasses.replace(res, interrupted=True)
@@ -264,10 +283,14 @@ def solve_auto(
     return dataclasses.replace(res, placement=lifted, seconds=clock.elapsed)
 
 
-def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers: int, seed: int,
-           callback: ProgressCallback | None, hint: Placement | None,
-           cfg: AutoSettings) -> SolveResult:
-    """:func:`solve_auto` on the (reduced) instance; ``natural``: the objective is the default."""
+def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: SolveOptions,
+           hint: Placement | None, cfg: AutoSettings) -> SolveResult:
+    """:func:`solve_auto` on the (reduced) instance; ``natural``: the objective is the default.
+
+    ``opts`` are the caller's options (``workers``, ``seed`` and ``callback`` are used; the time
+    is ``clock``'s, the placement to start from ``hint``, on the reduced instance).
+    """
+    workers, seed, callback = opts.workers, opts.seed, opts.callback
     from solvers.cpsat import model_size, solve_cpsat
 
     time_limit = clock.time_limit
@@ -277,7 +300,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         notify(callback, history, clock, p.objective, p.bound, p.method, p.message)
 
     if _large(inst, kind, cfg):
-        large = _solve_large(inst, kind, clock, seed, callback, history, cfg)
+        large = _solve_large(inst, kind, clock, opts, history, cfg)
         if large is not None:
             return large
     greedy = ffd(inst, kind)
@@ -389,7 +412,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         # a short tabu search first: where the cheap bound is reachable it gets there in well
         # under a second, before the LP bound's second or two
         if applicable(inst) and (left() >= cfg.search_min_left or _search_warm(cover=False)):
-            r = _tabu(inst, kind, clock, min(cfg.tabu_first, left()), lb, seed, hint_pl, relay)
+            r = _tabu(inst, kind, clock, opts.replace(time_limit=min(cfg.tabu_first, left())),
+                      lb, hint_pl, relay)
             if r is not None:
                 take(r)
                 if closed():
@@ -426,12 +450,25 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
         background = _Background(arc, arc_stop)
         run_stop = _EitherStop(clock.stop, proved)
         beside = True  # no second MIP after 1b or after column generation
+    # stage 1f: the partition over the patterns of small reduced cost at the best bound (the
+    # LP's duals): it finds the packing or raises the bound where the gap to the LP is small
+    if (use_arcflow and lp_done and cfg.patterns and greedy.complete and not closed()
+            and left() >= cfg.patterns_min_left and not clock.stopped and _patterns_warm(left(), cfg)):
+        r = _patterns(inst, kind, clock, lb, cfg.patterns_share * left(),
+                      cfg.patterns_incomplete_share * left(), run_stop, relay)
+        if r is not None:
+            take(r)
+            if closed() or (best is None and _closed(greedy.objective, lb, kind)):
+                return finish()
+        collect()
+        if closed():
+            return finish()
     # stage 1b: tabu search and the exact cover by tight patterns, towards the best bound
     if kind != "deployed" and greedy.complete:
         from solvers.tabu import applicable
 
         if applicable(inst) and (left() >= cfg.search_min_left or _search_warm()):
-            r = _search_to_bound(inst, kind, clock, lb, seed, workers, hint_pl, relay, cfg)
+            r = _search_to_bound(inst, kind, clock, lb, opts, hint_pl, relay, cfg)
             if r is not None:
                 take(r)
                 if closed() or (best is None and _closed(greedy.objective, lb, kind)):
@@ -525,12 +562,14 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, workers
 
         if (applicable(inst) and best is not None and best.placement is not None
                 and (left() >= cfg.search_min_left or _search_warm(cover=False))):
-            r = _tabu(inst, kind, clock, 0.5 * left(), lb, seed, best.placement, relay)
+            r = _tabu(inst, kind, clock, opts.replace(time_limit=0.5 * left()), lb,
+                      best.placement, relay)
             if r is not None:
                 take(r)
                 if closed():
                     return finish()
-        _improve_lns(inst, kind, clock, left(), lb, seed, workers, best, greedy, take, relay)
+        _improve_lns(inst, kind, clock, opts.replace(time_limit=left()), lb, best, greedy, take,
+                     relay)
     return finish()
 
 
@@ -595,9 +634,8 @@ def _large(inst: Instance, kind: Objective, cfg: AutoSettings) -> bool:
     return applicable(inst)
 
 
-def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
-                 callback: ProgressCallback | None, history: list[Progress],
-                 cfg: AutoSettings) -> SolveResult | None:
+def _solve_large(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptions,
+                 history: list[Progress], cfg: AutoSettings) -> SolveResult | None:
     """Stage 0b: the cheap bound, shaped filling (:func:`solvers.spread.fill`), then repacking.
 
     The first filling (peak surrogate) places what it has not placed by the deadline by first
@@ -611,6 +649,8 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
     from solvers.base import objective_value
     from solvers.repack import repack
     from solvers.spread import URGENCY, fill, surrogate, work_arrays
+
+    seed, callback = opts.seed, opts.callback
 
     lb, lb_name = cheap_lower_bound(inst, kind)
     if bound_infeasible(inst, kind, lb):
@@ -685,8 +725,8 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
         from solvers.tabu import tabu_pack
 
         # its last step, the checker, takes about half a second at Tianchi's size
-        return tabu_pack(inst, start, target=_hosts_for(inst, kind, lb), time_limit=left - 1.0,
-                         seed=seed, on_improve=progress("tabu"), stop=clock.stop)
+        return tabu_pack(inst, start, target=_hosts_for(inst, kind, lb), on_improve=progress("tabu"),
+                         options=opts.replace(time_limit=left - 1.0, stop=clock.stop))
 
     def run_rule_lns(start: np.ndarray, left: float) -> np.ndarray | None:
         from solvers.rule_lns import improve
@@ -728,10 +768,13 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, seed: int,
                        {"solution": method, "bound": lb_name}, None, tuple(history))
 
 
-def _improve_lns(inst: Instance, kind: Objective, clock: Clock, budget: float, lb: float,
-                 seed: int, workers: int, best: SolveResult | None, greedy: object,
-                 take: object, relay: ProgressCallback) -> None:
-    """Stage 3 on large models: LNS from the best solution; ``take`` receives the result."""
+def _improve_lns(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptions, lb: float,
+                 best: SolveResult | None, greedy: object, take: object,
+                 relay: ProgressCallback) -> None:
+    """Stage 3 on large models: LNS from the best solution; ``take`` receives the result.
+
+    ``opts.time_limit`` is LNS's budget; its ``seed`` and ``workers`` go to LNS.
+    """
     from solvers.base import objective_value
     from solvers.lns import improve
 
@@ -746,8 +789,8 @@ def _improve_lns(inst: Instance, kind: Objective, clock: Clock, budget: float, l
     def on_improve(value: float) -> None:
         relay(Progress(clock.elapsed, value, lb, "lns", "repacked a neighbourhood"))
 
-    pl = improve(inst, start, kind=kind, time_limit=budget, lower_bound=lb, seed=seed,
-                 workers=workers, on_improve=on_improve, stop=clock.stop)
+    pl = improve(inst, start, kind=kind, lower_bound=lb, on_improve=on_improve,
+                 options=opts.replace(stop=clock.stop))
     host_of = pl.host_array(inst)
     value = objective_value(inst, host_of, kind)
     if callable(take):
@@ -769,9 +812,9 @@ def _hosts_for(inst: Instance, kind: Objective, value: float) -> int:
     return int(np.ceil(value / unit - EPS))
 
 
-def _tabu(inst: Instance, kind: Objective, clock: Clock, budget: float, lb: float, seed: int,
+def _tabu(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptions, lb: float,
           start: Placement, relay: ProgressCallback) -> SolveResult | None:
-    """Tabu search from ``start`` towards the bound ``lb`` for ``budget`` seconds."""
+    """Tabu search from ``start`` towards the bound ``lb`` for ``opts.time_limit`` seconds."""
     from solvers.base import objective_value
     from solvers.tabu import tabu_pack
 
@@ -782,7 +825,7 @@ def _tabu(inst: Instance, kind: Objective, clock: Clock, budget: float, lb: floa
         relay(Progress(clock.elapsed, hosts * unit, lb, "tabu", "emptied a host"))
 
     host_of = tabu_pack(inst, start.host_array(inst), target=_hosts_for(inst, kind, lb),
-                        time_limit=budget, seed=seed, on_improve=on_improve, stop=clock.stop)
+                        on_improve=on_improve, options=opts.replace(stop=clock.stop))
     if host_of is None:
         return None
     value = objective_value(inst, host_of, kind)
@@ -791,8 +834,8 @@ def _tabu(inst: Instance, kind: Objective, clock: Clock, budget: float, lb: floa
                        {"solution": "tabu"}, None, ())
 
 
-def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, seed: int,
-                     workers: int, start: Placement | None, relay: ProgressCallback,
+def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, opts: SolveOptions,
+                     start: Placement | None, relay: ProgressCallback,
                      cfg: AutoSettings = DEFAULT_SETTINGS) -> SolveResult | None:
     """Stage 1b: the exact cover at the bound, then tabu search from ``start`` towards it.
 
@@ -824,7 +867,7 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
         if clock.elapsed >= end - 0.05 or clock.stopped:
             break
         cov = solve_cover(inst, target, time_limit=min(end - clock.elapsed, clock.left()),
-                          workers=workers, seed=seed, stop=clock.stop)
+                          workers=opts.workers, seed=opts.seed, stop=clock.stop)
         if cov.host_of is not None:
             value = objective_value(inst, cov.host_of, kind)
             relay(Progress(clock.elapsed, value, bound, "cover", "exact cover by tight patterns"))
@@ -838,7 +881,8 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
         bound = max(bound, target * unit)
         relay(Progress(clock.elapsed, None, bound, "cover", "no exact cover: bound + 1"))
     if target < start_hosts and not clock.stopped:
-        best = _tabu(inst, kind, clock, min(budget, clock.left()), bound, seed, start, relay)
+        best = _tabu(inst, kind, clock, opts.replace(time_limit=min(budget, clock.left())), bound,
+                     start, relay)
     if bound <= lb:
         return best
     if best is not None:
@@ -846,6 +890,58 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, s
                                                                     "bound": "cover"})
     return SolveResult("unknown", None, bound, None, None, "cover", clock.elapsed - t0,
                        kind, {"bound": "cover"}, None, ())
+
+
+def _patterns_warm(left: float, cfg: AutoSettings) -> bool:
+    """Whether stage 1f may run: its enumeration is compiled, or there is time to compile it.
+
+    Compiling it the first time on a machine takes a few seconds (8 s measured on a busy
+    machine); numba's cache makes later processes load it in well under a second.
+    """
+    from solvers.arcflow_patterns import warm
+
+    return warm() or left >= cfg.search_min_left
+
+
+def _patterns(inst: Instance, kind: Objective, clock: Clock, lb: float, budget: float,
+              incomplete_budget: float, stop: Stop | None,
+              relay: ProgressCallback) -> SolveResult | None:
+    """Stage 1f: :func:`solvers.arcflow_patterns.solve_patterns` on the bound's hosts.
+
+    Returns the packing it found (with the bound ``lb``), or the bound raised by one host when
+    it proves that the bound's hosts hold no packing, or ``None``.
+    """
+    from solvers.arcflow import MAX_ARCS, cached_graph, cached_lp_solution, checked_placement
+    from solvers.arcflow_patterns import solve_patterns
+    from solvers.base import objective_value
+
+    t0 = clock.elapsed
+    g = cached_graph(inst)
+    if g.n_arcs == 0 or g.n_arcs > MAX_ARCS:  # stage 1a had no LP either
+        return None
+    sol = cached_lp_solution(g, max(0.1, budget))
+    if sol is None or budget <= 0.1:
+        return None
+    unit = inst.host_types[0].cost if kind == "cost" else 1.0
+    hosts = _hosts_for(inst, kind, lb)
+    res = solve_patterns(g, sol[1], hosts, time_limit=budget, incomplete_limit=incomplete_budget,
+                         stop=stop)
+    if res.counts is not None:
+        pl = checked_placement(inst, res.counts)
+        if pl is not None:
+            host_of = pl.host_array(inst)
+            value = objective_value(inst, host_of, kind)
+            relay(Progress(clock.elapsed, value, lb, "patterns",
+                           f"partition over {res.patterns} small-reduced-cost patterns"))
+            return SolveResult("feasible", value, lb, pl, _n_hosts(host_of), "patterns",
+                               clock.elapsed - t0, kind, {"solution": "patterns"}, None, ())
+    if res.infeasible:
+        bound = (hosts + 1) * unit
+        relay(Progress(clock.elapsed, None, bound, "patterns",
+                       f"no partition over {res.patterns} patterns: bound + 1"))
+        return SolveResult("unknown", None, bound, None, None, "patterns", clock.elapsed - t0,
+                           kind, {"bound": "patterns"}, None, ())
+    return None
 
 
 def _arcflow_applies(inst: Instance, kind: Objective) -> bool:

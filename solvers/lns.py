@@ -105,12 +105,13 @@ def improve(
     placement: Placement,
     *,
     kind: Objective,
-    time_limit: float,
+    time_limit: float | None = None,
     lower_bound: float = 0.0,
     seed: int = 0,
     workers: int = 2,
     on_improve: Callable[[float], None] | None = None,
     stop: Stop | None = None,
+    options: SolveOptions | None = None,
 ) -> Placement:
     """Improve a complete placement by repacking neighbourhoods of hosts (module docstring).
 
@@ -125,12 +126,23 @@ def improve(
         on_improve: called as ``on_improve(objective)`` after every improvement.
         stop: a stop request (:class:`solvers.base.StopFlag`): the current neighbourhood's
             CP-SAT is stopped and no further neighbourhood is tried.
+        options: the common options (:class:`solvers.base.SolveOptions`); when given, its
+            ``time_limit``, ``seed``, ``workers`` and ``stop`` replace the keywords of those
+            names.
 
     Returns:
         The best placement found (``placement`` itself if none is better).
+
+    Raises:
+        TypeError: neither ``time_limit`` nor ``options`` is given.
     """
     from solvers.cpsat import solve_cpsat
 
+    if options is not None:
+        time_limit, seed, workers, stop = (options.time_limit, options.seed, options.workers,
+                                           options.stop)
+    if time_limit is None:
+        raise TypeError("improve needs time_limit or options")
     inst = instance
     if kind == "deployed" or inst.n_hosts == 0:
         return placement

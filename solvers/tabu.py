@@ -58,7 +58,7 @@ from packing.feasibility import TOL, ClusterState, over_cap, rule_broken
 from packing.model import UNPLACED, Instance, Placement
 
 if TYPE_CHECKING:
-    from solvers.base import Stop
+    from solvers.base import SolveOptions, Stop
 
 CHUNK_SECONDS = 0.1
 """About this long between two looks at the clock (the chunk of iterations adapts to it)."""
@@ -497,13 +497,14 @@ def tabu_pack(
     host_of: np.ndarray,
     *,
     target: int,
-    time_limit: float,
+    time_limit: float | None = None,
     seed: int = 0,
     on_improve: Callable[[int], None] | None = None,
     max_iters: int | None = None,
     patience: int = PATIENCE,
     stop: Stop | None = None,
     sample: int | None = None,
+    options: SolveOptions | None = None,
 ) -> np.ndarray | None:
     """Search for a packing on fewer hosts than ``host_of`` uses, down to ``target`` hosts.
 
@@ -522,6 +523,11 @@ def tabu_pack(
             hosts, the ``sample // 2`` with the most room and ``sample // 2`` drawn at random
             (0: always every host; ``None``: ``SAMPLE`` when ``host_of`` uses more than
             ``SAMPLE_FROM`` hosts, else 0).
+        options: the common options (:class:`solvers.base.SolveOptions`); when given, its
+            ``time_limit``, ``seed`` and ``stop`` replace the keywords of those names.
+
+    Raises:
+        TypeError: neither ``time_limit`` nor ``options`` is given.
 
     Returns:
         Host per container on the fewest hosts found, all fewer than ``host_of`` uses (checked
@@ -529,6 +535,10 @@ def tabu_pack(
         Hosts are taken from those ``host_of`` uses, in index order.
     """
     t0 = time.perf_counter()
+    if options is not None:
+        time_limit, seed, stop = options.time_limit, options.seed, options.stop
+    if time_limit is None:
+        raise TypeError("tabu_pack needs time_limit or options")
     inst = instance
     host_of = np.asarray(host_of, dtype=np.int64)
     if time_limit <= 0 or not applicable(inst) or (host_of == UNPLACED).any():
