@@ -7,7 +7,7 @@ was tuned on seeds >= 1000), or as ``--instances kind:seed ...``; ``--set hard28
 large), ``--set more20`` the 20 further seeds of its second table (uniform and large, seeds
 1012-1021) and ``--set hard48`` both. Every result passed the checker (``solvers.solve``
 verifies it) and is compared with the planted optimum where there is one ("opt" is the proven
-optimum otherwise). "auto (old)" is ``auto`` with the arc-flow stages off
+optimum otherwise). "auto (no arc flow)" is ``auto`` with the arc-flow stages off
 (``AutoSettings(arcflow=False)``); "auto (late arc flow)" has them but without the LP bound
 first and the early MIP (stages 1a, 1d and 1e of :mod:`solvers.auto`); "auto (in turn)" runs
 the arc-flow MIP between the other stages, not beside them
@@ -21,7 +21,7 @@ Usage::
     python benchmarks/bench_hard1d.py --set hard48 --runs "auto (60 s)"
     python benchmarks/bench_hard1d.py --set hard28 --runs "auto (late arc flow, 60 s)" "auto (60 s)"
     python benchmarks/bench_hard1d.py --count 6 --kinds uniform \
-        --runs "auto (old, 30 s)" "auto (old, 60 s)" "auto (60 s)" "arcflow (60 s)"
+        --runs "auto (no arc flow, 30 s)" "auto (no arc flow, 60 s)" "auto (60 s)" "arcflow (60 s)"
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from solvers import AutoSettings, solve
 from solvers.arcflow import forget_graph
 
 RUNS = {
-    "auto (old, 30 s)": ("auto", 30.0, AutoSettings(arcflow=False)),
-    "auto (old, 60 s)": ("auto", 60.0, AutoSettings(arcflow=False)),
+    "auto (no arc flow, 30 s)": ("auto", 30.0, AutoSettings(arcflow=False)),
+    "auto (no arc flow, 60 s)": ("auto", 60.0, AutoSettings(arcflow=False)),
     "auto (late arc flow, 60 s)": ("auto", 60.0, AutoSettings(
         arcflow_lp_min_left=float("inf"), arcflow_early_min_left=float("inf"), arcflow_beside=False)),
     "auto (in turn, 60 s)": ("auto", 60.0, AutoSettings(arcflow_beside=False)),
@@ -68,7 +68,7 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=20)
     ap.add_argument("--first-seed", type=int, default=1000)
     ap.add_argument("--kinds", nargs="+", default=["uniform", "perfect", "near"], choices=list(KINDS))
-    ap.add_argument("--runs", nargs="+", default=["auto (old, 30 s)", "auto (60 s)"],
+    ap.add_argument("--runs", nargs="+", default=["auto (no arc flow, 30 s)", "auto (60 s)"],
                     choices=list(RUNS))
     ap.add_argument("--instances", nargs="+", default=None, help="kind:seed ... (instead of --kinds)")
     ap.add_argument("--set", choices=["hard28", "more20", "hard48"], default=None)
