@@ -67,9 +67,7 @@ import numpy as np
 from packing.dag.engine import Cluster, Overheads
 from packing.dag.model import Job, Workload
 from packing.errors import input_error
-
-FIT_TOL = 1e-9
-"""A type runs a task when it is at least the task's demand minus this, per resource (as the engine)."""
+from packing.feasibility import fits as within
 
 EXACT_JOBS = 200
 """Above this many jobs the threshold search of :func:`order_bounds` runs on a grid (still valid)."""
@@ -267,7 +265,7 @@ class CapacityBound:
 def stage_fit(workload: Workload, cluster: Cluster) -> np.ndarray:
     """``(S, Q)`` bool: a task of stage ``s`` fits a slot of type ``q`` and the cluster has such slots."""
     _, dem, _, _ = workload.stage_table()
-    fits = np.all(cluster.types[None, :, :] >= dem[:, None, :] - FIT_TOL, axis=2)
+    fits = np.asarray(within(dem[:, None, :], cluster.types[None, :, :])).all(axis=2)
     return fits & (cluster.counts > 0)[None, :]
 
 
@@ -466,6 +464,6 @@ def capacity_bound(workload: Workload, cluster: Cluster, overheads: Overheads | 
     return CapacityBound(float((total - arr.sum()) / J), own_jct, fo, mk, parts, tuple(names))
 
 
-__all__ = ["EXACT_JOBS", "FIT_TOL", "MAX_MACHINES", "SEARCH_MACHINES", "TAIL_LEVELS", "TAIL_MACHINES",
+__all__ = ["EXACT_JOBS", "MAX_MACHINES", "SEARCH_MACHINES", "TAIL_LEVELS", "TAIL_MACHINES",
            "CapacityBound", "capacity_bound", "critical_path_bounds", "order_bounds", "path_lengths",
            "srpt_completions", "stage_fit", "tail_order_sum"]

@@ -48,6 +48,7 @@ import numpy as np
 
 from packing.dag.model import Workload
 from packing.errors import PolicyError, input_error
+from packing.feasibility import fits
 
 
 @dataclass(frozen=True)
@@ -224,7 +225,7 @@ class DagEngine:
         self.job_first = np.zeros(workload.n_jobs + 1, dtype=np.int64)
         self.job_first[1:] = np.cumsum([len(j.stages) for j in workload.jobs])
         types = cluster.types
-        self.stage_fits = np.all(types[None, :, :] >= dem[:, None, :] - 1e-9, axis=2)  # (S, Q)
+        self.stage_fits = np.asarray(fits(dem[:, None, :], types[None, :, :])).all(axis=2)  # (S, Q)
         has = cluster.counts > 0
         bad = np.flatnonzero(~(self.stage_fits & has[None, :]).any(axis=1))
         if len(bad):

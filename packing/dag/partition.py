@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 
 from packing.dag.model import Workload
+from packing.feasibility import fits as within
 
 Method = Literal["constrained", "single", "plain"]
 METHODS: tuple[str, ...] = ("constrained", "single", "plain")
@@ -190,7 +191,7 @@ def partition(workload: Workload, q: int, method: str = "constrained") -> Partit
 
 def fits(types: np.ndarray, demand: np.ndarray) -> np.ndarray:
     """Which types run a task of ``demand``: shape ``(Q,)`` bool (types ``(Q, R)``, demand ``(R,)``)."""
-    return np.all(types >= np.asarray(demand)[None, :] - _TOL, axis=1)
+    return np.asarray(within(np.asarray(demand)[None, :], types)).all(axis=1)
 
 
 __all__ = ["METHODS", "Partition", "comparable", "constrained_clustering", "demand_points", "dominates",
