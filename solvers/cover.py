@@ -42,6 +42,7 @@ from packing.checker import check
 from packing.feasibility import ClusterState, over_cap, rule_broken
 from packing.model import Instance
 from solvers import tabu
+from solvers.arcflow_partition import partition
 from solvers.pricing import placement_from_counts
 from solvers.scaling import CBC_LIMIT, scale_columns
 
@@ -334,7 +335,7 @@ def solve_cover(instance: Instance, hosts: int, *, time_limit: float = 10.0, wor
         if left <= 0.05 or (stop is not None and stop.is_set()):
             return result(None, False)
         sub = pats[items <= k]
-        st, use = _partition(sub, inst.counts, hosts, left if last else LEVEL_SHARE * left)
+        st, use = partition(sub, inst.counts, hosts, left if last else LEVEL_SHARE * left)
         if st == "infeasible" and last:
             return result(None, complete)
         if use is not None:
@@ -346,39 +347,6 @@ def solve_cover(instance: Instance, hosts: int, *, time_limit: float = 10.0, wor
                 return result(None, False)
             return result(placement.host_array(inst), False)
     return result(None, False)
-
-
-def _partition(pats: np.ndarray, counts: np.ndarray, hosts: int, time_limit: float
-               ) -> tuple[str, np.ndarray | None]:
-    """At most ``hosts`` patterns (rows of ``pats``, shape ``(P, n_apps)``) summing to ``counts``.
-
-    Returns:
-        ``(status, use)``: status ``"found"``, ``"infeasible"`` or ``"unknown"``; ``use`` holds
-        the multiplicity of every pattern, shape ``(P,)``, when found.
-    """
-    from ortools.linear_solver import pywraplp
-
-    mip = pywraplp.Solver.CreateSolver("CBC")  # set partitioning: LP-based search wins here
-    if mip is None:  # pragma: no cover - CBC ships with OR-Tools
-        return "unknown", None
-    with np.errstate(divide="ignore"):
-        most = np.where(pats > 0, counts[None, :] // np.maximum(pats, 1), hosts).min(axis=1)
-    most = np.minimum(most, hosts)
-    x = [mip.IntVar(0.0, float(u), f"p{p}") for p, u in enumerate(most.tolist())]
-    for a in range(pats.shape[1]):
-        row = mip.Constraint(float(counts[a]), float(counts[a]))
-        for p in np.flatnonzero(pats[:, a]).tolist():
-            row.SetCoefficient(x[p], float(pats[p, a]))
-    every = mip.Constraint(0.0, float(hosts))
-    for v in x:
-        every.SetCoefficient(v, 1.0)
-    mip.SetTimeLimit(max(1, int(1000 * time_limit)))
-    st = mip.Solve()
-    if st == pywraplp.Solver.INFEASIBLE:
-        return "infeasible", None
-    if st not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
-        return "unknown", None
-    return "found", np.rint([v.solution_value() for v in x]).astype(np.int64)
 
 
 __all__ = ["CoverResult", "applicable", "solve_cover", "tight_patterns", "warm"]
