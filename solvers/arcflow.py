@@ -333,7 +333,18 @@ def _build_mip(g: ArcGraph, solver_name: str, integer: bool, lo: int, hi: int) -
     z = var(float(lo), float(hi), "z")
     x = [var(0.0, float(min(g.need[a], hi)), f"x{k}") for k, a in enumerate(g.app.tolist())]
     loss = [var(0.0, float(hi), f"l{k}") for k in range(g.n_nodes - 1)]
-    rows = [mip.Constraint(0.0, 0.0) for _ in range(g.n_nodes)]
+    _flow_rows(mip, g, z, x, loss)
+    mip.Minimize(z)
+    return mip, z, x, loss
+
+
+def _flow_rows(solver: Any, g: ArcGraph, z: Any, x: list[Any], loss: list[Any]) -> dict[int, Any]:
+    """Flow conservation (``z`` hosts leave the source and reach the sink) and one demand row per app.
+
+    Returns:
+        The demand row of every app in the graph, by app index.
+    """
+    rows = [solver.Constraint(0.0, 0.0) for _ in range(g.n_nodes)]
     for k, (t, h) in enumerate(zip(g.tail.tolist(), g.head.tolist(), strict=True)):
         rows[t].SetCoefficient(x[k], -1.0)
         rows[h].SetCoefficient(x[k], 1.0)
@@ -342,13 +353,10 @@ def _build_mip(g: ArcGraph, solver_name: str, integer: bool, lo: int, hi: int) -
         rows[k + 1].SetCoefficient(loss[k], 1.0)
     rows[0].SetCoefficient(z, 1.0)
     rows[-1].SetCoefficient(z, -1.0)
-    dem = {}
-    for a in np.unique(g.app).tolist():
-        dem[a] = mip.Constraint(float(g.need[a]), mip.infinity())
+    dem = {a: solver.Constraint(float(g.need[a]), solver.infinity()) for a in np.unique(g.app).tolist()}
     for k, a in enumerate(g.app.tolist()):
         dem[a].SetCoefficient(x[k], 1.0)
-    mip.Minimize(z)
-    return mip, z, x, loss
+    return dem
 
 
 def lp_bound(g: ArcGraph, time_limit: float = 60.0) -> float | None:
@@ -376,19 +384,8 @@ def lp_solution(g: ArcGraph, time_limit: float = 60.0) -> tuple[float, np.ndarra
     z = lp.NumVar(0.0, inf, "z")
     x = [lp.NumVar(0.0, inf, f"x{k}") for k in range(g.n_arcs)]
     loss = [lp.NumVar(0.0, inf, f"l{k}") for k in range(g.n_nodes - 1)]
-    rows = [lp.Constraint(0.0, 0.0) for _ in range(g.n_nodes)]
-    for k, (t, h) in enumerate(zip(g.tail.tolist(), g.head.tolist(), strict=True)):
-        rows[t].SetCoefficient(x[k], -1.0)
-        rows[h].SetCoefficient(x[k], 1.0)
-    for k in range(g.n_nodes - 1):
-        rows[k].SetCoefficient(loss[k], -1.0)
-        rows[k + 1].SetCoefficient(loss[k], 1.0)
-    rows[0].SetCoefficient(z, 1.0)
-    rows[-1].SetCoefficient(z, -1.0)
-    apps = np.unique(g.app).tolist()
-    dem = {a: lp.Constraint(float(g.need[a]), inf) for a in apps}
-    for k, a in enumerate(g.app.tolist()):
-        dem[a].SetCoefficient(x[k], 1.0)
+    dem = _flow_rows(lp, g, z, x, loss)
+    apps = list(dem)
     lp.Minimize(z)
     lp.SetTimeLimit(max(1, int(1000 * time_limit)))
     if lp.Solve() != pywraplp.Solver.OPTIMAL:

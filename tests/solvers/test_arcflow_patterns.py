@@ -112,11 +112,13 @@ def test_petersen_gap_is_proven_by_the_partition() -> None:
     assert four.counts is not None and len(four.counts) <= 4
 
 
-def test_auto_proves_petersen_through_stage_1f() -> None:
+def test_auto_proves_petersen_through_the_arcflow_stages() -> None:
+    # stage 1f (patterns) and the arc-flow MIP beside it race to the proof: either may win on a
+    # loaded machine (the partition alone is tested above)
     af.forget_graph()
     res = solve(petersen_instance(), "auto", time_limit=30, seed=0)
     assert res.status == "optimal" and res.objective == 4 and res.bound == 4
-    assert res.proofs["bound"] == "patterns"
+    assert res.proofs["bound"] in ("patterns", "arcflow")
 
 
 def test_triplets_are_found_by_the_partition() -> None:
