@@ -207,7 +207,7 @@ class AutoSettings:
     spread_urgent_shapes: tuple[float, ...] = (0.85, 0.8, 0.875, 0.825, 0.9)
     spread_urgency_threshold: float = 0.1
     spread_balance: bool = True
-    spread_balance_slack: tuple[float, ...] = (0.03, 0.05)
+    spread_balance_slack: tuple[float, ...] = (0.04, 0.05, 0.03)
     spread_balance_min_left: float = 240.0
 
 

@@ -60,7 +60,7 @@ BIG = 0.1
 WALLED = 0.25
 """An app whose excluding apps could cover this share of the open hosts is placed first of all."""
 
-SLACK = (0.02, 0.04, 0.07)
+SLACK = (0.04, 0.05, 0.03)
 """Hosts :func:`balance_search` opens, as a share above the bound, tried in order."""
 
 
@@ -282,9 +282,9 @@ def balance_search(instance: Instance, bound: float, *, deadline: float, kind: O
                    ) -> np.ndarray | None:
     """Balanced assignments on ``ceil(bound * (1 + s))`` hosts for ``s`` in ``slack``; the best.
 
-    A further size is tried only while the time used so far suggests it ends before
-    ``deadline`` (a ``time.perf_counter()`` value), and only if the last one left containers to
-    first fit (one that places everything on the open hosts is not beaten by a larger one).
+    A further size is tried only while the longest run so far suggests it ends before
+    ``deadline`` (a ``time.perf_counter()`` value), and only if it opens fewer hosts than the best
+    packing so far uses (the balancing uses every host it opens).
 
     Returns:
         Host per container on the fewest hosts (every container placed), or ``None``.
@@ -297,8 +297,10 @@ def balance_search(instance: Instance, bound: float, *, deadline: float, kind: O
             break
         if best is not None and time.perf_counter() + 1.2 * took > deadline:
             break
-        t0 = time.perf_counter()
         n_open = min(instance.n_hosts, max(1, math.ceil(bound * (1.0 + s))))
+        if best is not None and n_open >= n_best:
+            continue
+        t0 = time.perf_counter()
         h = balance(instance, n_open, blocks=blocks, kind=kind)
         took = max(took, time.perf_counter() - t0)
         if (h == UNPLACED).any():
@@ -308,8 +310,6 @@ def balance_search(instance: Instance, bound: float, *, deadline: float, kind: O
             best, n_best = h, n
             if on_found is not None:
                 on_found(h, n)
-        if n <= n_open:
-            break
     return best
 
 
