@@ -255,21 +255,36 @@ def improve(instance: Instance, host_of: np.ndarray, *, target: int, time_limit:
             stop: Stop | None = None) -> np.ndarray | None:
     """Free hosts of ``host_of`` with the tabu search on the one host type it uses.
 
+    When a run stops short of the time limit (no lower excess for a while) after freeing hosts, a
+    new run starts from its packing with the next seed, until one frees none or the time is up.
+
     Returns:
         Host per container on fewer hosts (checked), shape ``(n_containers,)``, or ``None`` when
         none was found or ``host_of`` uses several host types.
     """
     from solvers.tabu import applicable, tabu_pack
 
+    t0 = time.perf_counter()
     sub = one_type(instance, host_of)
     if sub is None or not applicable(sub[0]):
         return None
     inst1, first = sub
-    found = tabu_pack(inst1, host_of - first, target=target, time_limit=time_limit, seed=seed,
-                      on_improve=on_improve, stop=stop)
-    if found is None:
+    best: np.ndarray | None = None
+    start = host_of - first
+    k = 0
+    while True:
+        left = time_limit - (time.perf_counter() - t0)
+        if left <= 0 or (stop is not None and stop.is_set()):
+            break
+        found = tabu_pack(inst1, start, target=target, time_limit=left, seed=seed + k,
+                          on_improve=on_improve, stop=stop)
+        if found is None:
+            break
+        best = start = found
+        k += 1
+    if best is None:
         return None
-    out = found + first
+    out = best + first
     if check(instance, Placement.from_arrays(instance, out, None), require_all=True):
         return None  # pragma: no cover - the tabu search checks its own result
     return out
