@@ -252,17 +252,20 @@ def one_type(instance: Instance, host_of: np.ndarray) -> tuple[Instance, int] | 
 
 def improve(instance: Instance, host_of: np.ndarray, *, target: int, time_limit: float,
             seed: int = 0, on_improve: Callable[[int], None] | None = None,
-            stop: Stop | None = None) -> np.ndarray | None:
+            stop: Stop | None = None, patience: int | None = None) -> np.ndarray | None:
     """Free hosts of ``host_of`` with the tabu search on the one host type it uses.
 
     When a run stops short of the time limit (no lower excess for a while) after freeing hosts, a
     new run starts from its packing with the next seed, until one frees none or the time is up.
 
+    ``patience``: iterations without a lower excess after which a run gives up (``None``: the
+    tabu search's default).
+
     Returns:
         Host per container on fewer hosts (checked), shape ``(n_containers,)``, or ``None`` when
         none was found or ``host_of`` uses several host types.
     """
-    from solvers.tabu import applicable, tabu_pack
+    from solvers.tabu import PATIENCE, applicable, tabu_pack
 
     t0 = time.perf_counter()
     sub = one_type(instance, host_of)
@@ -277,7 +280,8 @@ def improve(instance: Instance, host_of: np.ndarray, *, target: int, time_limit:
         if left <= 0 or (stop is not None and stop.is_set()):
             break
         found = tabu_pack(inst1, start, target=target, time_limit=left, seed=seed + k,
-                          on_improve=on_improve, stop=stop)
+                          on_improve=on_improve, stop=stop,
+                          patience=PATIENCE if patience is None else patience)
         if found is None:
             break
         best = start = found
