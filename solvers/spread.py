@@ -395,10 +395,10 @@ def fill(instance: Instance, mode: int = 3, kind: Objective = "hosts", use_surro
             break
         took = time.perf_counter() - t
         chunk = int(max(1, min(4 * chunk, chunk * CHUNK_SECONDS / max(took, 1e-6))))
-    return _assign(inst, hl[:k], al[:k])
+    return assign(inst, hl[:k], al[:k])
 
 
-def _assign(inst: Instance, hosts: np.ndarray, apps: np.ndarray) -> np.ndarray:
+def assign(inst: Instance, hosts: np.ndarray, apps: np.ndarray) -> np.ndarray:
     """Host per container from (host, app) pairs, one per placed container (apps' slots in order)."""
     host_of = np.full(inst.n_containers, UNPLACED, dtype=np.int64)
     order = np.argsort(apps, kind="stable")
@@ -409,5 +409,5 @@ def _assign(inst: Instance, hosts: np.ndarray, apps: np.ndarray) -> np.ndarray:
     return host_of
 
 
-__all__ = ["URGENCY", "URGENCY_THRESHOLD", "applicable", "cap_float", "demand_shape", "fill",
-           "resource_weights", "rule_degree", "surrogate", "weighted_capacity", "work_arrays"]
+__all__ = ["URGENCY", "URGENCY_THRESHOLD", "applicable", "assign", "cap_float", "demand_shape",
+           "fill", "resource_weights", "rule_degree", "surrogate", "weighted_capacity", "work_arrays"]
