@@ -138,8 +138,9 @@ def test_reproduce_section_shape(page: Path) -> None:
         assert any(re.search(r"\d", line) for line in shown), \
             f"{page.name}: a block ({b.commands[0].words[:3]}) shows no number it should print"
         for c in b.commands:
-            assert c.words and (c.words[0] == "vbp" or (c.words[0] in ("python", "bash") and len(c.words) > 1)), \
-                f"{page.name}: {' '.join(c.words)}: a command is 'vbp ...', 'python SCRIPT ...' or 'bash SCRIPT'"
+            ok = c.words and (c.words[0] == "vbp" or (c.words[0] in ("python", "bash") and len(c.words) > 1))
+            assert ok, (f"{page.name}: {' '.join(c.words)}: a command is 'vbp ...', "
+                        "'python SCRIPT ...' or 'bash SCRIPT'")
 
 
 def vbp_command(args: list[str]) -> click.Command:

@@ -225,7 +225,8 @@ class DagEngine:
         self.job_first = np.zeros(workload.n_jobs + 1, dtype=np.int64)
         self.job_first[1:] = np.cumsum([len(j.stages) for j in workload.jobs])
         types = cluster.types
-        self.stage_fits = np.asarray(fits(dem[:, None, :], types[None, :, :])).all(axis=2)  # (S, Q)
+        ok: np.ndarray = np.asarray(fits(dem[:, None, :], types[None, :, :]))
+        self.stage_fits: np.ndarray = np.asarray(ok.all(axis=2))  # (S, Q)
         has = cluster.counts > 0
         bad = np.flatnonzero(~(self.stage_fits & has[None, :]).any(axis=1))
         if len(bad):

@@ -191,7 +191,8 @@ def partition(workload: Workload, q: int, method: str = "constrained") -> Partit
 
 def fits(types: np.ndarray, demand: np.ndarray) -> np.ndarray:
     """Which types run a task of ``demand``: shape ``(Q,)`` bool (types ``(Q, R)``, demand ``(R,)``)."""
-    return np.asarray(within(np.asarray(demand)[None, :], types)).all(axis=1)
+    ok: np.ndarray = np.asarray(within(np.asarray(demand)[None, :], types))
+    return np.asarray(ok.all(axis=1))
 
 
 __all__ = ["METHODS", "Partition", "comparable", "constrained_clustering", "demand_points", "dominates",
