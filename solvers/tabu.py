@@ -457,6 +457,10 @@ def _drop(b, n_bins, weight, bin_of, load, members, mlen, mpos, size, app, cap, 
     return True
 
 
+DROP_TRIES = 8
+"""Hosts tried, lightest first, when emptying one fails (a container with no host left)."""
+
+
 def warm() -> bool:
     """Whether the compiled search is loaded in this process (its next call costs no compiling)."""
     return bool(_search.signatures) and bool(_drop.signatures)
@@ -585,11 +589,22 @@ def tabu_pack(
     best: np.ndarray | None = None
     while n_bins > target:
         wsum = np.bincount(bin_of, weights=weight, minlength=n_bins)[:n_bins]
-        b = int(np.argmin(wsum))  # the lightest host is the easiest to empty
-        members = _room(members, int(mlen[:n_bins].max() + mlen[b]) + 2)
-        if not _drop(b, n_bins, weight, bin_of, load, members, mlen, mpos, size, app, cap,
+        dropped = False
+        # the lightest host is the easiest to empty; when the caps or rules leave one of its
+        # containers no host, the state is restored and the next lightest is tried
+        for b in np.argsort(wsum, kind="stable")[:DROP_TRIES].tolist():
+            members = _room(members, int(mlen[:n_bins].max() + mlen[b]) + 2)
+            saved = (bin_of.copy(), load.copy(), members.copy(), mlen.copy(), mpos.copy(),
+                     exc.copy(), t_host.copy(), t_until.copy())
+            if _drop(b, n_bins, weight, bin_of, load, members, mlen, mpos, size, app, cap,
                      col, rules, use_counts, limit, inv, exc, t_host, t_until):
-            break  # the caps leave no host for one of its containers
+                dropped = True
+                break
+            for arr, old in zip((bin_of, load, members, mlen, mpos, exc, t_host, t_until), saved,
+                                strict=True):
+                arr[...] = old
+        if not dropped:
+            break  # no host among the lightest can be emptied
         n_bins -= 1
         best_total = np.array([exc[:n_bins].sum()])
         solved = False

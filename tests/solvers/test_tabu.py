@@ -147,17 +147,25 @@ def _digest(host_of: np.ndarray) -> str:
 
 @pytest.mark.parametrize("slots", [tabu.SLOTS, 0])
 def test_sparse_tables_make_the_dense_moves(slots: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    # slots 0: the member rows start as long as the fullest host and grow during the search
+    # slots 0: the member rows start as long as the fullest host and grow during the search.
+    # The dense tables stopped when the lightest host could not be emptied (DROP_TRIES 1); with
+    # the next lightest tried as well the search may only end on as few hosts or fewer.
     monkeypatch.setattr(tabu, "SLOTS", slots)
     for key, (hosts, digest) in DENSE.items():
         inst = _case(key)
         g = ffd(inst, "hosts")
         lb, _ = cheap_lower_bound(inst, "hosts")
+        monkeypatch.setattr(tabu, "DROP_TRIES", 1)
         out = tabu_pack(inst, g.host_of, target=int(lb), time_limit=600, seed=7,
                         max_iters=1_500)
         assert out is not None, key
         assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
         assert (_hosts(out), _digest(out)) == (hosts, digest), key
+        monkeypatch.setattr(tabu, "DROP_TRIES", 8)
+        more = tabu_pack(inst, g.host_of, target=int(lb), time_limit=600, seed=7,
+                         max_iters=1_500)
+        assert more is not None and check(inst, Placement.from_arrays(inst, more), require_all=True) == []
+        assert _hosts(more) <= hosts, key
 
 
 def test_freeing_the_host_needs_a_swap() -> None:
@@ -197,3 +205,17 @@ def test_a_sample_of_destinations_on_many_hosts() -> None:
     full = tabu_pack(inst, g.host_of, target=int(lb), time_limit=600, seed=3, max_iters=2_000,
                      sample=0)
     assert full is not None and not np.array_equal(full, runs[0])  # the sample did change moves
+
+
+def test_a_host_that_cannot_be_emptied_is_skipped_for_the_next_lightest() -> None:
+    # A (1 core) never shares a host with C (3 cores); B has 4 cores; hosts of 10 cores. The optimum
+    # is 2 hosts ({A,B,B}, {C,C}). From {C,B} {C,B} {A} the lightest host {A} cannot be emptied
+    # (both others run C); emptying a {C,B} host (C onto the other, B beside A) can.
+    inst = Instance("skip", ("cpu",), (HostType("h", (10.0,), 3),),
+                    (App("a", (1.0,), 1), App("b", (4.0,), 2), App("c", (3.0,), 2)),
+                    exclusions=(("a", "c"),))
+    start = np.array([2, 0, 1, 0, 1])  # containers: a b b c c
+    assert check(inst, Placement.from_arrays(inst, start)) == []
+    out = tabu_pack(inst, start, target=2, time_limit=60, seed=0, max_iters=10_000)
+    assert out is not None and _hosts(out) == 2
+    assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
