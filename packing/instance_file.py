@@ -247,51 +247,45 @@ def _labels(r: FieldReader, v: Any, f: str) -> Labels | None:
     return labels_of(o) if len(r.problems) == n else None
 
 
-def _taints(r: FieldReader, v: Any, f: str) -> tuple[Taint, ...] | None:
-    """Taints ``[{"key", "value", "effect"}]``."""
+def _string_records(r: FieldReader, v: Any, f: str, defaults: dict[str, str], make: Any,
+                    problem: Any) -> tuple[Any, ...] | None:
+    """A list of objects whose keys are ``defaults``' (strings, a missing key takes its default).
+
+    Each object becomes ``make(*values)`` in the keys' order; ``problem(record)`` names what is
+    wrong with one (or ``None``). ``None`` is returned when anything was wrong.
+    """
     if v is None:
         return ()
-    out: list[Taint] = []
+    out: list[Any] = []
     n = len(r.problems)
+    names = ", ".join(defaults)
+    names = names if len(defaults) < 2 else names.rsplit(", ", 1)[0] + " and " + list(defaults)[-1]
     for i, raw in enumerate(r.seq(v, f) or []):
         o = r.obj(raw, f"{f}[{i}]")
         if o is None:
             continue
-        r.unknown_keys(o, f"{f}[{i}]", {"key", "value", "effect"})
-        vals = [o.get(k, "") for k in ("key", "value", "effect")]
+        r.unknown_keys(o, f"{f}[{i}]", set(defaults))
+        vals = [o.get(k, d) for k, d in defaults.items()]
         if not all(isinstance(x, str) for x in vals):
-            r.bad(f"{f}[{i}]", "key, value and effect are strings")
+            r.bad(f"{f}[{i}]", f"{names} are strings")
             continue
-        t = Taint(*vals)
-        why = taint_problem(t)
+        rec = make(*vals)
+        why = problem(rec)
         if why is not None:
             r.bad(f"{f}[{i}]", why)
-        out.append(t)
+        out.append(rec)
     return tuple(out) if len(r.problems) == n else None
+
+
+def _taints(r: FieldReader, v: Any, f: str) -> tuple[Taint, ...] | None:
+    """Taints ``[{"key", "value", "effect"}]``."""
+    return _string_records(r, v, f, {"key": "", "value": "", "effect": ""}, Taint, taint_problem)
 
 
 def _tolerations(r: FieldReader, v: Any, f: str) -> tuple[Toleration, ...] | None:
     """Tolerations ``[{"key", "operator", "value", "effect"}]`` (operator Equal by default)."""
-    if v is None:
-        return ()
-    out: list[Toleration] = []
-    n = len(r.problems)
-    for i, raw in enumerate(r.seq(v, f) or []):
-        o = r.obj(raw, f"{f}[{i}]")
-        if o is None:
-            continue
-        r.unknown_keys(o, f"{f}[{i}]", {"key", "operator", "value", "effect"})
-        vals = [o.get("key", ""), o.get("operator", "Equal"), o.get("value", ""),
-                o.get("effect", "")]
-        if not all(isinstance(x, str) for x in vals):
-            r.bad(f"{f}[{i}]", "key, operator, value and effect are strings")
-            continue
-        t = Toleration(*vals)
-        why = toleration_problem(t)
-        if why is not None:
-            r.bad(f"{f}[{i}]", why)
-        out.append(t)
-    return tuple(out) if len(r.problems) == n else None
+    return _string_records(r, v, f, {"key": "", "operator": "Equal", "value": "", "effect": ""},
+                           Toleration, toleration_problem)
 
 
 def _affinity(r: FieldReader, v: Any, f: str) -> tuple[Term, ...] | None:
