@@ -169,7 +169,7 @@ def _deployed_table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: 
     click.echo("-" * len(head))
     for r in rows:
         gap = "-" if r.gap is None else f"{100 * r.gap:.1f}%"
-        lost = inst.n_containers - r.deployed_mean
+        lost = r.rejected_mean + r.waiting_mean
         click.echo(f"{r.name:<22}{r.deployed_mean:>10.1f}{gap:>9}{lost:>10.1f}{r.hosts_mean:>12.1f}")
     click.echo("gap: (optimum - deployed) / optimum; the optimum places all tasks at once (offline).")
     click.echo("lost: tasks not deployed (rejected, or still waiting after a WAIT when the stream ends).")
