@@ -49,7 +49,8 @@ class ComparisonRow:
     """One policy's line of a comparison: means over its runs and the gap to the optimum.
 
     Every arrival of a run is counted once: ``deployed_mean + rejected_mean + waiting_mean +
-    departed_mean`` is the number of arrivals (``rejected``: no host could take it; ``waiting``:
+    departed_mean`` is the number of arrivals plus the snapshot's containers (which count as
+    deployed) (``rejected``: no host could take it; ``waiting``:
     the policy chose WAIT, or the container fit nowhere with ``wait_when_full``, and no departure
     let it in before the end).
     """

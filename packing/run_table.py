@@ -28,8 +28,9 @@ COLUMNS: tuple[str, ...] = ("instance", "policy", "order", "seed", "hosts", "hos
 """The columns of the table, one row per run. ``order`` 0 is the instance's own order; ``seed`` is the
 sweep's seed (order ``i`` runs with the policy seed ``run_seed(seed, i)``); ``allocation`` is the
 Sigma allocation rate of the bottleneck resource; ``seconds`` is the run's wall time. Every arrival
-is counted once: ``deployed + rejected + waiting + departed`` is the number of arrivals
-(``waiting``: never placed because the policy chose WAIT and no departure let it in)."""
+is counted once: ``deployed + rejected + waiting + departed`` is the number of arrivals plus the
+snapshot's containers (``waiting``: never placed because the policy chose WAIT and no departure let
+it in)."""
 
 OPTIMUM_COLUMNS: tuple[str, ...] = ("optimum", "bound", "gap", "optimum_status", "optimum_kind")
 """The columns ``vbp sweep --optimum`` adds: the instance's optimum (the objective of
