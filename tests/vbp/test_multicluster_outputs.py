@@ -129,3 +129,18 @@ def test_sweep_optimum_is_the_optimum_of_compare(scenario_file: str, tmp_path: P
     assert row["optimum_status"] == opt["status"]
     assert float(row["gap"]) == pytest.approx((opt["objective"] - int(row["deployed"])) / opt["objective"])
     assert int(row["deployed"]) + int(row["rejected"]) + int(row["waiting"]) == TASKS
+
+
+def test_the_hosts_table_notes_waiting_containers(capsys: pytest.CaptureFixture[str]) -> None:
+    from packing.builtin import builtin_instance
+    from packing.comparison import ComparisonRow
+    from vbp.cli.compare import _table
+
+    res = SimpleNamespace(objective=15.0, objective_kind="hosts", status="optimal", bound=15.0,
+                          placement=None)
+    rows = [ComparisonRow("bf", 20.0, 20, 20, 20.0, 0.7, 0.0, None, 235.0),
+            ComparisonRow("agent", 18.0, 18, 18, 18.0, 0.7, 0.0, None, 230.0, 5.0)]
+    _table(builtin_instance("sigma"), res, rows, "1 order(s)", 0)
+    out = capsys.readouterr().out
+    assert "left containers waiting (WAIT) at the end, never placed: agent 5." in out
+    assert "bf 0" not in out

@@ -204,3 +204,6 @@ def _table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> N
                    "placed); the optimum repacks every container from scratch.")
     if any(r.rejected_mean for r in rows):
         click.echo("note: some policies rejected containers; their host counts cover fewer containers.")
+    if any(r.waiting_mean for r in rows):
+        click.echo("note: some policies left containers waiting (WAIT) at the end, never placed: "
+                   + ", ".join(f"{r.name} {r.waiting_mean:g}" for r in rows if r.waiting_mean) + ".")
