@@ -46,7 +46,14 @@ def gap(optimum: float | None, kind: str, *, hosts: float, cost: float, deployed
 
 @dataclass(frozen=True)
 class ComparisonRow:
-    """One policy's line of a comparison: means over its runs and the gap to the optimum."""
+    """One policy's line of a comparison: means over its runs and the gap to the optimum.
+
+    Every arrival of a run is counted once: ``deployed_mean + rejected_mean + waiting_mean +
+    departed_mean`` is the number of arrivals plus the snapshot's containers (which count as
+    deployed) (``rejected``: no host could take it; ``waiting``:
+    the policy chose WAIT, or the container fit nowhere with ``wait_when_full``, and no departure
+    let it in before the end).
+    """
 
     name: str
     hosts_mean: float
@@ -57,6 +64,8 @@ class ComparisonRow:
     rejected_mean: float
     gap: float | None
     deployed_mean: float = 0.0
+    waiting_mean: float = 0.0
+    departed_mean: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the row (names as in ``docs/outputs.md``)."""
@@ -64,6 +73,7 @@ class ComparisonRow:
                 "hosts_max": self.hosts_max, "cost_mean": self.cost_mean,
                 "allocation_mean": json_number(self.allocation_mean),
                 "deployed_mean": self.deployed_mean, "rejected_mean": self.rejected_mean,
+                "waiting_mean": self.waiting_mean, "departed_mean": self.departed_mean,
                 "gap": json_number(self.gap)}
 
 
@@ -85,7 +95,9 @@ def summarise(name: str, records: Sequence[RunRecord], optimum: float | None, ki
     return ComparisonRow(name, mean, min(hosts), max(hosts), cost,
                          float(sum(r.allocation for r in records) / runs),
                          float(sum(r.rejected for r in records) / runs),
-                         gap(optimum, kind, hosts=mean, cost=cost, deployed=deployed), deployed)
+                         gap(optimum, kind, hosts=mean, cost=cost, deployed=deployed), deployed,
+                         float(sum(r.waiting for r in records) / runs),
+                         float(sum(r.departed for r in records) / runs))
 
 
 __all__ = ["ComparisonRow", "gap", "json_number", "summarise"]

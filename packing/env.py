@@ -35,9 +35,12 @@ Each step goes through :class:`packing.simulator.Stepper` (``env.stepper``), the
 simulator.
 
 ``info`` keys, named as in ``docs/outputs.md``: ``action_mask`` (the adapter's), ``hosts`` (in use
-now), ``rejected`` (so far), ``deployed`` (containers placed so far, departed ones included),
-``waiting`` (now), ``auto_rejected`` (rejected by the engine during the step, without the agent),
-``invalid_action``.
+now), ``deployed`` (containers on a host now, the snapshot's included: at the end of an episode the
+``deployed`` of :func:`packing.simulator.simulate` and :func:`packing.metrics.compute_metrics`),
+``placed`` (containers the episode placed so far, departed ones included, the snapshot's not),
+``rejected`` (so far), ``waiting`` (now), ``departed`` (so far), ``auto_rejected`` (rejected by the
+engine during the step, without the agent), ``invalid_action``. Without a snapshot and without
+departures ``deployed == placed``.
 """
 
 from __future__ import annotations
@@ -93,6 +96,7 @@ class PlacementEnv(gym.Env[Any, Any]):
         self.observation_space = self.encoder.space(self.layout)
         self.action_space = self.actions.space(self.layout)
         self.rejected_ = 0
+        self._snapshot = instance.initial.n_placed if instance.initial is not None else 0
 
     # --------------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -216,9 +220,11 @@ class PlacementEnv(gym.Env[Any, Any]):
         return self.encoder.encode(self.layout, self.engine)
 
     def _info(self, **extra: Any) -> dict[str, Any]:
-        s = self._stats
+        eng = self.engine
+        alive, departed = eng.alive(), len(eng.departed)
         return {"action_mask": self.action_mask(), "hosts": self.hosts_used,
-                "rejected": self.rejected_, "deployed": s.placed, "waiting": s.waiting, **extra}
+                "deployed": self._snapshot + alive, "placed": alive + departed, "rejected": self.rejected_,
+                "waiting": len(eng.waiting), "departed": departed, **extra}
 
 
 __all__ = ["ClusterHost", "ContinuousCluster", "Deployed", "DictEncoder", "DiscreteHost", "FlatEncoder",

@@ -5,8 +5,8 @@ A :class:`RunTask` names everything one simulated run needs, by value or by refe
 a reference to a shared :class:`Scenario` (an instance and its arrival orders), an order index, the
 policy seed and :class:`RunOptions`. Running it gives a :class:`RunRecord`: plain numbers from
 :func:`packing.metrics.compute_metrics` (hosts used, cost, deployed containers, the Sigma allocation
-rate of the bottleneck resource) and from the run (peak hosts, rejected and delayed arrivals, wall
-time), with the trajectory and the placement only on request.
+rate of the bottleneck resource) and from the run (peak hosts, rejected, delayed, waiting and departed
+arrivals, wall time), with the trajectory and the placement only on request.
 
 Executors run a function over items and return the results in the items' order:
 
@@ -137,7 +137,7 @@ class RunTask:
 
 
 NUMBERS: tuple[str, ...] = ("hosts", "hosts_peak", "cost", "rejected", "delayed", "deployed",
-                            "allocation")
+                            "allocation", "waiting", "departed")
 """The numbers of a :class:`RunRecord` (every executor gives the same ones for the same task)."""
 
 
@@ -159,6 +159,9 @@ class RunRecord:
         allocation: Sigma allocation rate of the bottleneck resource at the end
             (:attr:`packing.metrics.Metrics.allocation`).
         seconds: wall time of the run (simulation, check and metrics).
+        waiting: arrivals still waiting at the end, never placed (a policy's WAIT, or ``wait_when_full``,
+            with no departure left to retry them).
+        departed: arrivals whose container left before the end.
         trajectory: the per-decision trajectory (with ``RunOptions(trajectory=True)``).
         host_of: final host per container, shape ``(n_containers,)``, -1 for none (with
             ``RunOptions(placement=True)``).
@@ -177,6 +180,8 @@ class RunRecord:
     deployed: int
     allocation: float
     seconds: float = field(compare=False)
+    waiting: int = 0
+    departed: int = 0
     trajectory: Trajectory | None = field(default=None, compare=False, repr=False)
     host_of: np.ndarray | None = field(default=None, compare=False, repr=False)
     cards_of: list[tuple[int, ...]] | None = field(default=None, compare=False, repr=False)
@@ -222,7 +227,7 @@ def run(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarray | 
         instance=label if label is not None else instance.name, policy=res.policy, order=order_index,
         seed=int(seed), hosts=m.hosts, hosts_peak=int(res.hosts_peak), cost=m.cost,
         rejected=res.n_rejected, delayed=res.n_delayed, deployed=m.deployed,
-        allocation=m.allocation, seconds=seconds,
+        allocation=m.allocation, seconds=seconds, waiting=len(res.waiting), departed=len(res.departed),
         trajectory=res.trajectory if options.trajectory else None,
         host_of=np.array(res.host_of) if options.placement else None,
         cards_of=list(res.cards_of) if options.placement and res.cards_of is not None else None)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from packing.model import Instance, Placement
-from packing.planning import HostOffer, TypeUsage, full_capacity, type_usage
+from packing.planning import HostOffer, TypeUsage, full_capacity, planned_capacity, type_usage
 
 FORMAT = "vbp-plan/2"
 """The ``format`` of :meth:`PlanResult.to_dict` (schema: ``docs/schemas/vbp-plan-2.json``)."""
@@ -217,7 +217,7 @@ def summarise(instance: Instance, growth: float, placement: Placement | None, st
         return ScenarioResult(growth, status, kind, None, None, bound, None, (), max_hosts,
                               seconds, dict(proofs or {}), reason, None, instance)
     per_type = type_usage(instance, placement, priced, [dict(o.labels) for o in offers],
-                          full_capacity(instance, offers))
+                          full_capacity(instance, offers), planned_capacity(instance))
     hosts = sum(t.hosts for t in per_type)
     cost = sum(t.cost or 0.0 for t in per_type) if priced else None
     value = float(cost if priced and cost is not None else hosts)

@@ -29,6 +29,12 @@ capacity (as the nearest float below it). The checker compares loads with capaci
 relative tolerance (:data:`packing.feasibility.TOL`, 1e-9: at most 69 bytes on a 64 GiB
 host).
 
+The rounded capacity is the solvers' encoding only: what a plan reports (a type's ``capacity``,
+its utilisation of the planned capacity, stranded capacity, the bottleneck) is measured against
+the exact planned capacity ``(capacity - reserve) * (1 - headroom)``
+(:func:`planned_capacity`; build_instance keeps it in ``meta["planned_capacity"]``), so a plan
+without reserve and headroom is measured against the hosts' full capacity.
+
 Stranded capacity
 -----------------
 For a used host with free vector ``f = planned capacity - load`` (over the planning resources),
@@ -319,8 +325,7 @@ class Adjustment:
             parts.append("times (1 - headroom) with headroom " + ", ".join(
                 f"{r}={float(h) * 100:g}%" for r, h in zip(PLAN_RESOURCES, self.headroom,
                                                              strict=True) if h))
-        return ("capacity " + ", then ".join(parts)
-                + ", rounded down to a multiple of the demands' common step")
+        return "capacity " + ", then ".join(parts)
 
 
 def _show(resource: str, base: int) -> str:
@@ -532,14 +537,19 @@ def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence
     n = len(res)
     grid = demand_grid(demand)
     types = []
+    exact: dict[str, list[float]] = {}
     for o, c in zip(offers, counts, strict=True):
-        planned = adj.planned(o, grid, demand.daemon_load(o))
+        extra = demand.daemon_load(o)
+        planned = adj.planned(o, grid, extra)
         cap = tuple(base_to_units(r, b) for r, b in zip(PLAN_RESOURCES, planned, strict=True))[:n]
         types.append(HostType(o.name, cap, int(c), cost=1.0 if o.price is None else float(o.price),
                               labels=tuple(sorted(o.labels)), taints=o.taints))
+        unrounded = adj.planned(o, (None, None, None), extra)
+        exact[o.name] = [base_to_units(r, b) for r, b in zip(PLAN_RESOURCES, unrounded, strict=True)][:n]
     apps = tuple(_replace_app(a, demand=tuple(a.demand[:n])) for a in demand.apps)
     return Instance(name, res, tuple(types), apps, demand.rules, demand.exclusions,
-                    meta={"planned_against": adj.describe(bool(demand.daemons))})
+                    meta={"planned_against": adj.describe(bool(demand.daemons)),
+                          "planned_capacity": exact})
 
 
 def check_selection(demand: Demand, offers: Sequence[HostOffer]) -> None:
@@ -586,14 +596,17 @@ class TypeUsage:
         cost: their total cost (``None`` without prices).
         utilisation: load / the hosts' full capacity over the used hosts, per resource (the
             share of the real hosts in use; below 1 - headroom when headroom is planned).
-        stranded: stranded free capacity over the used hosts, per resource (planning units;
-            see the module docstring).
+        stranded: stranded free capacity (planned capacity - load) over the used hosts, per
+            resource (planning units; see the module docstring).
         bottleneck: the resource with the highest utilisation of the planned capacity (``None``
             when unused).
-        capacity: the planned capacity of one host, per resource (planning units).
+        capacity: the planned capacity of one host, per resource (planning units): exactly
+            ``(capacity - reserve) * (1 - headroom)`` (:func:`planned_capacity`), the full
+            capacity without reserve and headroom.
         labels: the offer's labels.
         utilisation_of_planned: load / planned capacity over the used hosts, per resource (1
-            when the used hosts are full up to the reserve and headroom line).
+            when the used hosts are full up to the reserve and headroom line; equal to
+            ``utilisation`` without reserve and headroom).
         host_capacity: the full capacity of one host (before reserve and headroom), per
             resource (planning units).
     """
@@ -643,6 +656,29 @@ def full_capacity(instance: Instance, offers: Sequence[HostOffer]) -> list[tuple
     return out
 
 
+def planned_capacity(instance: Instance) -> list[tuple[float, ...]]:
+    """The exact planned capacity of each host type of a planning instance, before the grid rounding.
+
+    The instance's own capacities are rounded down to the demands' common step for the solvers
+    (see the module docstring); reports measure against ``(capacity - reserve) * (1 - headroom)``,
+    which :func:`build_instance` keeps in ``meta["planned_capacity"]``. A type it does not name
+    (an instance not built there) keeps its own capacity.
+
+    Returns:
+        Per host type, the capacity in ``instance.resources`` order (planning units), shape
+        ``(n_types, n_resources)``.
+    """
+    meta = instance.meta if isinstance(instance.meta, Mapping) else {}
+    exact = meta.get("planned_capacity") or {}
+    n = instance.n_resources
+    out = []
+    for t in instance.host_types:
+        cap = exact.get(t.name)
+        out.append(tuple(float(c) for c in cap) if cap is not None and len(cap) == n
+                   else tuple(t.capacity))
+    return out
+
+
 STRANDED_CHUNK = 1024
 """Hosts per block when stranded capacity is computed (bounds the hosts x shapes array)."""
 
@@ -668,7 +704,8 @@ def stranded(demand: np.ndarray, free: np.ndarray) -> np.ndarray:
 
 def type_usage(instance: Instance, placement: Placement, priced: bool,
                labels: Sequence[Mapping[str, str]] | None = None,
-               full: Sequence[Sequence[float]] | None = None) -> tuple[TypeUsage, ...]:
+               full: Sequence[Sequence[float]] | None = None,
+               planned: Sequence[Sequence[float]] | None = None) -> tuple[TypeUsage, ...]:
     """Per host type: hosts used, cost, utilisation, stranded capacity and bottleneck.
 
     Args:
@@ -678,10 +715,15 @@ def type_usage(instance: Instance, placement: Placement, priced: bool,
         labels: the labels of each host type, shape ``(n_types,)``.
         full: the full capacity of each host type (:func:`full_capacity`), shape
             ``(n_types, n_resources)``; ``None``: the planned capacity is the full one.
+        planned: the planned capacity of each host type (:func:`planned_capacity`), shape
+            ``(n_types, n_resources)``; ``None``: the instance's capacities.
     """
     host_of = placement.host_array(instance)
     st = ClusterState.from_placement(instance, host_of, placement.card_lists(instance))
     load, cap = state_loads(st)
+    if planned is not None:
+        cap = np.asarray(planned, dtype=np.float64).reshape(len(instance.host_types), -1)[
+            instance.host_type_of]
     used = st.used_hosts()
     names = instance.resources
     strand = np.zeros_like(load)
@@ -704,7 +746,8 @@ def type_usage(instance: Instance, placement: Placement, priced: bool,
             utilisation={r: float(u) for r, u in zip(names, raw, strict=True)},
             stranded={r: float(s) for r, s in zip(names, strand[sel].sum(axis=0), strict=True)},
             bottleneck=names[int(np.argmax(util))] if n else None,
-            capacity={r: float(c) for r, c in zip(names, ht.capacity, strict=True)},
+            capacity={r: float(c) for r, c in zip(
+                names, ht.capacity if planned is None else planned[t], strict=True)},
             labels=dict(labels[t]) if labels is not None else {},
             utilisation_of_planned={r: float(u) for r, u in zip(names, util, strict=True)},
             host_capacity={r: float(c) for r, c in zip(names, host_cap, strict=True)},
@@ -716,5 +759,5 @@ __all__ = [
     "BASE_UNIT", "MAX_TYPES_SHOWN", "PLAN_RESOURCES", "Adjustment", "DaemonLoad", "Demand",
     "HostOffer", "TypeUsage", "base_to_units", "build_instance", "check_selection",
     "full_capacity", "parse_growth", "parse_headroom", "parse_reserve", "plan_resources",
-    "stranded", "to_base", "type_usage",
+    "planned_capacity", "stranded", "to_base", "type_usage",
 ]

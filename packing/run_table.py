@@ -23,16 +23,23 @@ if TYPE_CHECKING:
     from packing.evaluation import RunRecord
 
 COLUMNS: tuple[str, ...] = ("instance", "policy", "order", "seed", "hosts", "hosts_peak", "cost",
-                            "rejected", "delayed", "deployed", "allocation", "seconds", "executor")
+                            "rejected", "delayed", "deployed", "allocation", "seconds", "executor",
+                            "waiting", "departed")
 """The columns of the table, one row per run. ``order`` 0 is the instance's own order; ``seed`` is the
 sweep's seed (order ``i`` runs with the policy seed ``run_seed(seed, i)``); ``allocation`` is the
-Sigma allocation rate of the bottleneck resource; ``seconds`` is the run's wall time."""
+Sigma allocation rate of the bottleneck resource; ``seconds`` is the run's wall time. Every arrival
+is counted once: ``deployed + rejected + waiting + departed`` is the number of arrivals plus the
+snapshot's containers (``waiting``: never placed because the policy chose WAIT and no departure let
+it in)."""
 
-OPTIMUM_COLUMNS: tuple[str, ...] = ("optimum", "bound", "gap", "optimum_status")
-"""The columns ``vbp sweep --optimum`` adds: the instance's optimum (the solver's objective:
-hosts, or cost with priced host types), its proven bound, the run's gap to that optimum
-(``(value - optimum) / optimum``, value in the same unit; empty without an optimum) and the
-solver's status (``optimal``, ``feasible``: the optimum column is then the best found)."""
+OPTIMUM_COLUMNS: tuple[str, ...] = ("optimum", "bound", "gap", "optimum_status", "optimum_kind")
+"""The columns ``vbp sweep --optimum`` adds: the instance's optimum (the objective of
+:func:`solvers.optimum.comparison_optimum`, the same as ``vbp compare``'s: hosts, cost with
+priced host types, or tasks deployed for a multi-cluster scenario), its proven bound (a lower
+bound, an upper bound for deployed), the run's gap to that optimum (``(value - optimum) /
+optimum``, value in the same unit; ``(optimum - deployed) / optimum`` for deployed; empty without
+an optimum), the solver's status (``optimal``, ``feasible``: the optimum column is then the best
+found) and what the optimum counts (``optimum_kind``: ``hosts``, ``cost`` or ``deployed``)."""
 
 FORMATS = {".csv": "csv", ".parquet": "parquet"}
 """Output suffixes and their formats."""
@@ -69,7 +76,8 @@ def run_row(record: RunRecord, instance: str, policy: str, seed: int, executor: 
     return {"instance": instance, "policy": policy, "order": r.order, "seed": seed,
             "hosts": r.hosts, "hosts_peak": r.hosts_peak, "cost": r.cost,
             "rejected": r.rejected, "delayed": r.delayed, "deployed": r.deployed,
-            "allocation": r.allocation, "seconds": r.seconds, "executor": executor}
+            "allocation": r.allocation, "seconds": r.seconds, "executor": executor,
+            "waiting": r.waiting, "departed": r.departed}
 
 
 def optimum_columns(res: Any, row: dict[str, Any]) -> dict[str, Any]:
@@ -81,7 +89,8 @@ def optimum_columns(res: Any, row: dict[str, Any]) -> dict[str, Any]:
     opt = res.objective
     bound = res.bound if math.isfinite(res.bound) else None
     g = gap(opt, res.objective_kind, hosts=row["hosts"], cost=row["cost"], deployed=row["deployed"])
-    return {"optimum": opt, "bound": bound, "gap": g, "optimum_status": res.status}
+    return {"optimum": opt, "bound": bound, "gap": g, "optimum_status": res.status,
+            "optimum_kind": res.objective_kind}
 
 
 def write_table(rows: Sequence[dict[str, Any]], path: str | Path, fmt: str | None = None) -> Path:

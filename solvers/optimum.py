@@ -1,8 +1,9 @@
 """The optimum a comparison measures policies against, proven where the solver can.
 
-``vbp compare`` and ``vbp sweep --optimum`` solve each instance once here: the fewest hosts (or
-the least cost) with :func:`solvers.solve` (``"auto"``), or for a multi-cluster scenario, where
-tasks may stay undeployed, the most tasks deployed (:func:`solvers.max_deployed.optimum`).
+``vbp compare`` and ``vbp sweep --optimum`` solve each instance once here, so their optimum is the
+same quantity for the same instance (:func:`optimum_kind` decides which): the fewest hosts (or the
+least cost) with :func:`solvers.solve` (``"auto"``), or for a multi-cluster scenario, where tasks
+may stay undeployed, the most tasks deployed (:func:`solvers.max_deployed.optimum`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,17 @@ from __future__ import annotations
 from packing.errors import InfeasibleError
 from packing.model import Instance
 from solvers.result import ProgressCallback, SolveResult
+
+
+def maximises_deployed(inst: Instance) -> bool:
+    """Whether the optimum of ``inst`` is the most tasks deployed (a multi-cluster scenario).
+
+    Such a scenario offers more than its clusters hold (the tasks that fit nowhere stay
+    undeployed), so the fewest hosts of a placement of every task does not exist.
+    """
+    from packing.generators.multicluster import is_multicluster
+
+    return is_multicluster(inst)
 
 
 def deployed_optimum(inst: Instance, time_limit: float) -> SolveResult:
@@ -27,16 +39,19 @@ def deployed_optimum(inst: Instance, time_limit: float) -> SolveResult:
                        opt.placement, hosts, opt.method, opt.seconds, "deployed")
 
 
-def comparison_optimum(inst: Instance, time_limit: float, seed: int = 0, *, deployed: bool = False,
+def comparison_optimum(inst: Instance, time_limit: float, seed: int = 0, *, deployed: bool | None = None,
                        callback: ProgressCallback | None = None, name: str | None = None) -> SolveResult:
     """Solve ``inst`` once for a comparison: ``"auto"``, or the most tasks deployed.
+
+    ``vbp compare`` and ``vbp sweep --optimum`` both call this with the default ``deployed``, so a
+    multi-cluster scenario has the same optimum (``objective_kind == "deployed"``) in both.
 
     Args:
         inst: the instance (solved offline: all containers at once).
         time_limit: solver budget in seconds.
         seed: solver seed.
         deployed: maximise tasks deployed (:func:`deployed_optimum`) instead of minimising hosts
-            or cost.
+            or cost; ``None`` (default): as :func:`maximises_deployed` says for ``inst``.
         callback: progress of the ``"auto"`` solve.
         name: the instance's name in the error (default: ``inst.name``).
 
@@ -46,6 +61,8 @@ def comparison_optimum(inst: Instance, time_limit: float, seed: int = 0, *, depl
     """
     from solvers import solve
 
+    if deployed is None:
+        deployed = maximises_deployed(inst)
     if deployed:
         res = deployed_optimum(inst, time_limit)
     else:
@@ -57,4 +74,4 @@ def comparison_optimum(inst: Instance, time_limit: float, seed: int = 0, *, depl
     return res
 
 
-__all__ = ["comparison_optimum", "deployed_optimum"]
+__all__ = ["comparison_optimum", "deployed_optimum", "maximises_deployed"]

@@ -33,7 +33,10 @@ def labels(names: Sequence[str], paths: Sequence[str]) -> list[str]:
 
 def solve_optima(instances: Sequence[tuple[str, Instance]], time_limit: float,
                  seed: int) -> dict[str, Any]:
-    """Solve every instance once (``auto``, up to ``time_limit`` seconds); results by label.
+    """Solve every instance once (up to ``time_limit`` seconds); results by label.
+
+    The optimum is :func:`solvers.optimum.comparison_optimum`'s, as in ``vbp compare``: the fewest
+    hosts (or the least cost), or the most tasks deployed for a multi-cluster scenario.
 
     Raises:
         InfeasibleError: an instance is proven to have no placement of every container.

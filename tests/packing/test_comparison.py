@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 from pathlib import Path
 
@@ -46,6 +47,17 @@ def test_summarise_means_extremes_and_gap() -> None:
     assert d["gap"] is None and d["hosts_mean"] == 5.0
 
 
+def test_summarise_counts_waiting_and_departed_arrivals() -> None:
+    # 10 arrivals per run: deployed + rejected + waiting + departed
+    runs = [dataclasses.replace(record(2, 2.0, 6, rejected=1), waiting=3),
+            dataclasses.replace(record(2, 2.0, 5, rejected=0), waiting=1, departed=4)]
+    d = summarise("agent", runs, 8.0, "deployed").to_dict()
+    means = (d["deployed_mean"], d["rejected_mean"], d["waiting_mean"], d["departed_mean"])
+    assert means == (5.5, 0.5, 2.0, 2.0)
+    row = run_row(runs[1], "inst", "agent", 0, "serial")
+    assert (row["deployed"], row["rejected"], row["waiting"], row["departed"]) == (5, 0, 1, 4)
+
+
 def test_json_number() -> None:
     assert json_number(1 / 3) == 0.333333
     assert json_number(math.nan) is None and json_number(math.inf) is None and json_number(None) is None
@@ -59,7 +71,7 @@ def test_table_rows_and_csv_round_trip(tmp_path: Path) -> None:
         r.update(optimum_columns(Optimum(4.0, "hosts", 4.0), r))
     assert rows[0]["gap"] == pytest.approx(0.25)
     assert optimum_columns(Optimum(7.0, "deployed", math.inf, "feasible"), rows[0]) == {
-        "optimum": 7.0, "bound": None, "gap": 0.0, "optimum_status": "feasible"}
+        "optimum": 7.0, "bound": None, "gap": 0.0, "optimum_status": "feasible", "optimum_kind": "deployed"}
     out = write_table(rows, tmp_path / "t.csv")
     with out.open(newline="") as f:
         back = list(csv.DictReader(f))

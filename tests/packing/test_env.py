@@ -9,7 +9,8 @@ from gymnasium.utils.env_checker import check_env
 from packing.builtin import builtin_instance
 from packing.checker import check
 from packing.env import PlacementEnv
-from packing.model import App, HostType, Instance, Request
+from packing.metrics import compute_metrics
+from packing.model import App, HostType, Instance, Placement, Request
 from packing.simulator import sample_orders, simulate
 from policies.heuristics import FirstFit
 
@@ -83,3 +84,27 @@ def test_invalid_action_and_auto_reject_and_departures() -> None:
     assert check(inst, env.placement()) == []
     with pytest.raises(RuntimeError):
         env.step(0)
+
+
+def test_info_deployed_is_on_hosts_now_and_placed_counts_departed_ones() -> None:
+    # a snapshot container s on host 0; two x arrive at 0 and leave at 1, a third x arrives at 2:
+    # at the end s and the third x are on hosts (deployed 2), three x were placed, two departed
+    inst = Instance("d", ("cpu",), (HostType("h", (10.0,), 2),), (App("s", (5.0,), 1), App("x", (5.0,), 3)),
+                    initial=Placement({"s": (0,)}),
+                    requests=(Request(0, "x", end=1), Request(0, "x", end=1), Request(2, "x")))
+    env = PlacementEnv(inst)
+    _, info = env.reset(seed=0)
+    assert (info["deployed"], info["placed"], info["departed"]) == (1, 0, 0)  # the snapshot is deployed
+    policy = FirstFit()
+    policy.reset(inst, 0)
+    done = False
+    seen = []
+    while not done:
+        _, _, done, _, info = env.step_engine(policy.act(env.observation(), env.host_mask()))
+        seen.append((info["deployed"], info["placed"], info["departed"]))
+    # (deployed, placed, departed) after each step; the engine then moves on to the next decision,
+    # so the second step ends after the two departures at t=1
+    assert seen == [(2, 1, 0), (1, 2, 2), (2, 3, 2)]
+    res = simulate(inst, FirstFit())
+    assert info["deployed"] == res.summary()["deployed"] == compute_metrics(inst, env.placement()).deployed
+    assert info["departed"] == res.summary()["departed"] and info["rejected"] == info["waiting"] == 0

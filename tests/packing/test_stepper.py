@@ -55,5 +55,7 @@ def test_env_and_simulate_take_the_same_steps(inst: Instance) -> None:
             autos.append(info["auto_rejected"])
         assert autos == [s.auto_rejected for s in seen] and sum(autos) == 1
         assert env.placement() == res.placement
-        assert (info["hosts"], info["deployed"], info["rejected"]) == (res.hosts, 3, res.n_rejected)
-        assert "hosts_used" not in info and "placed" not in info  # the names of docs/outputs.md
+        assert (info["hosts"], info["deployed"], info["rejected"]) == (res.hosts, 2, res.n_rejected)
+        assert info["deployed"] == res.summary()["deployed"] and info["placed"] == 3  # one departed
+        assert "hosts_used" not in info  # the names of docs/outputs.md
+        assert info["placed"] == info["deployed"] + info["departed"]  # no snapshot here

@@ -48,6 +48,34 @@ def test_utilisation_of_full_and_planned_capacity(tmp_path: Path,
     assert (cells["of_planned_cpu"], cells["of_planned_memory"]) == ("100.0%", "50.0%")
 
 
+def test_full_host_capacity_is_the_real_capacity(tmp_path: Path) -> None:
+    # 7 x (1 core, 1Gi) on hosts of 3.5 cores and 4Gi: three per host by CPU, so 3 hosts. The
+    # demands' CPU step is 1 core, so the solvers see 3 cores per host (no packing lost), but the
+    # plan is measured against the hosts' 3.5 cores: CPU 7 / 10.5 of the full capacity and of the
+    # planned one alike; memory 7 / 12. Stranded: a host with 3 replicas keeps 0.5 core and 1Gi
+    # that no replica can use; the third host can still take one (nothing stranded there).
+    d = tmp_path / "d.csv"
+    d.write_text("name,replicas,cpu,memory\nweb,7,1,1Gi\n")
+    res = plan(d, ["h=3.5c4g"], time_limit=10)
+    (s,) = res.scenarios
+    (t,) = s.per_type
+    assert res.planned_against == "full host capacity"
+    assert (s.status, s.hosts) == ("optimal", 3)
+    assert t.capacity == t.host_capacity == {"cpu": 3.5, "memory": 4.0}
+    assert t.utilisation == t.utilisation_of_planned == pytest.approx({"cpu": 7 / 10.5, "memory": 7 / 12})
+    placed = sorted(s.placement.host_array(s.instance).tolist()) if s.placement is not None else []
+    per_host = sorted(placed.count(h) for h in set(placed))
+    stranded_cpu = sum(3.5 - k for k in per_host if 3.5 - k < 1 or 4 - k < 1)
+    stranded_mem = sum(4 - k for k in per_host if 3.5 - k < 1 or 4 - k < 1)
+    assert t.stranded == pytest.approx({"cpu": stranded_cpu, "memory": stranded_mem})
+    assert per_host in ([1, 3, 3], [2, 2, 3])  # either way some capacity is stranded
+    assert t.stranded["cpu"] > 0
+    # with 10% headroom: 3.15 cores planned (the solvers see 3), 7 / 9.45 of it
+    (h,) = plan(d, ["h=3.5c4g"], headroom="10%", time_limit=10).scenarios
+    assert h.per_type[0].capacity == pytest.approx({"cpu": 3.15, "memory": 3.6})
+    assert h.per_type[0].utilisation_of_planned["cpu"] == pytest.approx(7 / 9.45)
+
+
 def _columns(head: str) -> list[str]:
     """Column names of the per-type table (names of two words: ``use cpu``, ``of planned cpu``)."""
     words, out = head.split(), []

@@ -169,7 +169,7 @@ def _deployed_table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: 
     click.echo("-" * len(head))
     for r in rows:
         gap = "-" if r.gap is None else f"{100 * r.gap:.1f}%"
-        lost = inst.n_containers - r.deployed_mean
+        lost = r.rejected_mean + r.waiting_mean
         click.echo(f"{r.name:<22}{r.deployed_mean:>10.1f}{gap:>9}{lost:>10.1f}{r.hosts_mean:>12.1f}")
     click.echo("gap: (optimum - deployed) / optimum; the optimum places all tasks at once (offline).")
     click.echo("lost: tasks not deployed (rejected, or still waiting after a WAIT when the stream ends).")
@@ -204,3 +204,6 @@ def _table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> N
                    "placed); the optimum repacks every container from scratch.")
     if any(r.rejected_mean for r in rows):
         click.echo("note: some policies rejected containers; their host counts cover fewer containers.")
+    if any(r.waiting_mean for r in rows):
+        click.echo("note: some policies left containers waiting (WAIT) at the end, never placed: "
+                   + ", ".join(f"{r.name} {r.waiting_mean:g}" for r in rows if r.waiting_mean) + ".")

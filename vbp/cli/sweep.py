@@ -30,8 +30,10 @@ from vbp.cli.outputs import force_option
                    "policy column holds the registry name, the file's stem, or NAME (unique) "
                    "[default: every heuristic].")
 @click.option("--optimum", is_flag=True,
-              help="Solve each instance once (up to --time-limit) and add the columns optimum, "
-                   "bound, gap (each run against the optimum) and optimum_status.")
+              help="Solve each instance once (up to --time-limit), as compare does (fewest hosts or "
+                   "cost; most tasks deployed for a multi-cluster scenario), and add the columns "
+                   "optimum, bound, gap (each run against the optimum), optimum_status and "
+                   "optimum_kind.")
 @click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=20.0,
               show_default=True, help="With --optimum: solver budget per instance, in seconds.")
 @click.option("--orders", type=click.IntRange(min=1, max=MAX_ORDERS), default=8, show_default=True,
@@ -56,9 +58,10 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     INSTANCES are instance files, .vbp files, data-set folders or built-in names (`sigma`). Columns:
     instance, policy, order (0 = the instance's own order), seed, hosts, hosts_peak, cost,
     rejected, delayed, deployed, allocation (Sigma allocation rate of the bottleneck resource),
-    seconds, executor; with --optimum also optimum, bound, gap and optimum_status (an instance
-    proven infeasible exits with status 3 before any run). The same seed gives the same numbers
-    on every executor.
+    seconds, executor, waiting (never placed: the policy chose WAIT), departed; with --optimum
+    also optimum, bound, gap, optimum_status and optimum_kind (the optimum of `vbp compare`: hosts,
+    cost, or deployed for a multi-cluster scenario; an instance proven infeasible exits with
+    status 3 before any run). The same seed gives the same numbers on every executor.
 
     Bad input exits with status 2 before any solve or run starts, naming the file: a policy file
     or learned agent of another shape than an instance (resources, clusters); an instance whose
