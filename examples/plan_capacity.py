@@ -33,7 +33,7 @@ cache,3,2,12Gi,1
 worker,8,1500m,3Gi,
 """
 
-HOSTS = ["general:8c32g:0.38", "compute:16c32g:0.68", "memory:8c64g:0.50"]
+HOSTS = ["general=8c32g:price=0.38", "compute=16c32g:price=0.68", "memory=8c64g:price=0.50"]
 
 
 def main(path: str | None = None, time_limit: float = 20.0, plot: str | None = None
@@ -44,7 +44,7 @@ def main(path: str | None = None, time_limit: float = 20.0, plot: str | None = N
         if path is None:
             demand.write_text(DEMO)
 
-        one = plan(demand, ["std:16c64g"], time_limit=time_limit).scenarios[0]
+        one = plan(demand, ["std=16c64g"], time_limit=time_limit).scenarios[0]
         print(f"how many 16c64g hosts: {one.hosts} ({one.status}, proven bound {one.bound:g})")
 
         mix = plan(demand, HOSTS, headroom="15%", reserve="100m,256Mi", time_limit=time_limit)
