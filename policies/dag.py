@@ -1,7 +1,9 @@
 """DAG baseline policies for :class:`packing.dag.engine.DagEngine`.
 
-FIFO, shortest job first,
-critical path first, random and a Decima-like slot (one container type, heuristic stage choice).
+FIFO, shortest job first (by remaining task-seconds; SJF-CP: the longest path first within the job;
+SJF-reserve: SJF-CP keeping a share of the containers some stages need exclusively away from long
+tasks that fit elsewhere), critical path first, random and a Decima-like slot (one container type,
+heuristic stage choice).
 
 Each picks a runnable stage by its own priority, then the smallest container type (by size relative
 to the largest type) the mask allows for it, and launches as many tasks as are pending and free
@@ -17,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from packing.dag.engine import DagAction, DagEngine, DagObservation
+from packing.dag.engine import WAIT, DagAction, DagEngine, DagObservation
 from packing.dag.policy import DagPolicy, drive_dag
 from packing.errors import input_error
 
@@ -108,6 +110,68 @@ class CriticalPathFirst(StagePriority):
 
     def keys(self, obs: DagObservation, stages: np.ndarray) -> np.ndarray:  # noqa: D102
         return -self.down[stages]
+
+
+class SjfReserve(SjfCriticalPath):
+    """SJF-CP that keeps a share of the containers other stages can use only away from long tasks.
+
+    A container type is *protected* while some unfinished stage of an arrived job fits only that
+    type. A stage whose tasks last ``long_s`` seconds or more and that fits other types too leaves
+    ``ceil(reserve * containers of the type)`` containers of a protected type free; so one long
+    stage that could run elsewhere does not fill the only type a short job needs, for its whole
+    duration, just before that job's stage becomes runnable. Otherwise it acts as SJF-CP: stages by
+    the job's remaining task-seconds (then the longest path to the job's end), the smallest allowed
+    type first, as many tasks as are pending and free; when the first stage cannot launch in any
+    allowed type, the next one is tried. When nothing may launch, it waits for the next event
+    (:data:`~packing.dag.engine.WAIT`), unless no task is running: then SJF-CP's action.
+
+    What it knows is what SJF knows (the arrived jobs' DAGs, task counts and durations) and the
+    cluster's container types; not the future arrivals.
+
+    Args:
+        partition: the partition the policy runs on.
+        long_s: tasks of at least this many seconds are long.
+        reserve: share of a protected type's containers long flexible tasks leave free.
+    """
+
+    name = "sjf-reserve"
+
+    def __init__(self, partition: str | None = None, *, long_s: float = 100.0, reserve: float = 0.1) -> None:
+        super().__init__(partition)
+        if not (long_s >= 0 and 0 <= reserve <= 1):
+            raise ValueError(f"need long_s >= 0 and 0 <= reserve <= 1, got {long_s}, {reserve}")
+        self.long_s, self.reserve = float(long_s), float(reserve)
+
+    def reset(self, engine: DagEngine) -> None:  # noqa: D102
+        super().reset(engine)
+        counts = engine.cluster.counts
+        fit = engine.stage_fits & (counts > 0)[None, :]  # (S, Q)
+        self.kept = np.ceil(self.reserve * counts).astype(np.int64)  # (Q,) containers kept free
+        self.sole = np.where(fit.sum(axis=1) == 1, np.argmax(fit, axis=1), -1)  # (S,) the only type or -1
+        self.guarded = (engine.stage_duration >= self.long_s) & (fit.sum(axis=1) > 1)  # (S,)
+
+    def act(self, obs: DagObservation, mask: np.ndarray) -> DagAction:
+        """SJF-CP's order; long flexible stages leave the reserve of protected types free."""
+        assert self.engine is not None
+        eng = self.engine
+        rows = np.flatnonzero(mask.any(axis=1))
+        stages = obs.runnable[rows]
+        order = np.lexsort((stages, -self.down[stages], self.keys(obs, stages)))
+        live = obs.arrived[eng.stage_job] & (obs.finished < eng.stage_tasks)
+        only = self.sole[live]
+        protected = np.zeros(len(self.kept), dtype=bool)
+        protected[only[only >= 0]] = True
+        for k in order:
+            s = int(stages[k])
+            allowed = np.flatnonzero(mask[rows[k]])
+            for q in allowed[np.argsort(self.type_size[allowed], kind="stable")]:
+                keep = int(self.kept[q]) if self.guarded[s] and protected[q] else 0
+                n = int(min(obs.pending[s], obs.free[q] - keep))
+                if n >= 1:
+                    return DagAction(s, int(q), n)
+        if obs.running.sum() > 0:
+            return WAIT
+        return super().act(obs, mask)
 
 
 class RandomDag(StagePriority):
@@ -268,7 +332,7 @@ class RolloutExpert(StagePriority):
 
 DAG_POLICIES: dict[str, type[StagePriority]] = {
     "fifo": Fifo, "sjf": ShortestJobFirst, "cpf": CriticalPathFirst, "random": RandomDag,
-    "cpf-single": CpfSingleType, "sjf-cp": SjfCriticalPath,
+    "cpf-single": CpfSingleType, "sjf-cp": SjfCriticalPath, "sjf-reserve": SjfReserve,
 }
 """Name -> class of the DAG baselines."""
 
@@ -345,5 +409,5 @@ def parse_dag_policies(text: str | None, seed: int = 0) -> tuple[list[str], list
 
 
 __all__ = ["DAG_POLICIES", "DEFAULT_DAG_POLICIES", "CpfSingleType", "CriticalPathFirst", "Fifo", "RandomDag",
-           "RolloutExpert", "ShortestJobFirst", "SjfCriticalPath", "StagePriority", "make_dag_policy",
-           "parse_dag_policies", "resolve_dag_policy"]
+           "RolloutExpert", "ShortestJobFirst", "SjfCriticalPath", "SjfReserve", "StagePriority",
+           "make_dag_policy", "parse_dag_policies", "resolve_dag_policy"]

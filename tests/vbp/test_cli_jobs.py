@@ -37,6 +37,16 @@ def test_compare_table() -> None:
     assert "bound (cp)" in r.output and "bound (capacity)" in r.output
 
 
+def test_compare_sjf_reserve_row_and_both_bounds() -> None:
+    r = CliRunner().invoke(jobs, ["compare", FIXTURE, "--policies", "sjf-cp,sjf-reserve", "--hosts",
+                                  "32c64g:1", "--interarrival", "0", "--q", "2", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert [p["name"] for p in out["policies"]] == ["sjf-cp", "sjf-reserve"]
+    cp, cap = out["bounds"]["critical_path_mean_jct"], out["bounds"]["capacity_mean_jct"]
+    assert all(p["mean_jct"] >= cap - 1e-9 >= cp - 2e-9 for p in out["policies"])
+
+
 def test_partition_json() -> None:
     r = CliRunner().invoke(jobs, ["partition", FIXTURE, "--q", "1-2", "--methods", "constrained,single",
                                   "--containers", "40", "--time-limit", "1", "--json"])
