@@ -49,7 +49,8 @@
    child process) looks for a set partition of the containers into at most ``U`` of them
    (:mod:`solvers.arcflow_patterns`): a packing at the bound, or, when the enumeration was
    complete and no partition exists, the bound plus one host. It gets ``patterns_share`` of the
-   time left when the enumeration is complete, ``patterns_incomplete_share`` when there are too
+   time left when the enumeration is complete, ``patterns_incomplete_share`` (at most
+   ``patterns_incomplete_max`` seconds, enumeration included) when there are too
    many such patterns (then only the smallest reduced costs are kept, and it can only find a
    packing). With ``arcflow_beside=False`` it runs in turn: right after 1b
    (stage 1d) for ``arcflow_early_share`` of the time left when the LP bound is above the cheap
@@ -151,7 +152,10 @@ class AutoSettings:
         patterns_share: share of the time left stage 1f may use when it enumerated every
             pattern its proof needs.
         patterns_incomplete_share: share of the time left stage 1f may use when there were too
-            many patterns (it may then find a packing but proves nothing).
+            many patterns (it may then find a packing but proves nothing); the enumerations
+            that find the list incomplete count against it.
+        patterns_incomplete_max: at most this many seconds for stage 1f when its list is
+            incomplete.
         patterns_min_left: stage 1f runs only with this many seconds left (and with
             ``search_min_left`` when its enumeration is not compiled in this process yet).
         spread_min_work: instances with at least this many containers x hosts (and within
@@ -213,7 +217,8 @@ class AutoSettings:
     arcflow_beside: bool = True
     patterns: bool = True
     patterns_share: float = 0.6
-    patterns_incomplete_share: float = 0.3
+    patterns_incomplete_share: float = 0.15
+    patterns_incomplete_max: float = 20.0
     patterns_min_left: float = 3.0
     spread_min_work: int = 100_000_000
     spread_repack: bool = True
@@ -393,7 +398,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         nonlocal background
         if background is None or not (wait or background.done()):
             return
-        r = background.result(stop=closed())
+        # never past the budget: at its end the MIP is stopped (its bound so far stands)
+        r = background.result(stop=closed(), until=clock.deadline - cfg.margin)
         background = None
         if r is not None:
             take(r)
@@ -466,7 +472,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
     if (use_arcflow and lp_done and cfg.patterns and greedy.complete and not closed()
             and left() >= cfg.patterns_min_left and not clock.stopped and _patterns_warm(left(), cfg)):
         r = _patterns(inst, kind, clock, lb, cfg.patterns_share * left(),
-                      cfg.patterns_incomplete_share * left(), run_stop, relay)
+                      min(cfg.patterns_incomplete_share * left(), cfg.patterns_incomplete_max),
+                      run_stop, relay)
         if r is not None:
             take(r)
             if closed() or (best is None and _closed(greedy.objective, lb, kind)):
@@ -512,7 +519,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         if closed():
             return finish()
     # stage 1: on small models a short CP-SAT run settles the easy cases (tight cheap bound)
-    if (size <= cfg.cpsat_small or not use_colgen) and not clock.stopped:
+    if ((size <= cfg.cpsat_small or not use_colgen) and not clock.stopped
+            and clock.elapsed < clock.time_limit):
         budget = left()
         if use_colgen:
             budget = min(max(cfg.cpsat_first * time_limit, min(0.6 * time_limit, 2.0)),
@@ -628,8 +636,17 @@ class _Background:
         """Whether ``run()`` has returned (or raised)."""
         return not self.thread.is_alive()
 
-    def result(self, stop: bool) -> SolveResult | None:
-        """Its result (None if it raised); with ``stop`` it is asked to stop first."""
+    def result(self, stop: bool, until: float | None = None) -> SolveResult | None:
+        """Its result (None if it raised); with ``stop`` it is asked to stop first.
+
+        With ``until`` (on :func:`time.perf_counter`'s scale) it runs at most until then and is
+        asked to stop if it has not ended (its result is then what it had at the stop).
+        """
+        import time
+
+        if not stop and until is not None:
+            self.thread.join(max(0.0, until - time.perf_counter()))
+            stop = self.thread.is_alive()
         if stop:
             self.stop.set()
         self.thread.join()

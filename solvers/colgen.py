@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -518,7 +519,11 @@ def _residual_rounding(inst: Instance, kind: Objective, res: ColgenBound, clock:
 def _restricted_ip(inst: Instance, cols: list[Column], lp_bound: float, cost: np.ndarray,
                    limit: np.ndarray, time_limit: float, seed: int, workers: int,
                    hint: np.ndarray | None, stop: Stop | None = None) -> np.ndarray | None:
-    """Integer master over the columns (CP-SAT): how many hosts take each column, ``(P,)``."""
+    """Integer master over the columns (CP-SAT): how many hosts take each column, ``(P,)``.
+
+    ``time_limit`` counts from the call (building the model included).
+    """
+    deadline = time.perf_counter() + time_limit
     from ortools.sat.python import cp_model
 
     if not cols:
@@ -554,7 +559,7 @@ def _restricted_ip(inst: Instance, cols: list[Column], lp_bound: float, cost: np
     solver.parameters.max_time_in_seconds = max(0.05, time_limit)
     solver.parameters.num_search_workers = max(1, workers)
     solver.parameters.random_seed = int(seed)
-    st = run_cpsat(solver, m, None, stop)
+    st = run_cpsat(solver, m, None, stop, deadline=deadline)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     return np.array([solver.value(v) for v in lam], dtype=np.int64)
