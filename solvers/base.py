@@ -53,10 +53,11 @@ class StopFlag:
     Pass it as ``solvers.solve(..., stop=flag)`` and call :meth:`set` from any thread (a timer,
     a signal handler): every method then stops as soon as it can and returns the best placement
     and the best *proven* bound found so far, with ``interrupted=True``. CP-SAT is stopped
-    within about :data:`STOP_POLL` seconds; column generation, tabu search, the exact cover and
-    LNS stop at their next check (between iterations or chunks, well under a second); CBC
-    (``pulp``, the cover's set partitioning) cannot be stopped mid-solve, only between solves.
-    A :class:`threading.Event` works the same way.
+    within about :data:`STOP_POLL` seconds; column generation, tabu search, the exact cover's
+    enumeration and LNS stop at their next check (between iterations or chunks, well under a
+    second); the CBC child processes (arc flow, the exact cover, the pattern partition) are
+    terminated; only ``pulp``'s CBC cannot be stopped mid-solve (it keeps its time limit). A
+    :class:`threading.Event` works the same way.
 
     Example:
         >>> flag = StopFlag()

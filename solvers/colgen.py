@@ -203,23 +203,32 @@ class _Master:
         self.vars.append(v)
         return True
 
-    def solve(self, retry: bool = True) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
+    def solve(self, retry: bool = True, deadline: float | None = None
+              ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
         """Solve; returns (value, lam (P,), pi (n_apps,), mu (n_types,), artificial use).
 
         The artificial columns keep the master feasible and bounded, so GLOP's only other
         answer is ``ABNORMAL`` (numerical trouble, status 4), which the warm start from the last
         basis can cause: with ``retry`` the master is then solved again from scratch (dual
-        simplex, then primal simplex).
+        simplex, then primal simplex). With ``deadline`` (on :func:`time.perf_counter`'s scale)
+        every solve is limited to the time left until it, and no retry starts after it.
 
         Raises:
-            MasterLPFailed: no optimum from scratch either.
+            MasterLPFailed: no optimum (from scratch either), or the deadline came first.
         """
         from ortools.linear_solver import pywraplp
 
-        st = self.lp.Solve()
+        def limit() -> bool:
+            if deadline is None:
+                return True
+            left = deadline - time.perf_counter()
+            self.lp.SetTimeLimit(max(1, int(1000 * left)))
+            return left > 0
+
+        st = self.lp.Solve() if limit() else pywraplp.Solver.NOT_SOLVED
         P = pywraplp.MPSolverParameters
         for algorithm in (P.DUAL, P.PRIMAL) if retry else ():
-            if st == pywraplp.Solver.OPTIMAL:
+            if st == pywraplp.Solver.OPTIMAL or not limit():
                 break
             params = P()
             params.SetIntegerParam(P.INCREMENTALITY, P.INCREMENTALITY_OFF)
@@ -300,10 +309,12 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
     while not clock.stopped:  # a stop ends the loop between iterations; best_lb stays valid
         it += 1
         try:
-            value, lam, pi_r, mu_r, art = master.solve()
+            value, lam, pi_r, mu_r, art = master.solve(deadline=clock.deadline)
         except MasterLPFailed as e:
             # no duals to price with: stop with the bound of the pricings done so far (each
             # rests on its own duals and proven price bounds, not on this LP) and the columns
+            if clock.left(0.0) <= 0.05:
+                break  # the budget ended during the solve: a time stop, not a failure
             failed = True
             notify(callback, history, clock, None, _bound(best_lb, kind, cost) if best_lb else None,
                    METHOD, f"iteration {it}: {e}; column generation stops with the bound so far")
@@ -427,7 +438,7 @@ def _dive(inst: Instance, master: _Master, clock: Clock) -> np.ndarray | None:
     rounds = 0
     while clock.left(0.0) > 0.05:
         try:
-            _value, lam, pi, mu, art = master.solve(retry=False)
+            _value, lam, pi, mu, art = master.solve(retry=False, deadline=clock.deadline)
         except MasterLPFailed:
             break  # the other roundings and the restricted master still run
         if art > 1e-6:

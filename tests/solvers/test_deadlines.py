@@ -28,6 +28,13 @@ def _items(sizes: list[float], cap: float, hosts: int = 6) -> Instance:
                     tuple(App(f"i{k}", (s,), 1) for k, s in enumerate(sizes)))
 
 
+def _two_d() -> Instance:
+    """First fit uses 3 hosts, the volume bound is 2, the optimum 3 (the cover proves it)."""
+    return Instance("t", ("a", "b"), (HostType("h", (10.0, 10.0), 6),),
+                    tuple(App(f"i{k}", s, 1) for k, s in enumerate(
+                        [(6.0, 2.0), (2.0, 6.0), (6.0, 2.0), (2.0, 6.0), (4.0, 4.0)])))
+
+
 PERFECT = [6.0, 4.0, 7.0, 3.0, 5.0, 5.0]
 """Three hosts of 10 filled exactly ((6,4), (7,3), (5,5)); first fit uses 4."""
 
@@ -65,7 +72,7 @@ def test_restricted_master_gets_no_time_once_its_budget_is_spent(
     seen: list[float] = []
     real = cg.run_cpsat
 
-    def spy(solver, model, callback=None, stop=None, deadline=None):  # type: ignore[no-untyped-def]
+    def spy(solver, model, callback=None, stop=None, deadline=None):
         out = real(solver, model, callback, stop, deadline=deadline)
         seen.append(float(solver.parameters.max_time_in_seconds))
         return out
@@ -75,6 +82,27 @@ def test_restricted_master_gets_no_time_once_its_budget_is_spent(
     cols = [cg.Column(0, np.eye(inst.n_apps, dtype=np.int64)[a]) for a in range(inst.n_apps)]
     cg._restricted_ip(inst, cols, 3.0, np.ones(1), np.array([6]), 0.0, 0, 1, None)
     assert seen == [0.0]  # the model was built, but CP-SAT got no time past the budget
+
+
+def test_column_generation_solves_no_master_lp_after_its_deadline(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ortools.linear_solver import pywraplp
+
+    import solvers.colgen as cg
+
+    calls: list[int] = []
+    real = pywraplp.Solver.Solve
+
+    def counted(self: object, *args: object) -> int:
+        calls.append(1)
+        return int(real(self, *args))
+
+    monkeypatch.setattr(pywraplp.Solver, "Solve", counted)
+    inst = _two_d()
+    res, _master = cg._generate(inst, "hosts", Clock(0.0), 0, 1, None, None, [])
+    assert calls == []  # no LP after the deadline, not even a retry
+    assert not res.lp_failed and not res.converged  # a time stop, not a failure
+    assert res.bound <= 3  # the optimum
 
 
 # ------------------------------------------------------------------------------------------------
@@ -104,10 +132,7 @@ def test_cover_after_a_stop_runs_no_cbc_and_proves_nothing(
     monkeypatch.setattr(cov, "partition_stoppable", no_cbc)
     flag = StopFlag()
     flag.set()
-    # two hosts cannot hold this (see test_cover): a stopped cover must not claim so
-    inst = Instance("t", ("a", "b"), (HostType("h", (10.0, 10.0), 6),),
-                    tuple(App(f"i{k}", s, 1) for k, s in enumerate(
-                        [(6.0, 2.0), (2.0, 6.0), (6.0, 2.0), (2.0, 6.0), (4.0, 4.0)])))
+    inst = _two_d()  # two hosts cannot hold it: a stopped cover must not claim so
     res = cov.solve_cover(inst, 2, time_limit=60, stop=flag)
     assert res.host_of is None and not res.infeasible
 
@@ -151,7 +176,7 @@ def test_incomplete_pattern_list_keeps_its_short_budget(monkeypatch: pytest.Monk
 
     budgets: list[float] = []
 
-    def always_full(g, pi, best, threshold, *, max_patterns, time_limit):  # type: ignore[no-untyped-def]
+    def always_full(g, pi, best, threshold, *, max_patterns, time_limit):
         budgets.append(time_limit)
         return np.zeros((0, len(g.need)), dtype=np.int32), "full"
 
@@ -220,13 +245,38 @@ def test_auto_runs_no_stage_after_its_deadline(monkeypatch: pytest.MonkeyPatch) 
     for mod, name in ((cov, "solve_cover"), (tabu, "tabu_pack"), (cg, "solve_colgen"),
                       (lns, "improve"), (af, "solve_arcflow"), (cs, "solve_cpsat")):
         monkeypatch.setattr(mod, name, late)
-    # first fit uses 3 hosts, the volume bound is 2 (the cover would prove 3)
-    inst = Instance("t", ("a", "b"), (HostType("h", (10.0, 10.0), 6),),
-                    tuple(App(f"i{k}", s, 1) for k, s in enumerate(
-                        [(6.0, 2.0), (2.0, 6.0), (6.0, 2.0), (2.0, 6.0), (4.0, 4.0)])))
+    inst = _two_d()
     res = solve(inst, "auto", time_limit=1e-9, workers=1)
     assert res.placement is not None and res.objective == 3  # first fit
     assert res.bound == 2 and res.status == "feasible"
+
+
+def test_pulp_starts_no_cbc_once_its_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
+    from solvers import available
+
+    if not available("pulp"):
+        pytest.skip("pulp not installed")
+    import pulp
+
+    def late(*_a: object, **_k: object) -> None:
+        raise AssertionError("CBC started after the deadline")
+
+    import solvers.pulp_model as pm
+
+    real = pm.build_model
+
+    def slow_build(*a, **k):
+        out = real(*a, **k)
+        time.sleep(2.0)  # a build that spends the whole budget (a loaded machine)
+        return out
+
+    monkeypatch.setattr(pulp, "PULP_CBC_CMD", late)
+    monkeypatch.setattr(pm, "build_model", slow_build)
+    inst = _two_d()  # first fit 3, bound 2: CBC would run
+    res = solve(inst, "pulp", time_limit=2.0, workers=1)
+    assert res.placement is not None and res.objective is not None
+    assert check(inst, res.placement, require_all=True) == []
+    assert res.bound <= res.objective
 
 
 if __name__ == "__main__":  # pragma: no cover
