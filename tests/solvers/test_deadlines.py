@@ -216,6 +216,39 @@ def test_background_stage_is_stopped_at_the_deadline() -> None:
     assert r is not None and r.bound == 1.0 and stop.is_set() and bg.done()
 
 
+def test_large_path_hands_the_first_filling_to_first_fit_before_the_deadline(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    import solvers.spread as sp
+    from packing.generators.random import generate_random
+    from solvers.auto import AutoSettings, solve_auto
+    from solvers.base import SolveOptions
+
+    seen: list[tuple[float, float, bool]] = []
+    real = sp.fill
+
+    def spy(inst, **k):
+        seen.append((time.perf_counter(), k["deadline"], k["finish_late"]))
+        return real(inst, **k)
+
+    monkeypatch.setattr(sp, "fill", spy)
+    inst = generate_random(20, 200, n_resources=2, binding="two", seed=3)
+    inst = inst.replace(host_types=tuple(dataclasses.replace(t, count=2 * t.count,
+                                                             host_names=None)
+                                         for t in inst.host_types))
+    cfg = AutoSettings(spread_min_work=0, spread_tabu=False, spread_rule_lns=False,
+                       spread_repack=False)
+    t0 = time.perf_counter()
+    res = solve_auto(inst, SolveOptions(time_limit=100.0), settings=cfg)
+    assert res.placement is not None and check(inst, res.placement, require_all=True) == []
+    start, deadline, late = seen[0]
+    assert late  # the first filling finishes by first fit
+    end = t0 + 100.0 - cfg.spread_margin
+    # it hands over 10% of its time before the end (at most 15 s), not at the end
+    assert deadline <= end - min(0.1 * (end - start), 15.0) + 0.5
+
+
 @pytest.mark.parametrize("method", ["auto", "cpsat", "colgen", "arcflow", "pulp"])
 def test_spent_budget_still_gives_a_checked_placement(method: str) -> None:
     from solvers import available
