@@ -162,8 +162,12 @@ class AutoSettings:
             checking and lifting the placement (three checks of about 0.5 s each on Tianchi's
             68,224 containers on a loaded machine); ``margin`` when larger.
         spread_first_fit_share: the first filling hands the containers it has not placed to
-            first fit this share of its time before the deadline (at most
-            ``spread_first_fit_max`` seconds before), so that the first fit ends by then.
+            first fit this share of its time before the deadline, or
+            ``spread_first_fit_per_container`` seconds per container when more (Tianchi's
+            68,224 containers: that first fit takes 4 s, 11 s on a loaded machine), but at
+            most ``spread_first_fit_max`` seconds and half its time, so that the first fit
+            ends by the deadline.
+        spread_first_fit_per_container: see ``spread_first_fit_share``.
         spread_first_fit_max: see ``spread_first_fit_share``.
         spread_min_work: instances with at least this many containers x hosts (and within
             :func:`solvers.spread.applicable`) take the large-scale path (stage 0b) instead of
@@ -230,6 +234,7 @@ class AutoSettings:
     spread_min_work: int = 100_000_000
     spread_margin: float = 2.0
     spread_first_fit_share: float = 0.1
+    spread_first_fit_per_container: float = 1e-4
     spread_first_fit_max: float = 15.0
     spread_repack: bool = True
     spread_tabu: bool = True
@@ -745,8 +750,10 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptio
         # the first filling finishes by first fit rather than giving up at the deadline; that
         # first fit takes seconds at this size (Tianchi: 4 s, 11 s on a loaded machine), so it
         # starts that much before the deadline
-        now = clock.start + t0
-        reserve = min(cfg.spread_first_fit_share * (deadline - now), cfg.spread_first_fit_max)
+        window = deadline - (clock.start + t0)
+        reserve = min(max(cfg.spread_first_fit_share * window,
+                          cfg.spread_first_fit_per_container * inst.n_containers),
+                      cfg.spread_first_fit_max, 0.5 * window)
         h = fill(inst, kind=kind, deadline=deadline - reserve if best is None else deadline,
                  stop=clock.stop, shape_scale=scale, blocks=blocks, finish_late=best is None,
                  urgency=urgency, urgency_threshold=cfg.spread_urgency_threshold)

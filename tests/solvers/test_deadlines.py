@@ -245,8 +245,11 @@ def test_large_path_hands_the_first_filling_to_first_fit_before_the_deadline(
     start, deadline, late = seen[0]
     assert late  # the first filling finishes by first fit
     end = t0 + 100.0 - cfg.spread_margin
-    # it hands over 10% of its time before the end (at most 15 s), not at the end
-    assert deadline <= end - min(0.1 * (end - start), 15.0) + 0.5
+    # it hands over 10% of its time before the end (at least 0.1 ms per container, at most
+    # 15 s), not at the end
+    window = end - start
+    reserve = min(max(0.1 * window, 1e-4 * inst.n_containers), 15.0, 0.5 * window)
+    assert deadline <= end - reserve + 0.5
 
 
 @pytest.mark.parametrize("method", ["auto", "cpsat", "colgen", "arcflow", "pulp"])
