@@ -165,8 +165,11 @@ class AutoSettings:
             first fit this share of its time before the deadline, or
             ``spread_first_fit_per_container`` seconds per container when more (Tianchi's
             68,224 containers: that first fit takes 4 s, 11 s on a loaded machine), but at
-            most ``spread_first_fit_max`` seconds and half its time, so that the first fit
-            ends by the deadline.
+            most ``spread_first_fit_max`` seconds and a quarter of its time (handed over
+            early, first fit may leave containers of rule-bound apps unplaced), so that the
+            first fit ends by the deadline. When the first filling leaves containers unplaced
+            and less than twice ``spread_first_fit_per_container`` seconds per container are
+            left (first fit of everything), the result is ``"unknown"`` with the cheap bound.
         spread_first_fit_per_container: see ``spread_first_fit_share``.
         spread_first_fit_max: see ``spread_first_fit_share``.
         spread_min_work: instances with at least this many containers x hosts (and within
@@ -334,6 +337,14 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         large = _solve_large(inst, kind, clock, opts, history, cfg)
         if large is not None:
             return large
+        # first fit at this size takes about twice the large path's first-fit reserve (Tianchi:
+        # 12 s on a loaded machine): without that time left, no placement within the limit
+        left_large = clock.time_limit - clock.elapsed - cfg.margin
+        if left_large < 2 * cfg.spread_first_fit_per_container * inst.n_containers:
+            lb0, lb0_name = cheap_lower_bound(inst, kind)
+            return SolveResult("unknown", None, lb0, None, None, "auto", clock.elapsed, kind,
+                               {"bound": lb0_name}, "no placement within the time limit",
+                               tuple(history))
     greedy = ffd(inst, kind)
     lb, lb_name = cheap_lower_bound(inst, kind)
     if bound_infeasible(inst, kind, lb):
@@ -753,7 +764,7 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptio
         window = deadline - (clock.start + t0)
         reserve = min(max(cfg.spread_first_fit_share * window,
                           cfg.spread_first_fit_per_container * inst.n_containers),
-                      cfg.spread_first_fit_max, 0.5 * window)
+                      cfg.spread_first_fit_max, 0.25 * window)
         h = fill(inst, kind=kind, deadline=deadline - reserve if best is None else deadline,
                  stop=clock.stop, shape_scale=scale, blocks=blocks, finish_late=best is None,
                  urgency=urgency, urgency_threshold=cfg.spread_urgency_threshold)

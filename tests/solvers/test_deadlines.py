@@ -248,8 +248,24 @@ def test_large_path_hands_the_first_filling_to_first_fit_before_the_deadline(
     # it hands over 10% of its time before the end (at least 0.1 ms per container, at most
     # 15 s), not at the end
     window = end - start
-    reserve = min(max(0.1 * window, 1e-4 * inst.n_containers), 15.0, 0.5 * window)
+    reserve = min(max(0.1 * window, 1e-4 * inst.n_containers), 15.0, 0.25 * window)
     assert deadline <= end - reserve + 0.5
+
+
+def test_large_path_without_a_placement_and_time_gives_unknown(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import solvers.auto as auto
+
+    def no_time(*_a: object, **_k: object) -> None:
+        raise AssertionError("first fit started without the time for it")
+
+    monkeypatch.setattr(auto, "_solve_large", lambda *a, **k: None)  # containers left over
+    monkeypatch.setattr(auto, "ffd", no_time)
+    inst = _two_d()
+    cfg = auto.AutoSettings(spread_min_work=0, spread_first_fit_per_container=100.0)
+    res = auto.solve_auto(inst, auto.SolveOptions(time_limit=10.0), settings=cfg)
+    assert res.status == "unknown" and res.placement is None
+    assert res.bound == 2 and res.reason  # the cheap bound, and why there is no placement
 
 
 @pytest.mark.parametrize("method", ["auto", "cpsat", "colgen", "arcflow", "pulp"])
