@@ -78,6 +78,10 @@ can (CP-SAT within about 50 ms, the other parts at their next check) and skips e
 to come: the result is the best solution and the best proven bound so far (never the bound of
 an unfinished proof), ``"optimal"`` only if they meet, with ``interrupted=True``.
 ``"deployed"`` skips column generation and LNS (they do not support it).
+
+The time limit binds every part: each gets what is left of the budget, none starts once it is
+spent, and the arc-flow MIP beside the others is stopped at its end (``docs/solvers.md``, "The
+time limit").
 """
 
 from __future__ import annotations
