@@ -8,6 +8,10 @@ see :mod:`solvers.cover`). CBC overruns its own time limit on large partitioning
 :func:`partition_stoppable` runs it in a child process (arrays in and out as ``.npz``, no
 pickles) that is terminated at the time limit or on a stop request. This module imports only
 NumPy and OR-Tools, so the child starts quickly.
+
+With ``levels`` (:func:`partition_levels`) the child solves a sequence of growing problems,
+the patterns of at most ``k`` containers for every ``k`` of ``levels``, and stops at the first
+partition: one child process for the whole sequence, ended like a single solve.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ if TYPE_CHECKING:
 
 CBC_SHARE = 0.85
 """Share of the time limit given to CBC's own limit (the child is terminated at the full limit)."""
+
+LEVEL_SHARE = 0.3
+"""Share of the time left for each problem of :func:`partition_levels` but the last."""
 
 
 def partition(pats: np.ndarray, counts: np.ndarray, hosts: int, time_limit: float
@@ -64,18 +71,63 @@ def partition(pats: np.ndarray, counts: np.ndarray, hosts: int, time_limit: floa
     return "found", np.rint([v.solution_value() for v in x]).astype(np.int64)
 
 
+def partition_levels(pats: np.ndarray, counts: np.ndarray, hosts: int, time_limit: float,
+                     levels: np.ndarray) -> tuple[str, np.ndarray | None]:
+    """:func:`partition` over growing subsets of the patterns; the first partition found.
+
+    Level ``k`` uses the patterns of at most ``k`` containers (row sums of ``pats``); every
+    level but the last gets :data:`LEVEL_SHARE` of the time left, the last (which should hold
+    every pattern) the rest. Small problems first: a partition among them is found at once.
+
+    Args:
+        pats: the patterns, shape ``(P, n_apps)``.
+        counts: containers of every app, shape ``(n_apps,)``.
+        hosts: most patterns used.
+        time_limit: seconds for all the levels.
+        levels: the container limits, increasing, shape ``(L,)``.
+
+    Returns:
+        ``(status, use)`` as for :func:`partition`, ``use`` over all ``P`` patterns;
+        ``"infeasible"`` only when the last level is proven infeasible.
+    """
+    import time
+
+    t0 = time.perf_counter()
+    items = pats.sum(axis=1)
+    ks = [int(k) for k in np.asarray(levels).tolist()]
+    for j, k in enumerate(ks):
+        last = j == len(ks) - 1
+        left = time_limit - (time.perf_counter() - t0)
+        if left <= 0.05:
+            return "unknown", None
+        rows = np.flatnonzero(items <= k)
+        st, use = partition(pats[rows], counts, hosts, left if last else LEVEL_SHARE * left)
+        if use is not None:
+            full = np.zeros(len(pats), dtype=np.int64)
+            full[rows] = use
+            return "found", full
+        if last:
+            return ("infeasible" if st == "infeasible" else "unknown"), None
+    return "unknown", None
+
+
 def partition_stoppable(pats: np.ndarray, counts: np.ndarray, hosts: int, time_limit: float,
-                        stop: Stop | None) -> tuple[str, np.ndarray | None]:
+                        stop: Stop | None, levels: np.ndarray | None = None
+                        ) -> tuple[str, np.ndarray | None]:
     """:func:`partition` in a child process, ended by ``stop`` or the time limit.
 
     A stopped, timed-out or failed child gives ``("unknown", None)``; arguments and result as
-    for :func:`partition`.
+    for :func:`partition`. With ``levels`` the child runs :func:`partition_levels` instead
+    (``use`` then covers all the patterns).
     """
     from solvers.arcflow import run_child
 
+    if stop is not None and stop.is_set():
+        return "unknown", None
     buf = io.BytesIO()
     np.savez(buf, pats=pats.astype(np.int32), counts=counts.astype(np.int64),
-             hosts=np.array(hosts), limit=np.array(CBC_SHARE * time_limit))
+             hosts=np.array(hosts), limit=np.array(CBC_SHARE * time_limit),
+             levels=np.zeros(0, np.int64) if levels is None else np.asarray(levels, np.int64))
     got = run_child("solvers.arcflow_partition", buf.getvalue(), time_limit, stop)
     if got is None:
         return "unknown", None
@@ -87,7 +139,9 @@ def partition_stoppable(pats: np.ndarray, counts: np.ndarray, hosts: int, time_l
 def _child_main() -> None:
     """Read a partitioning problem (npz) on stdin, write the answer (npz) on stdout."""
     data = np.load(io.BytesIO(sys.stdin.buffer.read()), allow_pickle=False)
-    status, use = partition(data["pats"], data["counts"], int(data["hosts"]), float(data["limit"]))
+    args = (data["pats"], data["counts"], int(data["hosts"]), float(data["limit"]))
+    levels = data["levels"] if "levels" in data.files else np.zeros(0, np.int64)
+    status, use = partition_levels(*args, levels) if len(levels) else partition(*args)
     buf = io.BytesIO()
     np.savez(buf, status=np.array(status), has=np.array(use is not None),
              use=use if use is not None else np.zeros(0, np.int64))
@@ -95,7 +149,7 @@ def _child_main() -> None:
     sys.stdout.buffer.flush()
 
 
-__all__ = ["partition", "partition_stoppable"]
+__all__ = ["partition", "partition_levels", "partition_stoppable"]
 
 
 if __name__ == "__main__":  # pragma: no cover - the child process of partition_stoppable

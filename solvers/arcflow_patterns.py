@@ -226,10 +226,11 @@ def solve_patterns(g: ArcGraph, duals: np.ndarray, hosts: int, *, time_limit: fl
         hosts: the number of hosts (usually the rounded-up LP bound).
         time_limit: seconds for the enumeration and CBC together.
         incomplete_limit: when the enumeration is incomplete (the partition can then only find
-            a packing, not prove that none exists), at most this many seconds in all
-            (``None``: ``time_limit``).
+            a packing, not prove that none exists), at most this many seconds in all, the
+            enumerations included (``None``: ``time_limit``).
         max_patterns: most patterns handed to CBC.
-        stop: a stop request, looked at between the enumeration and CBC.
+        stop: a stop request, looked at between the enumerations and before CBC; CBC runs in
+            a child process that the stop ends.
 
     Returns:
         The packing (as counts per host and app) or the proof that none exists.
@@ -247,12 +248,16 @@ def solve_patterns(g: ArcGraph, duals: np.ndarray, hosts: int, *, time_limit: fl
     threshold = max(gap, 0.0)
     complete = True
     pats = np.zeros((0, len(g.need)), dtype=np.int32)
+    # an incomplete list only finds packings: from the first incomplete enumeration on, the
+    # whole call (that enumeration included) keeps within ``incomplete_limit``
+    short = time_limit if incomplete_limit is None else min(time_limit, incomplete_limit)
     for _ in range(12):
-        left = time_limit - (time.perf_counter() - t0)
+        left = (time_limit if complete else short) - (time.perf_counter() - t0)
         if left <= 0.05 or (stop is not None and stop.is_set()):
             return result(None, False, 0, False)
+        work = min(0.3 * left, short) if complete else 0.3 * left
         pats, outcome = small_rc_patterns(g, pi, best, threshold, max_patterns=max_patterns,
-                                          time_limit=0.3 * left)
+                                          time_limit=work)
         if outcome == "complete":
             break
         complete = False
@@ -261,8 +266,8 @@ def solve_patterns(g: ArcGraph, duals: np.ndarray, hosts: int, *, time_limit: fl
         return result(None, False, 0, False)
     if len(pats) == 0 or (pats[:, pos].sum(axis=0) == 0).any():  # a container no pattern holds
         return result(None, complete, len(pats), complete)
-    if not complete and incomplete_limit is not None:
-        time_limit = min(time_limit, incomplete_limit)
+    if not complete:
+        time_limit = short
     left = time_limit - (time.perf_counter() - t0)
     if left <= 0.05 or (stop is not None and stop.is_set()):
         return result(None, False, len(pats), complete)

@@ -49,7 +49,8 @@
    child process) looks for a set partition of the containers into at most ``U`` of them
    (:mod:`solvers.arcflow_patterns`): a packing at the bound, or, when the enumeration was
    complete and no partition exists, the bound plus one host. It gets ``patterns_share`` of the
-   time left when the enumeration is complete, ``patterns_incomplete_share`` when there are too
+   time left when the enumeration is complete, ``patterns_incomplete_share`` (at most
+   ``patterns_incomplete_max`` seconds, enumeration included) when there are too
    many such patterns (then only the smallest reduced costs are kept, and it can only find a
    packing). With ``arcflow_beside=False`` it runs in turn: right after 1b
    (stage 1d) for ``arcflow_early_share`` of the time left when the LP bound is above the cheap
@@ -77,6 +78,10 @@ can (CP-SAT within about 50 ms, the other parts at their next check) and skips e
 to come: the result is the best solution and the best proven bound so far (never the bound of
 an unfinished proof), ``"optimal"`` only if they meet, with ``interrupted=True``.
 ``"deployed"`` skips column generation and LNS (they do not support it).
+
+The time limit binds every part: each gets what is left of the budget, none starts once it is
+spent, and the arc-flow MIP beside the others is stopped at its end (``docs/solvers.md``, "The
+time limit").
 """
 
 from __future__ import annotations
@@ -151,9 +156,26 @@ class AutoSettings:
         patterns_share: share of the time left stage 1f may use when it enumerated every
             pattern its proof needs.
         patterns_incomplete_share: share of the time left stage 1f may use when there were too
-            many patterns (it may then find a packing but proves nothing).
+            many patterns (it may then find a packing but proves nothing); the enumerations
+            that find the list incomplete count against it.
+        patterns_incomplete_max: at most this many seconds for stage 1f when its list is
+            incomplete.
         patterns_min_left: stage 1f runs only with this many seconds left (and with
             ``search_min_left`` when its enumeration is not compiled in this process yet).
+        spread_margin: seconds kept back at the end of the large-scale path (stage 0b) for
+            checking and lifting the placement (three checks of about 0.5 s each on Tianchi's
+            68,224 containers on a loaded machine); ``margin`` when larger.
+        spread_first_fit_share: the first filling hands the containers it has not placed to
+            first fit this share of its time before the deadline, or
+            ``spread_first_fit_per_container`` seconds per container when more (Tianchi's
+            68,224 containers: that first fit takes 4 s, 11 s on a loaded machine), but at
+            most ``spread_first_fit_max`` seconds and a quarter of its time (handed over
+            early, first fit may leave containers of rule-bound apps unplaced), so that the
+            first fit ends by the deadline. When the first filling leaves containers unplaced
+            and less than twice ``spread_first_fit_per_container`` seconds per container are
+            left (first fit of everything), the result is ``"unknown"`` with the cheap bound.
+        spread_first_fit_per_container: see ``spread_first_fit_share``.
+        spread_first_fit_max: see ``spread_first_fit_share``.
         spread_min_work: instances with at least this many containers x hosts (and within
             :func:`solvers.spread.applicable`) take the large-scale path (stage 0b) instead of
             the exact models: shaped host-by-host filling, then repacking.
@@ -213,9 +235,14 @@ class AutoSettings:
     arcflow_beside: bool = True
     patterns: bool = True
     patterns_share: float = 0.6
-    patterns_incomplete_share: float = 0.3
+    patterns_incomplete_share: float = 0.15
+    patterns_incomplete_max: float = 20.0
     patterns_min_left: float = 3.0
     spread_min_work: int = 100_000_000
+    spread_margin: float = 2.0
+    spread_first_fit_share: float = 0.1
+    spread_first_fit_per_container: float = 1e-4
+    spread_first_fit_max: float = 15.0
     spread_repack: bool = True
     spread_tabu: bool = True
     spread_rule_lns: bool = True
@@ -314,6 +341,14 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         large = _solve_large(inst, kind, clock, opts, history, cfg)
         if large is not None:
             return large
+        # first fit at this size takes about twice the large path's first-fit reserve (Tianchi:
+        # 12 s on a loaded machine): without that time left, no placement within the limit
+        left_large = clock.time_limit - clock.elapsed - cfg.margin
+        if left_large < 2 * cfg.spread_first_fit_per_container * inst.n_containers:
+            lb0, lb0_name = cheap_lower_bound(inst, kind)
+            return SolveResult("unknown", None, lb0, None, None, "auto", clock.elapsed, kind,
+                               {"bound": lb0_name}, "no placement within the time limit",
+                               tuple(history))
     greedy = ffd(inst, kind)
     lb, lb_name = cheap_lower_bound(inst, kind)
     if bound_infeasible(inst, kind, lb):
@@ -393,7 +428,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         nonlocal background
         if background is None or not (wait or background.done()):
             return
-        r = background.result(stop=closed())
+        # never past the budget: at its end the MIP is stopped (its bound so far stands)
+        r = background.result(stop=closed(), until=clock.deadline - cfg.margin)
         background = None
         if r is not None:
             take(r)
@@ -466,7 +502,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
     if (use_arcflow and lp_done and cfg.patterns and greedy.complete and not closed()
             and left() >= cfg.patterns_min_left and not clock.stopped and _patterns_warm(left(), cfg)):
         r = _patterns(inst, kind, clock, lb, cfg.patterns_share * left(),
-                      cfg.patterns_incomplete_share * left(), run_stop, relay)
+                      min(cfg.patterns_incomplete_share * left(), cfg.patterns_incomplete_max),
+                      run_stop, relay)
         if r is not None:
             take(r)
             if closed() or (best is None and _closed(greedy.objective, lb, kind)):
@@ -512,7 +549,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         if closed():
             return finish()
     # stage 1: on small models a short CP-SAT run settles the easy cases (tight cheap bound)
-    if (size <= cfg.cpsat_small or not use_colgen) and not clock.stopped:
+    if ((size <= cfg.cpsat_small or not use_colgen) and not clock.stopped
+            and clock.elapsed < clock.time_limit):
         budget = left()
         if use_colgen:
             budget = min(max(cfg.cpsat_first * time_limit, min(0.6 * time_limit, 2.0)),
@@ -628,8 +666,17 @@ class _Background:
         """Whether ``run()`` has returned (or raised)."""
         return not self.thread.is_alive()
 
-    def result(self, stop: bool) -> SolveResult | None:
-        """Its result (None if it raised); with ``stop`` it is asked to stop first."""
+    def result(self, stop: bool, until: float | None = None) -> SolveResult | None:
+        """Its result (None if it raised); with ``stop`` it is asked to stop first.
+
+        With ``until`` (on :func:`time.perf_counter`'s scale) it runs at most until then and is
+        asked to stop if it has not ended (its result is then what it had at the stop).
+        """
+        import time
+
+        if not stop and until is not None:
+            self.thread.join(max(0.0, until - time.perf_counter()))
+            stop = self.thread.is_alive()
         if stop:
             self.stop.set()
         self.thread.join()
@@ -666,7 +713,8 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptio
     lb, lb_name = cheap_lower_bound(inst, kind)
     if bound_infeasible(inst, kind, lb):
         return infeasible_result(inst, kind, "auto", clock, lb_name, history)
-    deadline = clock.start + clock.time_limit - cfg.margin
+    margin = max(cfg.margin, cfg.spread_margin)  # the checks take seconds at this size
+    deadline = clock.start + clock.time_limit - margin
     best: np.ndarray | None = None
     value = 0.0
     took = 0.0
@@ -714,10 +762,16 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptio
                     or _closed(value, lb, kind)):
                 continue
         t0 = clock.elapsed
-        # the first filling finishes late by first fit rather than giving up at the deadline
-        h = fill(inst, kind=kind, deadline=deadline, stop=clock.stop, shape_scale=scale,
-                 blocks=blocks, finish_late=best is None, urgency=urgency,
-                 urgency_threshold=cfg.spread_urgency_threshold)
+        # the first filling finishes by first fit rather than giving up at the deadline; that
+        # first fit takes seconds at this size (Tianchi: 4 s, 11 s on a loaded machine), so it
+        # starts that much before the deadline
+        window = deadline - (clock.start + t0)
+        reserve = min(max(cfg.spread_first_fit_share * window,
+                          cfg.spread_first_fit_per_container * inst.n_containers),
+                      cfg.spread_first_fit_max, 0.25 * window)
+        h = fill(inst, kind=kind, deadline=deadline - reserve if best is None else deadline,
+                 stop=clock.stop, shape_scale=scale, blocks=blocks, finish_late=best is None,
+                 urgency=urgency, urgency_threshold=cfg.spread_urgency_threshold)
         took_by[blocks] = max(took_by.get(blocks, 0.0), clock.elapsed - t0)
         took = took_by.get(1, took)
         if h is None and best is None and clock.stopped:
@@ -788,7 +842,7 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptio
     if cfg.spread_repack:
         stages.append(("repack", 0.5, run_repack))
     for stage, least, run in stages:  # each from the best so far, with the time left
-        left = clock.time_limit - clock.elapsed - cfg.margin
+        left = clock.time_limit - clock.elapsed - margin
         if left <= least or _closed(value, lb, kind):
             continue
         if stage == "tabu" and left < cfg.search_min_left and not _search_warm(cover=False):

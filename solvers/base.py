@@ -53,10 +53,11 @@ class StopFlag:
     Pass it as ``solvers.solve(..., stop=flag)`` and call :meth:`set` from any thread (a timer,
     a signal handler): every method then stops as soon as it can and returns the best placement
     and the best *proven* bound found so far, with ``interrupted=True``. CP-SAT is stopped
-    within about :data:`STOP_POLL` seconds; column generation, tabu search, the exact cover and
-    LNS stop at their next check (between iterations or chunks, well under a second); CBC
-    (``pulp``, the cover's set partitioning) cannot be stopped mid-solve, only between solves.
-    A :class:`threading.Event` works the same way.
+    within about :data:`STOP_POLL` seconds; column generation, tabu search, the exact cover's
+    enumeration and LNS stop at their next check (between iterations or chunks, well under a
+    second); the CBC child processes (arc flow, the exact cover, the pattern partition) are
+    terminated; only ``pulp``'s CBC cannot be stopped mid-solve (it keeps its time limit). A
+    :class:`threading.Event` works the same way.
 
     Example:
         >>> flag = StopFlag()
@@ -145,6 +146,11 @@ class Clock:
         return time.perf_counter() - self.start
 
     @property
+    def deadline(self) -> float:
+        """The budget's end on :func:`time.perf_counter`'s scale."""
+        return self.start + self.time_limit
+
+    @property
     def stopped(self) -> bool:
         """Whether the stop was requested."""
         return self.stop is not None and self.stop.is_set()
@@ -156,12 +162,20 @@ class Clock:
         return max(floor, self.time_limit - self.elapsed)
 
     def sub(self, time_limit: float) -> Clock:
-        """A clock for a part of the work: its own budget, the same stop request."""
-        return Clock(time_limit, self.stop)
+        """A clock for a part of the work: its own budget, the same stop request.
+
+        The budget never reaches past this clock's end (a part cannot outlive the whole).
+        """
+        return Clock(max(0.0, min(time_limit, self.time_limit - self.elapsed)), self.stop)
 
 
-def run_cpsat(solver: Any, model: Any, callback: Any = None, stop: Stop | None = None) -> Any:
+def run_cpsat(solver: Any, model: Any, callback: Any = None, stop: Stop | None = None,
+              deadline: float | None = None) -> Any:
     """``solver.solve(model, callback)`` that ends early when ``stop`` is set.
+
+    With ``deadline`` (on :func:`time.perf_counter`'s scale, usually the caller's start plus
+    its time limit), CP-SAT's ``max_time_in_seconds`` is cut to the time left until it, so
+    building the model never pushes the solve past the caller's budget.
 
     Without ``stop`` this is the plain call (CP-SAT then handles SIGINT itself, OR-Tools'
     default). With ``stop``, CP-SAT leaves SIGINT to the caller (``catch_sigint_signal`` off: the
@@ -174,10 +188,14 @@ def run_cpsat(solver: Any, model: Any, callback: Any = None, stop: Stop | None =
         model: the ``cp_model.CpModel``.
         callback: a solution callback, or ``None``.
         stop: the stop request, or ``None``.
+        deadline: when the solve must end, or ``None`` (only ``max_time_in_seconds``).
 
     Returns:
         The CP-SAT status.
     """
+    if deadline is not None:
+        left = max(0.0, deadline - time.perf_counter())
+        solver.parameters.max_time_in_seconds = min(solver.parameters.max_time_in_seconds, left)
     if stop is None:
         return solver.solve(model, callback)
     solver.parameters.catch_sigint_signal = False

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -202,23 +203,32 @@ class _Master:
         self.vars.append(v)
         return True
 
-    def solve(self, retry: bool = True) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
+    def solve(self, retry: bool = True, deadline: float | None = None
+              ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
         """Solve; returns (value, lam (P,), pi (n_apps,), mu (n_types,), artificial use).
 
         The artificial columns keep the master feasible and bounded, so GLOP's only other
         answer is ``ABNORMAL`` (numerical trouble, status 4), which the warm start from the last
         basis can cause: with ``retry`` the master is then solved again from scratch (dual
-        simplex, then primal simplex).
+        simplex, then primal simplex). With ``deadline`` (on :func:`time.perf_counter`'s scale)
+        every solve is limited to the time left until it, and no retry starts after it.
 
         Raises:
-            MasterLPFailed: no optimum from scratch either.
+            MasterLPFailed: no optimum (from scratch either), or the deadline came first.
         """
         from ortools.linear_solver import pywraplp
 
-        st = self.lp.Solve()
+        def limit() -> bool:
+            if deadline is None:
+                return True
+            left = deadline - time.perf_counter()
+            self.lp.SetTimeLimit(max(1, int(1000 * left)))
+            return left > 0
+
+        st = self.lp.Solve() if limit() else pywraplp.Solver.NOT_SOLVED
         P = pywraplp.MPSolverParameters
         for algorithm in (P.DUAL, P.PRIMAL) if retry else ():
-            if st == pywraplp.Solver.OPTIMAL:
+            if st == pywraplp.Solver.OPTIMAL or not limit():
                 break
             params = P()
             params.SetIntegerParam(P.INCREMENTALITY, P.INCREMENTALITY_OFF)
@@ -299,10 +309,12 @@ def _generate(inst: Instance, kind: Objective, clock: Clock, seed: int, workers:
     while not clock.stopped:  # a stop ends the loop between iterations; best_lb stays valid
         it += 1
         try:
-            value, lam, pi_r, mu_r, art = master.solve()
+            value, lam, pi_r, mu_r, art = master.solve(deadline=clock.deadline)
         except MasterLPFailed as e:
             # no duals to price with: stop with the bound of the pricings done so far (each
             # rests on its own duals and proven price bounds, not on this LP) and the columns
+            if clock.left(0.0) <= 0.05:
+                break  # the budget ended during the solve: a time stop, not a failure
             failed = True
             notify(callback, history, clock, None, _bound(best_lb, kind, cost) if best_lb else None,
                    METHOD, f"iteration {it}: {e}; column generation stops with the bound so far")
@@ -426,7 +438,7 @@ def _dive(inst: Instance, master: _Master, clock: Clock) -> np.ndarray | None:
     rounds = 0
     while clock.left(0.0) > 0.05:
         try:
-            _value, lam, pi, mu, art = master.solve(retry=False)
+            _value, lam, pi, mu, art = master.solve(retry=False, deadline=clock.deadline)
         except MasterLPFailed:
             break  # the other roundings and the restricted master still run
         if art > 1e-6:
@@ -518,7 +530,11 @@ def _residual_rounding(inst: Instance, kind: Objective, res: ColgenBound, clock:
 def _restricted_ip(inst: Instance, cols: list[Column], lp_bound: float, cost: np.ndarray,
                    limit: np.ndarray, time_limit: float, seed: int, workers: int,
                    hint: np.ndarray | None, stop: Stop | None = None) -> np.ndarray | None:
-    """Integer master over the columns (CP-SAT): how many hosts take each column, ``(P,)``."""
+    """Integer master over the columns (CP-SAT): how many hosts take each column, ``(P,)``.
+
+    ``time_limit`` counts from the call (building the model included).
+    """
+    deadline = time.perf_counter() + time_limit
     from ortools.sat.python import cp_model
 
     if not cols:
@@ -554,7 +570,7 @@ def _restricted_ip(inst: Instance, cols: list[Column], lp_bound: float, cost: np
     solver.parameters.max_time_in_seconds = max(0.05, time_limit)
     solver.parameters.num_search_workers = max(1, workers)
     solver.parameters.random_seed = int(seed)
-    st = run_cpsat(solver, m, None, stop)
+    st = run_cpsat(solver, m, None, stop, deadline=deadline)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     return np.array([solver.value(v) for v in lam], dtype=np.int64)

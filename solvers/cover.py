@@ -7,7 +7,9 @@ patterns* (what one host may hold with load in ``[C - S, C]``) are few. They are
 (compiled depth-first search over the apps, largest first, fewest containers first), and an
 integer programme looks for ``U`` of them that hold every container exactly once (integer
 multiplicities, one equality per app). The programme is a set partitioning, where LP-based search
-wins: CBC finds the cover of CL_10_201_3 in 2.5 s where CP-SAT finds none in 15 s.
+wins: CBC finds the cover of CL_10_201_3 in 2.5 s where CP-SAT finds none in 15 s. CBC runs in
+a child process (:func:`solvers.arcflow_partition.partition_stoppable`), so the time limit and a
+stop request end it at once.
 Two outcomes matter:
 
 * a cover is a packing on ``U`` hosts, optimal when ``U`` is a lower bound;
@@ -42,7 +44,7 @@ from packing.checker import check
 from packing.feasibility import ClusterState, over_cap, rule_broken
 from packing.model import Instance
 from solvers import tabu
-from solvers.arcflow_partition import partition
+from solvers.arcflow_partition import partition_stoppable
 from solvers.pricing import placement_from_counts
 from solvers.scaling import CBC_LIMIT, scale_columns
 
@@ -84,9 +86,6 @@ MAX_PATTERNS = 60_000
 NODES_PER_SECOND = 20_000_000
 """Candidate apps the enumeration may try per second of its time limit (it tries 50-100 million
 per second on Caprara-Toth; the margin keeps it within its time with rules to check)."""
-
-LEVEL_SHARE = 0.3
-"""Share of the time left for each partitioning problem but the last (see :func:`solve_cover`)."""
 
 
 @dataclass(frozen=True)
@@ -304,9 +303,9 @@ def solve_cover(instance: Instance, hosts: int, *, time_limit: float = 10.0, wor
         seed: CBC random seed.
         max_patterns: most patterns enumerated.
         stop: a stop request (:class:`solvers.base.StopFlag`), looked at between the
-            enumeration's depths and between the set-partitioning solves (CBC itself cannot be
-            stopped mid-solve: each solve keeps its share of ``time_limit``). A stopped cover
-            proves nothing.
+            enumeration's depths; CBC runs in a child process
+            (:func:`solvers.arcflow_partition.partition_stoppable`) that is terminated within
+            about 50 ms of the stop or at ``time_limit``. A stopped cover proves nothing.
 
     Returns:
         The cover (host per container, hosts in index order) or the proof that none exists.
@@ -325,27 +324,25 @@ def solve_cover(instance: Instance, hosts: int, *, time_limit: float = 10.0, wor
     if n_pat == 0 or (pats.sum(axis=0) == 0).any():  # an app no tight pattern holds
         return result(None, complete)
     # patterns with few containers first: small partitioning problems are solved at once when
-    # a cover exists among them; only the last (all patterns) can prove that none exists
+    # a cover exists among them; only the last (all patterns) can prove that none exists. CBC
+    # runs in a child process, ended at the time limit or on a stop request.
     items = pats.sum(axis=1)
-    levels = [int(k) for k in np.unique(items)
-              if (pats[items <= k].sum(axis=0) > 0).all()]
-    for j, k in enumerate(levels):
-        last = j == len(levels) - 1
-        left = time_limit - (time.perf_counter() - t0)
-        if left <= 0.05 or (stop is not None and stop.is_set()):
+    levels = np.array([int(k) for k in np.unique(items)
+                       if (pats[items <= k].sum(axis=0) > 0).all()], dtype=np.int64)
+    left = time_limit - (time.perf_counter() - t0)
+    if len(levels) == 0 or left <= 0.05 or (stop is not None and stop.is_set()):
+        return result(None, False)
+    st, use = partition_stoppable(pats, inst.counts, hosts, left, stop, levels=levels)
+    if st == "infeasible":
+        return result(None, complete)
+    if use is not None:
+        rows = np.repeat(pats, use, axis=0)  # one row per host
+        host_counts = np.zeros((inst.n_hosts, inst.n_apps), dtype=np.int64)
+        host_counts[: len(rows)] = rows
+        placement = placement_from_counts(inst, host_counts)
+        if check(inst, placement, require_all=True):  # a relaxed or boundary pattern
             return result(None, False)
-        sub = pats[items <= k]
-        st, use = partition(sub, inst.counts, hosts, left if last else LEVEL_SHARE * left)
-        if st == "infeasible" and last:
-            return result(None, complete)
-        if use is not None:
-            rows = np.repeat(sub, use, axis=0)  # one row per host
-            host_counts = np.zeros((inst.n_hosts, inst.n_apps), dtype=np.int64)
-            host_counts[: len(rows)] = rows
-            placement = placement_from_counts(inst, host_counts)
-            if check(inst, placement, require_all=True):  # a relaxed or boundary pattern
-                return result(None, False)
-            return result(placement.host_array(inst), False)
+        return result(placement.host_array(inst), False)
     return result(None, False)
 
 

@@ -304,11 +304,17 @@ def solve_pulp(
         return _result(status, best_p, best_obj, lb, kind, clock, {**proofs,
                        "note": "model too large for the time limit"}, history, source=best_src)
     t_build = clock.elapsed - t_build
+    # writing and reading the model files costs about as much as building it
+    cbc_budget = clock.left(0.0) - 0.5 - 2.5 * t_build
+    if cbc_budget < 0.2:  # the budget is spent: first fit, with the cheap bound
+        status = "unknown" if best_obj is None else "feasible"
+        notify(callback, history, clock, best_obj, lb, METHOD, "no time left for CBC")
+        return _result(status, best_p, best_obj, lb, kind, clock, {**proofs,
+                       "note": "no time left for CBC"}, history, source=best_src)
     warm = best_p is not None and _set_hint(model, inst, counts_from_placement(inst, best_p))
     with warnings.catch_warnings():  # PuLP 3 flags the bundled CBC for its 4.0 removal
         warnings.simplefilter("ignore", DeprecationWarning)
-        # writing and reading the model files costs about as much as building it
-        cbc_limit = max(1.0, clock.left() - 0.5 - 2.5 * t_build)
+        cbc_limit = max(0.5, cbc_budget)
         solver = pulp.PULP_CBC_CMD(timeLimit=cbc_limit, threads=workers, msg=False,
                                    warmStart=warm,
                                    options=[f"randomCbcSeed {int(seed) + 1}"])

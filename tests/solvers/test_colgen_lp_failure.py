@@ -104,13 +104,14 @@ def test_diving_keeps_the_master_feasible(monkeypatch: pytest.MonkeyPatch) -> No
     checked = []
     real = colgen._Master.solve
 
-    def solve_checked(self: colgen._Master, retry: bool = True) -> object:
+    def solve_checked(self: colgen._Master, retry: bool = True,
+                      deadline: float | None = None) -> object:
         lower = np.array([v.lb() for v in self.vars])  # type: ignore[attr-defined]
         types = np.array([c.type_index for c in self.cols], dtype=np.int64)
         per_type = np.bincount(types, weights=lower, minlength=len(self.limit))
         assert (per_type <= self.limit + 1e-9).all(), (per_type, self.limit)
         checked.append(float(lower.sum()))
-        return real(self, retry)
+        return real(self, retry, deadline)
 
     monkeypatch.setattr(colgen._Master, "solve", solve_checked)
     res, master = colgen._generate(inst, "hosts", Clock(20), 0, 1, None, None, [])
