@@ -458,7 +458,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
 
         # a short tabu search first: where the cheap bound is reachable it gets there in well
         # under a second, before the LP bound's second or two
-        if applicable(inst) and (left() >= cfg.search_min_left or _search_warm(cover=False)):
+        if applicable(inst) and left() > 0 and (left() >= cfg.search_min_left or _search_warm(cover=False)):
             r = _tabu(inst, kind, clock, opts.replace(time_limit=min(cfg.tabu_first, left())),
                       lb, hint_pl, relay)
             if r is not None:
@@ -515,7 +515,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
     if kind != "deployed" and greedy.complete:
         from solvers.tabu import applicable
 
-        if applicable(inst) and (left() >= cfg.search_min_left or _search_warm()):
+        if applicable(inst) and left() > 0 and (left() >= cfg.search_min_left or _search_warm()):
             r = _search_to_bound(inst, kind, clock, lb, opts, hint_pl, relay, cfg)
             if r is not None:
                 take(r)
