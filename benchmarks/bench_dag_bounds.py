@@ -38,7 +38,7 @@ def main() -> None:
     ap.add_argument("--hosts", default="32c64g:8,92c288g:8")
     ap.add_argument("--pool", choices=["all", "held"], default="all")
     ap.add_argument("--interarrival", type=float, default=10.0)
-    ap.add_argument("--policies", default="sjf,sjf-cp,fifo,cpf,sjf-reserve")
+    ap.add_argument("--policies", default="sjf,sjf-cp,fifo,cpf,sjf-reserve,sjf-headroom")
     ap.add_argument("--no-overheads", action="store_true")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
