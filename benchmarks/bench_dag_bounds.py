@@ -65,6 +65,7 @@ def main() -> None:
                "capacity": b["capacity_mean_jct"], "best": best["mean_jct"], "best_policy": best["name"],
                "ratio_cp": best["mean_jct"] / b["critical_path_mean_jct"],
                "ratio_capacity": best["mean_jct"] / b["capacity_mean_jct"], "parts": b["capacity_parts"],
+               "mean_jct": {p["name"]: p["mean_jct"] for p in res["policies"]},
                "seconds": round(secs, 1)}
         rows.append(row)
         print(f"seed {s}: {sample.n_tasks} tasks; critical path {row['cp']:.1f} s, capacity "
