@@ -38,7 +38,7 @@ def main() -> None:
     ap.add_argument("--hosts", default="32c64g:8,92c288g:8")
     ap.add_argument("--pool", choices=["all", "held"], default="all")
     ap.add_argument("--interarrival", type=float, default=10.0)
-    ap.add_argument("--policies", default="sjf,sjf-cp,fifo,cpf,sjf-reserve")
+    ap.add_argument("--policies", default="sjf,sjf-cp,fifo,cpf,sjf-reserve,sjf-headroom")
     ap.add_argument("--no-overheads", action="store_true")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
@@ -65,6 +65,7 @@ def main() -> None:
                "capacity": b["capacity_mean_jct"], "best": best["mean_jct"], "best_policy": best["name"],
                "ratio_cp": best["mean_jct"] / b["critical_path_mean_jct"],
                "ratio_capacity": best["mean_jct"] / b["capacity_mean_jct"], "parts": b["capacity_parts"],
+               "mean_jct": {p["name"]: p["mean_jct"] for p in res["policies"]},
                "seconds": round(secs, 1)}
         rows.append(row)
         print(f"seed {s}: {sample.n_tasks} tasks; critical path {row['cp']:.1f} s, capacity "

@@ -2,8 +2,8 @@
 
 FIFO, shortest job first (by remaining task-seconds; SJF-CP: the longest path first within the job;
 SJF-reserve: SJF-CP keeping a share of the containers some stages need exclusively away from long
-tasks that fit elsewhere), critical path first, random and a Decima-like slot (one container type,
-heuristic stage choice).
+tasks that fit elsewhere; SJF-headroom: SJF-reserve whose giant jobs leave a share of every type free),
+critical path first, random and a Decima-like slot (one container type, heuristic stage choice).
 
 Each picks a runnable stage by its own priority, then the smallest container type (by size relative
 to the largest type) the mask allows for it, and launches as many tasks as are pending and free
@@ -125,22 +125,34 @@ class SjfReserve(SjfCriticalPath):
     allowed type, the next one is tried. When nothing may launch, it waits for the next event
     (:data:`~packing.dag.engine.WAIT`), unless no task is running: then SJF-CP's action.
 
-    What it knows is what SJF knows (the arrived jobs' DAGs, task counts and durations) and the
-    cluster's container types; not the future arrivals.
+    With ``headroom > 0`` a *giant* job (see :meth:`giants`: its unfinished tasks keep the
+    containers its stages fit busy ``giant_s`` seconds or more) leaves ``ceil(headroom * containers)``
+    of every type free, so jobs arriving while it runs find containers at once instead of waiting
+    for one of its tasks to end.
+
+    What it knows is what SJF knows (the arrived jobs' DAGs, task counts and durations, their
+    arrival times) and the cluster's container types; not the future arrivals.
 
     Args:
         partition: the partition the policy runs on.
         long_s: tasks of at least this many seconds are long.
         reserve: share of a protected type's containers long flexible tasks leave free.
+        giant_s: a job is a giant from this many seconds of work per container it fits (``inf``: none).
+        headroom: share of every type's containers a giant's tasks leave free.
+        quiet_s: no headroom once the giants are the only unfinished jobs and no job has arrived
+            for this many seconds (``inf``: always headroom).
     """
 
     name = "sjf-reserve"
 
-    def __init__(self, partition: str | None = None, *, long_s: float = 100.0, reserve: float = 0.1) -> None:
+    def __init__(self, partition: str | None = None, *, long_s: float = 100.0, reserve: float = 0.1,
+                 giant_s: float = float("inf"), headroom: float = 0.0, quiet_s: float = float("inf")) -> None:
         super().__init__(partition)
-        if not (long_s >= 0 and 0 <= reserve <= 1):
-            raise ValueError(f"need long_s >= 0 and 0 <= reserve <= 1, got {long_s}, {reserve}")
+        if not (long_s >= 0 and 0 <= reserve <= 1 and giant_s >= 0 and 0 <= headroom <= 1 and quiet_s >= 0):
+            raise ValueError("need long_s, giant_s, quiet_s >= 0 and 0 <= reserve, headroom <= 1, got "
+                             f"{long_s}, {giant_s}, {quiet_s}, {reserve}, {headroom}")
         self.long_s, self.reserve = float(long_s), float(reserve)
+        self.giant_s, self.headroom, self.quiet_s = float(giant_s), float(headroom), float(quiet_s)
 
     def reset(self, engine: DagEngine) -> None:  # noqa: D102
         super().reset(engine)
@@ -149,9 +161,34 @@ class SjfReserve(SjfCriticalPath):
         self.kept = np.ceil(self.reserve * counts).astype(np.int64)  # (Q,) containers kept free
         self.sole = np.where(fit.sum(axis=1) == 1, np.argmax(fit, axis=1), -1)  # (S,) the only type or -1
         self.guarded = (engine.stage_duration >= self.long_s) & (fit.sum(axis=1) > 1)  # (S,)
+        self.room = np.ceil(self.headroom * counts).astype(np.int64)  # (Q,) headroom of a giant job
+        self.pool = np.maximum(fit @ counts, 1).astype(np.float64)  # (S,) containers a stage fits
+
+    def giants(self, obs: DagObservation) -> np.ndarray:
+        """Whether each job is a giant now, shape ``(J,)``.
+
+        A job is a giant when its tasks not yet finished, spread over all the containers each stage
+        fits, keep them busy ``giant_s`` seconds or more; a giant's stages leave ``headroom`` of
+        every type free, unless no other arrived job is unfinished and the last arrival is
+        ``quiet_s`` seconds ago or more.
+        """
+        assert self.engine is not None
+        eng = self.engine
+        J = len(self.job_arrival)
+        if not self.room.any() or not np.isfinite(self.giant_s):
+            return np.zeros(J, dtype=bool)
+        left = (eng.stage_tasks - obs.finished) * eng.stage_duration / self.pool
+        busy = np.bincount(eng.stage_job, weights=left, minlength=J)  # (J,) seconds of the job's pools
+        giant = obs.arrived & ~obs.done & (busy >= self.giant_s)
+        if giant.any():
+            others = obs.arrived & ~obs.done & ~giant
+            last = float(self.job_arrival[obs.arrived].max())
+            if not others.any() and obs.time - last >= self.quiet_s:
+                giant[:] = False
+        return giant
 
     def act(self, obs: DagObservation, mask: np.ndarray) -> DagAction:
-        """SJF-CP's order; long flexible stages leave the reserve of protected types free."""
+        """SJF-CP's order; long flexible stages keep protected types' reserve, giants' the headroom."""
         assert self.engine is not None
         eng = self.engine
         rows = np.flatnonzero(mask.any(axis=1))
@@ -161,17 +198,41 @@ class SjfReserve(SjfCriticalPath):
         only = self.sole[live]
         protected = np.zeros(len(self.kept), dtype=bool)
         protected[only[only >= 0]] = True
+        giant = self.giants(obs)
         for k in order:
             s = int(stages[k])
             allowed = np.flatnonzero(mask[rows[k]])
+            big = bool(giant[eng.stage_job[s]])
             for q in allowed[np.argsort(self.type_size[allowed], kind="stable")]:
                 keep = int(self.kept[q]) if self.guarded[s] and protected[q] else 0
+                if big:
+                    keep = max(keep, int(self.room[q]))
                 n = int(min(obs.pending[s], obs.free[q] - keep))
                 if n >= 1:
                     return DagAction(s, int(q), n)
         if obs.running.sum() > 0:
             return WAIT
         return super().act(obs, mask)
+
+
+class SjfHeadroom(SjfReserve):
+    """SJF-reserve with a giant job's headroom: ``SjfReserve(giant_s=1000, headroom=0.1, quiet_s=100)``.
+
+    A job whose unfinished tasks keep the containers its stages fit busy 1,000 s or more (spread over
+    all of them) leaves 10 % of every type's containers free, so a job arriving while it runs finds
+    some at once instead of waiting for a giant's task to end; the giant is one job of many and runs
+    many rounds anyway, so it loses little. When the giant is the only unfinished job and no job has
+    arrived for 100 s, it may take every container. The three values were chosen on design samples
+    (``docs/dag-bounds.md``).
+
+    Args:
+        partition: the partition the policy runs on.
+    """
+
+    name = "sjf-headroom"
+
+    def __init__(self, partition: str | None = None) -> None:
+        super().__init__(partition, giant_s=1000.0, headroom=0.1, quiet_s=100.0)
 
 
 class RandomDag(StagePriority):
@@ -333,6 +394,7 @@ class RolloutExpert(StagePriority):
 DAG_POLICIES: dict[str, type[StagePriority]] = {
     "fifo": Fifo, "sjf": ShortestJobFirst, "cpf": CriticalPathFirst, "random": RandomDag,
     "cpf-single": CpfSingleType, "sjf-cp": SjfCriticalPath, "sjf-reserve": SjfReserve,
+    "sjf-headroom": SjfHeadroom,
 }
 """Name -> class of the DAG baselines."""
 
@@ -409,5 +471,5 @@ def parse_dag_policies(text: str | None, seed: int = 0) -> tuple[list[str], list
 
 
 __all__ = ["DAG_POLICIES", "DEFAULT_DAG_POLICIES", "CpfSingleType", "CriticalPathFirst", "Fifo", "RandomDag",
-           "RolloutExpert", "ShortestJobFirst", "SjfCriticalPath", "SjfReserve", "StagePriority",
-           "make_dag_policy", "parse_dag_policies", "resolve_dag_policy"]
+           "RolloutExpert", "ShortestJobFirst", "SjfCriticalPath", "SjfHeadroom", "SjfReserve",
+           "StagePriority", "make_dag_policy", "parse_dag_policies", "resolve_dag_policy"]

@@ -1,0 +1,90 @@
+"""policies.dag.SjfReserve's giant-job headroom: a hand-computed episode, release when quiet, seeded runs
+above the capacity bound."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from packing.dag.bounds import capacity_bound
+from packing.dag.engine import NO_OVERHEADS, WAIT, Cluster, DagAction, DagEngine, Overheads
+from packing.dag.loader import load_dag_folder
+from packing.dag.model import Job, Stage, Workload, make_workload
+from packing.dag.partition import partition
+from packing.dag.policy import run_dag
+from policies.dag import SjfReserve, make_dag_policy
+
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "dag"
+
+# one type (1, 1) x 10 containers: the reserve rule of SjfReserve has no protected type here
+ONE_TYPE = Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([10]))
+
+
+def giant_and_short() -> Workload:
+    """No overheads. G at t=0: 19 tasks x 200 s (380 s of the 10 containers); Y at t=10: 1 task x 5 s.
+
+    Without headroom: G takes all 10 containers [0,200]; Y waits: [200,205]; G's other 9 [200,400].
+    JCTs: G 400, Y 195.
+    Headroom 0.1 for jobs of 300 s or more: G (380 s) leaves ceil(0.1 * 10) = 1 container free: 9 tasks
+    [0,200], then WAIT; Y arrives at 10 and runs at once [10,15]; at 15 G still keeps one free (19 tasks
+    unfinished, 380 s); at 200 G has 10 tasks left (200 s < 300 s): no longer a giant, all 10 [200,400].
+    JCTs: G 400, Y 5.
+    """
+    g = Job("G", 0.0, (Stage("g", 19, (1.0, 1.0), 200.0),))
+    y = Job("Y", 10.0, (Stage("y", 1, (1.0, 1.0), 5.0),))
+    return make_workload("giant-and-short", [g, y], "test")
+
+
+def jcts(w: Workload, policy: SjfReserve) -> dict[str, float]:
+    res, _ = run_dag(DagEngine(w, ONE_TYPE, overheads=NO_OVERHEADS), policy)
+    return {j.name: float(t) for j, t in zip(w.jobs, res.jct, strict=True)}
+
+
+def test_headroom_lets_the_short_job_start_at_once() -> None:
+    w = giant_and_short()
+    assert jcts(w, SjfReserve()) == {"G": 400.0, "Y": 195.0}
+    assert jcts(w, SjfReserve(giant_s=300.0, headroom=0.1)) == {"G": 400.0, "Y": 5.0}
+    # below the threshold G is no giant: as without headroom
+    assert jcts(w, SjfReserve(giant_s=400.0, headroom=0.1)) == {"G": 400.0, "Y": 195.0}
+    eng = DagEngine(w, ONE_TYPE, overheads=NO_OVERHEADS)
+    eng.reset()
+    pol = SjfReserve(giant_s=300.0, headroom=0.1)
+    pol.reset(eng)
+    acts, times = [], []
+    for _ in range(3):
+        times.append(eng.time)
+        acts.append(pol.act(eng.observation(), eng.mask()))
+        eng.step(acts[-1])
+    assert acts == [DagAction(0, 0, 9), WAIT, DagAction(1, 0, 1)]
+    assert times == [0.0, 0.0, 10.0]
+
+
+def test_quiet_release() -> None:
+    """With ``quiet_s=0`` G is alone at t=0 and its last arrival is 0 s ago: no headroom, as without."""
+    w = giant_and_short()
+    assert jcts(w, SjfReserve(giant_s=300.0, headroom=0.1, quiet_s=0.0)) == {"G": 400.0, "Y": 195.0}
+    # quiet_s = 20: at t=0 the last arrival is 0 s ago (< 20 s), so the headroom holds
+    assert jcts(w, SjfReserve(giant_s=300.0, headroom=0.1, quiet_s=20.0)) == {"G": 400.0, "Y": 5.0}
+
+
+def test_bad_headroom_is_refused() -> None:
+    with pytest.raises(ValueError, match="headroom"):
+        SjfReserve(headroom=-0.1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_sjf_headroom_seeded_and_above_the_bound(seed: int) -> None:
+    """The registered ``sjf-headroom`` on the fixture, two containers per type: the same JCTs twice,
+    never below the capacity bound (per job too)."""
+    w = load_dag_folder(FIXTURE)
+    part = partition(w, 3, "constrained")
+    cl = Cluster.from_counts(part.types, np.full(part.n_types, 2))
+    pol = make_dag_policy("sjf-headroom")
+    assert isinstance(pol, SjfReserve) and pol.name == "sjf-headroom"
+    runs = [run_dag(DagEngine(w, cl, overheads=Overheads(), seed=seed), pol)[0] for _ in range(2)]
+    assert np.array_equal(runs[0].jct, runs[1].jct) and np.all(np.isfinite(runs[0].jct))
+    cb = capacity_bound(w, cl, Overheads())
+    assert runs[0].mean_jct >= cb.mean_jct - 1e-6
+    assert np.all(runs[0].jct >= cb.jct - 1e-6)
