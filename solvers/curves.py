@@ -18,11 +18,14 @@ The order matters as much as the score: first the apps that ``k = 0`` rules keep
 then the apps whose per-host cap makes them need many hosts (most hosts first), then the
 containers that take at least ``BIG`` of a host in some resource, then the apps any rule ties to
 others, then the rest, each group largest first. Containers that no open host takes at the end
-are placed by first fit, on the open hosts and then on the others in first fit's order; the
-search then frees hosts (:func:`solvers.tabu.tabu_pack` on the type of host used, see
-:func:`improve`). Feasibility is :func:`packing.kernels.feasible` (capacities, anti-affinity caps,
-``<A, B, k>`` rules) on the peak surrogate of :func:`solvers.spread.surrogate` (a placement within
-the surrogate is within every time point) and the result passes :func:`packing.checker.check`.
+are settled on the open hosts by the tabu search (:func:`settle`: inserted where they overload the
+hosts least, then moves until no host is overloaded; a packing on exactly the open hosts), or, when
+that fails, placed by first fit, on the open hosts and then on the others in first fit's order
+(:func:`first_fit_rest`); the search then frees hosts (:func:`solvers.tabu.tabu_pack` on the type
+of host used, see :func:`improve`). Feasibility is :func:`packing.kernels.feasible` (capacities,
+anti-affinity caps, ``<A, B, k>`` rules) on the peak surrogate of :func:`solvers.spread.surrogate`
+(a placement within the surrogate is within every time point; the tabu search works on every time
+point) and the result passes :func:`packing.checker.check`.
 """
 
 from __future__ import annotations
@@ -407,16 +410,16 @@ def balance_search(instance: Instance, bound: float, *, deadline: float, kind: O
                    slack: tuple[float, ...] = SLACK, blocks: int = BLOCKS,
                    stop: Stop | None = None,
                    on_found: Callable[[np.ndarray, int], None] | None = None,
-                   settle_limit: float = SETTLE_SECONDS, seed: int = 0) -> np.ndarray | None:
+                   settle_limit: float | None = None, seed: int = 0) -> np.ndarray | None:
     """Balanced assignments on ``ceil(bound * (1 + s))`` hosts for ``s`` in ``slack``; the best.
 
     What the open hosts do not take is settled on them (:func:`settle`: the tabu search at a
-    fixed number of hosts, at most ``settle_limit`` seconds and not past ``deadline``); a packing
-    on the open hosts ends the search (the tabu search frees hosts from it faster than another
-    balancing would). When settling fails the rest goes by first fit (:func:`first_fit_rest`)
-    and the next size is tried, only while the longest run so far suggests it ends before
-    ``deadline`` (a ``time.perf_counter()`` value), and only if it opens fewer hosts than the best
-    packing so far uses (the balancing uses every host it opens).
+    fixed number of hosts, at most ``settle_limit`` seconds, ``None``: ``SETTLE_SECONDS``, and not
+    past ``deadline``); a packing on the open hosts ends the search (the tabu search frees hosts
+    from it faster than another balancing would). When settling fails the rest goes by first fit
+    (:func:`first_fit_rest`) and the next size is tried, only while the longest run so far
+    suggests it ends before ``deadline`` (a ``time.perf_counter()`` value), and only if it opens
+    fewer hosts than the best packing so far uses (the balancing uses every host it opens).
 
     Returns:
         Host per container on the fewest hosts (every container placed), or ``None``.
@@ -437,7 +440,8 @@ def balance_search(instance: Instance, bound: float, *, deadline: float, kind: O
         settled = not (h == UNPLACED).any()
         if not settled:
             hosts = open_hosts(instance, n_open, kind)
-            left = min(settle_limit, deadline - time.perf_counter())
+            left = min(SETTLE_SECONDS if settle_limit is None else settle_limit,
+                       deadline - time.perf_counter())
             fixed = None if left <= 0 else settle(
                 instance, h, hosts, target=n_open, time_limit=left, seed=seed, stop=stop)
             settled = fixed is not None
