@@ -142,7 +142,7 @@ def test_one_type_and_improve_free_hosts_on_the_type_used() -> None:
 def test_balance_search_keeps_the_fewest_hosts() -> None:
     inst = _timed(3)
     seen: list[int] = []
-    h = balance_search(inst, 5.0, deadline=float("inf"), slack=(0.0, 1.0),
+    h = balance_search(inst, 5.0, deadline=float("inf"), slack=(0.0, 1.0), settle_limit=1.0,
                        on_found=lambda _h, n: seen.append(n))
     assert h is not None and _ok(inst, h) and (h >= 0).all()
     assert _hosts(h) == min(seen)
