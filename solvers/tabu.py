@@ -23,11 +23,13 @@ to another host that takes it (an *ejection*: on Tianchi the lightest hosts hold
 unplaced containers are inserted the same way and the excess is first driven to zero on exactly
 those hosts (a packing on a fixed number of hosts; :func:`solvers.curves.settle`).
 
-On large packings (more than ``SAMPLE_FROM`` hosts) and while settling, an iteration with more than
-``FOCUS`` overloaded hosts moves containers from ``FOCUS`` of them drawn at random, with shifts and
-one-for-one swaps only: on the Tianchi full view (200 resources, about 30 containers a host) an
-iteration of the full neighbourhood over a dozen overloaded hosts takes seconds, and the focused
-search frees a host every 3 to 15 s.
+While settling, and on large packings (more than ``SAMPLE_FROM`` hosts) once an iteration of the
+full neighbourhood takes more than ``FOCUS_SECONDS``, an iteration with more than ``FOCUS``
+overloaded hosts moves containers from ``FOCUS`` of them drawn at random, with shifts and
+one-for-one swaps only, until ``FOCUS_STALL`` iterations pass without a lower excess (then every
+move from every overloaded host, for the rest of that number of hosts): on the Tianchi full view
+(200 resources, about 30 containers a host) an iteration of the full neighbourhood over a dozen
+overloaded hosts takes seconds, and the focused search frees a host every 3 to 15 s.
 
 It suits instances whose cheap bound is tight while first fit is a few hosts above it (Caprara–Toth
 classes 1: CL_1_200_1 goes from 55 to the optimum 50 in 0.2 s). It applies to one host type (or
@@ -566,6 +568,12 @@ FOCUS = 2
 """Overloaded hosts an iteration moves containers from while settling unplaced containers, and on
 large packings (see :func:`_search`)."""
 
+FOCUS_SECONDS = 0.1
+"""An iteration of the full neighbourhood slower than this switches to the focused search."""
+
+FOCUS_STALL = 1000
+"""Iterations without a lower excess after which the focused search widens for the rest of a stage."""
+
 EJECT = True
 """A container that caps or rules keep off every host takes the place of one that moves away."""
 
@@ -649,10 +657,11 @@ def tabu_pack(
             it frees hosts as usual. Without them an unplaced container returns ``None``.
         settle_limit: seconds for that first stage (``None``: ``time_limit``); ``None`` is
             returned when it does not reach zero excess in that time.
-        focus: in that first stage and on packings searched with a sample of destinations, an
-            iteration with more overloaded hosts than this moves containers from this many of
-            them, drawn at random, by shifts and one-for-one swaps (0: from every overloaded
-            host, every move; ``None``: ``FOCUS``).
+        focus: in that first stage, and on packings searched with a sample of destinations once
+            an iteration of every move takes more than ``FOCUS_SECONDS``, an iteration with more
+            overloaded hosts than this moves containers from this many of them, drawn at random,
+            by shifts and one-for-one swaps, until ``FOCUS_STALL`` iterations pass without a
+            lower excess (0: from every overloaded host, every move; ``None``: ``FOCUS``).
 
     Raises:
         TypeError: neither ``time_limit`` nor ``options`` is given.
@@ -735,6 +744,8 @@ def tabu_pack(
         if failed:
             return None
     src = np.zeros(n_bins, dtype=np.bool_)
+    costly = settle  # whether the full neighbourhood is too slow here (settling starts focused)
+    first_call = True  # its time may include loading the compiled code: not a measure
     stuck = np.zeros(n_bins, dtype=np.bool_)  # hosts that could not be emptied (large packings)
     tries = DROP_TRIES if sample <= 0 else DROP_TRIES_LARGE
     while n_bins > target or settle:
@@ -766,7 +777,10 @@ def tabu_pack(
                                                                             time_limit)
         best_total = np.array([exc[:n_bins].sum()])
         solved = False
-        step, last_best, since = 8, best_total[0], 0
+        may_focus = focus > 0 and (settle or sample > 0)
+        narrow = focus if may_focus and costly else 0
+        widened = False
+        step, last_best, since = (1 if may_focus and not costly else 8), best_total[0], 0
         while not solved:
             now = time.perf_counter()
             if now - t0 >= stage_end or since >= patience or (
@@ -778,8 +792,8 @@ def tabu_pack(
             start = int(it_box[0])
             code = _search(step, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, col,
                            rules, use_counts, limit, inv, exc, t_host, t_until, t_max, it_box,
-                           best_total, rng, TENURE[0], TENURE[1], sample, cand, mark,
-                           focus if (settle or sample > 0) else 0, src)
+                           best_total, rng, TENURE[0], TENURE[1], sample, cand, mark, narrow,
+                           src)
             solved = code == 1
             if code == 2:  # a host is close to its member slots
                 members = _room(members, 2 * members.shape[1])
@@ -787,6 +801,13 @@ def tabu_pack(
             took = time.perf_counter() - now
             since = 0 if best_total[0] < last_best - 1e-12 else since + done
             last_best = min(last_best, best_total[0])
+            timed_ok, first_call = not first_call, False
+            if (may_focus and timed_ok and not narrow and not widened
+                    and took / max(done, 1) > FOCUS_SECONDS):
+                costly = True  # from now on every number of hosts starts focused
+                narrow = focus
+            elif narrow and since >= FOCUS_STALL:  # the focused moves stall: widen for this stage
+                narrow, widened = 0, True
             # the next chunk takes about CHUNK_SECONDS, and not past the time limit
             per_it = took / max(done, 1)
             room = max(stage_end - (time.perf_counter() - t0), 0.0)
