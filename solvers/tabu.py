@@ -24,10 +24,10 @@ unplaced containers are inserted the same way and the excess is first driven to 
 those hosts (a packing on a fixed number of hosts; :func:`solvers.curves.settle`).
 
 While settling, and on large packings (more than ``SAMPLE_FROM`` hosts) once an iteration of the
-full neighbourhood takes more than ``FOCUS_SECONDS``, an iteration with more than ``FOCUS``
+full neighbourhood is estimated above ``FOCUS_WORK`` excess terms, an iteration with more than ``FOCUS``
 overloaded hosts moves containers from ``FOCUS`` of them drawn at random, with shifts and
-one-for-one swaps only, until ``FOCUS_STALL`` iterations pass without a lower excess (then every
-move from every overloaded host, for the rest of that number of hosts): on the Tianchi full view
+one-for-one swaps only, except after ``FOCUS_STALL`` iterations without a lower excess (then every
+move from every overloaded host, until the excess falls below its lowest): on the Tianchi full view
 (200 resources, about 30 containers a host) an iteration of the full neighbourhood over a dozen
 overloaded hosts takes seconds, and the focused search frees a host every 3 to 15 s.
 
@@ -317,7 +317,8 @@ def _candidates(n_bins, sample, load, src, limit, inv, cand, mark, it,
 @numba.njit(cache=True)
 def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, col, rules,
             use_counts, limit, inv, exc, t_host, t_until, t_max, it_box, best_total, rng,
-            tenure_min, tenure_span, sample, cand, mark, focus, source):  # pragma: no cover
+            tenure_min, tenure_span, sample, cand, mark, focus, source, stall,
+            focus_stall):  # pragma: no cover - compiled
     """Up to ``iters`` iterations on hosts ``0..n_bins-1``.
 
     ``exc`` (shape ``(n_bins,)``) holds every host's excess, ``it_box[0]`` the iteration counter
@@ -325,8 +326,10 @@ def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, co
     place. Containers move from the overloaded hosts to the hosts :func:`_candidates` picks
     (``sample``; ``cand``, ``mark`` and ``source`` are scratch, shape ``(n_bins,)``). With
     ``focus`` > 0 and more overloaded hosts than that, an iteration moves from ``focus`` of them
-    drawn at random and makes only shifts and one-for-one swaps. Returns 1 when the excess is
-    zero, 2 when a host has fewer than 2 free member slots (grow ``members``, then go on), else 0.
+    drawn at random and makes only shifts and one-for-one swaps, unless ``stall[0]`` (iterations
+    since the lowest total excess last fell, updated in place) has reached ``focus_stall``.
+    Returns 1 when the excess is zero, 2 when a host has fewer than 2 free member slots (grow
+    ``members``, then go on), else 0.
     """
     slots = members.shape[1]
     for _ in range(iters):
@@ -341,7 +344,7 @@ def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, co
             source[b] = exc[b] > 0.0
             if source[b]:
                 n_over += 1
-        wide = not 0 < focus < n_over
+        wide = not 0 < focus < n_over or stall[0] >= focus_stall
         if not wide:  # sources: `focus` overloaded hosts drawn at random; shifts and 1-1 swaps
             for b in range(n_bins):
                 source[b] = False
@@ -432,6 +435,9 @@ def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, co
         exc[src] = _excess(load[src], size, -1, -1, -1, -1, limit, inv)
         exc[mdst] = _excess(load[mdst], size, -1, -1, -1, -1, limit, inv)
         total += best
+        stall[0] += 1
+        if total < best_total[0] - 1e-12:
+            stall[0] = 0
         if total < best_total[0]:
             best_total[0] = total
         if mlen[src] > slots - 2 or mlen[mdst] > slots - 2:
@@ -568,14 +574,29 @@ FOCUS = 2
 """Overloaded hosts an iteration moves containers from while settling unplaced containers, and on
 large packings (see :func:`_search`)."""
 
-FOCUS_SECONDS = 0.1
-"""An iteration of the full neighbourhood slower than this switches to the focused search."""
+FOCUS_WORK = 1e8
+"""An iteration of the full neighbourhood estimated above this many excess terms (:func:`_work`)
+switches a large packing to the focused search for good (Tianchi: about 7e9 on the full view of the
+contest machines, 5e8 on the full view of 64c128g hosts, 2e7 on the reduced view)."""
 
 FOCUS_STALL = 1000
-"""Iterations without a lower excess after which the focused search widens for the rest of a stage."""
+"""Iterations without a lower excess after which the focused search makes every move again."""
 
 EJECT = True
 """A container that caps or rules keep off every host takes the place of one that moves away."""
+
+
+def _work(exc: np.ndarray, mlen: np.ndarray, n_resources: int, sample: int) -> float:
+    """Excess terms an iteration of the full neighbourhood evaluates, roughly.
+
+    ``resources x (containers a host)^3 x (destinations) x (overloaded hosts)``: pairs of
+    containers out of each overloaded host (``exc`` ``(n,)`` > 0) against one or two of each
+    destination's (``mlen`` ``(n,)``: containers per host). Deterministic, unlike a clock.
+    """
+    over = int((exc > 0).sum())
+    per = float(mlen.mean()) if len(mlen) else 0.0
+    dest = min(len(mlen), sample + over) if sample > 0 else len(mlen)
+    return float(n_resources) * per ** 3 * dest * over
 
 
 def warm() -> bool:
@@ -658,9 +679,9 @@ def tabu_pack(
         settle_limit: seconds for that first stage (``None``: ``time_limit``); ``None`` is
             returned when it does not reach zero excess in that time.
         focus: in that first stage, and on packings searched with a sample of destinations once
-            an iteration of every move takes more than ``FOCUS_SECONDS``, an iteration with more
+            an iteration of every move is estimated above ``FOCUS_WORK`` terms, an iteration with more
             overloaded hosts than this moves containers from this many of them, drawn at random,
-            by shifts and one-for-one swaps, until ``FOCUS_STALL`` iterations pass without a
+            by shifts and one-for-one swaps, except after ``FOCUS_STALL`` iterations without a
             lower excess (0: from every overloaded host, every move; ``None``: ``FOCUS``).
 
     Raises:
@@ -745,7 +766,6 @@ def tabu_pack(
             return None
     src = np.zeros(n_bins, dtype=np.bool_)
     costly = settle  # whether the full neighbourhood is too slow here (settling starts focused)
-    first_call = True  # its time may include loading the compiled code: not a measure
     stuck = np.zeros(n_bins, dtype=np.bool_)  # hosts that could not be emptied (large packings)
     tries = DROP_TRIES if sample <= 0 else DROP_TRIES_LARGE
     while n_bins > target or settle:
@@ -777,10 +797,11 @@ def tabu_pack(
                                                                             time_limit)
         best_total = np.array([exc[:n_bins].sum()])
         solved = False
-        may_focus = focus > 0 and (settle or sample > 0)
-        narrow = focus if may_focus and costly else 0
-        widened = False
-        step, last_best, since = (1 if may_focus and not costly else 8), best_total[0], 0
+        if focus > 0 and (settle or sample > 0) and not costly:  # decided where a stage starts
+            costly = _work(exc[:n_bins], mlen[:n_bins], inst.n_resources, sample) > FOCUS_WORK
+        narrow = focus if costly else 0
+        stall = np.zeros(1, dtype=np.int64)
+        step, last_best, since = 8, best_total[0], 0
         while not solved:
             now = time.perf_counter()
             if now - t0 >= stage_end or since >= patience or (
@@ -793,7 +814,7 @@ def tabu_pack(
             code = _search(step, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, col,
                            rules, use_counts, limit, inv, exc, t_host, t_until, t_max, it_box,
                            best_total, rng, TENURE[0], TENURE[1], sample, cand, mark, narrow,
-                           src)
+                           src, stall, FOCUS_STALL)
             solved = code == 1
             if code == 2:  # a host is close to its member slots
                 members = _room(members, 2 * members.shape[1])
@@ -801,13 +822,6 @@ def tabu_pack(
             took = time.perf_counter() - now
             since = 0 if best_total[0] < last_best - 1e-12 else since + done
             last_best = min(last_best, best_total[0])
-            timed_ok, first_call = not first_call, False
-            if (may_focus and timed_ok and not narrow and not widened
-                    and took / max(done, 1) > FOCUS_SECONDS):
-                costly = True  # from now on every number of hosts starts focused
-                narrow = focus
-            elif narrow and since >= FOCUS_STALL:  # the focused moves stall: widen for this stage
-                narrow, widened = 0, True
             # the next chunk takes about CHUNK_SECONDS, and not past the time limit
             per_it = took / max(done, 1)
             room = max(stage_end - (time.perf_counter() - t0), 0.0)
