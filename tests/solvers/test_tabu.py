@@ -276,3 +276,17 @@ def test_settling_with_focus_is_seeded_and_feasible() -> None:
     assert np.array_equal(runs[0], runs[1])
     assert set(np.unique(runs[0]).tolist()) <= set(hosts.tolist())
     assert check(inst, Placement.from_arrays(inst, runs[0]), require_all=True) == []
+
+
+def test_focused_search_on_large_packings_is_seeded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a sample of 4 destinations makes the packing "large"; FOCUS_WORK 0 makes every iteration
+    # with more than one overloaded host a focused one
+    monkeypatch.setattr(tabu, "FOCUS_WORK", 0.0)
+    inst = generate_random(12, 120, binding="two", rule_density=0.2, cap_fraction=0.3, seed=5)
+    g = ffd(inst, "hosts")
+    lb, _ = cheap_lower_bound(inst, "hosts")
+    runs = [tabu_pack(inst, g.host_of, target=int(lb), time_limit=600, seed=2, sample=4,
+                      focus=1, max_iters=3_000) for _ in range(2)]
+    assert runs[0] is not None and runs[1] is not None
+    assert np.array_equal(runs[0], runs[1]) and _hosts(runs[0]) < _hosts(g.host_of)
+    assert check(inst, Placement.from_arrays(inst, runs[0]), require_all=True) == []
