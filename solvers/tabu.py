@@ -24,12 +24,12 @@ unplaced containers are inserted the same way and the excess is first driven to 
 those hosts (a packing on a fixed number of hosts; :func:`solvers.curves.settle`).
 
 While settling, and on large packings (more than ``SAMPLE_FROM`` hosts) once an iteration of the
-full neighbourhood is estimated above ``FOCUS_WORK`` excess terms, an iteration with more than ``FOCUS``
-overloaded hosts moves containers from ``FOCUS`` of them drawn at random, with shifts and
-one-for-one swaps only, except after ``FOCUS_STALL`` iterations without a lower excess (then every
-move from every overloaded host, until the excess falls below its lowest): on the Tianchi full view
-(200 resources, about 30 containers a host) an iteration of the full neighbourhood over a dozen
-overloaded hosts takes seconds, and the focused search frees a host every 3 to 15 s.
+full neighbourhood is estimated above ``FOCUS_WORK`` excess terms an overloaded host, an iteration
+with more than ``FOCUS`` overloaded hosts moves containers from ``FOCUS`` of them drawn at random,
+with shifts and one-for-one swaps only, except after ``FOCUS_STALL`` iterations without a lower
+excess (then every move from every overloaded host, until the excess falls below its lowest): on the
+Tianchi full view (200 resources, about 30 containers a host) an iteration of the full neighbourhood
+over a dozen overloaded hosts takes seconds, and the focused search frees a host every 3 to 15 s.
 
 It suits instances whose cheap bound is tight while first fit is a few hosts above it (Caprara–Toth
 classes 1: CL_1_200_1 goes from 55 to the optimum 50 in 0.2 s). It applies to one host type (or
@@ -574,10 +574,11 @@ FOCUS = 2
 """Overloaded hosts an iteration moves containers from while settling unplaced containers, and on
 large packings (see :func:`_search`)."""
 
-FOCUS_WORK = 1e8
-"""An iteration of the full neighbourhood estimated above this many excess terms (:func:`_work`)
-switches a large packing to the focused search for good (Tianchi: about 7e9 on the full view of the
-contest machines, 5e8 on the full view of 64c128g hosts, 2e7 on the reduced view)."""
+FOCUS_WORK = 1e7
+"""An iteration of the full neighbourhood estimated above this many excess terms per overloaded host
+(:func:`_work`) switches a large packing to the focused search for good (Tianchi: about 5e8 on the
+full view of the contest machines, 5e7 on the full view of 64c128g hosts, 1.5e6 on the reduced
+view of 64c128g hosts)."""
 
 FOCUS_STALL = 1000
 """Iterations without a lower excess after which the focused search makes every move again."""
@@ -586,17 +587,16 @@ EJECT = True
 """A container that caps or rules keep off every host takes the place of one that moves away."""
 
 
-def _work(exc: np.ndarray, mlen: np.ndarray, n_resources: int, sample: int) -> float:
-    """Excess terms an iteration of the full neighbourhood evaluates, roughly.
+def _work(mlen: np.ndarray, n_resources: int, sample: int) -> float:
+    """Excess terms an iteration of the full neighbourhood evaluates per overloaded host, roughly.
 
-    ``resources x (containers a host)^3 x (destinations) x (overloaded hosts)``: pairs of
-    containers out of each overloaded host (``exc`` ``(n,)`` > 0) against one or two of each
-    destination's (``mlen`` ``(n,)``: containers per host). Deterministic, unlike a clock.
+    ``resources x (containers a host)^3 x destinations``: pairs of containers out of the
+    overloaded host against one or two of each destination's (``mlen`` ``(n,)``: containers per
+    host). Deterministic, unlike a clock.
     """
-    over = int((exc > 0).sum())
     per = float(mlen.mean()) if len(mlen) else 0.0
-    dest = min(len(mlen), sample + over) if sample > 0 else len(mlen)
-    return float(n_resources) * per ** 3 * dest * over
+    dest = min(len(mlen), sample) if sample > 0 else len(mlen)
+    return float(n_resources) * per ** 3 * dest
 
 
 def warm() -> bool:
@@ -798,7 +798,7 @@ def tabu_pack(
         best_total = np.array([exc[:n_bins].sum()])
         solved = False
         if focus > 0 and (settle or sample > 0) and not costly:  # decided where a stage starts
-            costly = _work(exc[:n_bins], mlen[:n_bins], inst.n_resources, sample) > FOCUS_WORK
+            costly = _work(mlen[:n_bins], inst.n_resources, sample) > FOCUS_WORK
         narrow = focus if costly else 0
         stall = np.zeros(1, dtype=np.int64)
         step, last_best, since = 8, best_total[0], 0
