@@ -18,11 +18,14 @@ The order matters as much as the score: first the apps that ``k = 0`` rules keep
 then the apps whose per-host cap makes them need many hosts (most hosts first), then the
 containers that take at least ``BIG`` of a host in some resource, then the apps any rule ties to
 others, then the rest, each group largest first. Containers that no open host takes at the end
-are placed by first fit, on the open hosts and then on the others in first fit's order; the
-search then frees hosts (:func:`solvers.tabu.tabu_pack` on the type of host used, see
-:func:`improve`). Feasibility is :func:`packing.kernels.feasible` (capacities, anti-affinity caps,
-``<A, B, k>`` rules) on the peak surrogate of :func:`solvers.spread.surrogate` (a placement within
-the surrogate is within every time point) and the result passes :func:`packing.checker.check`.
+are settled on the open hosts by the tabu search (:func:`settle`: inserted where they overload the
+hosts least, then moves until no host is overloaded; a packing on exactly the open hosts), or, when
+that fails, placed by first fit, on the open hosts and then on the others in first fit's order
+(:func:`first_fit_rest`); the search then frees hosts (:func:`solvers.tabu.tabu_pack` on the type
+of host used, see :func:`improve`). Feasibility is :func:`packing.kernels.feasible` (capacities,
+anti-affinity caps, ``<A, B, k>`` rules) on the peak surrogate of :func:`solvers.spread.surrogate`
+(a placement within the surrogate is within every time point; the tabu search works on every time
+point) and the result passes :func:`packing.checker.check`.
 """
 
 from __future__ import annotations
@@ -62,6 +65,9 @@ WALLED = 0.25
 
 SLACK = (0.04, 0.05, 0.03)
 """Hosts :func:`balance_search` opens, as a share above the bound, tried in order."""
+
+SETTLE_SECONDS = 240.0
+"""Seconds :func:`balance_search` gives the tabu search to settle the leftovers on the open hosts."""
 
 
 def timed(instance: Instance) -> bool:
@@ -231,16 +237,73 @@ def _first_fit(seq, order, demand, capacity, used, count, n_on, col, cap, in_ptr
                 break
 
 
-def one_type(instance: Instance, host_of: np.ndarray) -> tuple[Instance, int] | None:
+def first_fit_rest(instance: Instance, host_of: np.ndarray, hosts: np.ndarray, *,
+                   blocks: int = BLOCKS, kind: Objective = "hosts") -> np.ndarray:
+    """Place what ``host_of`` leaves unplaced by first fit: on ``hosts``, then the other hosts.
+
+    The other hosts come in first fit's order; the containers go largest first (weighted by
+    the open hosts' fullness, as in :func:`balance`), on the peak surrogate of ``blocks`` runs.
+
+    Args:
+        instance: the instance.
+        host_of: host per container, ``UNPLACED`` where none, shape ``(n_containers,)``.
+        hosts: the open hosts, tried first, shape ``(k,)``.
+        blocks: runs of time points per curve in the surrogate.
+        kind: the objective (decides the order of the other hosts).
+
+    Returns:
+        Host per container, shape ``(n_containers,)``; ``UNPLACED`` for a container no host takes.
+    """
+    from solvers.greedy import host_order
+
+    inst = instance
+    demand, capacity = work_arrays(inst, True, blocks)
+    app = inst.container_app.astype(np.int64)
+    placed = host_of != UNPLACED
+    used = np.zeros_like(capacity)
+    np.add.at(used, host_of[placed], demand[app[placed]])
+    st = ClusterState(inst)
+    tracked = placed & (st.col[app] >= 0)
+    np.add.at(st.count, (host_of[tracked], st.col[app[tracked]]), 1)
+    st.n_on[:] = np.bincount(host_of[placed], minlength=inst.n_hosts)
+    rest = np.flatnonzero(~placed)
+    hosts = np.asarray(hosts, dtype=np.int64)
+    w = group_weights(inst, demand, capacity[hosts], inst.counts, blocks)
+    top = capacity[hosts].mean(axis=0) if len(hosts) else capacity.max(axis=0)
+    size = (demand[app[rest]] / np.where(top > 0, top, 1.0)) @ w
+    rest = rest[np.argsort(-size, kind="stable")]
+    seq = np.ascontiguousarray(app[rest])
+    is_open = np.zeros(inst.n_hosts, dtype=bool)
+    is_open[hosts] = True
+    others = host_order(inst, kind)
+    order_h = np.ascontiguousarray(np.concatenate([hosts, others[~is_open[others]]]),
+                                   dtype=np.int64)
+    out = np.full(len(seq), -1, dtype=np.int64)
+    _first_fit(seq, order_h, demand, capacity, used, st.count,  # type: ignore[call-arg]
+               st.n_on, st.col, inst.cap.astype(np.int64), *st.rule_tables, out)
+    full = host_of.copy()
+    full[rest] = np.where(out >= 0, out, UNPLACED)
+    return full
+
+
+def one_type(instance: Instance, host_of: np.ndarray,
+             hosts: np.ndarray | None = None) -> tuple[Instance, int] | None:
     """The instance restricted to the one host type ``host_of`` uses, and that type's first host.
 
-    ``None`` when ``host_of`` uses hosts of several types or leaves a container unplaced. The
-    restricted instance has that type's hosts only (host ``h`` of it is host ``first + h`` of
-    ``instance``) and no initial placement.
+    ``None`` when ``host_of`` uses hosts of several types or leaves a container unplaced (with
+    ``hosts`` ``(k,)``, open hosts: unplaced containers are allowed and these hosts count as
+    used). The restricted instance has that type's hosts only (host ``h`` of it is host
+    ``first + h`` of ``instance``) and no initial placement.
     """
-    if host_of.size == 0 or bool((host_of == UNPLACED).any()):
+    placed = host_of != UNPLACED
+    if hosts is None and (host_of.size == 0 or not bool(placed.all())):
         return None
-    types = np.unique(instance.host_type_of[np.unique(host_of)])
+    used = np.unique(host_of[placed])
+    if hosts is not None:
+        used = np.union1d(used, hosts)
+    if used.size == 0:
+        return None
+    types = np.unique(instance.host_type_of[used])
     if len(types) != 1:
         return None
     t = int(types[0])
@@ -294,16 +357,69 @@ def improve(instance: Instance, host_of: np.ndarray, *, target: int, time_limit:
     return out
 
 
+def settle(instance: Instance, host_of: np.ndarray, hosts: np.ndarray, *, target: int,
+           time_limit: float, settle_limit: float | None = None, seed: int = 0,
+           on_improve: Callable[[int], None] | None = None, stop: Stop | None = None,
+           patience: int | None = None) -> np.ndarray | None:
+    """Place what ``host_of`` leaves unplaced on the open ``hosts`` (fixed number), then free hosts.
+
+    The tabu search (:func:`solvers.tabu.tabu_pack` with ``hosts``) puts the unplaced containers
+    where they overload the open hosts least (an ejection when caps or rules keep one off every
+    host) and moves containers until no host is overloaded: a packing on ``len(hosts)`` hosts.
+    It has ``settle_limit`` seconds for that; then it frees hosts for the rest of ``time_limit``.
+    ``host_of`` and ``hosts`` must use one host type.
+
+    Args:
+        instance: the instance.
+        host_of: host per container, ``UNPLACED`` for the containers to place, shape
+            ``(n_containers,)``.
+        hosts: the open hosts, shape ``(k,)``.
+        target: stop at this many hosts (a lower bound).
+        time_limit: seconds in all.
+        settle_limit: seconds to reach a packing on the open hosts (``None``: ``time_limit``).
+        seed: seed of the search.
+        on_improve: called with the number of hosts after every improvement.
+        stop: a stop request.
+        patience: iterations without a lower excess after which a stage gives up.
+
+    Returns:
+        Host per container on at most ``len(hosts)`` hosts (checked), shape
+        ``(n_containers,)``, or ``None`` when the open hosts were not settled in time.
+    """
+    from solvers.tabu import PATIENCE, applicable, tabu_pack
+
+    hosts = np.asarray(hosts, dtype=np.int64)
+    sub = one_type(instance, host_of, hosts)
+    if sub is None or not applicable(sub[0]):
+        return None
+    inst1, first = sub
+    start = np.where(host_of == UNPLACED, UNPLACED, host_of - first)
+    found = tabu_pack(inst1, start, target=target, time_limit=time_limit, seed=seed,
+                      on_improve=on_improve, stop=stop, hosts=hosts - first,
+                      settle_limit=settle_limit,
+                      patience=PATIENCE if patience is None else patience)
+    if found is None:
+        return None
+    out = found + first
+    if check(instance, Placement.from_arrays(instance, out, None), require_all=True):
+        return None  # pragma: no cover - the tabu search checks its own result
+    return out
+
+
 def balance_search(instance: Instance, bound: float, *, deadline: float, kind: Objective = "hosts",
                    slack: tuple[float, ...] = SLACK, blocks: int = BLOCKS,
                    stop: Stop | None = None,
-                   on_found: Callable[[np.ndarray, int], None] | None = None
-                   ) -> np.ndarray | None:
+                   on_found: Callable[[np.ndarray, int], None] | None = None,
+                   settle_limit: float | None = None, seed: int = 0) -> np.ndarray | None:
     """Balanced assignments on ``ceil(bound * (1 + s))`` hosts for ``s`` in ``slack``; the best.
 
-    A further size is tried only while the longest run so far suggests it ends before
-    ``deadline`` (a ``time.perf_counter()`` value), and only if it opens fewer hosts than the best
-    packing so far uses (the balancing uses every host it opens).
+    What the open hosts do not take is settled on them (:func:`settle`: the tabu search at a
+    fixed number of hosts, at most ``settle_limit`` seconds, ``None``: ``SETTLE_SECONDS``, and not
+    past ``deadline``); a packing on the open hosts ends the search (the tabu search frees hosts
+    from it faster than another balancing would). When settling fails the rest goes by first fit
+    (:func:`first_fit_rest`) and the next size is tried, only while the longest run so far
+    suggests it ends before ``deadline`` (a ``time.perf_counter()`` value), and only if it opens
+    fewer hosts than the best packing so far uses (the balancing uses every host it opens).
 
     Returns:
         Host per container on the fewest hosts (every container placed), or ``None``.
@@ -320,7 +436,17 @@ def balance_search(instance: Instance, bound: float, *, deadline: float, kind: O
         if best is not None and n_open >= n_best:
             continue
         t0 = time.perf_counter()
-        h = balance(instance, n_open, blocks=blocks, kind=kind)
+        h = balance(instance, n_open, blocks=blocks, kind=kind, finish=False)
+        settled = not (h == UNPLACED).any()
+        if not settled:
+            hosts = open_hosts(instance, n_open, kind)
+            left = min(SETTLE_SECONDS if settle_limit is None else settle_limit,
+                       deadline - time.perf_counter())
+            fixed = None if left <= 0 else settle(
+                instance, h, hosts, target=n_open, time_limit=left, seed=seed, stop=stop)
+            settled = fixed is not None
+            h = fixed if fixed is not None else first_fit_rest(instance, h, hosts, blocks=blocks,
+                                                               kind=kind)
         took = max(took, time.perf_counter() - t0)
         if (h == UNPLACED).any():
             continue
@@ -329,8 +455,10 @@ def balance_search(instance: Instance, bound: float, *, deadline: float, kind: O
             best, n_best = h, n
             if on_found is not None:
                 on_found(h, n)
+        if settled:
+            break
     return best
 
 
-__all__ = ["BLOCKS", "SLACK", "balance", "balance_search", "group_weights", "improve", "one_type",
-           "open_hosts", "timed"]
+__all__ = ["BLOCKS", "SETTLE_SECONDS", "SLACK", "balance", "balance_search", "first_fit_rest",
+           "group_weights", "improve", "one_type", "open_hosts", "settle", "timed"]

@@ -16,6 +16,21 @@ lowest excess met so far. Zero excess is a feasible packing on ``U`` hosts (it i
 bound) is met or the time is up. Anti-affinity caps and ``<A, B, k>`` rules (exclusions included)
 are kept at every step, with the predicates and rule tables of :mod:`packing.feasibility`.
 
+The containers of the emptied host go, heaviest first, where they add the least excess among the
+hosts whose caps and rules take them; when none does, a container of some host that blocks it moves
+to another host that takes it (an *ejection*: on Tianchi the lightest hosts hold an app that excludes
+1,244 others). Given open hosts (``hosts``), the search also starts from a partial placement: the
+unplaced containers are inserted the same way and the excess is first driven to zero on exactly
+those hosts (a packing on a fixed number of hosts; :func:`solvers.curves.settle`).
+
+While settling, and on large packings (more than ``SAMPLE_FROM`` hosts) once an iteration of the
+full neighbourhood is estimated above ``FOCUS_WORK`` excess terms an overloaded host, an iteration
+with more than ``FOCUS`` overloaded hosts moves containers from ``FOCUS`` of them drawn at random,
+with shifts and one-for-one swaps only, except after ``FOCUS_STALL`` iterations without a lower
+excess (then every move from every overloaded host, until the excess falls below its lowest): on the
+Tianchi full view (200 resources, about 30 containers a host) an iteration of the full neighbourhood
+over a dozen overloaded hosts takes seconds, and the focused search frees a host every 3 to 15 s.
+
 It suits instances whose cheap bound is tight while first fit is a few hosts above it (Caprara–Toth
 classes 1: CL_1_200_1 goes from 55 to the optimum 50 in 0.2 s). It applies to one host type (or
 identical ones) without GPU cards: :func:`applicable`.
@@ -257,11 +272,12 @@ def _relocate(i, dst, bin_of, load, members, mlen, mpos, size):  # pragma: no co
 
 
 @numba.njit(cache=True)
-def _candidates(n_bins, sample, load, exc, limit, inv, cand, mark, it,
+def _candidates(n_bins, sample, load, src, limit, inv, cand, mark, it,
                 rng):  # pragma: no cover - compiled
     """The hosts an iteration moves containers to, ascending in ``cand``; returns their number.
 
-    Every host when ``sample`` is 0 or covers them; else the overloaded hosts, the
+    Every host when ``sample`` is 0 or covers them; else the source hosts (``src``, shape
+    ``(n_bins,)``: the overloaded hosts the iteration moves containers from), the
     ``sample // 2`` with the most room (the least relative free capacity over the resources)
     and ``sample // 2`` drawn at random. ``mark`` (shape ``(n_bins,)``) is scratch.
     """
@@ -284,7 +300,7 @@ def _candidates(n_bins, sample, load, exc, limit, inv, cand, mark, it,
         cand[n] = b
         n += 1
     for b in range(n_bins):
-        if exc[b] > 0.0 and mark[b] != stamp:
+        if src[b] and mark[b] != stamp:
             mark[b] = stamp
             cand[n] = b
             n += 1
@@ -301,14 +317,19 @@ def _candidates(n_bins, sample, load, exc, limit, inv, cand, mark, it,
 @numba.njit(cache=True)
 def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, col, rules,
             use_counts, limit, inv, exc, t_host, t_until, t_max, it_box, best_total, rng,
-            tenure_min, tenure_span, sample, cand, mark):  # pragma: no cover - compiled
+            tenure_min, tenure_span, sample, cand, mark, focus, source, stall,
+            focus_stall):  # pragma: no cover - compiled
     """Up to ``iters`` iterations on hosts ``0..n_bins-1``.
 
     ``exc`` (shape ``(n_bins,)``) holds every host's excess, ``it_box[0]`` the iteration counter
     and ``best_total[0]`` the lowest total excess met on this number of hosts; all are updated in
-    place. Containers move to the hosts :func:`_candidates` picks (``sample``; ``cand`` and
-    ``mark`` are its scratch, shape ``(n_bins,)``). Returns 1 when the excess is zero, 2 when a
-    host has fewer than 2 free member slots (grow ``members``, then go on), else 0.
+    place. Containers move from the overloaded hosts to the hosts :func:`_candidates` picks
+    (``sample``; ``cand``, ``mark`` and ``source`` are scratch, shape ``(n_bins,)``). With
+    ``focus`` > 0 and more overloaded hosts than that, an iteration moves from ``focus`` of them
+    drawn at random and makes only shifts and one-for-one swaps, unless ``stall[0]`` (iterations
+    since the lowest total excess last fell, updated in place) has reached ``focus_stall``.
+    Returns 1 when the excess is zero, 2 when a host has fewer than 2 free member slots (grow
+    ``members``, then go on), else 0.
     """
     slots = members.shape[1]
     for _ in range(iters):
@@ -318,7 +339,27 @@ def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, co
         if total <= 0.0:
             return 1
         it = it_box[0]
-        n_cand = _candidates(n_bins, sample, load, exc, limit, inv, cand, mark, it, rng)
+        n_over = 0
+        for b in range(n_bins):
+            source[b] = exc[b] > 0.0
+            if source[b]:
+                n_over += 1
+        wide = not 0 < focus < n_over or stall[0] >= focus_stall
+        if not wide:  # sources: `focus` overloaded hosts drawn at random; shifts and 1-1 swaps
+            for b in range(n_bins):
+                source[b] = False
+            picked = 0
+            while picked < focus:
+                k = min(int(xorshift_next(rng) * n_over), n_over - 1)
+                for b in range(n_bins):
+                    if exc[b] > 0.0:
+                        if k == 0:
+                            if not source[b]:
+                                source[b] = True
+                                picked += 1
+                            break
+                        k -= 1
+        n_cand = _candidates(n_bins, sample, load, source, limit, inv, cand, mark, it, rng)
         best = 1e300
         ties = 0
         mi1 = -1
@@ -327,11 +368,11 @@ def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, co
         mj2 = -1
         mdst = -1
         for b1 in range(n_bins):
-            if exc[b1] <= 0.0:
+            if not source[b1]:
                 continue
             for x in range(mlen[b1]):
                 i = members[b1, x]
-                for x2 in range(x, mlen[b1]):  # x2 == x: i alone; else the pair (i, i2)
+                for x2 in range(x, mlen[b1] if wide else x + 1):  # x2 == x: i alone, else (i, i2)
                     i2 = members[b1, x2] if x2 > x else -1
                     # what b1 keeps at least: containers arriving only add excess
                     base1 = _excess(load[b1], size, i, i2, -1, -1, limit, inv) - exc[b1]
@@ -347,7 +388,7 @@ def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, co
                             if y >= 0 and full and _excess(load[b1], size, i, i2, j1, -1, limit,
                                                            inv) - exc[b1] >= best + 1e-12:
                                 continue  # and with a second container j2 even more
-                            for y2 in range(y, mlen[b2] if (y >= 0 and i2 < 0) else y + 1):
+                            for y2 in range(y, mlen[b2] if (y >= 0 and i2 < 0 and wide) else y + 1):
                                 j2 = members[b2, y2] if y2 > y else -1
                                 d = (_excess(load[b1], size, i, i2, j1, j2, limit, inv) - exc[b1]
                                      + _excess(load[b2], size, j1, j2, i, i2, limit, inv)
@@ -394,6 +435,9 @@ def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, co
         exc[src] = _excess(load[src], size, -1, -1, -1, -1, limit, inv)
         exc[mdst] = _excess(load[mdst], size, -1, -1, -1, -1, limit, inv)
         total += best
+        stall[0] += 1
+        if total < best_total[0] - 1e-12:
+            stall[0] = 0
         if total < best_total[0]:
             best_total[0] = total
         if mlen[src] > slots - 2 or mlen[mdst] > slots - 2:
@@ -406,11 +450,12 @@ def _search(iters, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, co
 
 @numba.njit(cache=True)
 def _drop(b, n_bins, weight, bin_of, load, members, mlen, mpos, size, app, cap, col, rules,
-          use_counts, limit, inv, exc, t_host, t_until):  # pragma: no cover - compiled
-    """Empty host ``b`` onto hosts ``0..n_bins-2`` (least added excess first, heaviest first).
+          use_counts, limit, inv, exc, t_host, t_until, eject):  # pragma: no cover - compiled
+    """Empty host ``b`` onto hosts ``0..n_bins-2`` (heaviest first, by :func:`_insert`).
 
     Host ``n_bins - 1`` is renumbered ``b`` first, so the hosts in use stay ``0..n_bins-2``.
-    ``members`` must have room for every container of host ``b`` on any host.
+    ``members`` must have room for every container of host ``b`` on any host, and 3 more.
+    Returns whether every container found a host (else the state is partial: restore it).
     """
     last = n_bins - 1
     if b != last:  # swap host b and the last host (lists and loads)
@@ -436,11 +481,43 @@ def _drop(b, n_bins, weight, bin_of, load, members, mlen, mpos, size, app, cap, 
     items = members[last, : mlen[last]].copy()
     items = items[np.argsort(-weight[items], kind="mergesort")]
     for i in items:
+        bin_of[i] = -1
+    mlen[last] = 0
+    for r in range(load.shape[1]):
+        load[last, r] = 0.0
+    for h in range(last):
+        exc[h] = _excess(load[h], size, -1, -1, -1, -1, limit, inv)
+    exc[last] = 0.0
+    done, failed = _insert(items, 0, last, bin_of, load, members, mlen, mpos, size, app, cap,
+                           col, rules, use_counts, limit, inv, exc, eject)
+    return done == items.shape[0] and failed == 0
+
+
+@numba.njit(cache=True)
+def _insert(items, pos, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, col, rules,
+            use_counts, limit, inv, exc, eject):  # pragma: no cover - compiled
+    """Place the unplaced containers ``items[pos:]`` (shape ``(k,)``) on hosts ``0..n_bins-1``.
+
+    Each goes where it adds the least excess among the hosts whose caps and rules take it. When
+    none does and ``eject`` holds, one container ``j`` of a host ``h`` moves to another host ``g``
+    so that ``h`` takes it (an ejection: the pair with the least added excess on ``h`` and ``g``,
+    caps and rules kept on both). ``exc`` (shape ``(n_bins,)``) follows.
+
+    Returns:
+        ``(next, failed)``: the position reached (``len(items)`` when done; less when a host came
+        within 2 of its member slots: grow ``members`` and call again from there) and the number
+        of containers neither way placed (left with ``bin_of == -1``).
+    """
+    slots = members.shape[1]
+    failed = 0
+    for t in range(pos, items.shape[0]):
+        i = items[t]
         best = 1e300
         dst = -1
-        for h in range(last):
-            d = _excess(load[h], size, -1, -1, i, -1, limit, inv) - _excess(
-                load[h], size, -1, -1, -1, -1, limit, inv)
+        ej = -1
+        eg = -1
+        for h in range(n_bins):
+            d = _excess(load[h], size, -1, -1, i, -1, limit, inv) - exc[h]
             if not d < best:
                 continue
             if use_counts and not counts_ok(members[h], mlen[h], col, app, cap, rules, -1, -1,
@@ -448,17 +525,78 @@ def _drop(b, n_bins, weight, bin_of, load, members, mlen, mpos, size, app, cap, 
                 continue
             best = d
             dst = h
+        if dst < 0 and use_counts and eject:  # caps or rules keep it off every host: eject one
+            for h in range(n_bins):
+                for x in range(mlen[h]):
+                    j = members[h, x]
+                    dh = _excess(load[h], size, j, -1, i, -1, limit, inv) - exc[h]
+                    if not dh < best:
+                        continue
+                    if not counts_ok(members[h], mlen[h], col, app, cap, rules, j, -1, i, -1):
+                        continue
+                    for g in range(n_bins):
+                        if g == h:
+                            continue
+                        dg = _excess(load[g], size, -1, -1, j, -1, limit, inv) - exc[g]
+                        if not dh + dg < best:
+                            continue
+                        if not counts_ok(members[g], mlen[g], col, app, cap, rules, -1, -1, j,
+                                         -1):
+                            continue
+                        best = dh + dg
+                        dst, ej, eg = h, j, g
+            if ej >= 0:
+                _relocate(ej, eg, bin_of, load, members, mlen, mpos, size)
+                exc[eg] = _excess(load[eg], size, -1, -1, -1, -1, limit, inv)
         if dst < 0:
-            return False
-        _relocate(i, dst, bin_of, load, members, mlen, mpos, size)
-    for h in range(last):
-        exc[h] = _excess(load[h], size, -1, -1, -1, -1, limit, inv)
-    exc[last] = 0.0
-    return True
+            failed += 1
+            continue
+        mpos[i] = mlen[dst]
+        members[dst, mlen[dst]] = i
+        mlen[dst] += 1
+        bin_of[i] = dst
+        for r in range(size.shape[1]):
+            load[dst, r] += size[i, r]
+        exc[dst] = _excess(load[dst], size, -1, -1, -1, -1, limit, inv)
+        if mlen[dst] > slots - 2 or (ej >= 0 and mlen[eg] > slots - 2):
+            return t + 1, failed
+    return items.shape[0], failed
 
 
 DROP_TRIES = 8
 """Hosts tried, lightest first, when emptying one fails (a container with no host left)."""
+
+DROP_TRIES_LARGE = 256
+"""The same on packings searched with a sample of destinations; a host that fails is not tried
+again (on Tianchi the lightest hosts hold an app that excludes 1,244 others)."""
+
+FOCUS = 2
+"""Overloaded hosts an iteration moves containers from while settling unplaced containers, and on
+large packings (see :func:`_search`)."""
+
+FOCUS_WORK = 1e7
+"""An iteration of the full neighbourhood estimated above this many excess terms per overloaded host
+(:func:`_work`) switches a large packing to the focused search for good (Tianchi: about 5e8 on the
+full view of the contest machines, 5e7 on the full view of 64c128g hosts, 1.5e6 on the reduced
+view of 64c128g hosts)."""
+
+FOCUS_STALL = 1000
+"""Iterations without a lower excess after which the focused search makes every move again."""
+
+EJECT = True
+"""A container that caps or rules keep off every host takes the place of one that moves away."""
+
+
+def _work(mlen: np.ndarray, n_resources: int, sample: int) -> float:
+    """Excess terms an iteration of the full neighbourhood evaluates per overloaded host, roughly.
+
+    ``resources x (containers a host)^3 x destinations``: pairs of containers out of the
+    overloaded host against one or two of each destination's (``mlen`` ``(n,)``: containers per
+    host). Deterministic, unlike a clock.
+    """
+    per = float(mlen.mean()) if len(mlen) else 0.0
+    dest = min(len(mlen), sample) if sample > 0 else len(mlen)
+    return float(n_resources) * per ** 3 * dest
 
 
 def warm() -> bool:
@@ -509,6 +647,9 @@ def tabu_pack(
     stop: Stop | None = None,
     sample: int | None = None,
     options: SolveOptions | None = None,
+    hosts: np.ndarray | None = None,
+    settle_limit: float | None = None,
+    focus: int | None = None,
 ) -> np.ndarray | None:
     """Search for a packing on fewer hosts than ``host_of`` uses, down to ``target`` hosts.
 
@@ -529,14 +670,28 @@ def tabu_pack(
             ``SAMPLE_FROM`` hosts, else 0).
         options: the common options (:class:`solvers.base.SolveOptions`); when given, its
             ``time_limit``, ``seed`` and ``stop`` replace the keywords of those names.
+        hosts: open hosts, shape ``(k,)``. With them ``host_of`` may leave containers unplaced
+            (``UNPLACED``): they go on these hosts and those ``host_of`` uses (where they add the
+            least excess; a container that caps or rules keep off every host takes the place of
+            one that moves to another host: :func:`_insert`), and the search first drives the
+            excess to zero on exactly these hosts, a packing on a fixed number of hosts, before
+            it frees hosts as usual. Without them an unplaced container returns ``None``.
+        settle_limit: seconds for that first stage (``None``: ``time_limit``); ``None`` is
+            returned when it does not reach zero excess in that time.
+        focus: in that first stage, and on packings searched with a sample of destinations once
+            an iteration of every move is estimated above ``FOCUS_WORK`` terms, an iteration with more
+            overloaded hosts than this moves containers from this many of them, drawn at random,
+            by shifts and one-for-one swaps, except after ``FOCUS_STALL`` iterations without a
+            lower excess (0: from every overloaded host, every move; ``None``: ``FOCUS``).
 
     Raises:
         TypeError: neither ``time_limit`` nor ``options`` is given.
 
     Returns:
-        Host per container on the fewest hosts found, all fewer than ``host_of`` uses (checked
-        by :func:`packing.checker.check`), shape ``(n_containers,)``; ``None`` if none was found.
-        Hosts are taken from those ``host_of`` uses, in index order.
+        Host per container on the fewest hosts found, all fewer than ``host_of`` uses (with
+        ``hosts``: at most as many as the open hosts), checked by :func:`packing.checker.check`,
+        shape ``(n_containers,)``; ``None`` if none was found. Hosts are taken from those
+        ``host_of`` uses (and ``hosts``), in index order.
     """
     t0 = time.perf_counter()
     if options is not None:
@@ -545,12 +700,18 @@ def tabu_pack(
         raise TypeError("tabu_pack needs time_limit or options")
     inst = instance
     host_of = np.asarray(host_of, dtype=np.int64)
-    if time_limit <= 0 or not applicable(inst) or (host_of == UNPLACED).any():
+    placed = host_of != UNPLACED
+    if time_limit <= 0 or not applicable(inst) or (hosts is None and not placed.all()):
         return None
-    used = np.unique(host_of)
+    used = np.unique(host_of[placed])
+    if hosts is not None:
+        used = np.union1d(used, np.asarray(hosts, dtype=np.int64))
     n_bins = len(used)
     n = inst.n_containers
-    if n_bins <= max(target, 1):
+    settle = hosts is not None
+    if focus is None:
+        focus = FOCUS
+    if n_bins <= max(target, 1) and not settle:
         return None
     cap_vec = np.asarray(inst.host_types[0].capacity, dtype=np.float64)
     limit = cap_vec + TOL * np.maximum(1.0, np.abs(cap_vec))  # what fits() accepts
@@ -563,16 +724,18 @@ def tabu_pack(
     col = st.col.astype(np.int64)
     rules = _sorted_rules(st.rule_tables)
     use_counts = bool((col >= 0).any())
-    bin_of = np.searchsorted(used, host_of).astype(np.int64)
+    bin_of = np.full(n, -1, dtype=np.int64)
+    bin_of[placed] = np.searchsorted(used, host_of[placed])
     load = np.zeros((n_bins, inst.n_resources))
-    np.add.at(load, bin_of, size)
-    per_bin = np.bincount(bin_of, minlength=n_bins)
-    members = np.full((n_bins, int(per_bin.max()) + SLOTS), -1, dtype=np.int64)
+    np.add.at(load, bin_of[placed], size[placed])
+    per_bin = np.bincount(bin_of[placed], minlength=n_bins)
+    members = np.full((n_bins, int(per_bin.max(initial=0)) + SLOTS), -1, dtype=np.int64)
     mlen = np.zeros(n_bins, dtype=np.int64)
     mpos = np.zeros(n, dtype=np.int64)
-    order = np.argsort(bin_of, kind="stable")
+    idx = np.flatnonzero(placed)
+    order = idx[np.argsort(bin_of[idx], kind="stable")]
     starts = np.concatenate([[0], np.cumsum(per_bin)[:-1]])
-    mpos[order] = np.arange(n) - starts[bin_of[order]]
+    mpos[order] = np.arange(len(order)) - starts[bin_of[order]]
     members[bin_of[order], mpos[order]] = order
     mlen[:] = per_bin
     exc = np.zeros(n_bins)
@@ -587,31 +750,61 @@ def tabu_pack(
     rng = np.array([np.random.default_rng(seed).integers(1, 2**63, dtype=np.uint64)],
                    dtype=np.uint64)
     best: np.ndarray | None = None
-    while n_bins > target:
+    if settle:  # the unplaced containers go on the open hosts, overloading them
+        for b in range(n_bins):
+            exc[b] = _excess(load[b], size, -1, -1, -1, -1, limit, inv)
+        items = np.flatnonzero(~placed)
+        items = items[np.argsort(-weight[items], kind="mergesort")]
+        pos, failed = 0, 0
+        while pos < len(items):
+            pos, lost = _insert(items, pos, n_bins, bin_of, load, members, mlen, mpos, size, app,
+                                cap, col, rules, use_counts, limit, inv, exc, EJECT)
+            failed += lost
+            if pos < len(items):  # a host is close to its member slots
+                members = _room(members, 2 * members.shape[1])
+        if failed:
+            return None
+    src = np.zeros(n_bins, dtype=np.bool_)
+    costly = settle  # whether the full neighbourhood is too slow here (settling starts focused)
+    stuck = np.zeros(n_bins, dtype=np.bool_)  # hosts that could not be emptied (large packings)
+    tries = DROP_TRIES if sample <= 0 else DROP_TRIES_LARGE
+    while n_bins > target or settle:
         wsum = np.bincount(bin_of, weights=weight, minlength=n_bins)[:n_bins]
-        dropped = False
+        dropped = settle
         # the lightest host is the easiest to empty; when the caps or rules leave one of its
-        # containers no host, the state is restored and the next lightest is tried
-        for b in np.argsort(wsum, kind="stable")[:DROP_TRIES].tolist():
-            members = _room(members, int(mlen[:n_bins].max() + mlen[b]) + 2)
+        # containers no host, the state is restored and the next lightest is tried (on large
+        # packings the host is marked and not tried again)
+        light = np.argsort(wsum, kind="stable")
+        light = light[~stuck[light]][:tries] if sample > 0 else light[:tries]
+        for b in ([] if settle else light.tolist()):
+            members = _room(members, int(mlen[:n_bins].max() + mlen[b]) + 5)
             saved = (bin_of.copy(), load.copy(), members.copy(), mlen.copy(), mpos.copy(),
                      exc.copy(), t_host.copy(), t_until.copy())
             if _drop(b, n_bins, weight, bin_of, load, members, mlen, mpos, size, app, cap,
-                     col, rules, use_counts, limit, inv, exc, t_host, t_until):
+                     col, rules, use_counts, limit, inv, exc, t_host, t_until, EJECT):
                 dropped = True
+                stuck[b] = stuck[n_bins - 1]  # host n_bins - 1 is now host b
                 break
+            stuck[b] = True
             for arr, old in zip((bin_of, load, members, mlen, mpos, exc, t_host, t_until), saved,
                                 strict=True):
                 arr[...] = old
         if not dropped:
             break  # no host among the lightest can be emptied
-        n_bins -= 1
+        if not settle:
+            n_bins -= 1
+        stage_end = time_limit if not settle or settle_limit is None else min(settle_limit,
+                                                                            time_limit)
         best_total = np.array([exc[:n_bins].sum()])
         solved = False
+        if focus > 0 and (settle or sample > 0) and not costly:  # decided where a stage starts
+            costly = _work(mlen[:n_bins], inst.n_resources, sample) > FOCUS_WORK
+        narrow = focus if costly else 0
+        stall = np.zeros(1, dtype=np.int64)
         step, last_best, since = 8, best_total[0], 0
         while not solved:
             now = time.perf_counter()
-            if now - t0 >= time_limit or since >= patience or (
+            if now - t0 >= stage_end or since >= patience or (
                     max_iters is not None and it_box[0] >= max_iters) or (
                     stop is not None and stop.is_set()):
                 break
@@ -620,7 +813,8 @@ def tabu_pack(
             start = int(it_box[0])
             code = _search(step, n_bins, bin_of, load, members, mlen, mpos, size, app, cap, col,
                            rules, use_counts, limit, inv, exc, t_host, t_until, t_max, it_box,
-                           best_total, rng, TENURE[0], TENURE[1], sample, cand, mark)
+                           best_total, rng, TENURE[0], TENURE[1], sample, cand, mark, narrow,
+                           src, stall, FOCUS_STALL)
             solved = code == 1
             if code == 2:  # a host is close to its member slots
                 members = _room(members, 2 * members.shape[1])
@@ -630,10 +824,11 @@ def tabu_pack(
             last_best = min(last_best, best_total[0])
             # the next chunk takes about CHUNK_SECONDS, and not past the time limit
             per_it = took / max(done, 1)
-            room = max(time_limit - (time.perf_counter() - t0), 0.0)
+            room = max(stage_end - (time.perf_counter() - t0), 0.0)
             step = int(max(1, min(CHUNK_SECONDS, room) / max(per_it, 1e-7)))
         if not solved:
             break
+        settle = False
         best = used[bin_of]
         if on_improve is not None:
             on_improve(n_bins)

@@ -11,7 +11,17 @@ from packing.checker import check
 from packing.model import App, HostType, Instance, Placement, Rule
 from solvers.auto import AutoSettings, solve_auto
 from solvers.base import SolveOptions
-from solvers.curves import balance, balance_search, excluded_mass, group_weights, improve, one_type
+from solvers.curves import (
+    balance,
+    balance_search,
+    excluded_mass,
+    first_fit_rest,
+    group_weights,
+    improve,
+    one_type,
+    open_hosts,
+    settle,
+)
 from solvers.spread import applicable, work_arrays
 from tests.packing.brute import brute_force
 from tests.packing.strategies import tiny_instances
@@ -132,7 +142,7 @@ def test_one_type_and_improve_free_hosts_on_the_type_used() -> None:
 def test_balance_search_keeps_the_fewest_hosts() -> None:
     inst = _timed(3)
     seen: list[int] = []
-    h = balance_search(inst, 5.0, deadline=float("inf"), slack=(0.0, 1.0),
+    h = balance_search(inst, 5.0, deadline=float("inf"), slack=(0.0, 1.0), settle_limit=1.0,
                        on_found=lambda _h, n: seen.append(n))
     assert h is not None and _ok(inst, h) and (h >= 0).all()
     assert _hosts(h) == min(seen)
@@ -148,3 +158,37 @@ def test_auto_large_path_balances_time_curves_on_several_types() -> None:
     off = solve_auto(inst, SolveOptions(time_limit=5.0),
                      settings=dataclasses.replace(LARGE, spread_balance=False))
     assert not any(p.method == "balance" for p in off.history)
+
+
+def _three_two() -> Instance:
+    """Sizes 3, 3, 2, 2, 2 on hosts of 6: the optimum is 2 hosts (3+3, 2+2+2).
+
+    Balancing on 2 hosts puts 3 and 2 on each and leaves the last 2 (5 + 2 > 6).
+    """
+    return Instance("32", ("cpu",), (HostType("h", (6.0,), 3),),
+                    (App("three", (3.0,), 2), App("two", (2.0,), 3)))
+
+
+def test_settle_places_the_leftover_on_the_open_hosts() -> None:
+    inst = _three_two()
+    left = balance(inst, 2, finish=False)
+    assert (left == -1).sum() == 1
+    hosts = open_hosts(inst, 2)
+    warm_search()
+    h = settle(inst, left, hosts, target=2, time_limit=30.0, seed=0)
+    assert h is not None and _ok(inst, h) and (h >= 0).all() and _hosts(h) == 2
+    assert h[0] == h[1] and len(set(h[2:].tolist())) == 1  # 3+3 and 2+2+2
+    again = settle(inst, left, hosts, target=2, time_limit=30.0, seed=0)
+    assert again is not None and np.array_equal(h, again)
+    # without it the leftover goes by first fit to a third host
+    ff = first_fit_rest(inst, left, hosts)
+    assert _ok(inst, ff) and (ff >= 0).all() and _hosts(ff) == 3
+
+
+def test_balance_search_settles_instead_of_opening_hosts() -> None:
+    inst = _three_two()
+    warm_search()
+    h = balance_search(inst, 2.0, deadline=float("inf"), slack=(0.0,), settle_limit=30.0)
+    assert h is not None and _ok(inst, h) and _hosts(h) == 2
+    h0 = balance_search(inst, 2.0, deadline=float("inf"), slack=(0.0,), settle_limit=0.0)
+    assert h0 is not None and _ok(inst, h0) and _hosts(h0) == 3

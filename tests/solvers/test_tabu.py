@@ -149,8 +149,10 @@ def _digest(host_of: np.ndarray) -> str:
 def test_sparse_tables_make_the_dense_moves(slots: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # slots 0: the member rows start as long as the fullest host and grow during the search.
     # The dense tables stopped when the lightest host could not be emptied (DROP_TRIES 1); with
-    # the next lightest tried as well the search may only end on as few hosts or fewer.
+    # the next lightest tried as well the search may only end on as few hosts or fewer. The dense
+    # tables had no ejection either (a container no host takes ends the search there).
     monkeypatch.setattr(tabu, "SLOTS", slots)
+    monkeypatch.setattr(tabu, "EJECT", False)
     for key, (hosts, digest) in DENSE.items():
         inst = _case(key)
         g = ffd(inst, "hosts")
@@ -162,10 +164,12 @@ def test_sparse_tables_make_the_dense_moves(slots: int, monkeypatch: pytest.Monk
         assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
         assert (_hosts(out), _digest(out)) == (hosts, digest), key
         monkeypatch.setattr(tabu, "DROP_TRIES", 8)
+        monkeypatch.setattr(tabu, "EJECT", True)
         more = tabu_pack(inst, g.host_of, target=int(lb), time_limit=600, seed=7,
                          max_iters=1_500)
         assert more is not None and check(inst, Placement.from_arrays(inst, more), require_all=True) == []
         assert _hosts(more) <= hosts, key
+        monkeypatch.setattr(tabu, "EJECT", False)
 
 
 def test_freeing_the_host_needs_a_swap() -> None:
@@ -219,3 +223,70 @@ def test_a_host_that_cannot_be_emptied_is_skipped_for_the_next_lightest() -> Non
     out = tabu_pack(inst, start, target=2, time_limit=60, seed=0, max_iters=10_000)
     assert out is not None and _hosts(out) == 2
     assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
+
+
+def _blocked() -> Instance:
+    """x on host 0, y on host 1, z excluded from both: z fits only after x joins y (one ejection)."""
+    return Instance("ej", ("s",), (HostType("b", (10.0,), 3),),
+                    (App("x", (1.0,), 1), App("y", (1.0,), 1), App("z", (1.0,), 1)),
+                    exclusions=(("x", "z"), ("y", "z")))
+
+
+def test_open_hosts_take_a_blocked_container_by_one_ejection(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    inst = _blocked()
+    start = np.array([0, 1, -1])
+    out = tabu_pack(inst, start, target=2, time_limit=60, seed=0, hosts=np.array([0, 1]),
+                    max_iters=1_000)
+    assert out is not None and set(out.tolist()) <= {0, 1}
+    assert out[0] == out[1] != out[2]  # x joined y; z alone
+    assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
+    monkeypatch.setattr(tabu, "EJECT", False)  # no host takes z as the hosts stand
+    assert tabu_pack(inst, start, target=2, time_limit=60, seed=0, hosts=np.array([0, 1]),
+                     max_iters=1_000) is None
+    assert tabu_pack(inst, start, target=2, time_limit=60, seed=0) is None  # no open hosts
+
+
+def test_emptying_a_host_ejects_a_blocking_container(monkeypatch: pytest.MonkeyPatch) -> None:
+    # x (1) alone on host 0, y (5) on host 1, z (5) on host 2; x is excluded from y and z, so
+    # emptying the lightest host 0 needs y to join z first (one ejection)
+    inst = Instance("ej2", ("s",), (HostType("b", (10.0,), 3),),
+                    (App("x", (1.0,), 1), App("y", (5.0,), 1), App("z", (5.0,), 1)),
+                    exclusions=(("x", "y"), ("x", "z")))
+    monkeypatch.setattr(tabu, "DROP_TRIES", 1)  # only the lightest host is tried
+    out = tabu_pack(inst, np.array([0, 1, 2]), target=2, time_limit=60, seed=0, max_iters=1_000)
+    assert out is not None and _hosts(out) == 2 and out[1] == out[2] != out[0]
+    assert check(inst, Placement.from_arrays(inst, out), require_all=True) == []
+    monkeypatch.setattr(tabu, "EJECT", False)
+    assert tabu_pack(inst, np.array([0, 1, 2]), target=2, time_limit=60, seed=0,
+                     max_iters=1_000) is None
+
+
+def test_settling_with_focus_is_seeded_and_feasible() -> None:
+    # half the containers unplaced on the hosts first fit decreasing needs: many overloaded hosts
+    # at once, so every iteration moves from `focus` of them (shifts and one-for-one swaps)
+    inst = generate_random(10, 80, binding="two", rule_density=0.2, cap_fraction=0.3, seed=11)
+    g = ffd(inst, "hosts")
+    hosts = np.unique(g.host_of)
+    start = g.host_of.copy()
+    start[::2] = -1
+    runs = [tabu_pack(inst, start, target=len(hosts), time_limit=600, seed=3, hosts=hosts,
+                      focus=1, max_iters=20_000) for _ in range(2)]
+    assert runs[0] is not None and runs[1] is not None
+    assert np.array_equal(runs[0], runs[1])
+    assert set(np.unique(runs[0]).tolist()) <= set(hosts.tolist())
+    assert check(inst, Placement.from_arrays(inst, runs[0]), require_all=True) == []
+
+
+def test_focused_search_on_large_packings_is_seeded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a sample of 4 destinations makes the packing "large"; FOCUS_WORK 0 makes every iteration
+    # with more than one overloaded host a focused one
+    monkeypatch.setattr(tabu, "FOCUS_WORK", 0.0)
+    inst = generate_random(12, 120, binding="two", rule_density=0.2, cap_fraction=0.3, seed=5)
+    g = ffd(inst, "hosts")
+    lb, _ = cheap_lower_bound(inst, "hosts")
+    runs = [tabu_pack(inst, g.host_of, target=int(lb), time_limit=600, seed=2, sample=4,
+                      focus=1, max_iters=3_000) for _ in range(2)]
+    assert runs[0] is not None and runs[1] is not None
+    assert np.array_equal(runs[0], runs[1]) and _hosts(runs[0]) < _hosts(g.host_of)
+    assert check(inst, Placement.from_arrays(inst, runs[0]), require_all=True) == []
