@@ -72,3 +72,18 @@ def test_console_script_no_traceback(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-c", "from vbp.cli import main; main()", "validate", bad],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "malformed YAML" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_full_view_placement_is_checked_against_the_full_view(tmp_path: Path, capsys) -> None:
+    # tests/data/tianchi_small solved on its 98 time points (first fit meets the bound: the same
+    # packing every run): hosts whose summed *peaks* exceed
+    # the capacity are fine over time; validate must read the folder as it was solved
+    data = str(Path(__file__).resolve().parents[1] / "data" / "tianchi_small")
+    out_pl = str(tmp_path / "full.json")
+    code, _, _ = run(["solve", data, "--view", "full", "--time-limit", "5", "--out", out_pl], capsys)
+    assert code == 0
+    code, out, _ = run(["validate", data, "--view", "full", "--placement", out_pl,
+                        "--require-all"], capsys)
+    assert code == 0 and "full.json: feasible" in out
+    code, _, err = run(["validate", data, "--placement", out_pl, "--require-all"], capsys)
+    assert code == 2 and "capacity" in err  # the peaks view rejects the same placement

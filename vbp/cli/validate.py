@@ -17,12 +17,13 @@ import click
 from packing.checker import check
 from packing.errors import EXIT_INFEASIBLE, EXIT_INPUT
 from packing.io import escape_control, load_placement
-from vbp.cli.common import load_any
+from vbp.cli.common import data_options, load_any
 from vbp.cli.formats import tagged
 
 
 @click.command()
 @click.argument("path", type=click.Path())
+@data_options
 @click.option("--placement", "placement_path", type=click.Path(), default=None,
               help="A placement file to check against the instance.")
 @click.option("--require-all/--allow-unplaced", default=False, show_default=True,
@@ -32,6 +33,9 @@ from vbp.cli.formats import tagged
                    "the same.")
 def validate(path: str, placement_path: str | None, require_all: bool, as_json: bool) -> None:
     """Validate PATH (and a placement), one line per problem.
+
+    A data-set folder is read with the same options as ``vbp solve`` (``--view full``,
+    ``--hosts 64c128g``, ...), so a placement is checked against the instance it was solved for.
 
     Exit status: 0 if valid; 2 if the file, its initial placement or the placement is bad; 3 if
     the instance itself is fine but has no placement of every container (proven; the reason
