@@ -43,6 +43,7 @@ import numpy as np
 
 from solvers.arcflow import ArcGraph
 from solvers.arcflow_partition import partition_stoppable
+from solvers.jit import ready
 
 if TYPE_CHECKING:
     from solvers.base import Stop
@@ -175,8 +176,8 @@ def _enumerate(w, p, u, first, cap, need, best, out, max_nodes):  # pragma: no c
 
 
 def warm() -> bool:
-    """Whether the compiled enumeration is loaded in this process."""
-    return bool(_enumerate.signatures)
+    """Whether the compiled enumeration runs without compiling (in this process or numba's disk cache)."""
+    return ready(_enumerate)
 
 
 def small_rc_patterns(g: ArcGraph, pi: np.ndarray, best: np.ndarray, threshold: float, *,

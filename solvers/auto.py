@@ -18,7 +18,7 @@
    the result is proven optimal at once (``proofs = {"solution": "ffd", "bound": "volume"}``, or
    whichever cheap bound met it). A cheap bound above the hosts proves infeasibility.
 1b. On one host type without GPU cards (:func:`solvers.tabu.applicable`), with at least
-   ``search_min_left`` seconds to go or the compiled parts already loaded: the exact cover by
+   ``search_min_left`` seconds to go or the compiled parts cached: the exact cover by
    tight patterns at the cheap bound (:func:`solvers.cover.solve_cover`, up to ``cover_share``
    of the budget); when no cover exists the bound rises by one host and the cover is tried again
    (this proves Caprara–Toth class 9 optima above the Gilmore–Gomory bound). Then tabu search
@@ -130,9 +130,10 @@ class AutoSettings:
         tabu_share: share of the budget for the tabu search from first fit (stage 1b).
         cover_share: share of the budget for the exact cover by tight patterns (stage 1b).
         search_min_left: tabu search and the cover run only with this many seconds left, unless
-            they are already compiled in this process: the compiled search costs about 15 s to
-            compile the first time it runs on a machine and about 0.5 s to load from numba's
-            cache in a new process.
+            they run without compiling (compiled in this process, or in numba's disk cache for
+            this source and CPU, :func:`solvers.jit.ready`): the compiled search costs about
+            15 s to compile the first time it runs on a machine and about 0.5 s to load from
+            numba's cache in a new process.
         margin: seconds kept back at the end for lifting and checking the result.
         arcflow: run the arc-flow stage (3b) where it applies; ``False`` gives the behaviour
             before it existed.
@@ -161,7 +162,7 @@ class AutoSettings:
         patterns_incomplete_max: at most this many seconds for stage 1f when its list is
             incomplete.
         patterns_min_left: stage 1f runs only with this many seconds left (and with
-            ``search_min_left`` when its enumeration is not compiled in this process yet).
+            ``search_min_left`` when its enumeration would have to be compiled first).
         spread_margin: seconds kept back at the end of the large-scale path (stage 0b) for
             checking and lifting the placement (three checks of about 0.5 s each on Tianchi's
             68,224 containers on a loaded machine); ``margin`` when larger.
@@ -893,7 +894,7 @@ def _improve_lns(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptio
 
 
 def _search_warm(cover: bool = True) -> bool:
-    """Whether the tabu search (and the cover's enumeration) are compiled in this process."""
+    """Whether the tabu search (and the cover's enumeration) run without compiling first."""
     from solvers import cover as cov
     from solvers import tabu
 

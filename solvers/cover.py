@@ -45,6 +45,7 @@ from packing.feasibility import ClusterState, over_cap, rule_broken
 from packing.model import Instance
 from solvers import tabu
 from solvers.arcflow_partition import partition_stoppable
+from solvers.jit import ready
 from solvers.pricing import placement_from_counts
 from solvers.scaling import CBC_LIMIT, scale_columns
 
@@ -217,8 +218,8 @@ def applicable(instance: Instance) -> bool:
 
 
 def warm() -> bool:
-    """Whether the compiled enumeration is loaded in this process (no compiling left)."""
-    return bool(_enumerate.signatures)
+    """Whether the compiled enumeration runs without compiling (in this process or numba's disk cache)."""
+    return ready(_enumerate)
 
 
 def tight_patterns(instance: Instance, hosts: int, *, max_patterns: int = MAX_PATTERNS,

@@ -71,6 +71,7 @@ import numpy as np
 from packing.checker import check
 from packing.feasibility import TOL, ClusterState, over_cap, rule_broken
 from packing.model import UNPLACED, Instance, Placement
+from solvers.jit import ready
 
 if TYPE_CHECKING:
     from solvers.base import SolveOptions, Stop
@@ -600,8 +601,8 @@ def _work(mlen: np.ndarray, n_resources: int, sample: int) -> float:
 
 
 def warm() -> bool:
-    """Whether the compiled search is loaded in this process (its next call costs no compiling)."""
-    return bool(_search.signatures) and bool(_drop.signatures)
+    """Whether the compiled search runs without compiling (in this process or numba's disk cache)."""
+    return ready(_search, _drop)
 
 
 # ----------------------------------------------------------------------------------------------
