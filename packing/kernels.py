@@ -73,6 +73,21 @@ def feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_
     return True
 
 
+@numba.njit(cache=True, inline="always")
+def place(h, a, demand, used, count, col, n_on):  # pragma: no cover - compiled
+    """Put one container of app ``a`` on host ``h`` (``ClusterState.place`` without its checks).
+
+    Arrays as in :func:`feasible`, and ``n_on`` ``(n_hosts,)``, containers per host. Callers test
+    :func:`feasible` first.
+    """
+    for r in range(demand.shape[1]):
+        used[h, r] += demand[a, r]
+    c = col[a]
+    if c >= 0:
+        count[h, c] += 1
+    n_on[h] += 1
+
+
 def gpu_arrays(state: ClusterState) -> tuple[np.ndarray, ...]:
     """The GPU arrays :func:`feasible_gpu` takes, read from ``state`` (live views where mutable).
 
@@ -266,7 +281,6 @@ def first_fit_kernel(seq, demand, capacity, used, count, n_on, col, cap, in_ptr,
     equals scanning every host in index order.
     """
     n_h = capacity.shape[0]
-    n_r = demand.shape[1]
     dmin = min_demand(demand)
     active = np.empty(n_h, dtype=np.int64)
     next_empty = np.empty(n_types, dtype=np.int64)
@@ -287,12 +301,8 @@ def first_fit_kernel(seq, demand, capacity, used, count, n_on, col, cap, in_ptr,
             continue
         h = best
         host_out[t] = h
-        for r in range(n_r):
-            used[h, r] += demand[a, r]
-        if col[a] >= 0:
-            count[h, col[a]] += 1
         was_empty = n_on[h] == 0
-        n_on[h] += 1
+        place(h, a, demand, used, count, col, n_on)
         n_active = update_candidates(h, was_empty, dmin, capacity, used, n_on, host_type, active,
                                      n_active, next_empty, last_empty)
 

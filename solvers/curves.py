@@ -41,7 +41,7 @@ import numpy as np
 
 from packing.checker import check
 from packing.feasibility import ClusterState
-from packing.kernels import feasible
+from packing.kernels import feasible, place
 from packing.model import UNPLACED, Instance, Placement
 from solvers.spread import assign, rule_degree, work_arrays
 
@@ -143,12 +143,7 @@ def _balance(seq, hosts, demand, capacity, used, count, n_on, col, cap, in_ptr, 
         out[t] = best
         if best < 0:
             continue
-        for r in range(n_r):
-            used[best, r] += demand[a, r]
-        c = col[a]
-        if c >= 0:
-            count[best, c] += 1
-        n_on[best] += 1
+        place(best, a, demand, used, count, col, n_on)
 
 
 def open_hosts(instance: Instance, n_hosts: int, kind: Objective = "hosts") -> np.ndarray:
@@ -218,7 +213,6 @@ def _first_fit(seq, order, demand, capacity, used, count, n_on, col, cap, in_ptr
     ``order`` ``(m,)`` lists host indexes; ``out`` ``(n,)`` receives the host (or stays -1).
     Mutates ``used``, ``count`` and ``n_on``.
     """
-    n_r = demand.shape[1]
     for t in range(seq.shape[0]):
         if out[t] >= 0:
             continue
@@ -228,12 +222,7 @@ def _first_fit(seq, order, demand, capacity, used, count, n_on, col, cap, in_ptr
             if feasible(h, a, demand, capacity, used, count, col, cap, in_ptr, in_cols, in_k,
                         out_ptr, out_cols, out_k):
                 out[t] = h
-                for r in range(n_r):
-                    used[h, r] += demand[a, r]
-                c = col[a]
-                if c >= 0:
-                    count[h, c] += 1
-                n_on[h] += 1
+                place(h, a, demand, used, count, col, n_on)
                 break
 
 

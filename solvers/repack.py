@@ -34,7 +34,7 @@ import numpy as np
 
 from packing.checker import check
 from packing.feasibility import ClusterState
-from packing.kernels import feasible, fits_c
+from packing.kernels import feasible, fits_c, place
 from packing.model import UNPLACED, Instance, Placement
 from solvers.spread import applicable, weighted_capacity, work_arrays
 from solvers.tabu import xorshift_next  # the one xorshift64* of the compiled searches
@@ -78,11 +78,7 @@ def _put(i, h, app, demand, used, count, col, n_on, members, mlen, mpos,
          host_of):  # pragma: no cover - compiled
     """Put container ``i`` on host ``h`` (no check: callers test :func:`feasible` first)."""
     a = app[i]
-    for r in range(demand.shape[1]):
-        used[h, r] += demand[a, r]
-    if col[a] >= 0:
-        count[h, col[a]] += 1
-    n_on[h] += 1
+    place(h, a, demand, used, count, col, n_on)
     mpos[i] = mlen[h]
     members[h, mlen[h]] = i
     mlen[h] += 1

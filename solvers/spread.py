@@ -45,7 +45,7 @@ import numba
 import numpy as np
 
 from packing.feasibility import ClusterState
-from packing.kernels import feasible, first_fit_kernel
+from packing.kernels import feasible, first_fit_kernel, place
 from packing.model import UNPLACED, Instance
 from solvers.result import Objective
 
@@ -254,11 +254,7 @@ def _fill_hosts(apps, left, demand, capacity, used, count, n_on, col, cap, in_pt
             if best < 0:
                 break
             a = best
-            for r in range(n_r):
-                used[h, r] += demand[a, r]
-            if col[a] >= 0:
-                count[h, col[a]] += 1
-            n_on[h] += 1
+            place(h, a, demand, used, count, col, n_on)
             for r in range(n_r):
                 rem[r] -= demand[a, r]
             host_list[n_out] = h
