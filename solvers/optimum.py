@@ -1,9 +1,9 @@
 """The optimum a comparison measures policies against, proven where the solver can.
 
 ``vbp compare`` and ``vbp sweep --optimum`` solve each instance once here, so their optimum is the
-same quantity for the same instance (:func:`optimum_kind` decides which): the fewest hosts (or the
-least cost) with :func:`solvers.solve` (``"auto"``), or for a multi-cluster scenario, where tasks
-may stay undeployed, the most tasks deployed (:func:`solvers.max_deployed.optimum`).
+same quantity for the same instance: the fewest hosts (or the least cost) with
+:func:`solvers.solve` (``"auto"``), or for a multi-cluster scenario, where tasks may stay
+undeployed, the most tasks deployed (:func:`solvers.max_deployed.optimum`).
 """
 
 from __future__ import annotations
@@ -11,17 +11,6 @@ from __future__ import annotations
 from packing.errors import InfeasibleError
 from packing.model import Instance
 from solvers.result import ProgressCallback, SolveResult
-
-
-def maximises_deployed(inst: Instance) -> bool:
-    """Whether the optimum of ``inst`` is the most tasks deployed (a multi-cluster scenario).
-
-    Such a scenario offers more than its clusters hold (the tasks that fit nowhere stay
-    undeployed), so the fewest hosts of a placement of every task does not exist.
-    """
-    from packing.generators.multicluster import is_multicluster
-
-    return is_multicluster(inst)
 
 
 def deployed_optimum(inst: Instance, time_limit: float) -> SolveResult:
@@ -51,7 +40,8 @@ def comparison_optimum(inst: Instance, time_limit: float, seed: int = 0, *, depl
         time_limit: solver budget in seconds.
         seed: solver seed.
         deployed: maximise tasks deployed (:func:`deployed_optimum`) instead of minimising hosts
-            or cost; ``None`` (default): as :func:`maximises_deployed` says for ``inst``.
+            or cost; ``None`` (default): for a multi-cluster scenario
+            (:func:`packing.generators.multicluster.is_multicluster`).
         callback: progress of the ``"auto"`` solve.
         name: the instance's name in the error (default: ``inst.name``).
 
@@ -62,7 +52,9 @@ def comparison_optimum(inst: Instance, time_limit: float, seed: int = 0, *, depl
     from solvers import solve
 
     if deployed is None:
-        deployed = maximises_deployed(inst)
+        from packing.generators.multicluster import is_multicluster
+
+        deployed = is_multicluster(inst)
     if deployed:
         res = deployed_optimum(inst, time_limit)
     else:
@@ -74,4 +66,4 @@ def comparison_optimum(inst: Instance, time_limit: float, seed: int = 0, *, depl
     return res
 
 
-__all__ = ["comparison_optimum", "deployed_optimum", "maximises_deployed"]
+__all__ = ["comparison_optimum", "deployed_optimum"]

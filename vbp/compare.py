@@ -61,7 +61,7 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
     from packing.evaluation import Scenario, SerialExecutor
     from packing.simulator import sample_orders
     from policies.runner import check_policies, order_tasks, run_task, snapshot_tasks
-    from solvers.optimum import comparison_optimum, maximises_deployed
+    from solvers.optimum import comparison_optimum
 
     check_policies(policy_names, inst, seed)  # a bad file or an agent of another shape: before the solve
 
@@ -70,7 +70,7 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
               f"{p.message}", file=sys.stderr)
 
     if not quiet:
-        what = "most tasks deployed" if maximises_deployed(inst) else "auto"
+        what = "most tasks deployed" if is_multicluster(inst) else "auto"
         print(f"solving {inst.name} ({what}, up to {time_limit:g} s)...", file=sys.stderr)
     # the optimum of compare and sweep --optimum alike; infeasible: raised before any run
     res = comparison_optimum(inst, time_limit, seed, callback=None if quiet else progress)

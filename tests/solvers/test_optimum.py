@@ -54,13 +54,12 @@ def test_deployed_optimum_without_gpu_apps() -> None:
 def test_a_multicluster_scenario_is_compared_on_tasks_deployed_by_default() -> None:
     # compare and sweep --optimum both call comparison_optimum without `deployed`: the scenario
     # decides, so both measure against the same maximum
-    from packing.generators.multicluster import generate_multicluster
-    from solvers.optimum import maximises_deployed
+    from packing.generators.multicluster import generate_multicluster, is_multicluster
 
     inst = generate_multicluster(DATA, DATA, clusters=3, nodes=2, tasks=30, seed=1)
-    assert maximises_deployed(inst)
+    assert is_multicluster(inst)
     res = comparison_optimum(inst, 20.0)
     assert res.objective_kind == "deployed" and res.bound_kind == "upper"
     assert res.objective == comparison_optimum(inst, 20.0, deployed=True).objective
     plain = Instance("t", ("cpu",), (HostType("h", (4.0,), 5),), (App("a", (3.0,), 3),))
-    assert not maximises_deployed(plain) and comparison_optimum(plain, 10.0).objective_kind == "hosts"
+    assert not is_multicluster(plain) and comparison_optimum(plain, 10.0).objective_kind == "hosts"
