@@ -338,9 +338,12 @@ def improve(instance: Instance, host_of: np.ndarray, *, target: int, time_limit:
             break
         best = start = found
         k += 1
-    if best is None:
-        return None
-    out = best + first
+    return None if best is None else _lifted(instance, best, first)
+
+
+def _lifted(instance: Instance, sub_host_of: np.ndarray, first: int) -> np.ndarray | None:
+    """A packing of :func:`one_type`'s sub-instance on ``instance``'s hosts, checked, shape ``(n,)``."""
+    out = sub_host_of + first
     if check(instance, Placement.from_arrays(instance, out, None), require_all=True):
         return None  # pragma: no cover - the tabu search checks its own result
     return out
@@ -387,12 +390,7 @@ def settle(instance: Instance, host_of: np.ndarray, hosts: np.ndarray, *, target
                       on_improve=on_improve, stop=stop, hosts=hosts - first,
                       settle_limit=settle_limit,
                       patience=PATIENCE if patience is None else patience)
-    if found is None:
-        return None
-    out = found + first
-    if check(instance, Placement.from_arrays(instance, out, None), require_all=True):
-        return None  # pragma: no cover - the tabu search checks its own result
-    return out
+    return None if found is None else _lifted(instance, found, first)
 
 
 def balance_search(instance: Instance, bound: float, *, deadline: float, kind: Objective = "hosts",
