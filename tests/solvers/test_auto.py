@@ -126,8 +126,9 @@ def test_settings_choose_the_stages(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(colgen, "solve_colgen", spy)
     # stage 1b would settle it, and so would the arc-flow LP bound (stage 1a)
     no_search = AutoSettings(tabu_share=0.0, cover_share=0.0, arcflow=False)
-    res = solve(inst, "auto", time_limit=5, settings=no_search)
+    # a generous limit (each returns as soon as it is proven) so a loaded machine changes no stage
+    res = solve(inst, "auto", time_limit=60, settings=no_search)
     assert seen == [] and res.status == "optimal"  # the default: CP-SAT settles it first
-    res = solve(inst, "auto", time_limit=5,
+    res = solve(inst, "auto", time_limit=60,
                 settings=dataclasses.replace(no_search, cpsat_small=0))
     assert seen == ["colgen"] and res.status == "optimal"

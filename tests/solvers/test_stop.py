@@ -48,7 +48,7 @@ def test_stop_ends_a_long_auto_solve() -> None:
     _stop_after(3.0, stop)
     res = solve(inst, "auto", time_limit=60, stop=stop)
     took = time.perf_counter() - t0
-    assert took < 3.0 + 6.0, took  # far below the 60 s limit; margin for a loaded CI machine
+    assert took < 3.0 + 12.0, took  # far below the 60 s limit; margin for a saturated 2-core machine
     _assert_best_so_far(inst, res)
     assert res.status == "feasible"  # 791 hosts are optimal; nothing proves it in 3 s
 
