@@ -175,9 +175,12 @@ def _enumerate(w, p, u, first, cap, need, best, out, max_nodes):  # pragma: no c
     return found
 
 
-def warm() -> bool:
-    """Whether the compiled enumeration runs without compiling (in this process or numba's disk cache)."""
-    return ready(_enumerate)
+def warm(on_disk: bool = False) -> bool:
+    """Whether the compiled enumeration runs without compiling (in this process or numba's disk cache).
+
+    With ``on_disk`` only the disk cache counts (see :func:`solvers.jit.ready`).
+    """
+    return ready(_enumerate, on_disk=on_disk)
 
 
 def small_rc_patterns(g: ArcGraph, pi: np.ndarray, best: np.ndarray, threshold: float, *,

@@ -217,9 +217,12 @@ def applicable(instance: Instance) -> bool:
     return tabu.applicable(instance)
 
 
-def warm() -> bool:
-    """Whether the compiled enumeration runs without compiling (in this process or numba's disk cache)."""
-    return ready(_enumerate)
+def warm(on_disk: bool = False) -> bool:
+    """Whether the compiled enumeration runs without compiling (in this process or numba's disk cache).
+
+    With ``on_disk`` only the disk cache counts (see :func:`solvers.jit.ready`).
+    """
+    return ready(_enumerate, on_disk=on_disk)
 
 
 def tight_patterns(instance: Instance, hosts: int, *, max_patterns: int = MAX_PATTERNS,

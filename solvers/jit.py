@@ -28,17 +28,19 @@ def _cached(dispatcher: Any) -> bool:
         return False
 
 
-def ready(*dispatchers: Any) -> bool:
+def ready(*dispatchers: Any, on_disk: bool = False) -> bool:
     """Whether every numba function given runs without compiling.
 
     Args:
         dispatchers: ``numba.njit(cache=True)`` functions.
+        on_disk: only numba's on-disk cache counts (what a new process will find), not code
+            compiled in this process.
 
     Returns:
-        True when each is compiled in this process or loadable from numba's on-disk cache for the
-        current source and CPU.
+        True when each is compiled in this process (unless ``on_disk``) or loadable from numba's
+        on-disk cache for the current source and CPU.
     """
-    return all(bool(d.signatures) or _cached(d) for d in dispatchers)
+    return all((not on_disk and bool(d.signatures)) or _cached(d) for d in dispatchers)
 
 
 __all__ = ["ready"]

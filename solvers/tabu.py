@@ -600,9 +600,12 @@ def _work(mlen: np.ndarray, n_resources: int, sample: int) -> float:
     return float(n_resources) * per ** 3 * dest
 
 
-def warm() -> bool:
-    """Whether the compiled search runs without compiling (in this process or numba's disk cache)."""
-    return ready(_search, _drop)
+def warm(on_disk: bool = False) -> bool:
+    """Whether the compiled search runs without compiling (in this process or numba's disk cache).
+
+    With ``on_disk`` only the disk cache counts (see :func:`solvers.jit.ready`).
+    """
+    return ready(_search, _drop, on_disk=on_disk)
 
 
 # ----------------------------------------------------------------------------------------------
