@@ -176,8 +176,8 @@ def policy_label(spec: str) -> str:
     return spec if spec in POLICIES or spec in SHIPPED else Path(spec).stem
 
 
-def unique_labels(labels: list[str], specs: list[str]) -> None:
-    """Check that no two policies of one table share a label.
+def unique_labels(labels: list[str], specs: list[str], option: str = "--policies") -> None:
+    """Check that no two policies of one table share a label (``option`` names the command-line option).
 
     Raises:
         InputError: naming both specs (name them apart with ``--policies NAME=SPEC``).
@@ -185,19 +185,19 @@ def unique_labels(labels: list[str], specs: list[str]) -> None:
     seen: dict[str, str] = {}
     for label, spec in zip(labels, specs, strict=True):
         if label in seen:
-            raise input_error("--policies", f"{seen[label]}, {spec}",
+            raise input_error(option, f"{seen[label]}, {spec}",
                               f"two policies are both named {label!r}; name them apart with "
                               f"NAME=SPEC, e.g. {label}-a={seen[label]},{label}-b={spec}")
         seen[label] = spec
 
 
-def parse_named_policies(text: str) -> tuple[list[str], list[str]]:
+def parse_named_policies(text: str, option: str = "--policies") -> tuple[list[str], list[str]]:
     """Split ``"ff,tuned=out/swarm.json,b.json"`` into row labels and specs.
 
     An entry is a spec (a registry name, a shipped policy or a policy file, labelled by
     :func:`policy_label`) or ``NAME=SPEC`` (labelled ``NAME``; an existing file whose name holds
     ``=`` is a spec). Labels are unique within the list: two policy files with the same stem are
-    an error naming both, to be named apart with ``NAME=SPEC``.
+    an error naming both, to be named apart with ``NAME=SPEC``. Errors name ``option``.
 
     Returns:
         ``(labels, specs)``, in the order given.
@@ -215,17 +215,17 @@ def parse_named_policies(text: str) -> tuple[list[str], list[str]]:
         if "=" in entry and not (entry in POLICIES or entry in SHIPPED or Path(entry).is_file()):
             label, spec = (x.strip() for x in entry.split("=", 1))
             if not label:
-                raise input_error("--policies", entry, "empty name before '='")
+                raise input_error(option, entry, "empty name before '='")
         if not _known(spec):
             problems.append(spec)
         labels.append(label if label is not None else policy_label(spec))
         specs.append(spec)
     if problems:
-        raise input_error("--policies", ",".join(problems),
+        raise input_error(option, ",".join(problems),
                           f"unknown policy; known: {', '.join(POLICIES)}")
     if not specs:
-        raise input_error("--policies", "", "no policy named")
-    unique_labels(labels, specs)
+        raise input_error(option, "", "no policy named")
+    unique_labels(labels, specs, option)
     return labels, specs
 
 

@@ -111,3 +111,12 @@ def test_jobs_compare_names_rows_as_given(capsys: pytest.CaptureFixture[str]) ->
     assert [p["name"] for p in json.loads(out)["policies"]] == ["first", "cpf"]
     code, _, err = run(["jobs", "compare", dag, "--jobs", "3", "--policies", "fifo,fifo"], capsys)
     assert code == 2 and "both named 'fifo'" in err
+
+
+def test_simulate_takes_one_policy_and_names_its_option(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["simulate", "sigma", "--policy", "ff,bf"], capsys)
+    assert code == 2 and "--policy: ff,bf" in err and "one policy, got 2" in err
+    code, _, err = run(["simulate", "sigma", "--policy", "nope"], capsys)
+    assert code == 2 and "--policy: nope: unknown policy" in err
+    code, out, err = run(["simulate", "sigma", "--policy", "mine=ff"], capsys)
+    assert code == 0 and "policy mine" in out, err

@@ -8,6 +8,7 @@ import math
 import click
 
 from packing.coverage import UNCOVERED_MODES, cover_requests, uncovered_note
+from packing.errors import input_error
 from vbp.cli.common import (
     MAX_ORDERS,
     PLOT_SUFFIXES,
@@ -59,7 +60,10 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     from packing.simulator import evaluate, sample_orders
     from policies.registry import get_policy, parse_named_policies
 
-    (label,), (spec,) = parse_named_policies(policy_name)
+    labels, specs = parse_named_policies(policy_name, "--policy")
+    if len(specs) != 1:
+        raise input_error("--policy", policy_name, f"one policy, got {len(specs)} (vbp compare runs several)")
+    label, spec = labels[0], specs[0]
     check_outputs([(out, "--out", None), (plot, "--plot", PLOT_SUFFIXES)], force=force,
                   inputs=[path, spec])
     policy = get_policy(spec)
