@@ -22,6 +22,13 @@ import numpy as np
 from packing.model import App, HostType, Instance
 
 
+def _ruled() -> Instance:
+    """Four containers, a cap and an exclusion: the rule tables are built and used."""
+    return Instance("warm", ("s",), (HostType("h", (10.0,), 4),),
+                    (App("a", (2.0,), 2, max_per_host=1), App("b", (2.0,), 2)),
+                    exclusions=(("a", "b"),))
+
+
 def _tabu() -> None:
     from solvers.tabu import tabu_pack
 
@@ -29,19 +36,13 @@ def _tabu() -> None:
     tight = Instance("warm-search", ("s",), (HostType("h", (10.0,), 3),),
                      (App("a", (3.0,), 4), App("b", (4.0,), 2)))
     tabu_pack(tight, np.array([0, 0, 0, 1, 1, 2]), target=2, time_limit=600, max_iters=50)
-    ruled = Instance("warm", ("s",), (HostType("h", (10.0,), 4),),
-                     (App("a", (2.0,), 2, max_per_host=1), App("b", (2.0,), 2)),
-                     exclusions=(("a", "b"),))
-    tabu_pack(ruled, np.arange(4), target=1, time_limit=600, max_iters=10)
+    tabu_pack(_ruled(), np.arange(4), target=1, time_limit=600, max_iters=10)
 
 
 def _cover() -> None:
     from solvers.cover import tight_patterns
 
-    inst = Instance("warm", ("s",), (HostType("h", (10.0,), 4),),
-                    (App("a", (2.0,), 2, max_per_host=1), App("b", (2.0,), 2)),
-                    exclusions=(("a", "b"),))
-    tight_patterns(inst, 2)
+    tight_patterns(_ruled(), 2)
 
 
 def _patterns() -> None:
@@ -95,8 +96,7 @@ def main() -> int:
     return 0 if all(ok for _, ok in out.values()) else 1
 
 
+__all__ = ["PARTS", "warm_up"]
+
 if __name__ == "__main__":
     sys.exit(main())
-
-
-__all__ = ["PARTS", "warm_up"]
