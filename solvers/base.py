@@ -56,8 +56,8 @@ class StopFlag:
     within about :data:`STOP_POLL` seconds; column generation, tabu search, the exact cover's
     enumeration and LNS stop at their next check (between iterations or chunks, well under a
     second); the CBC child processes (arc flow, the exact cover, the pattern partition) are
-    terminated; only ``pulp``'s CBC cannot be stopped mid-solve (it keeps its time limit). A
-    :class:`threading.Event` works the same way.
+    terminated; ``pulp``'s CBC process is interrupted and hands back its best solution
+    (:mod:`solvers.cbc_run`). A :class:`threading.Event` works the same way.
 
     Example:
         >>> flag = StopFlag()

@@ -37,15 +37,15 @@ the first-fit-decreasing host count (``"hosts"``), or ``floor(FFD cost / type co
 type (``"cost"``).
 
 Stopping (``stop=``, :class:`solvers.base.StopFlag`): looked at before the model is built and
-before CBC starts. CBC runs as a separate process that cannot be stopped mid-solve from here: a
-stop during it takes effect when it returns, at its time limit at the latest. (A Ctrl-C typed in
-a terminal also reaches the CBC process, which then stops on its own with its best solution.)
+before CBC starts; CBC runs as a separate process (:func:`solvers.cbc_run.solve_interruptible`)
+that is interrupted on a stop, or a second after its own time limit if it runs past it: it then
+ends its search and hands back its best solution.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +67,7 @@ from solvers.base import (
     objective_value,
     resolve_objective,
 )
+from solvers.cbc_run import solve_interruptible
 from solvers.greedy import ffd
 from solvers.pricing import cost_unit, counts_from_placement, placement_from_counts, type_rows
 from solvers.result import Objective, Progress, SolveResult
@@ -312,15 +313,13 @@ def solve_pulp(
         return _result(status, best_p, best_obj, lb, kind, clock, {**proofs,
                        "note": "no time left for CBC"}, history, source=best_src)
     warm = best_p is not None and _set_hint(model, inst, counts_from_placement(inst, best_p))
-    with warnings.catch_warnings():  # PuLP 3 flags the bundled CBC for its 4.0 removal
-        warnings.simplefilter("ignore", DeprecationWarning)
-        cbc_limit = max(0.5, cbc_budget)
-        solver = pulp.PULP_CBC_CMD(timeLimit=cbc_limit, threads=workers, msg=False,
-                                   warmStart=warm,
-                                   options=[f"randomCbcSeed {int(seed) + 1}"])
-    status = model.problem.solve(solver)
+    cbc_limit = max(0.5, cbc_budget)
+    # CBC is interrupted (and writes its best solution) a second after its own limit, or on a stop
+    deadline = time.perf_counter() + min(cbc_limit + 1.0, max(0.5, clock.left(0.0) - 0.2))
+    cbc_status = solve_interruptible(model.problem, time_limit=cbc_limit, deadline=deadline, stop=stop,
+                                     threads=workers, seed=int(seed) + 1, warm_start=warm)
     sol_status = model.problem.sol_status
-    proven_opt = status == pulp.LpStatusOptimal and sol_status == pulp.LpSolutionOptimal
+    proven_opt = cbc_status == pulp.LpStatusOptimal and sol_status == pulp.LpSolutionOptimal
     if sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
         counts = np.zeros((inst.n_hosts, inst.n_apps), dtype=np.int64)
         for (a, h), v in model.x.items():
@@ -333,7 +332,7 @@ def solve_pulp(
     # CBC works in floats with tolerances: its bound, optimality and infeasibility are claims,
     # not proofs. A claim is verified by CP-SAT on its integer model (a relaxation of the
     # checker's problem, solvers.cpsat) with the time left; only what CP-SAT proves is kept.
-    claim = proven_opt or status == pulp.LpStatusInfeasible
+    claim = proven_opt or cbc_status == pulp.LpStatusInfeasible
     bound = lb
     if claim and not clock.stopped and clock.left() >= MIN_VERIFY_SECONDS:
         ver = _verify(inst, kind, best_p, best_obj, lb, clock, workers, seed, stop)
@@ -349,7 +348,7 @@ def solve_pulp(
                 bound, proofs = vb, {"bound": "cpsat"}
             elif kind != "deployed" and vb > bound + 1e-9 and math.isfinite(vb):
                 bound, proofs = _round_bound(inst, kind, vb), {"bound": "cpsat"}
-    proofs = {**proofs, "cbc": _claim_note(status, proven_opt, model.problem, pulp)}
+    proofs = {**proofs, "cbc": _claim_note(cbc_status, proven_opt, model.problem, pulp)}
     if best_obj is None:
         return SolveResult("unknown", None, bound, None, None, METHOD, clock.elapsed, kind,
                            proofs, None, tuple(history))

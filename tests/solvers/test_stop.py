@@ -53,9 +53,10 @@ def test_stop_ends_a_long_auto_solve() -> None:
     assert res.status == "feasible"  # 791 hosts are optimal; nothing proves it in 3 s
 
 
-@pytest.mark.parametrize("method", ["cpsat", "colgen"])
+@pytest.mark.parametrize("method", ["cpsat", "colgen", "pulp"])
 def test_stop_ends_a_long_method(method: str) -> None:
-    """CP-SAT is stopped mid-search (``stop_search``), column generation between iterations."""
+    """CP-SAT is stopped mid-search (``stop_search``), column generation between iterations, CBC
+    (``pulp``, more than 30 s on this instance) by an interrupt to its process."""
     if not available(method):
         pytest.skip(f"{method} not installed")
     inst = generate_random(100, 1500, binding="two", seed=3)
