@@ -24,9 +24,12 @@ import numpy as np
 from packing.dag.carving import parse_hosts, sample_jobs
 from packing.dag.loader import load_dag_folder
 from packing.dag.online import load_online_shapes
-from policies.dag import DEFAULT_DAG_POLICIES, make_dag_policy
+from policies.dag import make_dag_policy
 from solvers.dag_carving import carve_sweep
 from vbp.jobfusion import compare_dag
+
+POLICIES = ("fifo", "sjf", "cpf", "random", "cpf-single")
+"""The baselines of the table in docs/jobfusion-gcn.md."""
 
 
 def main() -> None:
@@ -58,7 +61,7 @@ def main() -> None:
     for s in range(a.seeds):
         sample = sample_jobs(w, a.jobs, 1000 + s, a.interarrival)
         t = time.perf_counter()
-        res = compare_dag(sample, [make_dag_policy(n, s) for n in DEFAULT_DAG_POLICIES], q=a.q,
+        res = compare_dag(sample, [make_dag_policy(n, s) for n in POLICIES], q=a.q,
                           hosts=parse_hosts(a.hosts), online=on, online_share=a.online_share if on is not None
                           else 0.0, surges=a.surges, preempt=a.preempt, seed=s,
                           carving=a.carving, large_share=a.large_share)

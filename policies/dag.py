@@ -398,7 +398,8 @@ DAG_POLICIES: dict[str, type[StagePriority]] = {
 }
 """Name -> class of the DAG baselines."""
 
-DEFAULT_DAG_POLICIES = ("fifo", "sjf", "cpf", "random", "cpf-single")
+DEFAULT_DAG_POLICIES = tuple(DAG_POLICIES)
+"""What ``vbp jobs compare`` runs without ``--policies``: every baseline."""
 
 
 def make_dag_policy(name: str, seed: int = 0) -> StagePriority:

@@ -50,8 +50,8 @@ def jobs() -> None:
 @jobs.command("compare")
 @click.argument("data", metavar="DATA")
 @click.option("--policies", "policy_text", default=None,
-              help="Comma-separated DAG policies (default: fifo, sjf, cpf, random, cpf-single; also sjf-cp, "
-                   "sjf-reserve, sjf-headroom) or trained "
+              help="Comma-separated DAG policies (default: every baseline: fifo, sjf, cpf, random, "
+                   "cpf-single, sjf-cp, sjf-reserve, sjf-headroom) or trained "
                    "agent files (MODEL.pt from `vbp train gcn DATA`), or NAME=SPEC; a row is named "
                    "by the policy, the file's stem, or NAME (unique).")
 @click.option("--jobs", "n_jobs", type=click.IntRange(1, 100_000), default=100, show_default=True,
