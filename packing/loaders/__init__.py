@@ -83,6 +83,13 @@ def detect(path: str | Path) -> tuple[str, Path] | None:
     return None
 
 
+def _batch_dag(p: Path) -> bool:
+    """Whether ``p`` is batch DAG jobs (:func:`packing.dag.loader.load_dag_folder`'s input)."""
+    if p.is_dir():
+        return any(p.glob("batch_task*.csv"))
+    return p.name.lower().startswith("batch_task") and p.suffix.lower() == ".csv"
+
+
 def _first_line(p: Path) -> str:
     try:
         with p.open(encoding="utf-8-sig") as f:
@@ -123,6 +130,9 @@ def load_any(path: str | Path, **options: Any) -> Instance:
 
         read_bytes_limited(p)  # a FIFO, device or socket: refused at once, naming what it is
     found = detect(p)
+    if found is None and _batch_dag(p):
+        raise input_error(str(p), "", "Alibaba batch DAG jobs (batch_task*.csv), not containers to place: "
+                          "`vbp jobs compare` and `vbp jobs partition` read them")
     if found is None:
         raise input_error(str(p), "", f"unknown kind of input; expected {EXPECTED}")
     kind, target = found

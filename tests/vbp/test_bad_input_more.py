@@ -312,3 +312,10 @@ def test_ctrl_c_without_a_checkpoint_says_nothing_was_saved(tmp_path: Path, caps
     code, _, err = run(["train", "swarm", "--out", str(tmp_path / "t.json")], capsys)
     (line,) = error_lines(err)
     assert code == 130 and "interrupted" in line and "--checkpoint FILE" in line, err
+
+
+def test_batch_dag_jobs_are_pointed_to_the_jobs_commands(capsys) -> None:
+    dag = Path(__file__).resolve().parents[1] / "data" / "dag"
+    for args in (["info", str(dag)], ["solve", str(dag / "batch_task_small.csv")]):
+        code, _, err = run(args, capsys)
+        assert code == 2 and "batch DAG jobs" in err and "vbp jobs compare" in err, err
