@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 from packing.model import App, HostType, Instance
+from solvers import arcflow_patterns, cover, tabu
 
 
 def _ruled() -> Instance:
@@ -30,24 +32,19 @@ def _ruled() -> Instance:
 
 
 def _tabu() -> None:
-    from solvers.tabu import tabu_pack
-
     # emptying the host of the last container overloads another: the search itself runs
     tight = Instance("warm-search", ("s",), (HostType("h", (10.0,), 3),),
                      (App("a", (3.0,), 4), App("b", (4.0,), 2)))
-    tabu_pack(tight, np.array([0, 0, 0, 1, 1, 2]), target=2, time_limit=600, max_iters=50)
-    tabu_pack(_ruled(), np.arange(4), target=1, time_limit=600, max_iters=10)
+    tabu.tabu_pack(tight, np.array([0, 0, 0, 1, 1, 2]), target=2, time_limit=600, max_iters=50)
+    tabu.tabu_pack(_ruled(), np.arange(4), target=1, time_limit=600, max_iters=10)
 
 
 def _cover() -> None:
-    from solvers.cover import tight_patterns
-
-    tight_patterns(_ruled(), 2)
+    cover.tight_patterns(_ruled(), 2)
 
 
 def _patterns() -> None:
     import solvers.arcflow as af
-    from solvers.arcflow_patterns import dual_bound, small_rc_patterns
 
     inst = Instance("warm", ("s",), (HostType("b", (10.0,), 3),),
                     tuple(App(f"i{k}", (s,), 1) for k, s in enumerate((5.0, 4.0, 3.0, 3.0))))
@@ -55,19 +52,16 @@ def _patterns() -> None:
     sol = af.lp_solution(g)
     if sol is None:  # pragma: no cover - the LP of four items always solves
         raise RuntimeError("the arc-flow LP of the warm-up instance did not solve")
-    pi, _, best = dual_bound(g, sol[1])
-    small_rc_patterns(g, pi, best, 1.0)
+    pi, _, best = arcflow_patterns.dual_bound(g, sol[1])
+    arcflow_patterns.small_rc_patterns(g, pi, best, 1.0)
 
 
-def _cached() -> dict[str, bool]:
-    from solvers import arcflow_patterns, cover, tabu
-
-    return {"tabu search": tabu.warm(on_disk=True), "exact cover": cover.warm(on_disk=True),
-            "stage 1f patterns": arcflow_patterns.warm(on_disk=True)}
-
-
-PARTS = {"tabu search": _tabu, "exact cover": _cover, "stage 1f patterns": _patterns}
-"""What :func:`warm_up` runs, by part."""
+PARTS: dict[str, tuple[Callable[[], None], Callable[..., bool]]] = {
+    "tabu search": (_tabu, tabu.warm),
+    "exact cover": (_cover, cover.warm),
+    "stage 1f patterns": (_patterns, arcflow_patterns.warm),
+}
+"""Part -> (what runs it on a tiny instance, its ``warm(on_disk=)`` check)."""
 
 
 def warm_up() -> dict[str, tuple[float, bool]]:
@@ -78,13 +72,12 @@ def warm_up() -> dict[str, tuple[float, bool]]:
         code for this source and CPU, so a new process runs it without compiling (False when the
         cache is not writable: then only this process has it).
     """
-    took: dict[str, float] = {}
-    for name, run in PARTS.items():
+    out: dict[str, tuple[float, bool]] = {}
+    for name, (run, warm) in PARTS.items():
         t = time.perf_counter()
         run()
-        took[name] = time.perf_counter() - t
-    cached = _cached()
-    return {name: (took[name], cached[name]) for name in PARTS}
+        out[name] = (time.perf_counter() - t, bool(warm(on_disk=True)))
+    return out
 
 
 def main() -> int:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from dag_episode import first_actions, jct_by_name
 
 from packing.dag.bounds import capacity_bound
-from packing.dag.engine import NO_OVERHEADS, WAIT, Cluster, DagAction, DagEngine, Overheads
+from packing.dag.engine import WAIT, Cluster, DagAction, DagEngine, Overheads
 from packing.dag.loader import load_dag_folder
 from packing.dag.model import Job, Stage, Workload, make_workload
 from packing.dag.partition import partition
@@ -37,26 +38,13 @@ def giant_and_short() -> Workload:
     return make_workload("giant-and-short", [g, y], "test")
 
 
-def jcts(w: Workload, policy: SjfReserve) -> dict[str, float]:
-    res, _ = run_dag(DagEngine(w, ONE_TYPE, overheads=NO_OVERHEADS), policy)
-    return {j.name: float(t) for j, t in zip(w.jobs, res.jct, strict=True)}
-
-
 def test_headroom_lets_the_short_job_start_at_once() -> None:
     w = giant_and_short()
-    assert jcts(w, SjfReserve()) == {"G": 400.0, "Y": 195.0}
-    assert jcts(w, SjfReserve(giant_s=300.0, headroom=0.1)) == {"G": 400.0, "Y": 5.0}
+    assert jct_by_name(w, ONE_TYPE, SjfReserve()) == {"G": 400.0, "Y": 195.0}
+    assert jct_by_name(w, ONE_TYPE, SjfReserve(giant_s=300.0, headroom=0.1)) == {"G": 400.0, "Y": 5.0}
     # below the threshold G is no giant: as without headroom
-    assert jcts(w, SjfReserve(giant_s=400.0, headroom=0.1)) == {"G": 400.0, "Y": 195.0}
-    eng = DagEngine(w, ONE_TYPE, overheads=NO_OVERHEADS)
-    eng.reset()
-    pol = SjfReserve(giant_s=300.0, headroom=0.1)
-    pol.reset(eng)
-    acts, times = [], []
-    for _ in range(3):
-        times.append(eng.time)
-        acts.append(pol.act(eng.observation(), eng.mask()))
-        eng.step(acts[-1])
+    assert jct_by_name(w, ONE_TYPE, SjfReserve(giant_s=400.0, headroom=0.1)) == {"G": 400.0, "Y": 195.0}
+    acts, times = first_actions(w, ONE_TYPE, SjfReserve(giant_s=300.0, headroom=0.1), 3)
     assert acts == [DagAction(0, 0, 9), WAIT, DagAction(1, 0, 1)]
     assert times == [0.0, 0.0, 10.0]
 
@@ -64,9 +52,11 @@ def test_headroom_lets_the_short_job_start_at_once() -> None:
 def test_quiet_release() -> None:
     """With ``quiet_s=0`` G is alone at t=0 and its last arrival is 0 s ago: no headroom, as without."""
     w = giant_and_short()
-    assert jcts(w, SjfReserve(giant_s=300.0, headroom=0.1, quiet_s=0.0)) == {"G": 400.0, "Y": 195.0}
+    quiet = SjfReserve(giant_s=300.0, headroom=0.1, quiet_s=0.0)
+    assert jct_by_name(w, ONE_TYPE, quiet) == {"G": 400.0, "Y": 195.0}
     # quiet_s = 20: at t=0 the last arrival is 0 s ago (< 20 s), so the headroom holds
-    assert jcts(w, SjfReserve(giant_s=300.0, headroom=0.1, quiet_s=20.0)) == {"G": 400.0, "Y": 5.0}
+    held = SjfReserve(giant_s=300.0, headroom=0.1, quiet_s=20.0)
+    assert jct_by_name(w, ONE_TYPE, held) == {"G": 400.0, "Y": 5.0}
 
 
 def test_bad_headroom_is_refused() -> None:

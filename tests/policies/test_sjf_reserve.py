@@ -7,9 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from dag_episode import first_actions, jct_by_name
 
 from packing.dag.bounds import capacity_bound
-from packing.dag.engine import NO_OVERHEADS, WAIT, Cluster, DagAction, DagEngine, Overheads
+from packing.dag.engine import WAIT, Cluster, DagAction, DagEngine, Overheads
 from packing.dag.loader import load_dag_folder
 from packing.dag.model import Job, Stage, Workload, make_workload
 from packing.dag.partition import partition
@@ -42,27 +43,16 @@ def short_and_long() -> Workload:
     return make_workload("short-and-long", [y, x], "test")
 
 
-def jct_by_name(w: Workload, policy: SjfCriticalPath) -> dict[str, float]:
-    res, _ = run_dag(DagEngine(w, TWO_TYPES, overheads=NO_OVERHEADS), policy)
-    return {j.name: float(t) for j, t in zip(w.jobs, res.jct, strict=True)}
-
-
 def test_hand_computed_episode() -> None:
     w = short_and_long()
-    assert jct_by_name(w, SjfCriticalPath()) == {"Y": 204.0, "X": 404.0}
-    assert jct_by_name(w, SjfReserve()) == {"Y": 25.0, "X": 400.0}
+    assert jct_by_name(w, TWO_TYPES, SjfCriticalPath()) == {"Y": 204.0, "X": 404.0}
+    assert jct_by_name(w, TWO_TYPES, SjfReserve()) == {"Y": 25.0, "X": 400.0}
     # the first decisions: a on type 0, x on the free type-0 container, 9 of the 10 type-1, then wait
-    eng = DagEngine(w, TWO_TYPES, overheads=NO_OVERHEADS)
-    eng.reset()
-    pol = SjfReserve()
-    pol.reset(eng)
-    a, x = (0, 2) if w.jobs[0].name == "Y" else (1, 0)  # global stage ids of a and x
-    acts = []
-    for _ in range(4):
-        acts.append(pol.act(eng.observation(), eng.mask()))
-        eng.step(acts[-1])
-    assert acts == [DagAction(a, 0, 1), DagAction(x, 0, 1), DagAction(x, 1, 9), WAIT]
-    assert eng.time == 5.0
+    a, b, x = (0, 1, 2) if w.jobs[0].name == "Y" else (1, 2, 0)  # global stage ids of a, b and x
+    acts, times = first_actions(w, TWO_TYPES, SjfReserve(), 5)
+    # then at 5 s (a done) b takes the type-1 container x left free
+    assert acts == [DagAction(a, 0, 1), DagAction(x, 0, 1), DagAction(x, 1, 9), WAIT, DagAction(b, 1, 1)]
+    assert times == [0.0, 0.0, 0.0, 0.0, 5.0]
 
 
 def test_without_reserve_it_is_sjf_cp() -> None:
