@@ -365,7 +365,7 @@ class RolloutExpert(StagePriority):
         """Total completion time of the jobs in the system after ``action`` then SJF (one rollout)."""
         assert self.engine is not None
         eng = self.engine.clone(known_only=True)
-        eng.rng = np.random.default_rng(seed)
+        eng.reseed(seed)
         here = eng.arrived.copy()
         eng.step(action)
         drive_dag(eng, self.base.act, limit=self.horizon)

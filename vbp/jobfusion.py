@@ -107,8 +107,9 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
                                                 horizon=horizon, seed=seed, carving=carving,
                                                 large_share=large_share)
     cap = np.max([c.cluster.capacity for c in carved.values()], axis=0)
-    b = dag_bounds(workload, cap, oh)
-    cb = {k: capacity_bound(workload, c.cluster, oh) for k, c in carved.items()}
+    drawn = None if preempt else seed  # a preemption's relaunch leaves the stages' own streams
+    b = dag_bounds(workload, cap, oh, seed=drawn)
+    cb = {k: capacity_bound(workload, c.cluster, oh, seed=drawn) for k, c in carved.items()}
     cap_jct = min(v.mean_jct for v in cb.values())
     makespan = max(b["makespan"], min(v.makespan for v in cb.values()))
     rows = []
@@ -125,6 +126,7 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
             res.jct.tolist())))
     return {
         "bounds": {"critical_path_mean_jct": b["critical_path_mean_jct"], "capacity_mean_jct": cap_jct,
+                   "overheads": "least" if drawn is None else "drawn",
                    "capacity_by_partition": {k: v.mean_jct for k, v in cb.items()},
                    "capacity_parts": {k: v.parts for k, v in cb.items()}, "makespan": makespan},
         "policies": rows,

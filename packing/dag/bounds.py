@@ -1,24 +1,31 @@
 """Lower bounds on DAG job completion times in :class:`packing.dag.engine.DagEngine`, for every schedule.
 
-Every bound here holds for every policy the engine can run, clairvoyant or not, with any overhead
-draw, surge and preemption: it only uses facts every episode obeys.
+Every bound here holds for every policy the engine can run, clairvoyant or not, with surges; it only
+uses facts every episode obeys. Given the engine's seed (and no preemption) the bounds charge the
+launch delays the stages meet with that seed; without it, the least delay of every decision, which
+holds for every seed and with preemption.
 
 Facts about an episode (see :mod:`packing.dag.engine`)
     * a stage's tasks launch at or after the stage becomes runnable (its job arrived, all tasks of its
       parents finished);
-    * a task holds one container slot from its launch until it finishes, at least ``tau = duration +
-      least overhead`` seconds (``Overheads.min_per_stage``: the least scheduling delay plus the least
-      container start), in a slot whose type dominates its demand (the engine's ``stage_fits``);
+    * a task holds one container slot from its launch until it finishes: its duration plus the launch
+      delay of the decision that launched it, in a slot whose type dominates its demand (the engine's
+      ``stage_fits``); the ``k``-th decision of a stage draws the ``k``-th delay of the stage's own
+      stream, at least ``Overheads.min_per_stage`` (:mod:`packing.dag.delays`), so a stage ends at
+      least its first delay plus its duration after it became runnable, and its tasks hold at least
+      :func:`packing.dag.delays.least_stage_overheads` overhead seconds (``tau`` below: a task's
+      duration plus its share of them);
     * a slot runs one task at a time, and the slots of a cluster are fixed (surges only take them away,
       preemption only adds work).
 
 Critical-path bound (:func:`critical_path_bounds`)
-    A job finishes no sooner than ``arrival + max over paths of sum(duration + least overhead)``.
+    A job finishes no sooner than ``arrival + max over paths of sum(duration + first delay)``.
 
 Capacity bound (:func:`capacity_bound`)
     Per job, the *slot-limited critical path*: a stage of ``n`` tasks that fit ``N`` slots needs some
-    slot to run ``ceil(n / N)`` of its tasks one after another, so it lasts at least ``ceil(n / N) *
-    tau`` after it became runnable; the longest path with these stage lengths bounds the job alone.
+    slot to run ``m = ceil(n / N)`` of its tasks one after another, from ``m`` different decisions, so
+    it lasts at least ``m * duration`` plus the ``m`` least delays of its decisions after it became
+    runnable; the longest path with these stage lengths bounds the job alone.
     With these lengths every stage has a *head* (least time from the arrival until it is runnable)
     and a *tail* (least time from the end of any of its tasks until the job ends); on every *machine*
     below, the work of the stages with head ``>= h`` and tail ``>= t`` lies in ``[arrival + h, finish
@@ -64,6 +71,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from packing.dag.delays import least_stage_overheads, stage_delays
 from packing.dag.engine import Cluster, Overheads
 from packing.dag.model import Job, Workload
 from packing.errors import input_error
@@ -71,10 +79,6 @@ from packing.feasibility import fits as within
 
 EXACT_JOBS = 200
 """Above this many jobs the threshold search of :func:`order_bounds` runs on a grid (still valid)."""
-
-
-def _least_overhead(overheads: Overheads | None) -> float:
-    return 0.0 if overheads is None else float(overheads.min_per_stage)
 
 
 def path_lengths(job: Job, stage_length: np.ndarray) -> float:
@@ -87,31 +91,46 @@ def path_lengths(job: Job, stage_length: np.ndarray) -> float:
     return float(finish.max())
 
 
-def critical_path_bounds(workload: Workload, capacity: np.ndarray,
-                         overheads: Overheads | None) -> dict[str, Any]:
+def critical_path_bounds(workload: Workload, capacity: np.ndarray, overheads: Overheads | None, *,
+                         seed: int | None = None) -> dict[str, Any]:
     """Per-job critical-path bounds and a makespan bound.
 
-    A job's JCT is at least its longest path with stage lengths ``duration + least overhead`` (every
-    stage on a path pays one launch). The makespan is at least the latest ``arrival + that`` and the
-    work bound ``max_r sum(work_r) / capacity_r``.
+    A job's JCT is at least its longest path with stage lengths ``duration + first delay`` (every
+    stage on a path waits for its first decision's delay before its tasks run). The makespan is at
+    least the latest ``arrival + that`` and the work bound ``max_r sum(work_r) / capacity_r``.
 
     Args:
         workload: the jobs.
         capacity: capacity per resource, shape ``(2,)`` (the largest over the compared clusters keeps
             the bound valid for all of them).
         overheads: the engine's overheads (None: none).
+        seed: the engine's seed: charge each stage's own first delay (valid for episodes of that seed
+            without preemption, :mod:`packing.dag.delays`); None: the least delay (every episode).
 
     Returns:
         ``{"jct": (J,) array, "critical_path_mean_jct": float, "makespan": float}``.
     """
-    oh = _least_overhead(overheads)
-    jct = np.array([path_lengths(j, np.array([s.duration + oh for s in j.stages])) for j in workload.jobs])
+    _, _, ntask, dur = workload.stage_table()
+    first, _, _ = _stage_overheads(ntask, np.ones(len(ntask)), overheads, seed)
+    length = dur + first
+    starts = np.concatenate([[0], np.cumsum([len(j.stages) for j in workload.jobs])]).astype(np.int64)
+    jct = np.array([path_lengths(j, length[starts[i]:starts[i + 1]]) for i, j in enumerate(workload.jobs)])
     arr = np.array([j.arrival for j in workload.jobs])
     t0 = float(arr.min()) if len(arr) else 0.0
     work = np.sum([j.work for j in workload.jobs], axis=0) if workload.jobs else np.zeros(2)
     mk = max(float((arr + jct).max() - t0) if len(arr) else 0.0,
              float((work / np.maximum(capacity, 1e-12)).max()))
     return {"jct": jct, "critical_path_mean_jct": float(jct.mean()) if len(jct) else 0.0, "makespan": mk}
+
+
+def _stage_overheads(ntask: np.ndarray, per_slot: np.ndarray, overheads: Overheads | None,
+                     seed: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`packing.dag.delays.least_stage_overheads` for the engine's ``overheads`` and ``seed``."""
+    if overheads is None:
+        z = np.zeros(len(ntask))
+        return z, z.copy(), z.copy()
+    delays = None if seed is None else stage_delays(overheads.sched, overheads.start, seed, ntask)
+    return least_stage_overheads(ntask, per_slot, overheads.min_per_stage, delays)
 
 
 # -- one machine --------------------------------------------------------------------------------
@@ -372,13 +391,17 @@ SEARCH_MACHINES = 48
 ``sum_k max(b_(k), k-th SRPT completion)`` (any subset keeps the bound valid)."""
 
 
-def capacity_bound(workload: Workload, cluster: Cluster, overheads: Overheads | None) -> CapacityBound:
+def capacity_bound(workload: Workload, cluster: Cluster, overheads: Overheads | None, *,
+                   seed: int | None = None) -> CapacityBound:
     """The capacity-aware lower bound on mean JCT of ``workload`` on ``cluster`` (module docstring).
 
     Args:
         workload: the jobs (any arrivals).
         cluster: the carved slots (surges are ignored: they only remove capacity).
-        overheads: the engine's overheads (None: none); only their least values are used.
+        overheads: the engine's overheads (None: none).
+        seed: the engine's seed: charge the launch delays the stages meet with it (valid for episodes
+            of that seed without preemption, :mod:`packing.dag.delays`); None: the least delay of a
+            decision (every seed, with preemption).
 
     Raises:
         InputError: a stage no slot of the cluster runs (as :class:`~packing.dag.engine.DagEngine`).
@@ -386,7 +409,6 @@ def capacity_bound(workload: Workload, cluster: Cluster, overheads: Overheads | 
     J = workload.n_jobs
     if J == 0:
         return CapacityBound(0.0, np.zeros(0), np.zeros(0), 0.0)
-    oh = _least_overhead(overheads)
     job, dem, ntask, dur = workload.stage_table()
     counts = cluster.counts.astype(np.float64)
     types = cluster.types
@@ -399,8 +421,10 @@ def capacity_bound(workload: Workload, cluster: Cluster, overheads: Overheads | 
         raise input_error(workload.name, f"job {jb.name}, stage {st.name}",
                           f"no container type runs a task of demand {dem[s].tolist()} "
                           f"(types: {types.tolist()}, containers per type: {cluster.counts.tolist()})")
-    tau = dur + oh  # (S,) least slot-seconds per task
-    length = np.ceil(ntask / n_fit) * tau  # (S,) least time a stage lasts once runnable
+    per_slot = np.ceil(ntask / n_fit)  # (S,) tasks some slot runs one after another
+    first_delay, over, busiest = _stage_overheads(ntask, per_slot, overheads, seed)
+    work = ntask * dur + over  # (S,) least slot-seconds the stage's tasks hold
+    length = np.maximum(per_slot * dur + busiest, dur + first_delay)  # (S,) least time once runnable
     first = np.concatenate([[0], np.cumsum([len(j.stages) for j in workload.jobs])]).astype(np.int64)
     head = np.zeros(len(ntask))  # least time from arrival until the stage is runnable
     tail = np.zeros(len(ntask))  # least time from the end of any task of the stage to the job's end
@@ -428,7 +452,7 @@ def capacity_bound(workload: Workload, cluster: Cluster, overheads: Overheads | 
         measures += [(r, least[:, k], float((counts[inside] * types[inside, k]).sum()))
                      for k, r in enumerate(("cpu", "mem")[: types.shape[1]])]
         for rname, size, cap in measures:
-            per_stage = np.where(only, ntask * tau * size, 0.0) / cap if cap > 0 else np.zeros(len(ntask))
+            per_stage = np.where(only, work * size, 0.0) / cap if cap > 0 else np.zeros(len(ntask))
             if not np.any(per_stage > 0):
                 continue
             names.append(f"{rname}[{label}]")
@@ -443,7 +467,8 @@ def capacity_bound(workload: Workload, cluster: Cluster, overheads: Overheads | 
     release = np.stack(rels, axis=1) if rels else np.zeros((J, 0))
     slot_path = np.array([path_lengths(jb, length[first[j]:first[j + 1]])
                           for j, jb in enumerate(workload.jobs)])
-    cp = np.array([path_lengths(jb, tau[first[j]:first[j + 1]]) for j, jb in enumerate(workload.jobs)])
+    cp = np.array([path_lengths(jb, (dur + first_delay)[first[j]:first[j + 1]])
+                   for j, jb in enumerate(workload.jobs)])
     own_jct = np.maximum(slot_path, np.max(windows, axis=0) if windows else 0.0)
     own = arr + own_jct
     srpt = [srpt_completions(release[:, m], volume[:, m]) for m in range(volume.shape[1])]

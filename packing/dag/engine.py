@@ -19,8 +19,10 @@ Time and overheads (seeded, :class:`Overheads`; the JobFusion paper's values by 
     A decision at time ``t`` that launches ``count`` tasks of a stage takes ``count`` free containers of
     the chosen type at once; the tasks start running at ``t + sched + start`` (a scheduling delay
     ``sched ~ U(0.4, 1.0)`` s and a container start ``start ~ U(1, 10)`` s, drawn once per decision) and
-    all finish ``duration`` later, when their containers become free. Several decisions may happen at
-    the same time ``t``; :data:`WAIT` defers until the next event.
+    all finish ``duration`` later, when their containers become free. The ``k``-th decision of a stage
+    draws the ``k``-th delay of that stage's own seeded stream (:mod:`packing.dag.delays`), so every
+    policy run with the same seed meets the same delays, and the bounds can charge them. Several
+    decisions may happen at the same time ``t``; :data:`WAIT` defers until the next event.
 
 Online containers
     The cluster's containers are what the online snapshot left (see :class:`Cluster`). An online *surge*
@@ -46,6 +48,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from packing.dag.delays import launch_delays
 from packing.dag.model import Workload
 from packing.errors import PolicyError, input_error
 from packing.feasibility import fits
@@ -209,7 +212,7 @@ class DagEngine:
         workload: the jobs.
         cluster: the carved containers.
         overheads: overhead ranges (default: the paper's).
-        seed: seeds the overheads' generator.
+        seed: seeds the launch delays (:mod:`packing.dag.delays`) and the preemption overheads.
         preempt: kill offline tasks when an online surge reclaims their slot.
     """
 
@@ -250,6 +253,9 @@ class DagEngine:
         """Start the episode (all slots free, jobs arriving at their times) and advance."""
         S, J = len(self.stage_tasks), self.workload.n_jobs
         self.rng = np.random.default_rng(self.seed)
+        self._delay_seed = self.seed
+        self._delays: dict[int, np.ndarray] = {}
+        self.launches = np.zeros(S, dtype=np.int64)  # decisions that launched tasks, per stage
         self.time = 0.0 if J == 0 else float(self.workload.jobs[0].arrival)
         self.t0 = self.time
         self.pending = self.stage_tasks.copy()
@@ -296,8 +302,8 @@ class DagEngine:
     def clone(self, *, known_only: bool = False) -> DagEngine:
         """A copy of the engine mid-episode, cheap: static tables shared, episode state copied.
 
-        The copy steps independently of the original (same pending events, same overheads' generator
-        state; re-seed ``clone.rng`` for fresh draws). Used by look-ahead experts
+        The copy steps independently of the original (same pending events, same overhead draws to
+        come; :meth:`reseed` it for fresh ones). Used by look-ahead experts
         (:class:`policies.dag.RolloutExpert`) to simulate the rest of an episode from the current
         decision.
 
@@ -316,8 +322,9 @@ class DagEngine:
         c.__dict__.update(self.__dict__)  # static tables (workload, cluster, stage arrays) are shared
         c.rng = np.random.default_rng()
         c.rng.bit_generator.state = self.rng.bit_generator.state
-        for name in ("pending", "finished", "running", "waiting_parents", "arrived", "done", "stages_left",
-                     "finish", "slot_batch", "reclaimed", "reclaim_since"):
+        c._delays = dict(self._delays)  # the arrays are never changed in place
+        for name in ("launches", "pending", "finished", "running", "waiting_parents", "arrived", "done",
+                     "stages_left", "finish", "slot_batch", "reclaimed", "reclaim_since"):
             setattr(c, name, getattr(self, name).copy())
         c.runnable = set(self.runnable)
         c.free = [list(f) for f in self.free]
@@ -331,6 +338,26 @@ class DagEngine:
         c._curve_held = list(self._curve_held)
         c._curve_avail = list(self._curve_avail)
         return c
+
+    def reseed(self, seed: int) -> None:
+        """Draw the overheads still to come from fresh streams seeded by ``seed`` (for look-ahead copies)."""
+        self.rng = np.random.default_rng(seed)
+        self._delay_seed = seed
+        self._delays = {}
+
+    def _delay(self, s: int) -> float:
+        """The launch delay of stage ``s``'s next decision (its own stream; see :mod:`packing.dag.delays`)."""
+        k = int(self.launches[s])
+        self.launches[s] += 1
+        n = int(self.stage_tasks[s])
+        if k >= n:  # only after a preemption: beyond the stage's own draws
+            oh = self.overheads
+            return float(self.rng.uniform(*oh.sched)) + float(self.rng.uniform(*oh.start))
+        d = self._delays.get(s)
+        if d is None:
+            oh = self.overheads
+            d = self._delays[s] = launch_delays(oh.sched, oh.start, self._delay_seed, s, n)
+        return float(d[k])
 
     def _push(self, t: float, kind: int, payload: int) -> None:
         heapq.heappush(self._heap, (t, self._seq, kind, payload))
@@ -410,8 +437,7 @@ class DagEngine:
         self._advance()
 
     def _launch(self, s: int, q: int, k: int) -> None:
-        oh = self.overheads
-        delay = float(self.rng.uniform(*oh.sched)) + float(self.rng.uniform(*oh.start))
+        delay = self._delay(s)
         slots = [self.free[q].pop() for _ in range(k)]
         b = self._n_batches
         self._n_batches += 1

@@ -1,11 +1,12 @@
 """packing.dag.bounds: every bound against brute force on tiny cases with non-integer data, and below
 every DAG policy on the fixture and on random DAG sets.
 
-Exactness of the brute force over episodes (:func:`best_episode`): with deterministic overheads
-(``low == high``) the engine is deterministic given its decisions, and a depth-first search over
-every action the mask allows (every runnable stage, every allowed type, every count) and ``WAIT``
-enumerates every episode the engine can produce; any policy, clairvoyant or not, produces one of
-them. So the least mean JCT found is the exact optimum over the engine's schedules.
+Exactness of the brute force over episodes (:func:`best_episode`): given its seed the engine is
+deterministic given its decisions (without preemption every launch delay is the ``k``-th draw of
+its stage's own stream, :mod:`packing.dag.delays`), and a depth-first search over every action the
+mask allows (every runnable stage, every allowed type, every count) and ``WAIT`` enumerates every
+episode the engine can produce; any policy, clairvoyant or not, produces one of them. So the least
+mean JCT found is the exact optimum over the engine's schedules for that seed.
 """
 
 from __future__ import annotations
@@ -132,16 +133,18 @@ def test_tail_order_sum_by_hand() -> None:
 
 
 # -- whole episodes: exhaustive search over the engine's decisions ---------------------------------
-def best_episode(workload: Workload, cluster: Cluster, overheads: Overheads, cap: int = 300_000) -> float:
-    """Least mean JCT over every episode of the (deterministic) engine (see the module docstring).
+def best_episode(workload: Workload, cluster: Cluster, overheads: Overheads, cap: int = 300_000,
+                 seed: int = 0) -> float:
+    """Least mean JCT over every episode of the engine with ``seed`` (see the module docstring).
 
-    Two reductions keep it exact: launches at one time point are tried in increasing ``(stage,
-    type)`` order only (the same launches in another order, or a launch split in two at the same time,
-    give the same state: same finish times, slots of a type are interchangeable without surges); and a
+    Two reductions keep it exact: launches at one time point are tried in increasing stage order only
+    (launches of different stages commute: each draws from its own stage's stream, and slots of a type
+    are interchangeable without surges; launches of one stage do not, its ``k``-th launch meets its
+    ``k``-th delay, so they are tried in every order and split every way); and a
     branch stops when its partial sum (finished jobs' finish times, and the current time for the
     others: they finish later) cannot beat the best episode found.
     """
-    eng = DagEngine(workload, cluster, overheads=overheads)
+    eng = DagEngine(workload, cluster, overheads=overheads, seed=seed)
     eng.reset()
     arr = np.array([j.arrival for j in workload.jobs])
     best = np.inf
@@ -162,7 +165,7 @@ def best_episode(workload: Workload, cluster: Cluster, overheads: Overheads, cap
         acts: list[DagAction] = []
         for r, s in enumerate(obs.runnable):
             for q in np.flatnonzero(mask[r]):
-                if same_time and (int(s), int(q)) <= last[1:]:
+                if same_time and int(s) < last[1]:
                     continue
                 for k in range(int(min(obs.pending[s], obs.free[q])), 0, -1):
                     acts.append(DagAction(int(s), int(q), k))
@@ -202,17 +205,22 @@ def tiny_case(seed: int) -> tuple[Workload, Cluster]:
 
 
 DETERMINISTIC = Overheads((0.25, 0.25), (0.6, 0.6), (1.0, 1.0))
+DRAWN = Overheads((0.1, 0.6), (0.2, 1.9), (1.0, 1.0))
 
 
 @pytest.mark.parametrize("seed", range(1, 15))
-@pytest.mark.parametrize("overheads", [NO_OVERHEADS, DETERMINISTIC], ids=["no-overheads", "overheads"])
+@pytest.mark.parametrize("overheads", [NO_OVERHEADS, DETERMINISTIC, DRAWN],
+                         ids=["no-overheads", "overheads", "drawn"])
 def test_capacity_bound_below_the_best_episode(seed: int, overheads: Overheads) -> None:
     w, cl = tiny_case(seed)
-    best = best_episode(w, cl, overheads)
-    cb = capacity_bound(w, cl, overheads)
-    cp = critical_path_bounds(w, cl.capacity, overheads)
+    best = best_episode(w, cl, overheads, seed=seed)
+    cb = capacity_bound(w, cl, overheads, seed=seed)
+    cp = critical_path_bounds(w, cl.capacity, overheads, seed=seed)
+    least = capacity_bound(w, cl, overheads)
     assert cb.mean_jct <= best + 1e-9
     assert cb.mean_jct >= cp["critical_path_mean_jct"] - 1e-9
+    assert cb.mean_jct >= least.mean_jct - 1e-9
+    assert np.all(cb.jct >= least.jct - 1e-9)
 
 
 def test_contention_brute_force_by_hand() -> None:
@@ -267,8 +275,9 @@ def test_slot_rounds_by_hand() -> None:
 # -- against every policy --------------------------------------------------------------------------
 def check_against_policies(w: Workload, cl: Cluster, overheads: Overheads, seed: int,
                            preempt: bool = False) -> None:
-    cb = capacity_bound(w, cl, overheads)
-    cp = critical_path_bounds(w, cl.capacity, overheads)
+    drawn = None if preempt else seed  # a relaunch after a preemption leaves the stage's own stream
+    cb = capacity_bound(w, cl, overheads, seed=drawn)
+    cp = critical_path_bounds(w, cl.capacity, overheads, seed=drawn)
     assert cb.mean_jct >= cp["critical_path_mean_jct"] - 1e-9
     assert np.all(cb.jct >= cp["jct"] - 1e-9)
     arr = np.array([j.arrival for j in w.jobs])
@@ -332,8 +341,8 @@ def test_real_samples_every_policy_above_the_bound(shared_data: Path, seed: int)
         q = 1 if pol.partition == "single" else 4
         cl = carve_cluster(partition(w, q, pol.partition), parse_hosts("32c64g:4,92c288g:2"), seed=seed,
                            carving="nested", large_share=0.6).cluster
-        cb = capacity_bound(w, cl, Overheads())
-        cp = critical_path_bounds(w, cl.capacity, Overheads())["critical_path_mean_jct"]
+        cb = capacity_bound(w, cl, Overheads(), seed=seed)
+        cp = critical_path_bounds(w, cl.capacity, Overheads(), seed=seed)["critical_path_mean_jct"]
         assert cb.mean_jct >= cp - 1e-9
         res, _ = run_dag(DagEngine(w, cl, overheads=Overheads(), seed=seed), pol)
         assert res.mean_jct >= cb.mean_jct - 1e-6, name

@@ -129,8 +129,9 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
                    f"{p['makespan_gap']:>6.1%} {p['utilisation']:>6.1%} {p['idle_share']:>6.1%} "
                    f"{p['decision_ms']:>7.3f}")
     pad = f"{'':>5} {'':>6}"
-    click.echo(f"{'bound (cp)':<16} {pad} {b['critical_path_mean_jct']:>10.1f}  critical path + least "
-               "overheads per stage")
+    delays = "least launch delay" if b["overheads"] == "least" else "its first launch delay"
+    click.echo(f"{'bound (cp)':<16} {pad} {b['critical_path_mean_jct']:>10.1f}  critical path + {delays} "
+               "per stage")
     click.echo(f"{'bound (capacity)':<16} {pad} {b['capacity_mean_jct']:>10.1f}  slot-limited critical "
                "paths, shared slots/cpu/mem and tails (least over the carvings; gap cap: the policy's own "
                "carving)")
