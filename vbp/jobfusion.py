@@ -5,12 +5,12 @@
   :func:`tune_large_share` picks how much of the large types the nested carving keeps by simulated
   mean JCT on training samples; :func:`build_envs` makes the agent's training environments.
 * **Bounds** (:mod:`packing.dag.bounds`): the critical-path bound (:func:`dag_bounds`: a job
-  cannot finish sooner than its longest path of durations plus the least scheduling delay and
-  container start per stage; the makespan is at least the longest ``arrival + that`` and the work
-  bound ``max_r sum(work_r) / offline capacity_r``) and the capacity bound
-  (:func:`packing.dag.bounds.capacity_bound`: slot-limited critical paths and the cluster's slots and
-  resources as single machines under SRPT), computed on each carved cluster; the comparison reports
-  the least over the clusters compared, valid for every policy in it.
+  cannot finish sooner than its longest path of durations plus each stage's first launch delay with
+  the run's seed, or the least delay with preemption (:mod:`packing.dag.delays`); the makespan is at
+  least the longest ``arrival + that`` and the work bound ``max_r sum(work_r) / offline capacity_r``)
+  and the capacity bound (:func:`packing.dag.bounds.capacity_bound`: slot-limited critical paths and
+  the cluster's slots and resources as single machines under SRPT), computed on each carved cluster;
+  the comparison reports the least over the clusters compared, valid for every policy in it.
 """
 
 from __future__ import annotations

@@ -47,6 +47,24 @@ def test_compare_sjf_reserve_row_and_both_bounds() -> None:
     assert all(p["mean_jct"] >= cap - 1e-9 >= cp - 2e-9 for p in out["policies"])
 
 
+def test_bounds_charge_the_drawn_delays_unless_preempting() -> None:
+    # with the seed every policy meets the same launch delays, and the bounds charge them; with
+    # --preempt a relaunch may leave a stage's own stream, so the bounds charge the least delay
+    def run(*extra: str) -> dict:
+        r = CliRunner().invoke(jobs, ["compare", FIXTURE, "--policies", "sjf,sjf-cp", "--hosts", "32c64g:1",
+                                      "--interarrival", "0", "--q", "2", "--seed", "3", "--json", *extra])
+        assert r.exit_code == 0, r.output
+        return json.loads(r.output)
+
+    drawn, least = run(), run("--preempt")
+    assert drawn["bounds"]["overheads"] == "drawn" and least["bounds"]["overheads"] == "least"
+    for key in ("critical_path_mean_jct", "capacity_mean_jct"):
+        assert drawn["bounds"][key] > least["bounds"][key] + 1.0  # the draws exceed the least delay
+    for a, b in zip(drawn["policies"], least["policies"], strict=True):
+        assert a["mean_jct"] == b["mean_jct"]  # no surges: preemption changes nothing else
+        assert a["mean_jct"] >= drawn["bounds"]["capacity_mean_jct"] - 1e-9
+
+
 def test_partition_json() -> None:
     r = CliRunner().invoke(jobs, ["partition", FIXTURE, "--q", "1-2", "--methods", "constrained,single",
                                   "--containers", "40", "--time-limit", "1", "--json"])
