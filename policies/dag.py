@@ -128,7 +128,9 @@ class SjfReserve(SjfCriticalPath):
     With ``headroom > 0`` a *giant* job (see :meth:`giants`: its unfinished tasks keep the
     containers its stages fit busy ``giant_s`` seconds or more) leaves ``ceil(headroom * containers)``
     of every type free, so jobs arriving while it runs find containers at once instead of waiting
-    for one of its tasks to end.
+    for one of its tasks to end. With ``spare > 0`` a giant's long stage leaves a protected type alone
+    when that type holds fewer than ``spare`` times the containers the stage fits: a few containers
+    matter to the jobs that can use only them and little to a giant that can use many others.
 
     What it knows is what SJF knows (the arrived jobs' DAGs, task counts and durations, their
     arrival times) and the cluster's container types; not the future arrivals.
@@ -141,18 +143,23 @@ class SjfReserve(SjfCriticalPath):
         headroom: share of every type's containers a giant's tasks leave free.
         quiet_s: no headroom once the giants are the only unfinished jobs and no job has arrived
             for this many seconds (``inf``: always headroom).
+        spare: a giant's long stage skips a protected type with fewer containers than this share of
+            the containers the stage fits (0: never).
     """
 
     name = "sjf-reserve"
 
     def __init__(self, partition: str | None = None, *, long_s: float = 100.0, reserve: float = 0.1,
-                 giant_s: float = float("inf"), headroom: float = 0.0, quiet_s: float = float("inf")) -> None:
+                 giant_s: float = float("inf"), headroom: float = 0.0, quiet_s: float = float("inf"),
+                 spare: float = 0.0) -> None:
         super().__init__(partition)
-        if not (long_s >= 0 and 0 <= reserve <= 1 and giant_s >= 0 and 0 <= headroom <= 1 and quiet_s >= 0):
-            raise ValueError("need long_s, giant_s, quiet_s >= 0 and 0 <= reserve, headroom <= 1, got "
-                             f"{long_s}, {giant_s}, {quiet_s}, {reserve}, {headroom}")
+        if not (long_s >= 0 and 0 <= reserve <= 1 and giant_s >= 0 and 0 <= headroom <= 1 and quiet_s >= 0
+                and 0 <= spare <= 1):
+            raise ValueError("need long_s, giant_s, quiet_s >= 0 and 0 <= reserve, headroom, spare <= 1, got "
+                             f"{long_s}, {giant_s}, {quiet_s}, {reserve}, {headroom}, {spare}")
         self.long_s, self.reserve = float(long_s), float(reserve)
         self.giant_s, self.headroom, self.quiet_s = float(giant_s), float(headroom), float(quiet_s)
+        self.spare = float(spare)
 
     def reset(self, engine: DagEngine) -> None:  # noqa: D102
         super().reset(engine)
@@ -163,6 +170,7 @@ class SjfReserve(SjfCriticalPath):
         self.guarded = (engine.stage_duration >= self.long_s) & (fit.sum(axis=1) > 1)  # (S,)
         self.room = np.ceil(self.headroom * counts).astype(np.int64)  # (Q,) headroom of a giant job
         self.pool = np.maximum(fit @ counts, 1).astype(np.float64)  # (S,) containers a stage fits
+        self.few = counts[None, :] < self.spare * self.pool[:, None]  # (S, Q) types a giant's stage spares
 
     def giants(self, obs: DagObservation) -> np.ndarray:
         """Whether each job is a giant now, shape ``(J,)``.
@@ -204,6 +212,8 @@ class SjfReserve(SjfCriticalPath):
             allowed = np.flatnonzero(mask[rows[k]])
             big = bool(giant[eng.stage_job[s]])
             for q in allowed[np.argsort(self.type_size[allowed], kind="stable")]:
+                if big and self.guarded[s] and protected[q] and self.few[s, q]:
+                    continue  # a giant's long tasks leave a small protected type to others
                 keep = int(self.kept[q]) if self.guarded[s] and protected[q] else 0
                 if big:
                     keep = max(keep, int(self.room[q]))
@@ -216,14 +226,15 @@ class SjfReserve(SjfCriticalPath):
 
 
 class SjfHeadroom(SjfReserve):
-    """SJF-reserve with a giant job's headroom: ``SjfReserve(giant_s=1000, headroom=0.1, quiet_s=100)``.
+    """SJF-reserve with a giant job's headroom and spare types (see :class:`SjfReserve`).
 
-    A job whose unfinished tasks keep the containers its stages fit busy 1,000 s or more (spread over
-    all of them) leaves 10 % of every type's containers free, so a job arriving while it runs finds
-    some at once instead of waiting for a giant's task to end; the giant is one job of many and runs
-    many rounds anyway, so it loses little. When the giant is the only unfinished job and no job has
-    arrived for 100 s, it may take every container. The three values were chosen on design samples
-    (``docs/dag-bounds.md``).
+    ``SjfReserve(giant_s=1000, headroom=0.1, quiet_s=100, spare=0.5)``: a job whose unfinished tasks
+    keep the containers its stages fit busy 1,000 s or more (spread over all of them) leaves 10 % of
+    every type's containers free, so a job arriving while it runs finds some at once instead of
+    waiting for a giant's task to end; the giant is one job of many and runs many rounds anyway, so it
+    loses little. Its long stages leave alone a protected type with fewer than half the containers
+    they fit. When the giant is the only unfinished job and no job has arrived for 100 s, it may take
+    every container. The four values were chosen on design samples (``docs/dag-bounds.md``).
 
     Args:
         partition: the partition the policy runs on.
@@ -232,7 +243,7 @@ class SjfHeadroom(SjfReserve):
     name = "sjf-headroom"
 
     def __init__(self, partition: str | None = None) -> None:
-        super().__init__(partition, giant_s=1000.0, headroom=0.1, quiet_s=100.0)
+        super().__init__(partition, giant_s=1000.0, headroom=0.1, quiet_s=100.0, spare=0.5)
 
 
 class RandomDag(StagePriority):

@@ -59,9 +59,40 @@ def test_quiet_release() -> None:
     assert jct_by_name(w, ONE_TYPE, held) == {"G": 400.0, "Y": 5.0}
 
 
+# two types that do not nest: A = (2, 1) x 2 containers, B = (1, 2) x 10
+TWO_TYPES = Cluster.from_counts(np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([2, 10]))
+
+
+def test_a_giant_spares_a_small_protected_type() -> None:
+    """No overheads. G at 0: 30 tasks x 200 s that fit A and B (500 s of the 12 containers: a giant
+    from 300 s). Y at 0: y1 (1 task x 10 s, fits only B), then y2 (2 tasks x 5 s, fits only A), so A is
+    protected from 0. Headroom 0.1 keeps 1 container of each type from G, no reserve.
+
+    Without ``spare``: at 0 Y's y1 takes a B; G takes 1 A (2 minus the headroom) and 8 B; at 10 y2
+    finds 1 free A [10,15] and its second task waits for it [15,20]: Y 20. With ``spare=0.25`` A (2
+    containers) is fewer than 0.25 x the 12 G fits, so G leaves it alone: at 10 both y2 tasks run
+    [10,15]: Y 15. G needs three rounds of 200 s on 12 containers either way: 600.
+    """
+    g = Job("G", 0.0, (Stage("g", 30, (1.0, 1.0), 200.0),))
+    y = Job("Y", 0.0, (Stage("y1", 1, (0.5, 2.0), 10.0), Stage("y2", 2, (2.0, 0.5), 5.0, (0,))))
+    w = make_workload("spare", [g, y], "test")
+
+    def policy(spare: float) -> SjfReserve:
+        return SjfReserve(reserve=0.0, giant_s=300.0, headroom=0.1, spare=spare)
+
+    assert jct_by_name(w, TWO_TYPES, policy(0.0)) == {"G": 600.0, "Y": 20.0}
+    assert jct_by_name(w, TWO_TYPES, policy(0.25)) == {"G": 600.0, "Y": 15.0}
+    acts, _ = first_actions(w, TWO_TYPES, policy(0.25), 4)
+    assert acts == [DagAction(1, 1, 1), DagAction(0, 1, 8), WAIT, DagAction(2, 0, 2)]
+    # with 2 containers no fewer than 0.1 x 12, A is no small type: as without spare
+    assert jct_by_name(w, TWO_TYPES, policy(0.1)) == {"G": 600.0, "Y": 20.0}
+
+
 def test_bad_headroom_is_refused() -> None:
     with pytest.raises(ValueError, match="headroom"):
         SjfReserve(headroom=-0.1)
+    with pytest.raises(ValueError, match="spare"):
+        SjfReserve(spare=1.5)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
