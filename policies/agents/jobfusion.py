@@ -20,9 +20,9 @@ Node features (``Config.features``)
     to the job's end over the job's critical path; allowed; 1. DAG and global embeddings
     are means. Why: with the raw log-scaled counts of feature set 1 (:data:`NODE_FEATURES`; files
     written before) an agent imitating SJF on 10-job training samples (at most ~1,000 decisions,
-    ~6,500 tasks) left SJF's stage in 2,791 of 4,890 decisions of a held-out sample of 80,245 tasks
-    (its task-count features 1.41 against at most 0.89 in training) and took 7,765 s mean JCT
-    against SJF's 4,056.
+    ~6,500 tasks) leaves SJF's stage in 2,793 of 4,632 decisions of a held-out sample of 80,245
+    tasks (its task-count feature 1.41 against at most 0.89 in its training samples) and takes
+    7,757 s mean JCT against SJF's 4,033 (``docs/jobfusion-gcn.md``).
 
 Candidate stages (``Config.candidates``, a deviation from the paper)
     With ``candidates = k > 0`` the stage head scores only the runnable stages of the ``k`` jobs
