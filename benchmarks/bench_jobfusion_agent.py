@@ -107,6 +107,8 @@ def main() -> None:
                     help="Also run the rollout expert on the held-out samples.")
     ap.add_argument("--expert-row-horizon", type=int, default=40,
                     help="Horizon of the held-out expert row (full rollouts take hours on the long samples).")
+    ap.add_argument("--expert-row-rollouts", type=int, default=1,
+                    help="Rollouts per candidate of the held-out expert row (averaged).")
     ap.add_argument("--candidates", type=int, default=3,
                     help="Stage head over the stages of this many shortest jobs (0: all, as in the paper).")
     ap.add_argument("--long-samples", type=int, default=0,
@@ -198,7 +200,7 @@ def main() -> None:
         pols = [*agents.values(), *heur, one, one_cp]
         if a.expert_row:
             pols.append(RolloutExpert(horizon=a.expert_row_horizon or None, seed=s, base=a.expert_base,
-                                  within=a.expert_within))
+                                      within=a.expert_within, rollouts=a.expert_row_rollouts))
         res = compare_dag(sample, pols, q=a.q, hosts=hosts, seed=s, carving=a.carving, large_share=share)
         bounds.append(res["bounds"]["critical_path_mean_jct"])
         for p in res["policies"]:
@@ -208,7 +210,8 @@ def main() -> None:
         "imitate": a.imitate, "imitate_epochs": a.imitate_epochs, "dagger": a.dagger, "expert": a.expert,
         "expert_epochs": a.expert_epochs, "expert_dagger": a.expert_dagger,
         "expert_horizon": a.expert_horizon, "expert_rollouts": a.expert_rollouts,
-        "expert_row_horizon": a.expert_row_horizon, "expert_base": a.expert_base,
+        "expert_row_horizon": a.expert_row_horizon, "expert_row_rollouts": a.expert_row_rollouts,
+        "expert_base": a.expert_base,
         "expert_within": a.expert_within, "validation": a.validation,
         "expert_max_labels": a.expert_max_labels, "expert_passes": a.expert_passes,
         "expert_lr": a.expert_lr,
