@@ -130,7 +130,11 @@ class SjfReserve(SjfCriticalPath):
     of every type free, so jobs arriving while it runs find containers at once instead of waiting
     for one of its tasks to end. With ``spare > 0`` a giant's long stage leaves a protected type alone
     when that type holds fewer than ``spare`` times the containers the stage fits: a few containers
-    matter to the jobs that can use only them and little to a giant that can use many others.
+    matter to the jobs that can use only them and little to a giant that can use many others. With a
+    finite ``stagger_s`` a giant's stage whose tasks last ``stagger_s`` or more ramps up over one task
+    duration: ``t`` seconds after its first launch it runs at most ``ceil(containers it fits * t /
+    duration)`` tasks (checked at each decision), so its tasks end spread out instead of in rounds
+    that hold every container for a whole task.
 
     What it knows is what SJF knows (the arrived jobs' DAGs, task counts and durations, their
     arrival times) and the cluster's container types; not the future arrivals.
@@ -145,21 +149,24 @@ class SjfReserve(SjfCriticalPath):
             for this many seconds (``inf``: always headroom).
         spare: a giant's long stage skips a protected type with fewer containers than this share of
             the containers the stage fits (0: never).
+        stagger_s: a giant's stage of tasks this long or longer ramps up over one task duration
+            (``inf``: never).
     """
 
     name = "sjf-reserve"
 
     def __init__(self, partition: str | None = None, *, long_s: float = 100.0, reserve: float = 0.1,
                  giant_s: float = float("inf"), headroom: float = 0.0, quiet_s: float = float("inf"),
-                 spare: float = 0.0) -> None:
+                 spare: float = 0.0, stagger_s: float = float("inf")) -> None:
         super().__init__(partition)
         if not (long_s >= 0 and 0 <= reserve <= 1 and giant_s >= 0 and 0 <= headroom <= 1 and quiet_s >= 0
-                and 0 <= spare <= 1):
-            raise ValueError("need long_s, giant_s, quiet_s >= 0 and 0 <= reserve, headroom, spare <= 1, got "
-                             f"{long_s}, {giant_s}, {quiet_s}, {reserve}, {headroom}, {spare}")
+                and 0 <= spare <= 1 and stagger_s > 0):
+            raise ValueError("need long_s, giant_s, quiet_s >= 0, stagger_s > 0 and 0 <= reserve, headroom, "
+                             f"spare <= 1, got {long_s}, {giant_s}, {quiet_s}, {stagger_s}, {reserve}, "
+                             f"{headroom}, {spare}")
         self.long_s, self.reserve = float(long_s), float(reserve)
         self.giant_s, self.headroom, self.quiet_s = float(giant_s), float(headroom), float(quiet_s)
-        self.spare = float(spare)
+        self.spare, self.stagger_s = float(spare), float(stagger_s)
 
     def reset(self, engine: DagEngine) -> None:  # noqa: D102
         super().reset(engine)
@@ -171,6 +178,7 @@ class SjfReserve(SjfCriticalPath):
         self.room = np.ceil(self.headroom * counts).astype(np.int64)  # (Q,) headroom of a giant job
         self.pool = np.maximum(fit @ counts, 1).astype(np.float64)  # (S,) containers a stage fits
         self.few = counts[None, :] < self.spare * self.pool[:, None]  # (S, Q) types a giant's stage spares
+        self.first_launch: dict[int, float] = {}  # stage -> time of its first launch
 
     def giants(self, obs: DagObservation) -> np.ndarray:
         """Whether each job is a giant now, shape ``(J,)``.
@@ -195,6 +203,15 @@ class SjfReserve(SjfCriticalPath):
                 giant[:] = False
         return giant
 
+    def ramp(self, obs: DagObservation, s: int) -> int | None:
+        """How many more tasks giant stage ``s`` may launch now while it ramps up (None: no limit)."""
+        assert self.engine is not None
+        d = float(self.engine.stage_duration[s])
+        if d < self.stagger_s:
+            return None
+        since = max(obs.time - self.first_launch.get(s, obs.time), 1.0)
+        return int(np.ceil(self.pool[s] * since / d)) - int(obs.running[s])
+
     def act(self, obs: DagObservation, mask: np.ndarray) -> DagAction:
         """SJF-CP's order; long flexible stages keep protected types' reserve, giants' the headroom."""
         assert self.engine is not None
@@ -211,6 +228,9 @@ class SjfReserve(SjfCriticalPath):
             s = int(stages[k])
             allowed = np.flatnonzero(mask[rows[k]])
             big = bool(giant[eng.stage_job[s]])
+            ramp = self.ramp(obs, s) if big else None
+            if ramp is not None and ramp < 1:
+                continue
             for q in allowed[np.argsort(self.type_size[allowed], kind="stable")]:
                 if big and self.guarded[s] and protected[q] and self.few[s, q]:
                     continue  # a giant's long tasks leave a small protected type to others
@@ -218,7 +238,10 @@ class SjfReserve(SjfCriticalPath):
                 if big:
                     keep = max(keep, int(self.room[q]))
                 n = int(min(obs.pending[s], obs.free[q] - keep))
+                if ramp is not None:
+                    n = min(n, ramp)
                 if n >= 1:
+                    self.first_launch.setdefault(s, obs.time)
                     return DagAction(s, int(q), n)
         if obs.running.sum() > 0:
             return WAIT
@@ -226,15 +249,16 @@ class SjfReserve(SjfCriticalPath):
 
 
 class SjfHeadroom(SjfReserve):
-    """SJF-reserve with a giant job's headroom and spare types (see :class:`SjfReserve`).
+    """SJF-reserve with a giant job's headroom, spare types and ramp (see :class:`SjfReserve`).
 
-    ``SjfReserve(giant_s=1000, headroom=0.1, quiet_s=100, spare=0.5)``: a job whose unfinished tasks
-    keep the containers its stages fit busy 1,000 s or more (spread over all of them) leaves 10 % of
-    every type's containers free, so a job arriving while it runs finds some at once instead of
-    waiting for a giant's task to end; the giant is one job of many and runs many rounds anyway, so it
-    loses little. Its long stages leave alone a protected type with fewer than half the containers
-    they fit. When the giant is the only unfinished job and no job has arrived for 100 s, it may take
-    every container. The four values were chosen on design samples (``docs/dag-bounds.md``).
+    ``SjfReserve(giant_s=1000, headroom=0.1, quiet_s=100, spare=0.5, stagger_s=100)``: a job whose
+    unfinished tasks keep the containers its stages fit busy 1,000 s or more (spread over all of them)
+    leaves 10 % of every type's containers free, so a job arriving while it runs finds some at once
+    instead of waiting for a giant's task to end; the giant is one job of many and runs many rounds
+    anyway, so it loses little. Its long stages leave alone a protected type with fewer than half the
+    containers they fit, and ramp up over one task duration so that their tasks end spread out. When
+    the giant is the only unfinished job and no job has arrived for 100 s, it may take every container.
+    The five values were chosen on design samples (``docs/dag-bounds.md``).
 
     Args:
         partition: the partition the policy runs on.
@@ -243,7 +267,8 @@ class SjfHeadroom(SjfReserve):
     name = "sjf-headroom"
 
     def __init__(self, partition: str | None = None) -> None:
-        super().__init__(partition, giant_s=1000.0, headroom=0.1, quiet_s=100.0, spare=0.5)
+        super().__init__(partition, giant_s=1000.0, headroom=0.1, quiet_s=100.0, spare=0.5,
+                         stagger_s=100.0)
 
 
 class RandomDag(StagePriority):

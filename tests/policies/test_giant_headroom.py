@@ -88,11 +88,39 @@ def test_a_giant_spares_a_small_protected_type() -> None:
     assert jct_by_name(w, TWO_TYPES, policy(0.1)) == {"G": 600.0, "Y": 20.0}
 
 
+def test_a_giant_ramps_up_its_long_stage() -> None:
+    """No overheads, one type of 10 containers. G at 0: 30 tasks x 100 s (300 s of the containers: a
+    giant from 200 s); Y at 50: 5 tasks x 5 s. Headroom 0.1 keeps 1 container from G.
+
+    Without ``stagger_s``: G takes 9 containers [0,100]; Y finds the 1 left and runs its tasks one
+    after another [50,75]: Y 25. With ``stagger_s=50`` G's stage ramps up over 100 s: at 0 it may run
+    ceil(10 * 1 / 100) = 1 task, then waits; at 50 Y (the shorter job) takes 5 of the 9 free
+    containers [50,55]: Y 5; G then runs ceil(10 * 50 / 100) - 1 = 4 more, 3 of them now (one kept).
+    G's ramp steps only at events, so it ends later: 450 s instead of 400.
+    """
+    g = Job("G", 0.0, (Stage("g", 30, (1.0, 1.0), 100.0),))
+    y = Job("Y", 50.0, (Stage("y", 5, (1.0, 1.0), 5.0),))
+    w = make_workload("stagger", [g, y], "test")
+
+    def policy(stagger_s: float) -> SjfReserve:
+        return SjfReserve(giant_s=200.0, headroom=0.1, stagger_s=stagger_s)
+
+    assert jct_by_name(w, ONE_TYPE, policy(float("inf"))) == {"G": 400.0, "Y": 25.0}
+    assert jct_by_name(w, ONE_TYPE, policy(50.0)) == {"G": 450.0, "Y": 5.0}
+    acts, times = first_actions(w, ONE_TYPE, policy(50.0), 4)
+    assert acts == [DagAction(0, 0, 1), WAIT, DagAction(1, 0, 5), DagAction(0, 0, 3)]
+    assert times == [0.0, 0.0, 50.0, 50.0]
+    # tasks shorter than stagger_s launch as without it
+    assert jct_by_name(w, ONE_TYPE, policy(150.0)) == {"G": 400.0, "Y": 25.0}
+
+
 def test_bad_headroom_is_refused() -> None:
     with pytest.raises(ValueError, match="headroom"):
         SjfReserve(headroom=-0.1)
     with pytest.raises(ValueError, match="spare"):
         SjfReserve(spare=1.5)
+    with pytest.raises(ValueError, match="stagger_s"):
+        SjfReserve(stagger_s=0.0)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
