@@ -245,7 +245,10 @@ class SjfReserve(SjfCriticalPath):
                     return DagAction(s, int(q), n)
         if obs.running.sum() > 0:
             return WAIT
-        return super().act(obs, mask)
+        act = super().act(obs, mask)
+        if act.stage >= 0:
+            self.first_launch.setdefault(int(act.stage), obs.time)
+        return act
 
 
 class SjfHeadroom(SjfReserve):
