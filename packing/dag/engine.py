@@ -225,8 +225,7 @@ class DagEngine:
         self.preempt = preempt
         job, dem, nt, dur = workload.stage_table()
         self.stage_job, self.stage_demand, self.stage_tasks, self.stage_duration = job, dem, nt, dur
-        self.job_first = np.zeros(workload.n_jobs + 1, dtype=np.int64)
-        self.job_first[1:] = np.cumsum([len(j.stages) for j in workload.jobs])
+        self.job_first = workload.stage_offsets()
         types = cluster.types
         ok: np.ndarray = np.asarray(fits(dem[:, None, :], types[None, :, :]))
         self.stage_fits: np.ndarray = np.asarray(ok.all(axis=2))  # (S, Q)

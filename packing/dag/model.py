@@ -171,6 +171,16 @@ class Workload:
         """Tasks over all jobs."""
         return sum(j.n_tasks for j in self.jobs)
 
+    def stage_offsets(self) -> np.ndarray:
+        """Index of each job's first stage in :meth:`stage_table`'s arrays, and the stage count last.
+
+        Returns:
+            shape ``(J + 1,)``, int64: job ``j``'s stages are ``offsets[j]:offsets[j + 1]``.
+        """
+        out = np.zeros(self.n_jobs + 1, dtype=np.int64)
+        out[1:] = np.cumsum([len(j.stages) for j in self.jobs])
+        return out
+
     def stage_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Flat arrays over all stages (job by job, stage by stage).
 

@@ -21,6 +21,7 @@ from packing.dag.bounds import (
     capacity_bound,
     critical_path_bounds,
     order_bounds,
+    shift_search,
     srpt_completions,
     tail_order_sum,
 )
@@ -132,6 +133,59 @@ def test_tail_order_sum_by_hand() -> None:
     assert order_bounds(3 * one, np.zeros((2, 1)), np.ones((2, 1))).sum() == pytest.approx(6.0)
 
 
+def least_shifted_sum(own: np.ndarray, release: np.ndarray, volume: np.ndarray, tail: np.ndarray) -> float:
+    """Least ``sum_j max(own_j, max_m M^m_j + tail_j)`` over every preemptive schedule of each machine.
+
+    The machines are independent (each may finish the jobs in its own order), so every pair of
+    completion orders is tried, with each machine's priority schedule as in :func:`least_tail_sum`.
+    """
+    n, m = volume.shape
+    done = []
+    for q in range(m):
+        per_order = []
+        for pi in itertools.permutations(range(n)):
+            c = np.zeros(n)
+            for i, j in enumerate(pi):
+                pre = list(pi[: i + 1])
+                c[j] = makespan(release[pre, q], volume[pre, q])
+            per_order.append(c)
+        done.append(per_order)
+    best = np.inf
+    for combo in itertools.product(*done):
+        finish = np.max(np.stack(combo), axis=0) + tail
+        best = min(best, float(np.maximum(own, finish).sum()))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_tail_order_sum_below_every_schedule_of_two_machines(seed: int) -> None:
+    rng = np.random.default_rng(700 + seed)
+    n = int(rng.integers(1, 5))
+    release = np.round(rng.uniform(0, 4, (n, 2)), 2)
+    volume = np.round(rng.uniform(0, 3, (n, 2)), 3) * (rng.random((n, 2)) < 0.8)
+    tail = np.round(rng.uniform(0, 5, n), 2) * (rng.random(n) < 0.8)
+    own = release.min(axis=1) + np.round(rng.uniform(0, 6, n), 2)
+    got = tail_order_sum(own, release, volume, tail)
+    assert got <= least_shifted_sum(own, release, volume, tail) + 1e-9
+    assert got >= tail_order_sum(own, release[:, 0], volume[:, 0], tail) - 1e-9  # more machines, more proof
+
+
+def test_shift_search_by_hand() -> None:
+    # two jobs arriving at 0, each: stage A (volume 1 on machine X, tail 2) then stage B (volume 1 on
+    # machine Y, tail 0). Shift 0 counts both stages on both machines: X and Y each finish one job's
+    # work by 1 and both by 2, so the order bound is 2 + 2 (own bounds 2: A then B). Shift 2 for both
+    # counts only A (tail 2 >= 2): its work ends by C - 2, at 1 and 2, so C >= 3 and 4: sum 7, the
+    # optimum (A of one job, then A of the other while B of the first runs).
+    per_stage = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])  # (M = 2, S = 4)
+    first = np.array([0, 2, 4])
+    head = np.array([0.0, 1.0, 0.0, 1.0])
+    tail = np.array([1.0, 0.0, 1.0, 0.0]) * 2
+    own = np.array([2.0, 2.0])
+    best, q = shift_search(own, np.zeros(2), per_stage, first, head, tail)
+    assert best == pytest.approx(7.0)
+    assert q.tolist() == [2.0, 2.0]
+
+
 # -- whole episodes: exhaustive search over the engine's decisions ---------------------------------
 def best_episode(workload: Workload, cluster: Cluster, overheads: Overheads, cap: int = 300_000,
                  seed: int = 0) -> float:
@@ -221,6 +275,41 @@ def test_capacity_bound_below_the_best_episode(seed: int, overheads: Overheads) 
     assert cb.mean_jct >= cp["critical_path_mean_jct"] - 1e-9
     assert cb.mean_jct >= least.mean_jct - 1e-9
     assert np.all(cb.jct >= least.jct - 1e-9)
+
+
+def shift_case(seed: int) -> tuple[Workload, Cluster]:
+    """2-3 jobs of chains of 1-3 stages, each stage fitting one of three types; at most 8 tasks."""
+    types = np.array([[1.0, 1.0], [0.5, 3.0], [3.0, 0.5]])
+    demand = [(1.0, 0.5), (0.5, 2.0), (2.0, 0.4)]
+    rng = np.random.default_rng(seed)
+    counts = np.array([int(rng.integers(1, 3)), int(rng.integers(1, 3)), 1])
+    jobs = []
+    for j in range(int(rng.integers(2, 4))):
+        sts = [Stage(f"S{i}", int(rng.integers(1, 3)), demand[int(rng.integers(0, 3))],
+                     float(np.round(rng.uniform(0.5, 4.0), 2)), (i - 1,) if i else ())
+               for i in range(int(rng.integers(1, 4)))]
+        jobs.append(Job(f"j{j}", float(np.round(rng.uniform(0, 1.0), 2)) if j else 0.0, tuple(sts)))
+    return make_workload("chains", jobs, "test"), Cluster.from_counts(types, counts)
+
+
+@pytest.mark.parametrize("seed", [6, 161, 336, 555, 670, 727])
+def test_shifts_prove_more_and_stay_below_the_best_episode(seed: int) -> None:
+    # instances (found by a search over shift_case's seeds) where the shifted combination over the
+    # machines proves more than the combination and every one-machine tail bound, and still no more
+    # than the best episode of the engine
+    w, cl = shift_case(seed)
+    cb = capacity_bound(w, cl, NO_OVERHEADS)
+    assert cb.parts["shifts"] > max(cb.parts["order"], cb.parts["tails"]) + 0.05
+    assert cb.mean_jct <= best_episode(w, cl, NO_OVERHEADS) + 1e-9
+
+
+CHAIN_SEEDS = [s for s in range(20, 80) if shift_case(s)[0].n_tasks <= 7][:16]  # small enough to enumerate
+
+
+@pytest.mark.parametrize("seed", CHAIN_SEEDS)
+def test_chains_capacity_bound_below_the_best_episode(seed: int) -> None:
+    w, cl = shift_case(seed)
+    assert capacity_bound(w, cl, DRAWN, seed=seed).mean_jct <= best_episode(w, cl, DRAWN, seed=seed) + 1e-9
 
 
 def test_contention_brute_force_by_hand() -> None:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from packing.dag.delays import launch_delays, least_stage_overheads, stage_delays
-from packing.dag.engine import Cluster, DagAction, DagEngine, Overheads
+from packing.dag.engine import Cluster, DagAction, DagEngine, Overheads, Surge
 from packing.dag.model import Job, Stage, make_workload
 
 OH = Overheads()
@@ -96,3 +96,26 @@ def test_a_reseeded_clone_draws_fresh_delays() -> None:
     d = launch_delays(OH.sched, OH.start, 5, 0, 3)
     assert eng.finish[0] == same.finish[0] == pytest.approx(10.0 + d[:2].max())
     assert fresh.finish[0] == pytest.approx(10.0 + max(d[0], launch_delays(OH.sched, OH.start, 99, 0, 3)[1]))
+
+
+def test_a_relaunch_after_preemption_draws_beyond_the_stage_stream() -> None:
+    # one task of 10 s on host 0's only slot; a surge takes the host at 4 s for 6 s and kills it; the
+    # task returns to its stage after the preemption delay and relaunches when the surge ends. Its stage
+    # has one draw, so the relaunch (its second decision) meets the engine's own generator: after the
+    # preemption delay, a scheduling and a start delay, in that order.
+    oh = Overheads((0.5, 2.0), (1.0, 3.0), (0.5, 1.5))
+    st = (Stage("S", 1, (1.0, 1.0), 10.0),)
+    w = make_workload("relaunch", [Job("a", 0.0, st)], "test")
+    base = Cluster.from_counts(np.array([[1.0, 1.0]]), np.array([1]))
+    cl = Cluster(base.types, base.slot_type, base.slot_host, base.capacity, (Surge(4.0, 0, 6.0),))
+    eng = DagEngine(w, cl, overheads=oh, seed=3, preempt=True)
+    eng.reset()
+    eng.step(DagAction(0, 0, 1))
+    assert eng.decision is not None and eng.decision.time == pytest.approx(10.0)  # the surge ended
+    eng.step(DagAction(0, 0, 1))
+    assert eng.decision is None and int(eng.launches[0]) == 2 and eng.preempted == 1
+    rng = np.random.default_rng(3)
+    rng.uniform(*oh.preempt)
+    again = float(rng.uniform(*oh.sched)) + float(rng.uniform(*oh.start))
+    assert eng.finish[0] == pytest.approx(10.0 + again + 10.0)
+    assert again != pytest.approx(float(launch_delays(oh.sched, oh.start, 3, 0, 1)[0]))
