@@ -111,6 +111,8 @@ def main() -> None:
                     help="Rollouts per candidate of the held-out expert row (averaged).")
     ap.add_argument("--candidates", type=int, default=3,
                     help="Stage head over the stages of this many shortest jobs (0: all, as in the paper).")
+    ap.add_argument("--features", type=int, choices=[1, 2], default=2,
+                    help="Node features: 2 scale-free, 1 the raw log-scaled counts of the paper.")
     ap.add_argument("--long-samples", type=int, default=0,
                     help="Also train on this many long TRAINING-pool samples (most work of 10x draws).")
     ap.add_argument("--max-labels", type=int, default=None,
@@ -157,7 +159,8 @@ def main() -> None:
         envs = build_envs(train_pool, n_envs=a.samples, jobs=a.jobs, seed=a.seed + 1, partition_method=method,
                           q=a.q, hosts=hosts, interarrival=a.interarrival, carving=a.carving,
                           large_share=share, long_samples=a.long_samples)
-        cfg = jf.Config(batch=a.batch, partition=method, lr=a.lr, candidates=a.candidates)
+        cfg = jf.Config(batch=a.batch, partition=method, lr=a.lr, candidates=a.candidates,
+                        features=a.features)
         driver = ShortestJobFirst(method) if a.max_labels is not None else None
         t = time.perf_counter()
         net = jf.new_net(cfg, a.seed)

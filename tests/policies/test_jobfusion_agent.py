@@ -16,6 +16,7 @@ from click.testing import CliRunner  # noqa: E402
 from packing.dag.engine import NO_OVERHEADS, Cluster, DagEngine  # noqa: E402
 from packing.dag.generator import generate_dag_workload  # noqa: E402
 from packing.dag.model import Job, Stage, make_workload  # noqa: E402
+from packing.errors import InputError  # noqa: E402
 from policies.agents import jobfusion as jf  # noqa: E402
 from policies.agents import jobfusion_train as jft  # noqa: E402
 from policies.agents.files import load_agent  # noqa: E402
@@ -478,3 +479,18 @@ def test_cli_candidates_long_samples_and_max_labels(tmp_path: Path) -> None:
     assert data["config"]["candidates"] == 2 and data["config"]["features"] == 2
     assert data["info"]["long_samples"] == 1 and data["info"]["max_labels"] == 5
     assert load_agent(model).net.cfg.candidates == 2  # type: ignore[attr-defined]
+
+
+def test_cli_features_one_trains_and_loads(tmp_path: Path) -> None:
+    from policies.agents.files import read_agent_file
+    from vbp.cli.train_jobfusion import train_jobfusion
+
+    model = tmp_path / "jf1.pt"
+    args = [FIXTURE, "--out", str(model), "--episodes", "2", "--batch", "2", "--jobs", "3", "--samples", "1",
+            "--hosts", "32c64g:1", "--dim", "8", "--quiet", "--features", "1"]
+    r = CliRunner().invoke(train_jobfusion, args)
+    assert r.exit_code == 0, r.output
+    assert read_agent_file(model)["config"]["features"] == 1
+    assert load_agent(model).net.cfg.features == 1  # type: ignore[attr-defined]
+    r = CliRunner().invoke(train_jobfusion, [*args, "--resume"])
+    assert isinstance(r.exception, InputError) and "--features" in str(r.exception)

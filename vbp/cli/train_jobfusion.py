@@ -49,6 +49,9 @@ DEFAULT_HOSTS = "32c64g:4,92c288g:2"
               help="Nested carving: share of the large containers kept, or 'auto': the share with the "
                    "least SJF mean JCT on the training samples.")
 @click.option("--dim", type=click.IntRange(2, 256), default=16, show_default=True, help="Embedding width.")
+@click.option("--features", type=click.Choice(["1", "2"]), default=None,
+              help="Node features: 2 (the default) scale-free shares and ranks; 1 the raw log-scaled counts "
+                   "of the paper (docs/jobfusion-gcn.md). A resumed run keeps its model's.")
 @click.option("--lr", type=FiniteFloat(0.0, 1.0, min_open=True), default=3e-3, show_default=True,
               help="Adam learning rate.")
 @click.option("--imitate", default=None, metavar="POLICY",
@@ -92,7 +95,7 @@ DEFAULT_HOSTS = "32c64g:4,92c288g:2"
 @force_option
 def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, samples: int, batch: int,
                     q: int, single: bool, hosts: str, interarrival: float, carving: str, large_share: str,
-                    dim: int, lr: float,
+                    dim: int, features: str | None, lr: float,
                     imitate: str | None, imitate_epochs: int, dagger: float, expert: str | None,
                     expert_epochs: int, expert_horizon: int, expert_rollouts: int, expert_base: str,
                     expert_within: bool, expert_passes: int, candidates: int,
@@ -115,6 +118,8 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
                           "only with --expert rollout")
     if expert is not None and resume:
         raise input_error("--expert", expert, "a resumed run already has its warm start; drop --expert")
+    if features is not None and resume:
+        raise input_error("--features", features, "a resumed run keeps its model's features; drop --features")
     try:
         from policies.agents import jobfusion as jf
         from policies.agents import jobfusion_train as jft
@@ -160,7 +165,8 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
     iterations = episodes // batch if imitate is not None or expert is not None else max(1, episodes // batch)
     if resume and not Path(out).exists():
         raise input_error("--resume", out, "no model file to resume from")
-    cfg = jf.Config(dim=dim, lr=lr, batch=batch, partition=method, candidates=candidates)
+    cfg = jf.Config(dim=dim, lr=lr, batch=batch, partition=method, candidates=candidates,
+                    features=int(features or 2))
     warm = jft.WarmStart(imitate, imitate_epochs, dagger, expert, expert_epochs, expert_horizon,
                          expert_rollouts, expert_base, expert_within, expert_passes, max_labels)
     run = jft.train_run(envs, out, cfg=cfg, iterations=iterations, seed=seed, warm=warm, resume=resume,
