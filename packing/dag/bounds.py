@@ -468,7 +468,7 @@ def shift_search(own: np.ndarray, arrival: np.ndarray, per_stage: np.ndarray, fi
                 vol[j], rel[j] = _counted(per_stage[:, sl], head[sl], t >= x, float(arrival[j]))
                 v = tail_order_sum(own, rel, vol, q)
                 if v > best + 1e-9 or (v > best - 1e-9 and x > keep[0]):  # ties: the larger shift
-                    best, changed = max(best, v), True
+                    best, changed = v, True  # the value of the shifts kept, exactly
                 else:
                     q[j], vol[j], rel[j] = keep
         if not changed:
