@@ -25,7 +25,7 @@ from packing.dag.bounds import critical_path_bounds as dag_bounds
 from packing.dag.carving import HOST_SHAPES, parse_hosts, sample_jobs
 from packing.dag.engine import DagEngine, Overheads
 from packing.dag.model import Workload
-from packing.dag.partition import Partition, partition
+from packing.dag.partition import partition
 from packing.dag.policy import DagPolicy, run_dag
 from policies.dag import resolve_dag_policy
 from solvers.dag_carving import Carved, carve_cluster, carve_sweep
@@ -82,6 +82,22 @@ class PolicyRow:
     jct: list[float]
 
 
+COMPARE_HOSTS: list[tuple[str, tuple[float, float], int]] = [
+    ("32c64g", HOST_SHAPES["32c64g"], 8), ("92c288g", HOST_SHAPES["92c288g"], 8)]
+"""The cluster of :func:`compare_dag` when no hosts are given: 8 x 32c64g + 8 x 92c288g."""
+
+
+def carve_sample(workload: Workload, method: str, *, q: int = 4,
+                 hosts: list[tuple[str, tuple[float, float], int]] | None = None,
+                 online: np.ndarray | None = None, online_share: float = 0.0, surges: int = 0, seed: int = 0,
+                 carving: str = "proportional", large_share: float = 1.0) -> Carved:
+    """The carved cluster :func:`compare_dag` runs the policies of partition ``method`` on."""
+    part = partition(workload, 1 if method == "single" else q, method)
+    horizon = max((j.arrival for j in workload.jobs), default=0.0) + 600.0
+    return carve_cluster(part, hosts or COMPARE_HOSTS, online=online, online_share=online_share,
+                         surges=surges, horizon=horizon, seed=seed, carving=carving, large_share=large_share)
+
+
 def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
                 hosts: list[tuple[str, tuple[float, float], int]] | None = None,
                 online: np.ndarray | None = None, online_share: float = 0.0, surges: int = 0,
@@ -94,18 +110,13 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
     Returns:
         ``{"bounds": {...}, "policies": [PolicyRow as dict, ...], "clusters": {...}}``.
     """
-    hosts = hosts or [("32c64g", HOST_SHAPES["32c64g"], 8), ("92c288g", HOST_SHAPES["92c288g"], 8)]
     oh = Overheads() if overheads is None else overheads
-    horizon = max((j.arrival for j in workload.jobs), default=0.0) + 600.0
     carved: dict[str, Carved] = {}
-    parts: dict[str, Partition] = {}
     for p in policies:
         if p.partition not in carved:
-            parts[p.partition] = partition(workload, 1 if p.partition == "single" else q, p.partition)
-            carved[p.partition] = carve_cluster(parts[p.partition], hosts, online=online,
-                                                online_share=online_share, surges=surges,
-                                                horizon=horizon, seed=seed, carving=carving,
-                                                large_share=large_share)
+            carved[p.partition] = carve_sample(workload, p.partition, q=q, hosts=hosts, online=online,
+                                               online_share=online_share, surges=surges, seed=seed,
+                                               carving=carving, large_share=large_share)
     cap = np.max([c.cluster.capacity for c in carved.values()], axis=0)
     drawn = None if preempt else seed  # a preemption's relaunch leaves the stages' own streams
     b = dag_bounds(workload, cap, oh, seed=drawn)
@@ -168,5 +179,5 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
     return out
 
 
-__all__ = ["PolicyRow", "build_envs", "carve_sweep", "compare_dag", "dag_bounds", "parse_hosts",
-           "resolve_dag_policy", "sample_jobs", "tune_large_share"]
+__all__ = ["COMPARE_HOSTS", "PolicyRow", "build_envs", "carve_sample", "carve_sweep", "compare_dag",
+           "dag_bounds", "parse_hosts", "resolve_dag_policy", "sample_jobs", "tune_large_share"]
