@@ -180,3 +180,10 @@ def test_training_on_a_given_executor_leaves_it_open(tiny: Instance) -> None:
     assert np.array_equal(a.policy.weights, b.policy.weights)
     assert [h.policy for h in a.held_out] == ["swarm", "bf"]
     assert np.array_equal(a.held_out[1].hosts, b.held_out[1].hosts)
+
+
+def test_the_docs_count_the_features() -> None:
+    """docs/sigma-swarmrl.md names as many features as :data:`FEATURES` holds."""
+    words = {9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
+    text = (Path(__file__).resolve().parents[3] / "docs" / "sigma-swarmrl.md").read_text()
+    assert f"over {words[len(FEATURES)]} features" in text
