@@ -198,6 +198,17 @@ def test_infeasible_too_big(method: str) -> None:
     assert res.reason is not None and "fat" in res.reason
 
 
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_no_host_types(method: str) -> None:
+    """Apps and no host types (manifests without --hosts): infeasible, or 0 deployed; no crash."""
+    inst = Instance("t", ("cpu",), (), (App("a", (1.0,), 2),))
+    res = run(inst, method)
+    assert res.status == "infeasible" and res.placement is None
+    assert res.reason == "app 'a': the instance has no host types"
+    res = run(inst, method, objective="deployed")
+    assert (res.status, res.objective, res.bound) == ("optimal", 0, 0)
+
+
 # ------------------------------------------------------------------------------------------------
 # time limits, deployed
 def _medium(seed: int = 3) -> Instance:
