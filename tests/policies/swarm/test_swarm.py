@@ -146,6 +146,18 @@ def test_bad_policy_file_names_the_field(tmp_path: Path) -> None:
         SwarmPolicy.load(path)
 
 
+def test_another_vbp_file_as_policy_is_one_line(tmp_path: Path, sigma: Instance) -> None:
+    """An instance (or placement) given as the policy: its format, what it is, nothing else."""
+    from packing.io import save_instance
+
+    save_instance(sigma, tmp_path / "sigma.json")
+    with pytest.raises(InputError) as e:
+        SwarmPolicy.load(tmp_path / "sigma.json")
+    assert [(p.field, p.reason) for p in e.value.problems] == [
+        ("format", "expected format 'vbp-policy/1' and kind 'swarm-linear', got 'vbp-instance/1' / "
+                   "None (an instance file, not a policy)")]
+
+
 @pytest.mark.slow
 def test_ray_backend_gives_the_same_result(tiny: Instance) -> None:
     pytest.importorskip("ray")
