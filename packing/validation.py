@@ -282,7 +282,9 @@ def _derived_apps(inst: Instance, base: Instance) -> list[bool] | None:
         out.append(o is not None and (a is o or (
             a.demand is o.demand and a.max_per_host is o.max_per_host
             and a.gpu_cards is o.gpu_cards and a.gpu_per_card is o.gpu_per_card
-            and a.gpu_whole is o.gpu_whole and a.gpu_models is o.gpu_models)))
+            and a.gpu_whole is o.gpu_whole and a.gpu_models is o.gpu_models
+            and a.node_selector is o.node_selector and a.node_affinity is o.node_affinity
+            and a.tolerations is o.tolerations)))
     return out
 
 
@@ -944,7 +946,8 @@ def _problems(inst: Instance, source: str, groups: frozenset[str], derived: list
         names, counts_ok = set(inst.app_index), True
     if "apps" in groups:
         _topology_problems(inst, c)
-    _selection_problems(inst, c, hosts="host_types" in groups, apps="apps" in groups)
+    _selection_problems(inst, c, hosts="host_types" in groups, apps="apps" in groups,
+                        derived=derived)
     if "rules" in groups:
         c.rules(names)
     if "exclusions" in groups:
@@ -1004,6 +1007,11 @@ def _label_pairs(v: Any, f: str, c: _Checker) -> tuple[tuple[str, str], ...] | N
     Returns:
         The canonical form, or ``None`` after reporting what is wrong.
     """
+    if (type(v) is tuple and all(type(p) is tuple and len(p) == 2 and type(p[0]) is str
+                                 and type(p[1]) is str and p[0] and not has_control(p[0])
+                                 for p in v)
+            and all(v[j][0] < v[j + 1][0] for j in range(len(v) - 1))):
+        return v  # canonical: sorted pairs of strings, keys unique
     items = list(v.items()) if isinstance(v, Mapping) else _as_tuple(v) if not isinstance(
         v, str) else None
     if items is None:
@@ -1086,11 +1094,13 @@ def _affinity(v: Any, f: str, c: _Checker) -> tuple[Any, ...] | None:
     return tuple(out) if ok else None
 
 
-def _selection_problems(inst: Instance, c: _Checker, hosts: bool, apps: bool) -> None:
+def _selection_problems(inst: Instance, c: _Checker, hosts: bool, apps: bool,
+                        derived: list[bool] | None = None) -> None:
     """Check node selection as a file's is checked, in canonical form (:mod:`packing.selection`).
 
     Labels, taints, node selectors, node affinity and tolerations of every host type (with
-    ``hosts``) and app (with ``apps``).
+    ``hosts``) and app (with ``apps``; not the apps ``derived`` marks, whose fields passed in the
+    instance they come from).
     """
     m = _types()
     for what, on, kind, checks in (
@@ -1102,7 +1112,7 @@ def _selection_problems(inst: Instance, c: _Checker, hosts: bool, apps: bool) ->
         items = list(getattr(inst, what))
         changed = False
         for i, x in enumerate(items):
-            if type(x) is not kind:
+            if type(x) is not kind or (what == "apps" and derived is not None and derived[i]):
                 continue
             ch: dict[str, Any] = {}
             for name, how in checks:

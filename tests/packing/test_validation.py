@@ -193,6 +193,16 @@ def test_node_selection_is_checked_as_in_a_file(app_kw: dict[str, Any], host_kw:
     assert probs == [("demo", field, reason)]
 
 
+def test_replace_checks_a_changed_node_selection() -> None:
+    """The replace fast path (an app differing by its count) does not skip a new selector."""
+    inst = small()
+    bad: Any = (("disk", 1),)
+    app = dataclasses.replace(inst.apps[0], node_selector=bad)
+    probs = problems_of(lambda: inst.replace(apps=(app, inst.apps[1])))
+    assert probs == [("demo", "apps[0] (db).node_selector.disk",
+                      "expected a string, got an int (1) (quote numbers and booleans)")]
+
+
 def test_node_selection_becomes_canonical() -> None:
     """Label maps become sorted pairs and lists tuples, as a file's are; the matrix follows them."""
     ssd: Any = {"labels": {"zone": "a", "disk": "ssd"}, "taints": [Taint("dedicated", "db")]}
