@@ -7,6 +7,7 @@ computed.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,6 +83,7 @@ def check(instance: Instance, placement: Placement, *, require_all: bool = False
         if app.name in placement.hosts and len(hs) != app.count:
             out.append(Violation("count", f"app {app.name!r} has {app.count} containers but "
                                  f"the placement lists {len(hs)}", app=app.name))
+    placement = _host_indices(placement, out)
     host_of = placement.host_array(inst)
     bad = (host_of != UNPLACED) & ((host_of < 0) | (host_of >= inst.n_hosts))
     for j in np.flatnonzero(bad):
@@ -102,6 +104,30 @@ def check(instance: Instance, placement: Placement, *, require_all: bool = False
     _counts(inst, st, out)
     _topology(inst, st, out)
     return out
+
+
+def _host_indices(placement: Placement, out: list[Violation]) -> Placement:
+    """``placement`` with every host that is not an index reported and taken as unplaced.
+
+    A host is an ``int`` (a NumPy integer too), as in ``Instance.initial``; a name, ``None``, a
+    boolean or a float (``1.5`` would otherwise be read as host 1) is a violation of kind
+    ``"unknown_host"``.
+    """
+    fixed: dict[str, tuple[int, ...]] = {}
+    for app, hs in placement.hosts.items():
+        if set(map(type, hs)) <= {int}:
+            continue
+        row = []
+        for h in hs:
+            if isinstance(h, numbers.Integral) and not isinstance(h, bool):
+                row.append(int(h))
+                continue
+            out.append(Violation("unknown_host", f"a container of app {app!r} is on host {h!r}, "
+                                 f"which is not a host index (an int; {UNPLACED} for unplaced)",
+                                 app=app))
+            row.append(UNPLACED)
+        fixed[app] = tuple(row)
+    return Placement({**placement.hosts, **fixed}, placement.gpus) if fixed else placement
 
 
 def is_feasible(instance: Instance, placement: Placement, *, require_all: bool = False) -> bool:

@@ -147,6 +147,22 @@ class FieldReader:
                          f"unknown field; allowed: {', '.join(sorted(allowed))}")
 
 
+    def other_vbp_format(self, d: Mapping[str, Any], field: str, expected: str) -> bool:
+        """Whether ``d`` is another kind of vbp file (its ``format`` is ``vbp-...``, not ``expected``).
+
+        Then the one problem is recorded, naming what the file is, and the caller stops: the
+        other fields of, say, a placement given as an instance are no use to report.
+        """
+        fmt = d.get("format", expected)
+        if not isinstance(fmt, str) or fmt == expected or not fmt.startswith("vbp-"):
+            return False
+        kind, want = (f"{'an' if k[:1] in 'aeiou' else 'a'} {k}"
+                      for k in (fmt[4:].split("/")[0], expected[4:].split("/")[0]))
+        what = f" ({kind} file, not {want})" if kind != want else ""
+        self.bad(f"{field}.format" if field else "format",
+                 f"expected {expected!r}, got {fmt!r}{what}")
+        return True
+
 
 def check_plain(r: FieldReader, v: Any, field: str) -> None:
     """Free-form data (``meta``): JSON values only, finite numbers (iterative)."""

@@ -58,7 +58,7 @@ def instance_from_dict(doc: Any, source: str = "<instance>") -> Instance:
     """
     r = FieldReader(source)
     d = r.obj(doc, "")
-    if d is None:
+    if d is None or r.other_vbp_format(d, "", INSTANCE_FORMAT):
         raise InputError(r.problems)
     r.unknown_keys(d, "", _TOP)
     fmt = d.get("format", INSTANCE_FORMAT)

@@ -52,7 +52,7 @@ def placement_from_dict(doc: Any, inst: Instance, source: str = "<placement>",
     r = FieldReader(source)
     pre = f"{field}." if field else ""
     d = r.obj(doc, field)
-    if d is None:
+    if d is None or r.other_vbp_format(d, field, PLACEMENT_FORMAT):
         raise InputError(r.problems)
     r.unknown_keys(d, field, {"format", "instance", "hosts", "gpus", "meta"})
     fmt = d.get("format", PLACEMENT_FORMAT)

@@ -153,6 +153,26 @@ class Demand:
     pods: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     daemons: tuple[DaemonLoad, ...] = ()
 
+    def __post_init__(self) -> None:
+        """Check the apps, rules and exclusions as an instance's (:mod:`packing.validation`).
+
+        A demand built in Python is refused as a DEMAND file would be: a demand vector that is
+        not ``(cores, GiB, cards)`` of finite numbers, or whole cards, a bad count, a duplicate
+        name, a rule on an unknown app. Lists become tuples and a demand given by resource name
+        (``{"cpu": 1, "memory": 2}``) the vector, as in an :class:`~packing.model.Instance`.
+
+        Raises:
+            InputError: every problem, the source named ``demand``.
+        """
+        inst = Instance("demand", PLAN_RESOURCES, (), self.apps, self.rules, self.exclusions)
+        cards = [Problem("demand", f"apps[{i}] ({a.name}).demand[2]",
+                         f"GPU cards are whole, got {a.demand[2]:g}")
+                 for i, a in enumerate(inst.apps) if a.demand[2] != int(a.demand[2])]
+        if cards:
+            raise InputError(cards)
+        for f in ("apps", "rules", "exclusions"):  # canonical: tuples, vectors by name resolved
+            object.__setattr__(self, f, getattr(inst, f))
+
     def daemon_load(self, offer: HostOffer) -> tuple[int, int, int]:
         """Load of the daemons a host of ``offer`` runs, base units, shape ``(3,)``.
 

@@ -14,13 +14,16 @@ Before checking, :func:`validate` brings Python input to the canonical form:
 * a demand or capacity given as a mapping by resource name (``{"cpu": 4, "mem": 8}``) becomes
   the vector in ``Instance.resources`` order, missing names 0, unknown names a problem (as in
   files); the same for ``gpu_per_card`` and ``gpu_capacity`` over ``Instance.gpu_resources``;
-* NumPy integers and floats become ``int`` and ``float``.
+* NumPy integers and floats become ``int`` and ``float``;
+* host labels and node selectors given as mappings become sorted ``(key, value)`` pairs.
 
 Checked (the limits first: nothing per host or per container is computed beyond them): types
 (whole numbers are ``int``, not ``float`` or ``None``), names (non-empty strings without control
 characters, unique; host names unique after expansion), numbers (finite, not negative, at most
 :data:`MAX_NUMBER`), vector lengths, GPU fields that a file could not hold, rules and exclusions
-(known apps, no self-exclusion), the request stream (known apps, times not negative,
+(known apps, no self-exclusion), node selection (labels and node selectors map strings to
+strings; taints, tolerations and node affinity requirements as :mod:`packing.selection` allows
+them), the request stream (known apps, times not negative,
 ``end >= time``, never more containers of an app alive at once than its count, counting the
 snapshot) and the initial placement's structure (host indices in range, card lists of known
 apps, card indices the host has). Whether the snapshot breaks a constraint is the checker's job.
@@ -47,6 +50,14 @@ from typing import Any
 import numpy as np
 
 from packing.errors import InputError, Problem
+from packing.selection import (
+    Requirement,
+    Taint,
+    Toleration,
+    requirement_problem,
+    taint_problem,
+    toleration_problem,
+)
 
 MAX_NUMBER = 2**53
 """Largest magnitude of any number in an instance (beyond it floats lose whole numbers)."""
@@ -271,7 +282,9 @@ def _derived_apps(inst: Instance, base: Instance) -> list[bool] | None:
         out.append(o is not None and (a is o or (
             a.demand is o.demand and a.max_per_host is o.max_per_host
             and a.gpu_cards is o.gpu_cards and a.gpu_per_card is o.gpu_per_card
-            and a.gpu_whole is o.gpu_whole and a.gpu_models is o.gpu_models)))
+            and a.gpu_whole is o.gpu_whole and a.gpu_models is o.gpu_models
+            and a.node_selector is o.node_selector and a.node_affinity is o.node_affinity
+            and a.tolerations is o.tolerations)))
     return out
 
 
@@ -933,6 +946,8 @@ def _problems(inst: Instance, source: str, groups: frozenset[str], derived: list
         names, counts_ok = set(inst.app_index), True
     if "apps" in groups:
         _topology_problems(inst, c)
+    _selection_problems(inst, c, hosts="host_types" in groups, apps="apps" in groups,
+                        derived=derived)
     if "rules" in groups:
         c.rules(names)
     if "exclusions" in groups:
@@ -984,6 +999,143 @@ def _topology_problems(inst: Instance, c: _Checker) -> None:
             changed = True
     if changed:
         object.__setattr__(inst, "apps", tuple(apps))
+
+
+def _label_pairs(v: Any, f: str, c: _Checker) -> tuple[tuple[str, str], ...] | None:
+    """Labels or a node selector (a mapping or ``(key, value)`` pairs) as sorted pairs.
+
+    Returns:
+        The canonical form, or ``None`` after reporting what is wrong.
+    """
+    if (type(v) is tuple and all(type(p) is tuple and len(p) == 2 and type(p[0]) is str
+                                 and type(p[1]) is str and p[0] and not has_control(p[0])
+                                 for p in v)
+            and all(v[j][0] < v[j + 1][0] for j in range(len(v) - 1))):
+        return v  # canonical: sorted pairs of strings, keys unique
+    items = list(v.items()) if isinstance(v, Mapping) else _as_tuple(v) if not isinstance(
+        v, str) else None
+    if items is None:
+        c.bad(f, f"expected a mapping of strings or (key, value) pairs, got {_pykind(v)}")
+        return None
+    ok, keys = True, set()
+    for j, p in enumerate(items):
+        pt = _as_tuple(p) if not isinstance(p, str) else None
+        if pt is None or len(pt) != 2:
+            c.bad(f"{f}[{j}]", f"expected a (key, value) pair of strings, got {_pykind(p)}")
+            ok = False
+            continue
+        key, value = pt
+        if not c.name_ok(key, f"{f} key"):
+            ok = False
+        elif not isinstance(value, str):
+            c.bad(f"{f}.{key}", f"expected a string, got {_pykind(value)} (quote numbers and "
+                  "booleans)")
+            ok = False
+        elif key in keys:
+            c.bad(f"{f}.{key}", f"names key {key!r} twice")
+            ok = False
+        keys.add(key)
+    return tuple(sorted((k, x) for k, x in items)) if ok else None
+
+
+def _records(v: Any, f: str, kind: type, fields: tuple[str, ...], problem: Any,
+             c: _Checker) -> tuple[Any, ...] | None:
+    """Taints or tolerations: a sequence of ``kind`` objects with string fields, each valid."""
+    items = _as_tuple(v) if not isinstance(v, str) else None
+    if items is None:
+        c.bad(f, f"expected a tuple of {kind.__name__} objects, got {_pykind(v)}")
+        return None
+    ok = True
+    for j, x in enumerate(items):
+        if not isinstance(x, kind):
+            c.bad(f"{f}[{j}]", f"expected a {kind.__name__}, got {_pykind(x)}")
+        elif not all(isinstance(getattr(x, k), str) for k in fields):
+            c.bad(f"{f}[{j}]", f"{', '.join(fields)} are strings")
+        elif (why := problem(x)) is not None:
+            c.bad(f"{f}[{j}]", why)
+        else:
+            continue
+        ok = False
+    return items if ok else None
+
+
+def _affinity(v: Any, f: str, c: _Checker) -> tuple[Any, ...] | None:
+    """Required node affinity: terms (ORed) of :class:`~packing.selection.Requirement` (ANDed)."""
+    terms = _as_tuple(v) if not isinstance(v, str) else None
+    if terms is None:
+        c.bad(f, f"expected a tuple of terms (tuples of Requirement) or None, got {_pykind(v)}")
+        return None
+    ok, out = True, []
+    for i, term in enumerate(terms):
+        reqs = _as_tuple(term) if not isinstance(term, str) else None
+        if reqs is None:
+            c.bad(f"{f}[{i}]", f"expected a tuple of Requirement, got {_pykind(term)}")
+            ok = False
+            continue
+        norm = []
+        for j, q in enumerate(reqs):
+            fq = f"{f}[{i}][{j}]"
+            values = _as_tuple(q.values) if isinstance(q, Requirement) and not isinstance(
+                q.values, str) else None
+            if not isinstance(q, Requirement):
+                c.bad(fq, f"expected a Requirement, got {_pykind(q)}")
+            elif not c.name_ok(q.key, f"{fq}.key"):
+                pass
+            elif (not isinstance(q.operator, str) or values is None
+                  or not all(isinstance(x, str) for x in values)):
+                c.bad(fq, "operator is a string and values a tuple of strings")
+            elif (why := requirement_problem(q.operator, values)) is not None:
+                c.bad(fq, why)
+            else:
+                norm.append(q if values is q.values else dataclasses.replace(q, values=values))
+                continue
+            ok = False
+        out.append(tuple(norm))
+    return tuple(out) if ok else None
+
+
+def _selection_problems(inst: Instance, c: _Checker, hosts: bool, apps: bool,
+                        derived: list[bool] | None = None) -> None:
+    """Check node selection as a file's is checked, in canonical form (:mod:`packing.selection`).
+
+    Labels, taints, node selectors, node affinity and tolerations of every host type (with
+    ``hosts``) and app (with ``apps``; not the apps ``derived`` marks, whose fields passed in the
+    instance they come from).
+    """
+    m = _types()
+    for what, on, kind, checks in (
+            ("host_types", hosts, m.host_type, (("labels", "labels"), ("taints", "taints"))),
+            ("apps", apps, m.app, (("node_selector", "labels"), ("node_affinity", "affinity"),
+                                   ("tolerations", "tolerations")))):
+        if not on:
+            continue
+        items = list(getattr(inst, what))
+        changed = False
+        for i, x in enumerate(items):
+            if type(x) is not kind or (what == "apps" and derived is not None and derived[i]):
+                continue
+            ch: dict[str, Any] = {}
+            for name, how in checks:
+                v = getattr(x, name)
+                if v == () or v is None:
+                    continue
+                f = f"{what}[{i}] ({x.name}).{name}"
+                if how == "labels":
+                    new = _label_pairs(v, f, c)
+                elif how == "affinity":
+                    new = _affinity(v, f, c)
+                elif how == "taints":
+                    new = _records(v, f, Taint, ("key", "value", "effect"), taint_problem, c)
+                else:
+                    new = _records(v, f, Toleration, ("key", "operator", "value", "effect"),
+                                   toleration_problem, c)
+                if new is not None and (new != v or type(new) is not type(v)):
+                    ch[name] = new
+            if ch:
+                items[i] = dataclasses.replace(x, **ch)
+                changed = True
+        if changed:
+            object.__setattr__(inst, what, tuple(items))
 
 
 def check_instance(inst: Instance, source: str) -> Instance:

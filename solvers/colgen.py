@@ -682,7 +682,7 @@ def solve_colgen(
     res, master = _generate(inst, kind, col_clock, seed, workers, best_p, callback, history)
     if res.infeasible and best_obj is None:
         reason = infeasibility_reason(inst) or "the LP relaxation over all patterns is infeasible"
-        return SolveResult("infeasible", None, lb, None, None, METHOD, clock.elapsed, kind,
+        return SolveResult("infeasible", None, math.inf, None, None, METHOD, clock.elapsed, kind,
                            {"bound": "colgen"}, reason, tuple(history))
     if res.bound > lb + 1e-9:
         lb, proofs = res.bound, {"bound": "colgen"}

@@ -571,7 +571,7 @@ def _fill_slack(inst: Instance, kind: Objective, dem: np.ndarray, cap: np.ndarra
 
 def _sym_resource(inst: Instance, dem: np.ndarray, cap: np.ndarray) -> int | None:
     """The resource whose load orders identical hosts: the most used relative to capacity."""
-    if not inst.n_resources or not inst.n_apps:
+    if not inst.n_resources or not inst.n_apps or not len(cap):
         return None
     total = (dem.astype(np.float64) * inst.counts[:, None]).sum(axis=0)
     rel = total / np.maximum(cap.max(axis=0), 1)

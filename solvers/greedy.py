@@ -80,6 +80,8 @@ def type_order(instance: Instance, kind: Objective) -> np.ndarray:
     cost per unit of capacity for ``"cost"``.
     """
     cap = instance.type_capacity
+    if not len(cap):  # no host types (manifests without hosts): nothing to order
+        return np.zeros(0, dtype=np.int64)
     top = cap.max(axis=0)
     size = (cap / np.where(top > 0, top, 1.0)).sum(axis=1) + 1e-12
     key = instance.type_cost / size if kind == "cost" else -size

@@ -246,3 +246,22 @@ def test_registered_subcommands_are_in_their_group() -> None:
         group = cli.get_command(ctx, parent)
         assert isinstance(group, click.Group) and sub in group.commands, key
         assert sub not in cli.list_commands(ctx) and cli.get_command(ctx, key) is None
+
+
+def test_a_group_summary_names_exactly_its_subcommands() -> None:
+    """``vbp --help`` lists a group's subcommands in its one-line help: all of them, no others."""
+    import re
+
+    import click
+
+    from vbp.cli import COMMANDS, cli
+
+    ctx = click.Context(cli)
+    groups = {n: g for n in cli.list_commands(ctx)
+              if isinstance(g := cli.get_command(ctx, n), click.Group)}
+    names = set(cli.list_commands(ctx)).union(*(g.commands for g in groups.values()))
+    assert {"generate", "jobs", "train"} <= set(groups)
+    for name, group in groups.items():
+        words = {w.lower() for w in re.findall(r"[A-Za-z][\w-]*", COMMANDS[name][2])}
+        assert set(group.commands) <= words, name
+        assert (words & names) - set(group.commands) - {name} == set(), name

@@ -31,6 +31,7 @@ memory must be positive; names are unique over all lists.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,13 @@ def _taints(v: Any, source: str, fld: str) -> tuple[Taint, ...]:
 
 
 def _checked(o: HostOffer) -> HostOffer:
+    for what, v, unit in (("cpu", o.cpu_milli, "millicores"), ("memory", o.memory_bytes, "bytes"),
+                          ("gpu", o.gpus, "GPU cards")):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise input_error(o.source, f"{o.name}.{what}",
+                              f"expected whole {unit} (an int), got {v!r}")
+    if o.gpus < 0:
+        raise input_error(o.source, f"{o.name}.gpu", f"must not be negative, got {o.gpus}")
     if o.cpu_milli <= 0:
         raise input_error(o.source, f"{o.name}.cpu", "a host type needs CPU (more than 0)")
     if o.memory_bytes <= 0:

@@ -43,7 +43,10 @@ Values are summed exactly (:func:`packing.quantity.parse_quantity`), and the pod
 up as the scheduler reads it (``MilliValue`` for CPU, ``Value`` for memory): CPU in cores, memory in
 GiB. ``nvidia.com/gpu`` and ``amd.com/gpu`` become whole-card GPU demand, resource ``gpu``
 (present only when some pod asks for GPUs; the two vendors cannot be mixed). Other resources
-(``ephemeral-storage``, hugepages, other extended resources) are listed as ignored.
+(``ephemeral-storage``, hugepages, other extended resources) are listed as ignored. As the API
+server does, vbp refuses a ``resources`` field other than ``limits``, ``requests`` and ``claims``
+(a misspelt ``request:`` would otherwise read as no request), a fractional GPU count and a request
+above its limit.
 
 Rules
 -----

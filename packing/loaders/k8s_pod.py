@@ -172,18 +172,43 @@ class ObjectReader:
 
 # ------------------------------------------------------------------------------------------------
 # requests
+RESOURCE_FIELDS = ("limits", "requests", "claims")
+"""The fields of a ``resources`` block (``ResourceRequirements`` of ``k8s.io/api/core/v1``)."""
+
+
+def _resources(o: ObjectReader, v: Any, fld: str) -> Mapping[str, Any]:
+    """A ``resources`` block; a field it cannot have (``request:``) is a problem, not a zero."""
+    res = o.mapping(v, fld)
+    for k in res:
+        if k not in RESOURCE_FIELDS:
+            o.bad(f"{fld}.{k}", "unknown field; resources has limits, requests and claims")
+    return res
+
+
 def _container_requests(o: ObjectReader, c: Any, fld: str, ign: set[str]) -> dict[str, Fraction]:
-    """One container's requests per resource (requests, or the limit when only that is set)."""
+    """One container's requests per resource (requests, or the limit when only that is set).
+
+    As the API server validates a container: GPU cards are whole, and no request is above its
+    limit.
+    """
     c = o.mapping(c, fld)
-    res = o.mapping(c.get("resources"), f"{fld}.resources")
-    req = o.mapping(res.get("requests"), f"{fld}.resources.requests")
-    lim = o.mapping(res.get("limits"), f"{fld}.resources.limits")
-    out: dict[str, Fraction] = {}
-    for part, values in (("limits", lim), ("requests", req)):  # requests win over limits
+    res = _resources(o, c.get("resources"), f"{fld}.resources")
+    parts: dict[str, dict[str, Fraction]] = {}
+    for part in ("limits", "requests"):
+        values = o.mapping(res.get(part), f"{fld}.resources.{part}")
+        got = parts[part] = {}
         for r, v in values.items():
             q = _quantity(o, v, f"{fld}.resources.{part}.{r}")
-            if q is not None:
-                out[str(r)] = q
+            if q is not None and r in GPU_KEYS and q.denominator != 1:
+                o.bad(f"{fld}.resources.{part}.{r}", f"GPU cards are whole, got {v!r}")
+            elif q is not None:
+                got[str(r)] = q
+    for r, q in parts["requests"].items():
+        limit = parts["limits"].get(r)
+        if limit is not None and q > limit:
+            o.bad(f"{fld}.resources.requests.{r}", f"{res['requests'][r]!r} is above the limit "
+                  f"{res['limits'][r]!r} (the API server refuses such a container)")
+    out = {**parts["limits"], **parts["requests"]}  # requests win over limits
     for r in out:
         if r not in ("cpu", "memory") and r not in GPU_KEYS:
             ign.add(str(r))
@@ -241,7 +266,7 @@ def pod_request(o: ObjectReader, spec: Mapping[str, Any], fld: str) -> dict[str,
             o.bad(f"{f}.restartPolicy", f"an init container's restartPolicy is Always or absent, "
                   f"got {policy!r}")
     total = _max(total, init_need)
-    pod_res = o.mapping(spec.get("resources"), f"{fld}.resources")
+    pod_res = _resources(o, spec.get("resources"), f"{fld}.resources")
     if pod_res:
         preq = o.mapping(pod_res.get("requests"), f"{fld}.resources.requests")
         plim = o.mapping(pod_res.get("limits"), f"{fld}.resources.limits")

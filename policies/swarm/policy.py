@@ -106,8 +106,15 @@ class SwarmPolicy(ScoringPolicy):
         if not isinstance(doc, Mapping):
             raise InputError([Problem(source, "", "expected a JSON object")])
         if doc.get("format") != POLICY_FORMAT or doc.get("kind") != KIND:
+            fmt = doc.get("format")
+            kind = fmt[4:].split("/")[0] if isinstance(fmt, str) and fmt.startswith("vbp-") else ""
+            other = bool(kind) and fmt != POLICY_FORMAT
+            what = f" ({'an' if kind[:1] in 'aeiou' else 'a'} {kind} file, not a policy)" if (
+                other) else ""
             probs.append(Problem(source, "format", f"expected format {POLICY_FORMAT!r} and kind "
-                                 f"{KIND!r}, got {doc.get('format')!r} / {doc.get('kind')!r}"))
+                                 f"{KIND!r}, got {fmt!r} / {doc.get('kind')!r}{what}"))
+            if other:  # another kind of vbp file: its other fields are no use to report
+                raise InputError(probs)
         feats = doc.get("features")
         w = doc.get("weights")
         if not isinstance(feats, list) or not isinstance(w, list) or len(feats) != len(w):

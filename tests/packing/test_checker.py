@@ -54,6 +54,16 @@ def test_kind_unknown_host() -> None:
     one_kind(inst, Placement({"a": (0, 2)}), Placement({"a": (0, 1)}), "unknown_host", None, "a")
 
 
+def test_a_host_that_is_not_an_index_is_an_unknown_host() -> None:
+    """A name, None, a boolean or a float is reported, not read as a host (1.5 as host 1)."""
+    inst = two_hosts(App("a", (6.0, 1.0), 2))
+    for h in (1.5, True, 1.0, None, "h#1"):
+        vs = check(inst, Placement({"a": (1, h)}))  # type: ignore[dict-item]
+        assert [(v.kind, v.app) for v in vs] == [("unknown_host", "a")], h
+        assert f"is on host {h!r}, which is not a host index" in vs[0].message
+    assert check(inst, Placement({"a": (np.int64(0), np.int32(1))})) == []
+
+
 def test_kind_unplaced() -> None:
     inst = two_hosts(App("a", (1.0, 1.0), 2))
     one_kind(inst, Placement({"a": (0, UNPLACED)}), Placement({"a": (0, 1)}), "unplaced", None,

@@ -17,6 +17,7 @@ from packing.io import (
     save_instance,
     save_placement,
 )
+from packing.model import Placement
 
 GOOD = {
     "name": "g", "resources": ["cpu", "mem"],
@@ -110,6 +111,23 @@ def test_all_problems_are_reported(tmp_path: Path) -> None:
     doc["apps"][0]["demand"] = [1, -2]
     doc["rules"].append(["a", "zz", 1])
     assert len(problems(write(tmp_path, "two.json", doc))) == 2
+
+
+def test_the_wrong_kind_of_file_is_one_line(tmp_path: Path) -> None:
+    """A placement given as the instance (and the reverse): the format says it all, in one line."""
+    inst = load_instance(write(tmp_path, "good.json", GOOD))
+    save_placement(Placement.empty(inst), inst, tmp_path / "p.json")
+    (p,) = problems(tmp_path / "p.json")
+    assert (p.field, p.reason) == ("format", "expected 'vbp-instance/1', got 'vbp-placement/1' (a "
+                                   "placement file, not an instance)")
+    save_instance(inst, tmp_path / "i.json")
+    with pytest.raises(InputError) as e:
+        load_placement(tmp_path / "i.json", inst)
+    assert [(q.field, q.reason) for q in e.value.problems] == [
+        ("format", "expected 'vbp-placement/1', got 'vbp-instance/1' (an instance file, not a "
+                   "placement)")]
+    (p,) = problems(write(tmp_path, "v9.json", {**GOOD, "format": "vbp-instance/9", "x": 1}))
+    assert (p.field, p.reason) == ("format", "expected 'vbp-instance/1', got 'vbp-instance/9'")
 
 
 def test_good_file_loads(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -101,6 +102,24 @@ def test_combine_refuses_clashing_names() -> None:
     b = Demand((App("web", (1.0, 1.0, 0.0), 1),), sources={"web": "b.csv"})
     with pytest.raises(InputError, match="also used in a.csv"):
         Demand.combine([a, b])
+
+
+@pytest.mark.parametrize("app, field, reason", [
+    (App("a", (1.0, 2.0), 1), "apps[0] (a).demand", "has 2 values, expected 3"),
+    (App("a", (math.nan, 2.0, 0.0), 1), "apps[0] (a).demand[0]", "expected a finite number, got nan"),
+    (App("a", (1.0, 2.0, 0.5), 1), "apps[0] (a).demand[2]", "GPU cards are whole, got 0.5"),
+])
+def test_a_demand_built_in_python_is_checked(app: App, field: str, reason: str) -> None:
+    """As a DEMAND file's apps: a short vector raised an IndexError in the plan, NaN a ValueError."""
+    with pytest.raises(InputError) as e:
+        Demand((app,))
+    assert [(p.source, p.field, p.reason) for p in e.value.problems] == [("demand", field, reason)]
+
+
+def test_a_demand_by_resource_name_becomes_the_vector() -> None:
+    loose: Any = {"cpu": 1.5, "memory": 4}
+    d = Demand([App("a", loose, 2)])  # type: ignore[arg-type]
+    assert d.apps == (App("a", (1.5, 4, 0.0), 2),)
 
 
 def test_stranded_by_hand() -> None:

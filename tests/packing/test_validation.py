@@ -24,6 +24,7 @@ from strategies import instances
 from packing.errors import InputError
 from packing.io import load_instance, save_instance
 from packing.model import App, HostType, Instance, Placement, Request, Rule
+from packing.selection import Requirement, Taint, Toleration
 from packing.validation import CONTROL_CATEGORIES, MAX_CONTAINERS, has_control
 
 
@@ -163,6 +164,62 @@ def test_gpu_fields_a_file_could_not_hold_are_refused() -> None:
     probs = problems_of(lambda: small(apps=(App("a", (1.0, 1.0), 1, gpu_cards=1),)))
     assert probs == [("demo", "apps[0] (a).gpu",
                       "app asks for GPU cards but the instance names no gpu_resources")]
+
+
+@pytest.mark.parametrize("app_kw, host_kw, field, reason", [
+    ({"node_selector": (("disk", 1),)}, {}, "apps[0] (a).node_selector.disk",
+     "expected a string, got an int (1) (quote numbers and booleans)"),
+    ({"node_selector": (("disk", "ssd"), ("disk", "hdd"))}, {}, "apps[0] (a).node_selector.disk",
+     "names key 'disk' twice"),
+    ({"node_affinity": ((Requirement("disk", "Is", ("ssd",)),),)}, {},
+     "apps[0] (a).node_affinity[0][0]",
+     "operator must be one of In, NotIn, Exists, DoesNotExist, Gt, Lt, got 'Is'"),
+    ({"node_affinity": (({"key": "disk", "operator": "In", "values": ["ssd"]},),)}, {},
+     "apps[0] (a).node_affinity[0][0]", "expected a Requirement, got a dict"),
+    ({"tolerations": (Toleration("dedicated", "Equals", "db"),)}, {}, "apps[0] (a).tolerations[0]",
+     "operator must be Equal or Exists, got 'Equals'"),
+    ({}, {"labels": (("zone", None),)}, "host_types[0] (h).labels.zone",
+     "expected a string, got None (quote numbers and booleans)"),
+    ({}, {"taints": (Taint("dedicated", "db", "NoSchedul"),)}, "host_types[0] (h).taints[0]",
+     "effect must be one of NoSchedule, PreferNoSchedule, NoExecute, got 'NoSchedul'"),
+    ({}, {"taints": ({"key": "dedicated", "effect": "NoSchedule"},)}, "host_types[0] (h).taints[0]",
+     "expected a Taint, got a dict"),
+])
+def test_node_selection_is_checked_as_in_a_file(app_kw: dict[str, Any], host_kw: dict[str, Any],
+                                                field: str, reason: str) -> None:
+    """Labels, taints, selectors, affinity and tolerations: what a file refuses, Python does too."""
+    probs = problems_of(lambda: small(host_types=(HostType("h", (8.0, 16.0), 2, **host_kw),),
+                                      apps=(App("a", (1.0, 1.0), 1, **app_kw),)))
+    assert probs == [("demo", field, reason)]
+
+
+def test_replace_checks_a_changed_node_selection() -> None:
+    """The replace fast path (an app differing by its count) does not skip a new selector."""
+    inst = small()
+    bad: Any = (("disk", 1),)
+    app = dataclasses.replace(inst.apps[0], node_selector=bad)
+    probs = problems_of(lambda: inst.replace(apps=(app, inst.apps[1])))
+    assert probs == [("demo", "apps[0] (db).node_selector.disk",
+                      "expected a string, got an int (1) (quote numbers and booleans)")]
+
+
+def test_node_selection_becomes_canonical() -> None:
+    """Label maps become sorted pairs and lists tuples, as a file's are; the matrix follows them."""
+    ssd: Any = {"labels": {"zone": "a", "disk": "ssd"}, "taints": [Taint("dedicated", "db")]}
+    hdd: Any = {"labels": {"disk": "hdd"}}
+    db: Any = {"node_selector": {"disk": "ssd"}, "tolerations": [Toleration("dedicated", "Exists")]}
+    web: Any = {"node_affinity": [[Requirement("disk", "In", ["hdd"])]]}  # type: ignore[arg-type]
+    inst = small(host_types=(HostType("ssd", (8.0, 16.0), 1, **ssd),
+                             HostType("hdd", (8.0, 16.0), 1, **hdd)),
+                 apps=(App("db", (1.0, 1.0), 1, **db), App("web", (1.0, 1.0), 1, **web)))
+    assert inst.host_types[0].labels == (("disk", "ssd"), ("zone", "a"))
+    assert inst.host_types[0].taints == (Taint("dedicated", "db"),)
+    assert inst.apps[0].node_selector == (("disk", "ssd"),)
+    assert inst.apps[1].node_affinity == ((Requirement("disk", "In", ("hdd",)),),)
+    allowed = inst.type_allowed
+    assert allowed is not None and allowed.tolist() == [[True, False], [False, True]]
+    assert hash(inst.host_types[0])  # canonical fields are hashable
+    assert inst == Instance(**{f.name: getattr(inst, f.name) for f in dataclasses.fields(inst)})
 
 
 def test_wrong_containers_are_named() -> None:

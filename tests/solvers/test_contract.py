@@ -6,6 +6,8 @@ method that does not support an objective must say so with ``InputError``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -188,6 +190,7 @@ def test_infeasible_cap_names_the_app(method: str) -> None:
     assert res.status == "infeasible"
     assert res.placement is None and res.objective is None
     assert res.reason is not None and "lonely" in res.reason
+    assert res.bound == math.inf  # proven infeasible (SolveResult.bound; null in --json)
 
 
 @pytest.mark.parametrize("method", METHOD_NAMES)
@@ -196,6 +199,18 @@ def test_infeasible_too_big(method: str) -> None:
     res = run(inst, method)
     assert res.status == "infeasible"
     assert res.reason is not None and "fat" in res.reason
+    assert res.bound == math.inf
+
+
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_no_host_types(method: str) -> None:
+    """Apps and no host types (manifests without --hosts): infeasible, or 0 deployed; no crash."""
+    inst = Instance("t", ("cpu",), (), (App("a", (1.0,), 2),))
+    res = run(inst, method)
+    assert res.status == "infeasible" and res.placement is None and res.bound == math.inf
+    assert res.reason == "app 'a': the instance has no host types"
+    res = run(inst, method, objective="deployed")
+    assert (res.status, res.objective, res.bound) == ("optimal", 0, 0)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -30,6 +30,23 @@ def test_info_counts_kinds_and_says_where_hosts_come_from(capsys):
     assert rows["hosts"].startswith("none: manifests carry no hosts; give them with --hosts")
 
 
+@pytest.mark.parametrize("command", [["solve", "-q"], ["simulate", "--policy", "bf"],
+                                     ["compare", "--orders", "1", "--policies", "ff"],
+                                     ["train", "swarm", "--particles", "2", "--iters", "1"]])
+def test_placing_manifests_without_hosts_asks_for_hosts(capsys, tmp_path, command):
+    """Source: online-boutique-small.yaml; without --hosts there is nowhere to place (exit 2).
+
+    ``solve`` and ``compare`` ended in an internal error, ``simulate`` rejected every pod and
+    ``train swarm`` trained on an empty cluster.
+    """
+    path = str(K8S / "online-boutique-small.yaml")
+    out_file = ["--out", str(tmp_path / "tuned.json")] if command[0] == "train" else []
+    code, out, err = run(capsys, *command, *out_file, path)
+    assert (code, out) == (2, "") and not (tmp_path / "tuned.json").exists()
+    assert err == (f"error: {path}: --hosts: Kubernetes manifests carry no hosts; give the host "
+                   "types, e.g. --hosts 16c64g:10\n")
+
+
 def test_info_lists_ignored_terms_and_daemonsets(capsys):
     """Sources: rules/spread-refused.yaml with --ignore-topology, rules/spread.yaml,
     rules/daemonset.yaml."""

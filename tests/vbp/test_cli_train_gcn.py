@@ -51,6 +51,7 @@ def test_train_gcn_writes_a_model_that_the_registry_loads(tmp_path: Path) -> Non
     (["--out", "m.pt", "--family", "2"], "--family"),
     (["--out", "m.pt", "--resume"], "--resume"),
     (["--out", "m.pt", "--plot", "c.nope"], "--plot"),
+    (["--out", "m.pt", "--checkpoint", "m.pt"], "is the same file as --out"),
 ])
 def test_bad_options_are_input_errors(tmp_path: Path, args: list[str], match: str) -> None:
     inst = tiny(tmp_path / "tiny.json")

@@ -245,17 +245,20 @@ def data_options(fn: Any) -> Any:
     return fn
 
 
-def load_any(path: str | Path | None, **options: Any) -> Instance:
+def load_any(path: str | Path | None, *, hosts_needed: bool = True, **options: Any) -> Instance:
     """The instance a command names: a file or data-set folder, or a built-in name.
 
     Args:
         path: an instance file (JSON/YAML), a ``.vbp`` file, a data-set folder (see
             :func:`packing.loaders.load_any`), or a built-in name such as ``sigma`` (used when no
             file of that name exists); ``None`` means the built-in ``sigma`` instance.
+        hosts_needed: the command places containers, so Kubernetes manifests need ``--hosts``
+            (``vbp info`` and ``vbp validate`` describe manifests without hosts).
         **options: passed to the data-set loader, over the command's :func:`data_options`.
 
     Raises:
-        InputError: as the loader does; also a data-set option given for a built-in instance.
+        InputError: as the loader does; also a data-set option given for a built-in instance,
+            and manifests without ``--hosts`` when ``hosts_needed``.
     """
     from packing.builtin import BUILTIN_NAMES, builtin_instance
     from packing.loaders import load_any as _load_any
@@ -269,7 +272,11 @@ def load_any(path: str | Path | None, **options: Any) -> Instance:
                                       "option applies to data-set folders, not to a built-in "
                                       "instance") for k in given])
         return builtin_instance(str(path or "sigma"))
-    return _load_any(path, **given)
+    inst = _load_any(path, **given)
+    if hosts_needed and "k8s" in inst.meta and inst.apps and not inst.host_types:
+        raise InputError([Problem(str(path), "--hosts", "Kubernetes manifests carry no hosts; "
+                                  "give the host types, e.g. --hosts 16c64g:10")])
+    return inst
 
 
 def given_command(*prefix: str) -> list[str]:

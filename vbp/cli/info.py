@@ -97,7 +97,7 @@ def render(d: dict[str, Any]) -> list[str]:
 @data_options
 def info(path: str, as_json: bool) -> None:
     """Describe PATH: an instance file, a .vbp file or a data-set folder."""
-    inst = load_any(path)
+    inst = load_any(path, hosts_needed=False)
     d = describe(inst, str(Path(path)))
     if as_json:
         click.echo(json.dumps(tagged("info", d), indent=1))

@@ -6,13 +6,14 @@ Torch is imported only when the command runs.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from typing import Any
 
 import click
 
-from packing.atomic import check_target
+from packing.atomic import check_target, same_file
 from packing.errors import input_error
 from vbp.cli.common import (
     MAX_ORDERS,
@@ -86,6 +87,10 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
     check_output(checkpoint, "--checkpoint", (".pt",))
     check_target(checkpoint, "--checkpoint", force=force or resume, inputs=[instance, init_from],
                  remedy="pass --resume to continue from it, or --force to replace it")
+    for other, option in ((out, "--out"), (plot, "--plot")):  # one would overwrite the other
+        if checkpoint is not None and other is not None and (
+                os.path.abspath(checkpoint) == os.path.abspath(other) or same_file(checkpoint, other)):
+            raise input_error("--checkpoint", checkpoint, f"is the same file as {option}")
     if resume and checkpoint is None:
         raise input_error("command line", "--resume", "needs --checkpoint FILE")
     if family and instance != "sigma":

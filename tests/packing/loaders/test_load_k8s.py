@@ -255,6 +255,36 @@ def test_bad_quantities(tmp_path, req, field, reason):
     assert problem.source == str(p) and problem.field == field and reason in problem.reason
 
 
+POD_RESOURCES = POD.format(req="").split("      requests")[0]
+"""A pod up to its container's ``resources:`` line."""
+
+
+@pytest.mark.parametrize("resources, field, reason", [
+    ("request: {cpu: 500m}", "Pod/p: spec.containers[0].resources.request",
+     "unknown field; resources has limits, requests and claims"),
+    ("requests: {nvidia.com/gpu: 0.5}", "Pod/p: spec.containers[0].resources.requests.nvidia.com/gpu",
+     "GPU cards are whole, got 0.5"),
+    ("requests: {cpu: 2}\n      limits: {cpu: 1500m}", "Pod/p: spec.containers[0].resources.requests.cpu",
+     "2 is above the limit '1500m' (the API server refuses such a container)"),
+])
+def test_resources_the_api_server_refuses(tmp_path, resources, field, reason):
+    """Sources: pods written here; a misspelt field is refused, not read as a zero request."""
+    p = tmp_path / "bad.yaml"
+    p.write_text(POD_RESOURCES + f"      {resources}\n")
+    with pytest.raises(InputError) as e:
+        read_manifests(p)
+    assert [(x.source, x.field, x.reason) for x in e.value.problems] == [(str(p), field, reason)]
+
+
+def test_a_request_at_its_limit_is_fine(tmp_path):
+    """Source: a pod written here; requests equal to the limits, whole GPU cards, claims."""
+    p = tmp_path / "ok.yaml"
+    p.write_text(POD_RESOURCES + "      requests: {cpu: 1500m, "
+                 "nvidia.com/gpu: 2}\n      limits: {cpu: '1.5', nvidia.com/gpu: 2}\n"
+                 "      claims: [{name: gpu}]\n")
+    assert demand(read_manifests(p), "p") == (1.5, 0.0, 2)
+
+
 def test_workload_without_containers(tmp_path):
     """Source: a Deployment written here with an empty container list."""
     p = tmp_path / "empty.yaml"

@@ -11,6 +11,7 @@ from packing.io import save_instance
 from packing.loaders.deployments import load_demand, load_deployments
 from packing.loaders.host_types import load_hosts, parse_inline
 from packing.model import App, HostType, Instance
+from packing.planning import HostOffer
 
 GI = 2**30
 
@@ -65,6 +66,20 @@ def test_inline_hosts() -> None:
     for bad in ("std", "std:16c", "std:16c64g:x", "std:16c64g:1:2.5", "std:0c64g", ":16c64g"):
         with pytest.raises(InputError):
             parse_inline(bad)
+
+
+@pytest.mark.parametrize("offer, field, reason", [
+    (HostOffer("std", 16.5, 64 * 2**30),  # type: ignore[arg-type]
+     "std.cpu", "expected whole millicores (an int), got 16.5"),
+    (HostOffer("std", 16_000, 64.0 * 2**30), "std.memory",  # type: ignore[arg-type]
+     "expected whole bytes (an int), got 68719476736.0"),
+    (HostOffer("std", 16_000, 64 * 2**30, gpus=-1), "std.gpu", "must not be negative, got -1"),
+])
+def test_host_offers_built_in_python_are_checked(offer: HostOffer, field: str, reason: str) -> None:
+    """Base units are whole: 16.5 millicores (cores meant) is refused, not planned as infeasible."""
+    with pytest.raises(InputError) as e:
+        load_hosts([offer])
+    assert [(p.source, p.field, p.reason) for p in e.value.problems] == [("--hosts", field, reason)]
 
 
 def test_host_csv_labels_and_errors(tmp_path: Path) -> None:

@@ -146,6 +146,18 @@ def test_bad_policy_file_names_the_field(tmp_path: Path) -> None:
         SwarmPolicy.load(path)
 
 
+def test_another_vbp_file_as_policy_is_one_line(tmp_path: Path, sigma: Instance) -> None:
+    """An instance (or placement) given as the policy: its format, what it is, nothing else."""
+    from packing.io import save_instance
+
+    save_instance(sigma, tmp_path / "sigma.json")
+    with pytest.raises(InputError) as e:
+        SwarmPolicy.load(tmp_path / "sigma.json")
+    assert [(p.field, p.reason) for p in e.value.problems] == [
+        ("format", "expected format 'vbp-policy/1' and kind 'swarm-linear', got 'vbp-instance/1' / "
+                   "None (an instance file, not a policy)")]
+
+
 @pytest.mark.slow
 def test_ray_backend_gives_the_same_result(tiny: Instance) -> None:
     pytest.importorskip("ray")
@@ -180,3 +192,10 @@ def test_training_on_a_given_executor_leaves_it_open(tiny: Instance) -> None:
     assert np.array_equal(a.policy.weights, b.policy.weights)
     assert [h.policy for h in a.held_out] == ["swarm", "bf"]
     assert np.array_equal(a.held_out[1].hosts, b.held_out[1].hosts)
+
+
+def test_the_docs_count_the_features() -> None:
+    """docs/sigma-swarmrl.md names as many features as :data:`FEATURES` holds."""
+    words = {9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
+    text = (Path(__file__).resolve().parents[3] / "docs" / "sigma-swarmrl.md").read_text()
+    assert f"over {words[len(FEATURES)]} features" in text
