@@ -38,6 +38,7 @@ from solvers.base import (
     SolveOptions,
     Stop,
     StopFlag,
+    check_run_options,
     objective_value,
     resolve_objective,
 )
@@ -135,11 +136,13 @@ def solve(
         is on the right side of the objective.
 
     Raises:
-        ValueError: unknown method or objective, or ``settings`` for a method other than
-            ``"auto"`` (an :class:`~packing.errors.InputError`).
+        ValueError: unknown method or objective, ``settings`` for a method other than ``"auto"``,
+            or a time limit, worker count or seed outside the command line's ranges (an
+            :class:`~packing.errors.InputError`).
         ImportError: the method is not available here.
         SolverBug: the method returned an infeasible placement or an invalid bound.
     """
+    check_run_options(time_limit, workers, seed)
     kind = resolve_objective(instance, objective)
     fn = get_method(method)
     extra: dict[str, Any] = {}

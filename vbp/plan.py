@@ -72,15 +72,18 @@ def plan(
         The :class:`~packing.plan_result.PlanResult`.
 
     Raises:
-        InputError: bad demand, host types, headroom, reserve or growth, or an app whose node
-            selection matches no host type.
+        InputError: bad demand, host types, headroom, reserve or growth, a time limit, thread count
+            or seed outside the command line's ranges, or an app whose node selection matches no host
+            type.
     """
     from packing.evaluation import make_executor
     from packing.loaders.deployments import load_demand
     from packing.loaders.host_types import load_hosts
     from packing.planning import check_selection, parse_growth, parse_headroom, parse_reserve
+    from solvers.base import check_run_options
     from solvers.plan import PlanOptions, ScenarioTask, run_scenario
 
+    check_run_options(time_limit, threads, seed, workers_name="threads")
     user = Adjustment(parse_reserve(reserve), parse_headroom(headroom))
     growths = parse_growth(growth)
     dem = demand if isinstance(demand, Demand) else load_demand(demand)
