@@ -6,6 +6,7 @@ problem names the file, the object (``kind/name``) and the field.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -185,13 +186,40 @@ def _resources(o: ObjectReader, v: Any, fld: str) -> Mapping[str, Any]:
     return res
 
 
+CONTAINER_FIELDS = frozenset((
+    "name", "image", "command", "args", "workingDir", "ports", "envFrom", "env", "resources",
+    "resizePolicy", "restartPolicy", "restartPolicyRules", "volumeMounts", "volumeDevices",
+    "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "terminationMessagePath",
+    "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty"))
+"""The fields of a ``Container`` (``k8s.io/api/core/v1``); an unknown one that is close to a field vbp
+reads (``resource:``, ``Resources:``) is refused, as ``kubectl apply`` refuses unknown fields
+(server-side field validation, KEP-2885, strict by default); others may be newer API fields."""
+
+READ_FIELDS = ("resources", "restartPolicy")
+"""The container fields vbp reads."""
+
+
+def _misspelt(o: ObjectReader, c: Mapping[str, Any], fld: str) -> None:
+    """A container key that is no field of a container but close to one vbp reads is a problem."""
+    for k in c:
+        if k in RESOURCE_FIELDS:
+            o.bad(f"{fld}.{k}", f"unknown field; {k} belongs under resources ({fld}.resources.{k})")
+        elif isinstance(k, str) and k not in CONTAINER_FIELDS:
+            near = difflib.get_close_matches(k, READ_FIELDS, n=1, cutoff=0.75) \
+                or [f for f in READ_FIELDS if f.lower() == k.lower()]
+            if near:
+                o.bad(f"{fld}.{k}", f"unknown field; did you mean {near[0]!r}? (a container's requests are "
+                      "read from resources)")
+
+
 def _container_requests(o: ObjectReader, c: Any, fld: str, ign: set[str]) -> dict[str, Fraction]:
     """One container's requests per resource (requests, or the limit when only that is set).
 
     As the API server validates a container: GPU cards are whole, and no request is above its
-    limit.
+    limit; a misspelt ``resources`` is refused (:data:`CONTAINER_FIELDS`).
     """
     c = o.mapping(c, fld)
+    _misspelt(o, c, fld)
     res = _resources(o, c.get("resources"), f"{fld}.resources")
     parts: dict[str, dict[str, Fraction]] = {}
     for part in ("limits", "requests"):

@@ -481,3 +481,32 @@ def test_runtime_class_without_overhead_is_listed(tmp_path):
     m = read_manifests(p)
     assert demand(m, "p") == (0.1, 0.0)
     assert len(m.ignored) == 1 and "runtimeClassName" in m.ignored[0]
+
+
+POD_CONTAINER = POD.format(req="").split("    resources:")[0]
+"""A pod up to its container's fields after ``name``."""
+
+
+@pytest.mark.parametrize("line, field, reason", [
+    ("resource: {requests: {cpu: 500m}}", "Pod/p: spec.containers[0].resource",
+     "unknown field; did you mean 'resources'? (a container's requests are read from resources)"),
+    ("Resources: {requests: {cpu: 500m}}", "Pod/p: spec.containers[0].Resources",
+     "unknown field; did you mean 'resources'? (a container's requests are read from resources)"),
+    ("requests: {cpu: 500m}", "Pod/p: spec.containers[0].requests",
+     "unknown field; requests belongs under resources (spec.containers[0].resources.requests)"),
+])
+def test_a_misspelt_container_field_is_refused(tmp_path, line, field, reason):
+    """Sources: pods written here; a container's request under a misspelt key is not read as zero."""
+    p = tmp_path / "bad.yaml"
+    p.write_text(POD_CONTAINER + f"    {line}\n")
+    with pytest.raises(InputError) as e:
+        read_manifests(p)
+    assert [(x.source, x.field, x.reason) for x in e.value.problems] == [(str(p), field, reason)]
+
+
+def test_other_container_fields_pass(tmp_path):
+    """Source: a pod written here with fields vbp does not read, one of them newer than others."""
+    p = tmp_path / "ok.yaml"
+    p.write_text(POD_CONTAINER + "    resizePolicy: [{resourceName: cpu, restartPolicy: NotRequired}]\n"
+                 "    someFutureField: {x: 1}\n    resources:\n      requests: {cpu: 250m}\n")
+    assert demand(read_manifests(p), "p") == (0.25, 0.0)
