@@ -63,9 +63,11 @@ def output_format(path: str | Path) -> str:
     if p.is_dir():
         raise input_error("--out", str(path), "is a folder")
     folder = p.parent if str(p.parent) else Path(".")
+    while not folder.exists() and folder != folder.parent:  # writing creates missing folders
+        folder = folder.parent
     if not folder.is_dir():
-        raise input_error("--out", str(path), f"folder {str(folder)!r} does not exist")
-    if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise input_error("--out", str(path), f"cannot be written: {str(folder)!r} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise input_error("--out", str(path), "not writable")
     return fmt
 

@@ -84,5 +84,7 @@ def test_output_format_refuses_before_any_work(tmp_path: Path) -> None:
     assert output_format(tmp_path / "t.csv") == "csv"
     with pytest.raises(InputError, match="unknown table format '.txt'"):
         output_format(tmp_path / "t.txt")
-    with pytest.raises(InputError, match="does not exist"):
-        output_format(tmp_path / "no" / "t.csv")
+    assert output_format(tmp_path / "new" / "folder" / "t.csv") == "csv"  # writing creates them
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="is not a folder"):
+        output_format(tmp_path / "file" / "t.csv")

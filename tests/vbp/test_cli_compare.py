@@ -69,6 +69,15 @@ def test_bad_policy_is_a_clean_error(capsys: pytest.CaptureFixture[str]) -> None
     assert err.startswith("error: --policies: nope: unknown policy") and len(err.splitlines()) == 1
 
 
+def test_keep_without_snapshots_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    from vbp.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["compare", "--keep", "0.5", "--orders", "1"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.startswith("error: --keep: 0.5: only with --snapshots")
+
+
 def test_simulate_file_json_and_out(tmp_path: Path) -> None:
     inst = Instance("small", ("cpu",), (HostType("h", (10.0,), 3),),
                     (App("a", (6.0,), 2), App("b", (4.0,), 2), App("c", (9.0,), 2)))

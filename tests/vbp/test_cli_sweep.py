@@ -38,7 +38,7 @@ def rows(path: Path) -> list[dict[str, str]]:
 
 
 def test_sweep_writes_one_row_per_run(tmp_path: Path) -> None:
-    out = tmp_path / "runs.csv"
+    out = tmp_path / "new" / "runs.csv"  # a missing folder is created, as every --out does
     code, text = sweep("sigma", str(small(tmp_path)), "--policies", "ff,bf,random", "--orders", "3",
                        "--seed", "4", "--out", str(out), "-q")
     assert code == 0, text
@@ -94,7 +94,7 @@ def test_parquet_needs_pyarrow(tmp_path: Path, capsys: pytest.CaptureFixture[str
 @pytest.mark.parametrize(("args", "message"), [
     (["--policies", "ff,nope"], "error: --policies: nope: unknown policy"),
     (["--out", "{tmp}/runs.txt"], "unknown table format '.txt'"),
-    (["--out", "{tmp}/no/such/runs.csv"], "does not exist"),
+    (["--out", "{tmp}/a-file/runs.csv"], "is not a folder"),
     (["--out", "{tmp}/folder.csv"], "is a folder"),
     (["--executor", "process", "--ray-address", "h:1"], "only with --executor ray"),
     (["--policies", "{tmp}/missing.json"], "no such policy file"),
@@ -102,6 +102,7 @@ def test_parquet_needs_pyarrow(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_bad_options_exit_2_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                             args: list[str], message: str) -> None:
     (tmp_path / "folder.csv").mkdir()
+    (tmp_path / "a-file").write_text("x")
     argv = ["sweep", "does-not-exist.json", "--out", str(tmp_path / "r.csv")]
     argv += [a.format(tmp=tmp_path) for a in args]
     with pytest.raises(SystemExit) as e:

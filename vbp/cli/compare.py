@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from packing.coverage import cover_requests, uncovered_note
-from packing.errors import InputError, Problem
+from packing.errors import InputError, Problem, input_error
 from packing.model import Instance
 from vbp.cli.common import (
     MAX_ORDERS,
@@ -84,10 +84,16 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     and the reason `vbp solve` prints (the app and the rule or resource), since there is no
     optimum to compare with.
     """
+    from click.core import ParameterSource
+
     from packing.evaluation import make_executor
     from packing.simulator import static_view
     from policies.registry import default_policies, parse_named_policies, policy_label
 
+    if snapshots == 0 and click.get_current_context().get_parameter_source("keep") not in (
+            None, ParameterSource.DEFAULT):
+        raise input_error("--keep", f"{keep:g}", "only with --snapshots (it is the share of a resampled "
+                          "snapshot's containers that stay)")
     labels, names = parse_named_policies(policy_list) if policy_list is not None else (None, None)
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[path, *(names or [])])
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
