@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from packing.documents import read_document, write_document
 from packing.errors import InputError, Problem
 from packing.fields import FieldReader, check_plain
@@ -506,8 +508,21 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
             reqs.append(rq)
         doc["requests"] = reqs
     if inst.meta:
-        doc["meta"] = dict(inst.meta)
+        doc["meta"] = _plain(dict(inst.meta))
     return doc
+
+
+def _plain(x: Any) -> Any:
+    """``meta`` as JSON values: NumPy scalars and arrays become numbers and lists (iterative copy)."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, Mapping):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_plain(v) for v in x]
+    return x
 
 
 def load_instance(path: str | Path) -> Instance:
@@ -524,10 +539,16 @@ def save_instance(inst: Instance, path: str | Path) -> None:
 
     Raises:
         InputError: the instance is one :func:`load_instance` would refuse (beyond the limits,
-            bad names, ...; :func:`check_instance`), or the file cannot be written.
+            bad names, ...; :func:`check_instance`; ``meta`` values that are not JSON values, NumPy
+            numbers aside), or the file cannot be written.
     """
     check_instance(inst, str(path))
-    write_document(path, instance_to_dict(inst))
+    doc = instance_to_dict(inst)
+    r = FieldReader(str(path))
+    check_plain(r, doc.get("meta", {}), "meta")  # what load_instance would refuse is not written
+    if r.problems:
+        raise InputError(r.problems)
+    write_document(path, doc)
 
 
 __all__: list[str] = [

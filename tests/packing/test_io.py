@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from strategies import instance_and_placement, instances
@@ -17,7 +18,7 @@ from packing.io import (
     save_instance,
     save_placement,
 )
-from packing.model import Placement
+from packing.model import App, HostType, Instance, Placement
 
 GOOD = {
     "name": "g", "resources": ["cpu", "mem"],
@@ -139,8 +140,8 @@ def test_failed_save_leaves_old_file(tmp_path: Path) -> None:
     path = write(tmp_path, "keep.json", GOOD)
     before = path.read_text()
     inst = load_instance(path)
-    bad = inst.replace(meta={"x": object()})  # not JSON-serialisable: the save fails
-    with pytest.raises(TypeError):
+    bad = inst.replace(meta={"x": object()})  # not a JSON value: the save is refused
+    with pytest.raises(InputError, match="meta.x"):
         save_instance(bad, path)
     assert path.read_text() == before
     assert sorted(x.name for x in tmp_path.iterdir()) == ["keep.json"]  # no temp file left
@@ -158,3 +159,32 @@ def test_saved_files_get_the_usual_permissions(tmp_path) -> None:  # type: ignor
     finally:
         os.umask(umask)
     assert (tmp_path / "s.json").stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("meta, field, reason", [
+    ({"x": float("nan")}, "meta.x", "must be finite"),
+    ({"x": {"y": object()}}, "meta.x.y", "expected a JSON value"),
+    ({"x": {1: 2}}, "meta.x", "keys must be strings"),
+])
+def test_save_refuses_meta_the_loader_refuses(tmp_path, meta, field, reason):
+    """Source: instances built here; nothing is written that load_instance would refuse."""
+    from packing.instance_file import save_instance as save
+
+    inst = Instance("m", ("cpu",), (HostType("h", (4.0,), 2),), (App("a", (1.0,), 1),), meta=meta)
+    for suffix in (".json", ".yaml"):
+        path = tmp_path / f"m{suffix}"
+        with pytest.raises(InputError) as e:
+            save(inst, path)
+        (p,) = e.value.problems
+        assert p.field == field and reason in p.reason and not path.exists()
+
+
+def test_save_writes_numpy_meta_as_numbers(tmp_path):
+    """Source: an instance built here with NumPy values in meta (generators put them there)."""
+    from packing.instance_file import load_instance as load
+    from packing.instance_file import save_instance as save
+
+    inst = Instance("m", ("cpu",), (HostType("h", (4.0,), 2),), (App("a", (1.0,), 1),),
+                    meta={"n": np.int64(3), "v": np.arange(2), "f": np.float32(0.5)})
+    save(inst, tmp_path / "m.json")
+    assert load(tmp_path / "m.json").meta == {"n": 3, "v": [0, 1], "f": 0.5}
