@@ -10,7 +10,7 @@ from strategies import instance_and_placement
 
 from packing.checker import check
 from packing.feasibility import ClusterState, fits, over_cap, rule_broken
-from packing.model import UNPLACED, App, HostType, Instance, Placement
+from packing.model import UNPLACED, App, HostType, Instance, Placement, Rule
 
 
 def cards_list(inst: Instance, p: Placement) -> list[tuple[int, ...]]:
@@ -99,3 +99,24 @@ def test_mask_hand_case() -> None:
                     exclusions=(("a", "b"),))
     st = ClusterState.from_placement(inst, np.array([0, 1, UNPLACED]))
     assert list(st.mask(1)) == [False, False, True]  # host 0 runs a, host 1 has b at its cap
+
+
+def test_mask_keeps_a_one_directional_rule_both_ways() -> None:
+    # rule <a, b, 1>: a host running a takes at most one b, whichever app arrives last
+    inst = Instance("r", ("cpu",), (HostType("h", (10.0,), 2),),
+                    (App("a", (1.0,), 1), App("b", (1.0,), 3)), rules=(Rule("a", "b", 1),))
+    st = ClusterState.from_placement(inst, np.array([0, 0, UNPLACED, UNPLACED]))
+    assert list(st.mask(1)) == [False, True]  # a second b beside a breaks the rule
+    st = ClusterState.from_placement(inst, np.array([UNPLACED, 0, 0, UNPLACED]))
+    assert list(st.mask(0)) == [False, True]  # a beside two b breaks it too
+    assert list(st.mask(1)) == [True, True]  # b without a is unlimited
+
+
+def test_capacity_tolerance_is_one_part_in_a_billion() -> None:
+    # the tolerance only absorbs float residue: an overload of 1e-7 relative is an overload
+    assert not fits(10.0 * (1 + 1e-7), 10.0) and fits(10.0 * (1 + 1e-10), 10.0)
+    assert not fits(1e-7, 0.0) and fits(1e-10, 0.0)
+    inst = Instance("t", ("cpu",), (HostType("h", (1.0,), 2),), (App("a", (0.5000001,), 2),))
+    (v,) = check(inst, Placement({"a": (0, 0)}))
+    assert (v.kind, v.host) == ("capacity", 0)
+    assert check(inst, Placement({"a": (0, 1)})) == []
