@@ -77,13 +77,14 @@ def test_place_then_remove_restores_state(ip) -> None:
         if h != UNPLACED:
             st.place(int(inst.container_app[j]), int(h), cards[j])
     assert np.allclose(st.used, full.used) and np.array_equal(st.count, full.count)
-    assert np.allclose(st.card_used, full.card_used)
+    assert np.allclose(st.card_used, full.card_used) and np.array_equal(st.n_on, full.n_on)
     for j, h in enumerate(host_of):
         if h != UNPLACED:
             st.remove(int(inst.container_app[j]), int(h), cards[j])
     empty = ClusterState(inst)
     assert np.array_equal(st.used, empty.used) and np.array_equal(st.count, empty.count)
-    assert np.array_equal(st.card_used, empty.card_used)
+    assert np.array_equal(st.card_used, empty.card_used) and np.array_equal(st.n_on, empty.n_on)
+    assert not st.used_hosts().any()
 
 
 def test_predicates() -> None:
@@ -120,3 +121,20 @@ def test_capacity_tolerance_is_one_part_in_a_billion() -> None:
     (v,) = check(inst, Placement({"a": (0, 0)}))
     assert (v.kind, v.host) == ("capacity", 0)
     assert check(inst, Placement({"a": (0, 1)})) == []
+
+
+def test_mask_whole_card_needs_empty_cards() -> None:
+    # two hosts of two cards; a share on card 0 of host 0 leaves it one empty card
+    inst = Instance("g", ("cpu",), (HostType("g", (100.0,), 2, gpus=2, gpu_capacity=(1000.0,)),),
+                    (App("s", (1.0,), 1, gpu_cards=1, gpu_per_card=(100.0,)),
+                     App("w", (1.0,), 2, gpu_cards=1, gpu_whole=True),
+                     App("ww", (1.0,), 1, gpu_cards=2, gpu_whole=True)),
+                    gpu_resources=("gpu_milli",))
+    st = ClusterState.from_placement(inst, np.array([0, UNPLACED, UNPLACED, UNPLACED]),
+                                     [(0,), (), (), ()])
+    assert list(st.mask(1)) == [True, True]
+    assert list(st.mask(2)) == [False, True]  # two whole cards: only host 1 has them
+    assert st.choose_cards(1, 0) == (1,)
+    st.place(1, 0, (1,))
+    assert list(st.mask(1)) == [False, True]  # host 0's cards are taken
+    assert list(st.mask(0)) == [True, True]  # card 0 still has room for a share
