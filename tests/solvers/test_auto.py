@@ -132,3 +132,20 @@ def test_settings_choose_the_stages(monkeypatch: pytest.MonkeyPatch) -> None:
     res = solve(inst, "auto", time_limit=60,
                 settings=dataclasses.replace(no_search, cpsat_small=0))
     assert seen == ["colgen"] and res.status == "optimal"
+
+
+def test_a_feasible_result_keeps_its_bound_below_the_objective() -> None:
+    # 150 containers with rules: four seconds leave auto above the volume bound (CP-SAT's or the
+    # tabu search's solution, not closed); a "feasible" result must say how far it may be off
+    from packing.bounds import lower_bounds
+    from packing.generators.random import generate_random
+
+    inst = generate_random(20, 150, rule_density=0.3, exclusion_density=0.1, cap_fraction=0.3,
+                           seed=5)
+    res = solve(inst, "auto", time_limit=4, seed=0)
+    assert res.placement is not None and check(inst, res.placement, require_all=True) == []
+    assert res.objective is not None and res.bound >= lower_bounds(inst).best
+    if res.status == "feasible":
+        assert res.bound < res.objective and res.gap is not None and res.gap > 0
+    else:
+        assert res.status == "optimal" and res.bound == res.objective
