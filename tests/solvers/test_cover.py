@@ -109,3 +109,5 @@ def test_an_incomplete_pattern_list_proves_nothing() -> None:
     short = solve_cover(inst, 3, max_patterns=8)
     assert not short.complete and short.patterns == 5 and short.host_of is None
     assert not short.infeasible
+    none = solve_cover(inst, 3, max_patterns=2)  # no pattern listed at all
+    assert not none.complete and none.host_of is None and not none.infeasible
