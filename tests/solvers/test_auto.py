@@ -149,3 +149,30 @@ def test_a_feasible_result_keeps_its_bound_below_the_objective() -> None:
         assert res.bound < res.objective and res.gap is not None and res.gap > 0
     else:
         assert res.status == "optimal" and res.bound == res.objective
+
+
+def test_a_part_claiming_infeasible_beside_a_placement_proves_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a faulty part (CP-SAT replaced by one that always answers "infeasible") while first fit
+    # has placed everything: auto keeps its own bound and never calls the result optimal on it
+    import math
+
+    from test_exact_bruteforce import hard_instance
+
+    import solvers.cpsat as cpsat_module
+    from solvers.result import SolveResult
+
+    calls: list[int] = []
+
+    def faulty(inst: Instance, options: SolveOptions, **kw: object) -> SolveResult:
+        calls.append(1)
+        return SolveResult("infeasible", None, math.inf, None, None, "cpsat", 0.0, "hosts",
+                           {"bound": "faulty"}, "fault", ())
+
+    monkeypatch.setattr(cpsat_module, "solve_cpsat", faulty)
+    inst, opt = hard_instance(1)  # optimum 3 above the cheap bound 2
+    res = solve(inst, "auto", time_limit=3, seed=0)
+    assert calls
+    assert res.placement is not None and check(inst, res.placement, require_all=True) == []
+    assert res.proofs["bound"] != "faulty" and res.bound <= opt
+    assert res.status == "feasible" or res.objective == res.bound == opt
