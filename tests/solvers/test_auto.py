@@ -171,7 +171,9 @@ def test_a_part_claiming_infeasible_beside_a_placement_proves_nothing(
 
     monkeypatch.setattr(cpsat_module, "solve_cpsat", faulty)
     inst, opt = hard_instance(1)  # optimum 3 above the cheap bound 2
-    res = solve(inst, "auto", time_limit=3, seed=0)
+    # no other part that could prove the optimum first (so the faulty one is asked)
+    quiet = AutoSettings(arcflow=False, patterns=False, cover_share=0.0, colgen_share=0.0)
+    res = solve(inst, "auto", time_limit=3, seed=0, settings=quiet)
     assert calls
     assert res.placement is not None and check(inst, res.placement, require_all=True) == []
     assert res.proofs["bound"] != "faulty" and res.bound <= opt
