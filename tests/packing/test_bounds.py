@@ -160,3 +160,16 @@ def test_cap_bound_counts_only_the_hosts_the_app_may_use() -> None:
     assert (lb.cap, lb.volume, lb.best) == (3, 1, 3)
     assert lower_bounds(inst.replace(apps=(App("a", (1.0, 1.0), 7,
                                                node_selector=(("disk", "ssd"),)),))).infeasible
+
+
+def test_cost_bound_needs_the_host_count_and_the_big_host_together() -> None:
+    # v needs a big host (10); a and b exclude each other, so two hosts at least: the second
+    # costs 1 more. Neither the two cheapest hosts (2) nor the capacity rows alone (10) see it.
+    types = (HostType("small", (1.0, 1.0), 10, cost=1.0),
+             HostType("big", (100.0, 100.0), 10, cost=10.0))
+    inst = inst_of(App("v", (50.0, 1.0), 1), App("a", (1.0, 1.0), 1), App("b", (1.0, 1.0), 1),
+                   types=types, excl=[("a", "b")])
+    assert lower_bounds(inst).best == 2
+    assert cost_lower_bound(inst) == __import__("pytest").approx(11.0, rel=1e-5)
+    hosts, cost, _ = brute_force(inst)
+    assert (hosts, cost) == (2, 11.0)
