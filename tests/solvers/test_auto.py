@@ -178,3 +178,20 @@ def test_a_part_claiming_infeasible_beside_a_placement_proves_nothing(
     assert res.placement is not None and check(inst, res.placement, require_all=True) == []
     assert res.proofs["bound"] != "faulty" and res.bound <= opt
     assert res.status == "feasible" or res.objective == res.bound == opt
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_large_path_proves_only_what_its_cheap_bound_proves(seed: int) -> None:
+    # the large-scale path (forced here on a small instance whose optimum lies above the cheap
+    # bound) has no proof but the cheap bound: it may not call a placement above it optimal
+    from test_exact_bruteforce import hard_instance
+
+    from packing.bounds import lower_bounds
+
+    inst, opt = hard_instance(seed)
+    lb = lower_bounds(inst).best
+    assert opt > lb
+    res = solve(inst, "auto", time_limit=3, seed=0, settings=AutoSettings(spread_min_work=1))
+    assert res.placement is not None and check(inst, res.placement, require_all=True) == []
+    assert res.objective is not None and res.objective >= opt and res.bound == lb
+    assert res.status == "feasible"
