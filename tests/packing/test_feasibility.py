@@ -138,3 +138,17 @@ def test_mask_whole_card_needs_empty_cards() -> None:
     st.place(1, 0, (1,))
     assert list(st.mask(1)) == [False, True]  # host 0's cards are taken
     assert list(st.mask(0)) == [True, True]  # card 0 still has room for a share
+
+
+def test_mask_keeps_an_app_to_the_host_types_it_may_use() -> None:
+    types = (HostType("ssd", (10.0,), 1, labels=(("disk", "ssd"),)),
+             HostType("hdd", (10.0,), 1, labels=(("disk", "hdd"),)),
+             HostType("t4", (10.0,), 1, gpus=1, gpu_capacity=(1000.0,), gpu_model="T4"),
+             HostType("v100", (10.0,), 1, gpus=1, gpu_capacity=(1000.0,), gpu_model="V100"))
+    inst = Instance("s", ("cpu",), types,
+                    (App("a", (1.0,), 1, node_selector=(("disk", "ssd"),)),
+                     App("g", (1.0,), 1, gpu_cards=1, gpu_per_card=(100.0,), gpu_models=("T4",))),
+                    gpu_resources=("gpu_milli",))
+    st = ClusterState(inst)
+    assert list(st.mask(0)) == [True, False, False, False]
+    assert list(st.mask(1)) == [False, False, True, False]
