@@ -133,3 +133,43 @@ def test_bounds_are_fast_on_a_large_conflict_graph() -> None:
     assert time.perf_counter() - t < 5
     assert not lb.clique_exact
     assert lb.clique >= 10
+
+
+def test_cap_bound_counts_gpu_cards_per_host() -> None:
+    types = (HostType("g", (100.0,), 10, gpus=4, gpu_capacity=(1000.0,)),)
+    # two whole cards each: two per host of four cards -> 5 containers need 3 hosts
+    inst = Instance("g", ("cpu",), types, (App("w", (1.0,), 5, gpu_cards=2, gpu_whole=True),),
+                    gpu_resources=("gpu_milli",))
+    assert lower_bounds(inst).cap == 3
+    # 300 on each of two cards: a card takes 3 shares, 4 cards 12 shares = 6 containers -> 13 need 3
+    inst = Instance("g", ("cpu",), types,
+                    (App("s", (1.0,), 13, gpu_cards=2, gpu_per_card=(300.0,)),),
+                    gpu_resources=("gpu_milli",))
+    assert lower_bounds(inst).cap == 3
+    assert lower_bounds(inst.replace(apps=(App("s", (1.0,), 12, gpu_cards=2,
+                                               gpu_per_card=(300.0,)),))).cap == 2
+
+
+def test_cap_bound_counts_only_the_hosts_the_app_may_use() -> None:
+    # the app may only run on the three small ssd hosts (two containers each): 6 need 3 hosts,
+    # though one big hdd host would hold them all
+    types = (HostType("ssd", (2.0, 10.0), 3, labels=(("disk", "ssd"),)),
+             HostType("hdd", (10.0, 10.0), 5, labels=(("disk", "hdd"),)))
+    inst = inst_of(App("a", (1.0, 1.0), 6, node_selector=(("disk", "ssd"),)), types=types)
+    lb = lower_bounds(inst)
+    assert (lb.cap, lb.volume, lb.best) == (3, 1, 3)
+    assert lower_bounds(inst.replace(apps=(App("a", (1.0, 1.0), 7,
+                                               node_selector=(("disk", "ssd"),)),))).infeasible
+
+
+def test_cost_bound_needs_the_host_count_and_the_big_host_together() -> None:
+    # v needs a big host (10); a and b exclude each other, so two hosts at least: the second
+    # costs 1 more. Neither the two cheapest hosts (2) nor the capacity rows alone (10) see it.
+    types = (HostType("small", (1.0, 1.0), 10, cost=1.0),
+             HostType("big", (100.0, 100.0), 10, cost=10.0))
+    inst = inst_of(App("v", (50.0, 1.0), 1), App("a", (1.0, 1.0), 1), App("b", (1.0, 1.0), 1),
+                   types=types, excl=[("a", "b")])
+    assert lower_bounds(inst).best == 2
+    assert cost_lower_bound(inst) == __import__("pytest").approx(11.0, rel=1e-5)
+    hosts, cost, _ = brute_force(inst)
+    assert (hosts, cost) == (2, 11.0)

@@ -307,3 +307,10 @@ def test_kind_domain_cap() -> None:
 def test_kind_spread() -> None:
     inst = _zones(App("a", (1.0, 1.0), 3, spreads=(("topology.kubernetes.io/zone", 1),)))
     one_kind(inst, Placement({"a": (0, 1, 0)}), Placement({"a": (0, 1, 2)}), "spread", None, "a")
+
+
+def test_spread_app_needs_the_key_on_its_host() -> None:
+    z = "topology.kubernetes.io/zone"
+    inst = _zones(App("a", (1.0, 1.0), 2, spreads=((z, 1),)))
+    inst = inst.replace(host_types=(*inst.host_types, HostType("bare", (10.0, 10.0), 1)))
+    one_kind(inst, Placement({"a": (0, 4)}), Placement({"a": (0, 2)}), "node_selection", 4, "a")

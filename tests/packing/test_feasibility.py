@@ -10,7 +10,7 @@ from strategies import instance_and_placement
 
 from packing.checker import check
 from packing.feasibility import ClusterState, fits, over_cap, rule_broken
-from packing.model import UNPLACED, App, HostType, Instance, Placement
+from packing.model import UNPLACED, App, HostType, Instance, Placement, Rule
 
 
 def cards_list(inst: Instance, p: Placement) -> list[tuple[int, ...]]:
@@ -77,13 +77,14 @@ def test_place_then_remove_restores_state(ip) -> None:
         if h != UNPLACED:
             st.place(int(inst.container_app[j]), int(h), cards[j])
     assert np.allclose(st.used, full.used) and np.array_equal(st.count, full.count)
-    assert np.allclose(st.card_used, full.card_used)
+    assert np.allclose(st.card_used, full.card_used) and np.array_equal(st.n_on, full.n_on)
     for j, h in enumerate(host_of):
         if h != UNPLACED:
             st.remove(int(inst.container_app[j]), int(h), cards[j])
     empty = ClusterState(inst)
     assert np.array_equal(st.used, empty.used) and np.array_equal(st.count, empty.count)
-    assert np.array_equal(st.card_used, empty.card_used)
+    assert np.array_equal(st.card_used, empty.card_used) and np.array_equal(st.n_on, empty.n_on)
+    assert not st.used_hosts().any()
 
 
 def test_predicates() -> None:
@@ -99,3 +100,55 @@ def test_mask_hand_case() -> None:
                     exclusions=(("a", "b"),))
     st = ClusterState.from_placement(inst, np.array([0, 1, UNPLACED]))
     assert list(st.mask(1)) == [False, False, True]  # host 0 runs a, host 1 has b at its cap
+
+
+def test_mask_keeps_a_one_directional_rule_both_ways() -> None:
+    # rule <a, b, 1>: a host running a takes at most one b, whichever app arrives last
+    inst = Instance("r", ("cpu",), (HostType("h", (10.0,), 2),),
+                    (App("a", (1.0,), 1), App("b", (1.0,), 3)), rules=(Rule("a", "b", 1),))
+    st = ClusterState.from_placement(inst, np.array([0, 0, UNPLACED, UNPLACED]))
+    assert list(st.mask(1)) == [False, True]  # a second b beside a breaks the rule
+    st = ClusterState.from_placement(inst, np.array([UNPLACED, 0, 0, UNPLACED]))
+    assert list(st.mask(0)) == [False, True]  # a beside two b breaks it too
+    assert list(st.mask(1)) == [True, True]  # b without a is unlimited
+
+
+def test_capacity_tolerance_is_one_part_in_a_billion() -> None:
+    # the tolerance only absorbs float residue: an overload of 1e-7 relative is an overload
+    assert not fits(10.0 * (1 + 1e-7), 10.0) and fits(10.0 * (1 + 1e-10), 10.0)
+    assert not fits(1e-7, 0.0) and fits(1e-10, 0.0)
+    inst = Instance("t", ("cpu",), (HostType("h", (1.0,), 2),), (App("a", (0.5000001,), 2),))
+    (v,) = check(inst, Placement({"a": (0, 0)}))
+    assert (v.kind, v.host) == ("capacity", 0)
+    assert check(inst, Placement({"a": (0, 1)})) == []
+
+
+def test_mask_whole_card_needs_empty_cards() -> None:
+    # two hosts of two cards; a share on card 0 of host 0 leaves it one empty card
+    inst = Instance("g", ("cpu",), (HostType("g", (100.0,), 2, gpus=2, gpu_capacity=(1000.0,)),),
+                    (App("s", (1.0,), 1, gpu_cards=1, gpu_per_card=(100.0,)),
+                     App("w", (1.0,), 2, gpu_cards=1, gpu_whole=True),
+                     App("ww", (1.0,), 1, gpu_cards=2, gpu_whole=True)),
+                    gpu_resources=("gpu_milli",))
+    st = ClusterState.from_placement(inst, np.array([0, UNPLACED, UNPLACED, UNPLACED]),
+                                     [(0,), (), (), ()])
+    assert list(st.mask(1)) == [True, True]
+    assert list(st.mask(2)) == [False, True]  # two whole cards: only host 1 has them
+    assert st.choose_cards(1, 0) == (1,)
+    st.place(1, 0, (1,))
+    assert list(st.mask(1)) == [False, True]  # host 0's cards are taken
+    assert list(st.mask(0)) == [True, True]  # card 0 still has room for a share
+
+
+def test_mask_keeps_an_app_to_the_host_types_it_may_use() -> None:
+    types = (HostType("ssd", (10.0,), 1, labels=(("disk", "ssd"),)),
+             HostType("hdd", (10.0,), 1, labels=(("disk", "hdd"),)),
+             HostType("t4", (10.0,), 1, gpus=1, gpu_capacity=(1000.0,), gpu_model="T4"),
+             HostType("v100", (10.0,), 1, gpus=1, gpu_capacity=(1000.0,), gpu_model="V100"))
+    inst = Instance("s", ("cpu",), types,
+                    (App("a", (1.0,), 1, node_selector=(("disk", "ssd"),)),
+                     App("g", (1.0,), 1, gpu_cards=1, gpu_per_card=(100.0,), gpu_models=("T4",))),
+                    gpu_resources=("gpu_milli",))
+    st = ClusterState(inst)
+    assert list(st.mask(0)) == [True, False, False, False]
+    assert list(st.mask(1)) == [False, False, True, False]

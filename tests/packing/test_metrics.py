@@ -91,3 +91,21 @@ def test_old_names_are_deprecated_aliases() -> None:
         with pytest.warns(DeprecationWarning, match=f"Metrics.{old} is deprecated; read Metrics.{new}"):
             assert getattr(m, old) == getattr(m, new)
     assert set(m.to_dict()) == {f.name for f in dataclasses.fields(m)}  # keys are the attribute names
+
+
+def test_containers_on_unknown_hosts_are_not_deployed() -> None:
+    inst, _ = sigma_like(15)
+    inst = inst.replace(apps=(App("a", (4.0, 8.0), 3),))
+    m = compute_metrics(inst, Placement({"a": (0, 99, UNPLACED)}))
+    assert (m.hosts, m.deployed, m.unplaced) == (1, 1, 2)
+
+
+def test_a_resource_a_cluster_lacks_is_left_out_of_its_sums() -> None:
+    # east has a GPU card, west none: west's U and F count the CPU only
+    inst = Instance("z", ("cpu",), (
+        HostType("g", (10.0,), 1, cluster="east", gpus=1, gpu_capacity=(1000.0,)),
+        HostType("c", (10.0,), 1, cluster="west")),
+        (App("a", (4.0,), 2),), gpu_resources=("gpu_milli",))
+    m = compute_metrics(inst, Placement({"a": (0, 1)}))
+    assert m.cluster_utilisation == pytest.approx({"east": (0.4 + 0.0) / 2, "west": 0.4})
+    assert m.fragmentation == pytest.approx(((0.6 + 1.0) + 0.6) / 2)

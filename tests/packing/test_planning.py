@@ -129,3 +129,16 @@ def test_stranded_by_hand() -> None:
                      [2.0, 4.0]])   # app 0 fits exactly: nothing stranded
     got = stranded(demand, free)
     assert got.tolist() == [[0.0, 10.0], [0.5, 3.0], [0.0, 0.0]]
+
+
+def test_scenario_gap_is_relative_to_the_plan() -> None:
+    from packing.model import Placement
+    from packing.plan_result import summarise
+
+    d = Demand((App("a", (1.0, 1.0, 0.0), 4),))
+    for price, bound, value in ((None, 1.0, 2.0), (3.0, 4.5, 6.0)):
+        offers = [HostOffer("h", 2000, 2 * GI, price=price)]
+        inst = build_instance(d, offers, [4])
+        s = summarise(inst, 1.0, Placement({"a": (0, 0, 1, 1)}), "feasible", bound, offers, 0.0)
+        assert (s.hosts, s.cost, s.bound) == (2, None if price is None else value, bound)
+        assert s.gap == pytest.approx((value - bound) / value)  # 0.5, then 0.25

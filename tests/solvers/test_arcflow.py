@@ -195,3 +195,18 @@ def test_uniform_kind_is_seeded_and_beats_first_fit() -> None:
     assert a.meta["planted_optimum"] is None
     total = sum(app.demand[0] * app.count for app in a.apps)
     assert ffd(a, "hosts").objective > -(-total // 1000)  # first fit misses the volume bound
+
+
+def test_mip_bound_at_its_time_limit_stays_below_the_planted_optimum() -> None:
+    # 120 items packed perfectly on 43 hosts; 0.3 s leave CBC at its root: the bound it reports
+    # (rounded up from its best bound) may not pass 43
+    import math
+
+    inst = generate_hard1d(3, n_items=120)
+    opt = inst.meta["planted_optimum"]
+    assert opt == 43
+    g = build_graph(inst)
+    lp = lp_bound(g)
+    assert lp is not None
+    out = solve_mip(g, math.ceil(lp - 1e-6), inst.n_hosts, 0.3)
+    assert out.bound <= opt

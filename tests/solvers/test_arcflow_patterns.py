@@ -149,3 +149,19 @@ def test_auto_proves_the_uniform_instances_heuristics_miss(seed: int, opt: int) 
     res = solve(inst, "auto", time_limit=120, seed=0)
     assert res.status == "optimal" and res.objective == opt == res.bound
     assert res.placement is not None and check(inst, res.placement, require_all=True) == []
+
+
+@pytest.mark.parametrize("max_patterns", [100, 200])
+def test_an_incomplete_enumeration_proves_nothing(max_patterns: int) -> None:
+    # Petersen packs on 4 hosts; too few patterns allowed: the enumeration stops short (at
+    # lower thresholds), its partition fails, and that must not claim "no packing on 4 hosts"
+    inst = petersen_instance()
+    g = af.build_graph(inst)
+    sol = af.lp_solution(g)
+    assert sol is not None
+    res = solve_patterns(g, sol[1], 4, time_limit=20, max_patterns=max_patterns)
+    assert not res.complete and res.patterns > 0
+    assert not res.infeasible
+    if res.counts is not None:
+        pl = af.checked_placement(inst, res.counts)
+        assert pl is not None and check(inst, pl, require_all=True) == []

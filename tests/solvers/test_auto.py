@@ -132,3 +132,66 @@ def test_settings_choose_the_stages(monkeypatch: pytest.MonkeyPatch) -> None:
     res = solve(inst, "auto", time_limit=60,
                 settings=dataclasses.replace(no_search, cpsat_small=0))
     assert seen == ["colgen"] and res.status == "optimal"
+
+
+def test_a_feasible_result_keeps_its_bound_below_the_objective() -> None:
+    # 150 containers with rules: four seconds leave auto above the volume bound (CP-SAT's or the
+    # tabu search's solution, not closed); a "feasible" result must say how far it may be off
+    from packing.bounds import lower_bounds
+    from packing.generators.random import generate_random
+
+    inst = generate_random(20, 150, rule_density=0.3, exclusion_density=0.1, cap_fraction=0.3,
+                           seed=5)
+    res = solve(inst, "auto", time_limit=4, seed=0)
+    assert res.placement is not None and check(inst, res.placement, require_all=True) == []
+    assert res.objective is not None and res.bound >= lower_bounds(inst).best
+    if res.status == "feasible":
+        assert res.bound < res.objective and res.gap is not None and res.gap > 0
+    else:
+        assert res.status == "optimal" and res.bound == res.objective
+
+
+def test_a_part_claiming_infeasible_beside_a_placement_proves_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a faulty part (CP-SAT replaced by one that always answers "infeasible") while first fit
+    # has placed everything: auto keeps its own bound and never calls the result optimal on it
+    import math
+
+    from test_exact_bruteforce import hard_instance
+
+    import solvers.cpsat as cpsat_module
+    from solvers.result import SolveResult
+
+    calls: list[int] = []
+
+    def faulty(inst: Instance, options: SolveOptions, **kw: object) -> SolveResult:
+        calls.append(1)
+        return SolveResult("infeasible", None, math.inf, None, None, "cpsat", 0.0, "hosts",
+                           {"bound": "faulty"}, "fault", ())
+
+    monkeypatch.setattr(cpsat_module, "solve_cpsat", faulty)
+    inst, opt = hard_instance(1)  # optimum 3 above the cheap bound 2
+    # no other part that could prove the optimum first (so the faulty one is asked)
+    quiet = AutoSettings(arcflow=False, patterns=False, cover_share=0.0, colgen_share=0.0)
+    res = solve(inst, "auto", time_limit=3, seed=0, settings=quiet)
+    assert calls
+    assert res.placement is not None and check(inst, res.placement, require_all=True) == []
+    assert res.proofs["bound"] != "faulty" and res.bound <= opt
+    assert res.status == "feasible" or res.objective == res.bound == opt
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_large_path_proves_only_what_its_cheap_bound_proves(seed: int) -> None:
+    # the large-scale path (forced here on a small instance whose optimum lies above the cheap
+    # bound) has no proof but the cheap bound: it may not call a placement above it optimal
+    from test_exact_bruteforce import hard_instance
+
+    from packing.bounds import lower_bounds
+
+    inst, opt = hard_instance(seed)
+    lb = lower_bounds(inst).best
+    assert opt > lb
+    res = solve(inst, "auto", time_limit=3, seed=0, settings=AutoSettings(spread_min_work=1))
+    assert res.placement is not None and check(inst, res.placement, require_all=True) == []
+    assert res.objective is not None and res.objective >= opt and res.bound == lb
+    assert res.status == "feasible"

@@ -97,3 +97,17 @@ def test_caps_limit_the_patterns() -> None:
     res = solve_cover(inst, 2, time_limit=60)
     assert res.host_of is not None
     assert check(inst, Placement.from_arrays(inst, res.host_of), require_all=True) == []
+
+
+def test_an_incomplete_pattern_list_proves_nothing() -> None:
+    # 3 + 3 + 4 | 7 + 3 | 6 + 4 fills 3 hosts exactly; the two-container patterns alone hold every
+    # app but no partition of the 7 containers: cut to them, the cover finds nothing and must not
+    # claim that no packing on 3 hosts exists
+    inst = _items([(3.0,), (3.0,), (4.0,), (7.0,), (3.0,), (6.0,), (4.0,)], (10.0,))
+    full = solve_cover(inst, 3)
+    assert full.complete and full.host_of is not None
+    short = solve_cover(inst, 3, max_patterns=8)
+    assert not short.complete and short.patterns == 5 and short.host_of is None
+    assert not short.infeasible
+    none = solve_cover(inst, 3, max_patterns=2)  # no pattern listed at all
+    assert not none.complete and none.host_of is None and not none.infeasible

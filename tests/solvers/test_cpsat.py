@@ -123,3 +123,17 @@ def test_item_symmetry_single_container_apps() -> None:
     assert [j for (a, j) in cm.x if a == 0] == [0]
     res = solve(inst, "cpsat", time_limit=5)
     assert res.status == "optimal" and res.objective == 3
+
+
+def test_bound_of_a_run_cut_short_stays_below_the_planted_optimum() -> None:
+    # a perfect packing of 120 items on 41 hosts: one second on one worker finds a packing on
+    # 42 or more, not the planted one; whatever it returns, the bound may not pass 41 and
+    # "optimal" must mean 41 hosts
+    from packing.generators.hard1d import generate_hard1d
+
+    inst = generate_hard1d(0, n_items=120)
+    opt = inst.meta["planted_optimum"]
+    assert opt == 41
+    res = solve_cpsat(inst, SolveOptions(time_limit=1.0, workers=1, seed=0))
+    assert res.objective is not None and res.bound <= opt
+    assert (res.status == "optimal") == (res.objective == opt)

@@ -95,3 +95,18 @@ def test_cost_cap_by_hand() -> None:
         2, 1, 1, 0]
     # with first fit's own bounds, one "dear" host (cost 3) takes everything too: at most 3
     assert count_bounds(inst).tolist() == [3, 1, 0, 0]
+
+
+def test_topology_bounds_by_hand() -> None:
+    from packing.topology import HOSTNAME, ZONE
+
+    def one(app: App) -> Instance:
+        return Instance("s", ("cpu",), (HostType("h", (10.0,), 1, labels=((ZONE, "z1"),)),),
+                        (app,))
+
+    # four containers of 1 fit one host; a zone spread keeps that (one type is one zone)
+    assert type_bound(one(App("a", (1.0,), 4, spreads=((ZONE, 1),))), 0) == 1
+    # a hostname spread depends on which hosts exist: the trivial bound, one host per container
+    assert type_bound(one(App("a", (1.0,), 4, spreads=((HOSTNAME, 1),))), 0) == 4
+    # a hostname domain cap is a per-host cap: two per host
+    assert type_bound(one(App("a", (1.0,), 4, domain_caps=((HOSTNAME, 2),))), 0) == 2
