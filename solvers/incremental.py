@@ -125,7 +125,7 @@ class IncrementalResult:
         status: ``"optimal"``, ``"feasible"``, ``"infeasible"`` or ``"unknown"``.
         placement: the plan on ``cluster.instance`` (checked), or ``None``.
         added: hosts (or cost) added, ``None`` without a plan.
-        lower_bound: proven lower bound on ``added``.
+        bound: proven lower bound on ``added``.
         moves: running containers moved by the plan.
         proofs: which part found the plan and which proved the bound.
         reason: why, when infeasible or unknown.
@@ -134,7 +134,7 @@ class IncrementalResult:
     status: str
     placement: Placement | None
     added: float | None
-    lower_bound: float
+    bound: float
     moves: int
     proofs: dict[str, str]
     reason: str | None = None

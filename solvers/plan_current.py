@@ -84,7 +84,7 @@ def current_scenario(instance: Instance, growth: float, offers: Sequence[HostOff
         return res
     r = plan_incremental(cluster, objective_of(offers), limit, time_limit=options.time_limit,
                          threads=options.threads, seed=options.seed)
-    res = summarise(inst, growth, r.placement, r.status, exist_value + r.lower_bound, offers,
+    res = summarise(inst, growth, r.placement, r.status, exist_value + r.bound, offers,
                     time.perf_counter() - t0, r.proofs, r.reason)
     added_hosts = None
     if r.placement is not None:
@@ -96,9 +96,9 @@ def current_scenario(instance: Instance, growth: float, offers: Sequence[HostOff
         cost = exist_cost + float(r.added or 0.0) if exist_cost is not None else None
         value = float(cost if cost is not None else hosts)
         res = dataclasses.replace(res, hosts=hosts, cost=cost,
-                                  gap=gap_of(value, exist_value + r.lower_bound))
+                                  gap=gap_of(value, exist_value + r.bound))
     moves.update(used=r.moves, added_hosts=added_hosts, added_cost=r.added if priced else None,
-                 added_bound=finite(r.lower_bound))
+                 added_bound=finite(r.bound))
     res = dataclasses.replace(res, moves=moves)
     if options.n_plus_one and r.placement is not None:
         res = with_n_plus_one(res, options, fixed)

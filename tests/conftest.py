@@ -1,4 +1,5 @@
-"""Shared fixtures: small hand-made instances and the path to ../shared/data (skip if absent)."""
+"""Shared fixtures: small hand-made instances, the path to ../shared/data (skip if absent), and the
+seeded Hypothesis profile."""
 
 from __future__ import annotations
 
@@ -7,6 +8,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run (a failure is reproducible and the suite's
+# verdict does not depend on luck); VBP_HYPOTHESIS=explore draws fresh ones.
+settings.register_profile("seeded", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("VBP_HYPOTHESIS", "seeded"))
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_DATA = Path(__file__).resolve().parent / "data"

@@ -31,7 +31,7 @@ def test_moves_change_the_answer(moves: int | None, added: float) -> None:
     r = plan_incremental(cl, "hosts", moves, time_limit=10, threads=1)
     assert r.status == "optimal"
     assert r.added == added
-    assert r.lower_bound == added
+    assert r.bound == added
     assert r.placement is not None
     assert not check(cl.instance, r.placement, require_all=True)
     assert moves_of(cl, r.placement) == (0 if moves == 0 else 1)
