@@ -258,19 +258,29 @@ def test_bad_quantities(tmp_path, req, field, reason):
 POD_RESOURCES = POD.format(req="").split("      requests")[0]
 """A pod up to its container's ``resources:`` line."""
 
+POD_CONTAINER = POD.format(req="").split("    resources:")[0]
+"""A pod up to its container's fields after ``name``."""
 
-@pytest.mark.parametrize("resources, field, reason", [
-    ("request: {cpu: 500m}", "Pod/p: spec.containers[0].resources.request",
+MISSPELT = "unknown field; did you mean 'resources'? (a container's requests are read from resources)"
+
+
+@pytest.mark.parametrize("container, field, reason", [
+    ("resources:\n      request: {cpu: 500m}", "Pod/p: spec.containers[0].resources.request",
      "unknown field; resources has limits, requests and claims"),
-    ("requests: {nvidia.com/gpu: 0.5}", "Pod/p: spec.containers[0].resources.requests.nvidia.com/gpu",
-     "GPU cards are whole, got 0.5"),
-    ("requests: {cpu: 2}\n      limits: {cpu: 1500m}", "Pod/p: spec.containers[0].resources.requests.cpu",
+    ("resources:\n      requests: {nvidia.com/gpu: 0.5}",
+     "Pod/p: spec.containers[0].resources.requests.nvidia.com/gpu", "GPU cards are whole, got 0.5"),
+    ("resources:\n      requests: {cpu: 2}\n      limits: {cpu: 1500m}",
+     "Pod/p: spec.containers[0].resources.requests.cpu",
      "2 is above the limit '1500m' (the API server refuses such a container)"),
+    ("resource: {requests: {cpu: 500m}}", "Pod/p: spec.containers[0].resource", MISSPELT),
+    ("Resources: {requests: {cpu: 500m}}", "Pod/p: spec.containers[0].Resources", MISSPELT),
+    ("requests: {cpu: 500m}", "Pod/p: spec.containers[0].requests",
+     "unknown field; requests belongs under resources (spec.containers[0].resources.requests)"),
 ])
-def test_resources_the_api_server_refuses(tmp_path, resources, field, reason):
+def test_fields_the_api_server_refuses(tmp_path, container, field, reason):
     """Sources: pods written here; a misspelt field is refused, not read as a zero request."""
     p = tmp_path / "bad.yaml"
-    p.write_text(POD_RESOURCES + f"      {resources}\n")
+    p.write_text(POD_CONTAINER + f"    {container}\n")
     with pytest.raises(InputError) as e:
         read_manifests(p)
     assert [(x.source, x.field, x.reason) for x in e.value.problems] == [(str(p), field, reason)]
@@ -481,27 +491,6 @@ def test_runtime_class_without_overhead_is_listed(tmp_path):
     m = read_manifests(p)
     assert demand(m, "p") == (0.1, 0.0)
     assert len(m.ignored) == 1 and "runtimeClassName" in m.ignored[0]
-
-
-POD_CONTAINER = POD.format(req="").split("    resources:")[0]
-"""A pod up to its container's fields after ``name``."""
-
-
-@pytest.mark.parametrize("line, field, reason", [
-    ("resource: {requests: {cpu: 500m}}", "Pod/p: spec.containers[0].resource",
-     "unknown field; did you mean 'resources'? (a container's requests are read from resources)"),
-    ("Resources: {requests: {cpu: 500m}}", "Pod/p: spec.containers[0].Resources",
-     "unknown field; did you mean 'resources'? (a container's requests are read from resources)"),
-    ("requests: {cpu: 500m}", "Pod/p: spec.containers[0].requests",
-     "unknown field; requests belongs under resources (spec.containers[0].resources.requests)"),
-])
-def test_a_misspelt_container_field_is_refused(tmp_path, line, field, reason):
-    """Sources: pods written here; a container's request under a misspelt key is not read as zero."""
-    p = tmp_path / "bad.yaml"
-    p.write_text(POD_CONTAINER + f"    {line}\n")
-    with pytest.raises(InputError) as e:
-        read_manifests(p)
-    assert [(x.source, x.field, x.reason) for x in e.value.problems] == [(str(p), field, reason)]
 
 
 def test_other_container_fields_pass(tmp_path):
