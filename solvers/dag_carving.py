@@ -332,6 +332,13 @@ def carve_cluster(part: Partition, hosts: list[tuple[str, tuple[float, float], i
         dem = np.repeat(np.array([a.demand for a in on_apps]), [a.count for a in on_apps], axis=0)
         np.add.at(on_load, on_host, dem)
     resid = np.maximum(base.host_capacity - on_load, 0.0)
+    alone = np.all(part.types[:, None, :] <= resid[None, :, :] + 1e-9, axis=2).any(axis=1)  # (Q,)
+    if not alone.all():
+        q = int(np.flatnonzero(~alone)[0])
+        offered = "; ".join(f"{n} x{c}: {list(shape)}" for n, shape, c in hosts)
+        raise input_error("--hosts", "", f"container type {part.types[q].round(3).tolist()} (cpu, mem) is "
+                          f"larger than every host ({offered}"
+                          + (", less the online containers" if on_apps else "") + "); give larger hosts")
     if carving == "nested":
         counts, best = _carve_nested(resid, part, large_share)
     else:
