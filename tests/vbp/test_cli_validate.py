@@ -67,6 +67,17 @@ def test_placement_with_violations(tmp_path: Path, capsys) -> None:
     assert code == 2 and "unknown host 'nowhere'" in err
 
 
+def test_a_placement_made_for_another_instance_is_named(tmp_path: Path, capsys) -> None:
+    inst = write(tmp_path, "g.json", GOOD)
+    other = write(tmp_path, "o.json", {"instance": "other", "hosts": {"a": ["h#0", "h#1"], "b": ["h#2"]}})
+    code, out, err = run(["validate", inst, "--placement", other], capsys)
+    assert code == 0 and "feasible" in out  # the checker is the judge; the name is a hint
+    assert f"warning: {other} was made for instance 'other', this is 'g'" in err
+    same = write(tmp_path, "s.json", {"instance": "g", "hosts": {"a": ["h#0", "h#1"], "b": ["h#2"]}})
+    code, _, err = run(["validate", inst, "--placement", same], capsys)
+    assert code == 0 and "warning" not in err
+
+
 def test_console_script_no_traceback(tmp_path: Path) -> None:
     bad = write(tmp_path, "y.yaml", "apps: [\n")
     r = subprocess.run([sys.executable, "-c", "from vbp.cli import main; main()", "validate", bad],

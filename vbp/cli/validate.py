@@ -15,6 +15,7 @@ import sys
 import click
 
 from packing.checker import check
+from packing.documents import read_document
 from packing.errors import EXIT_INFEASIBLE, EXIT_INPUT
 from packing.io import escape_control, load_placement
 from vbp.cli.common import data_options, load_any
@@ -51,6 +52,10 @@ def validate(path: str, placement_path: str | None, require_all: bool, as_json: 
     if placement_path is not None:
         pl = load_placement(placement_path, inst)
         problems += [f"{placement_path}: {v}" for v in check(inst, pl, require_all=require_all)]
+        named = read_document(placement_path).get("instance")
+        if isinstance(named, str) and named != inst.name:  # the checker is the judge; a hint only
+            click.echo(f"warning: {escape_control(placement_path)} was made for instance "
+                       f"{escape_control(repr(named))}, this is {escape_control(repr(inst.name))}", err=True)
     if as_json:
         click.echo(json.dumps(tagged("validate", {
             "path": path, "valid": not (problems or infeasible), "feasible": not infeasible,
