@@ -157,6 +157,33 @@ def check_target(path: str | Path | None, option: str, *, force: bool = False,
         raise InputError([Problem(str(path), option, f"already exists; {remedy}")])
 
 
+def check_writable(path: str | Path, option: str) -> None:
+    """An output path that can be written (missing folders are created when writing).
+
+    The target is not a folder and, when it exists, is writable; the nearest existing parent is a
+    folder vbp may write in.
+
+    Raises:
+        InputError: naming the path, the option and the reason.
+    """
+    p = Path(path)
+
+    def bad(reason: str) -> InputError:
+        return InputError([Problem(str(path), option, reason)])
+
+    if p.is_dir():
+        raise bad("is a folder, expected a file name")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise bad("cannot be written (permission denied)")
+    parent = p.parent if str(p.parent) else Path(".")
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise bad(f"cannot be written: {str(parent)!r} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise bad(f"cannot be written: no permission to write in folder {str(parent)!r}")
+
+
 def same_file(a: str | Path, b: str | Path) -> bool:
     """Whether ``a`` and ``b`` are the same existing file (device and inode; links followed)."""
     try:
@@ -321,5 +348,5 @@ def write_text(path: str | Path, text: str) -> Path:
     return Path(path)
 
 
-__all__ = ["ANONYMOUS", "TEMP_MARK", "atomic_path", "check_target", "is_temporary",
+__all__ = ["ANONYMOUS", "TEMP_MARK", "atomic_path", "check_target", "check_writable", "is_temporary",
            "remove_stale_temporaries", "same_file", "save_figure", "temp_path", "write_text", "write_with"]

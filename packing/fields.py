@@ -11,7 +11,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from packing.errors import Problem
+import numpy as np
+
+from packing.errors import InputError, Problem
 from packing.validation import MAX_NUMBER, has_control, name_list
 from packing.validation import describe as _kind
 from packing.validation import short as _short
@@ -146,7 +148,6 @@ class FieldReader:
                 self.bad(f"{field}.{k}" if field else k,
                          f"unknown field; allowed: {', '.join(sorted(allowed))}")
 
-
     def other_vbp_format(self, d: Mapping[str, Any], field: str, expected: str) -> bool:
         """Whether ``d`` is another kind of vbp file (its ``format`` is ``vbp-...``, not ``expected``).
 
@@ -154,14 +155,42 @@ class FieldReader:
         other fields of, say, a placement given as an instance are no use to report.
         """
         fmt = d.get("format", expected)
-        if not isinstance(fmt, str) or fmt == expected or not fmt.startswith("vbp-"):
+        what = other_vbp_kind(fmt, expected)
+        if what is None:
             return False
-        kind, want = (f"{'an' if k[:1] in 'aeiou' else 'a'} {k}"
-                      for k in (fmt[4:].split("/")[0], expected[4:].split("/")[0]))
-        what = f" ({kind} file, not {want})" if kind != want else ""
-        self.bad(f"{field}.format" if field else "format",
-                 f"expected {expected!r}, got {fmt!r}{what}")
+        self.bad(f"{field}.format" if field else "format", f"expected {expected!r}, got {fmt!r}{what}")
         return True
+
+
+def other_vbp_kind(fmt: Any, expected: str) -> str | None:
+    """What a ``format`` of another vbp kind is, as a note for a message.
+
+    Returns:
+        `` (a placement file, not an instance)`` for ``vbp-placement/1`` where ``expected`` is
+        ``vbp-instance/1``; ``""`` for another version of the expected kind; ``None`` when ``fmt``
+        is ``expected`` or no vbp format.
+    """
+    if not isinstance(fmt, str) or fmt == expected or not fmt.startswith("vbp-"):
+        return None
+    kind, want = (f"{'an' if k[:1] in 'aeiou' else 'a'} {k}"
+                  for k in (fmt[4:].split("/")[0], expected[4:].split("/")[0]))
+    return f" ({kind} file, not {want})" if kind != want else ""
+
+
+MAX_SEED = 2**32 - 1
+"""Largest seed a front door takes (NumPy's legacy global generator takes seeds below 2^32)."""
+
+
+def check_whole(value: object, name: str, least: int = 0, most: int | None = None) -> None:
+    """A front door's whole-number option (an ``int`` or NumPy integer, not a bool) in its range.
+
+    Raises:
+        InputError: naming ``name`` (source ``<options>``) and the range.
+    """
+    v = int(value) if isinstance(value, int | np.integer) and not isinstance(value, bool) else None
+    if v is None or v < least or (most is not None and v > most):
+        span = f"in {least}..{most}" if most is not None else f">= {least}"
+        raise InputError([Problem("<options>", name, f"expected a whole number {span}, got {value!r}")])
 
 
 def check_plain(r: FieldReader, v: Any, field: str) -> None:
@@ -184,4 +213,4 @@ def check_plain(r: FieldReader, v: Any, field: str) -> None:
                   f"{_kind(x)}")
 
 
-__all__: list[str] = ["FieldReader", "check_plain"]
+__all__: list[str] = ["MAX_SEED", "FieldReader", "check_plain", "check_whole", "other_vbp_kind"]

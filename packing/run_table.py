@@ -10,12 +10,11 @@ from __future__ import annotations
 import csv
 import importlib.util
 import math
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from packing.atomic import atomic_path, write_with
+from packing.atomic import atomic_path, check_writable, write_with
 from packing.comparison import gap
 from packing.errors import input_error
 
@@ -49,8 +48,8 @@ def output_format(path: str | Path) -> str:
     """Check where the table goes, before any work: ``"csv"`` or ``"parquet"``.
 
     Raises:
-        InputError: an unknown suffix, Parquet without pyarrow, a missing or unwritable folder, or a
-            path that is a folder.
+        InputError: an unknown suffix, Parquet without pyarrow, or a path that cannot be written
+            (:func:`packing.atomic.check_writable`).
     """
     p = Path(path)
     fmt = FORMATS.get(p.suffix.lower())
@@ -60,15 +59,7 @@ def output_format(path: str | Path) -> str:
     if fmt == "parquet" and importlib.util.find_spec("pyarrow") is None:
         raise input_error("--out", str(path), "writing Parquet needs pyarrow (pip install pyarrow, or "
                           "'vbp-toolkit[parquet]'); or write .csv")
-    if p.is_dir():
-        raise input_error("--out", str(path), "is a folder")
-    folder = p.parent if str(p.parent) else Path(".")
-    while not folder.exists() and folder != folder.parent:  # writing creates missing folders
-        folder = folder.parent
-    if not folder.is_dir():
-        raise input_error("--out", str(path), f"cannot be written: {str(folder)!r} is not a folder")
-    if not os.access(folder, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise input_error("--out", str(path), "not writable")
+    check_writable(p, "--out")
     return fmt
 
 

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from packing.feasibility import ClusterState
+from packing.fields import MAX_SEED, check_whole
 from packing.model import UNPLACED, Instance, Placement
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult
 
@@ -84,10 +85,6 @@ class StopFlag:
         return f"StopFlag(set={self.is_set()})"
 
 
-MAX_SEED = 2**32 - 1
-"""The largest seed a front door takes (as the command line)."""
-
-
 def check_run_options(time_limit: float, workers: int, seed: int, *, workers_name: str = "workers") -> None:
     """The checks of a front door's solver options: the command line's ranges for Python callers.
 
@@ -97,17 +94,12 @@ def check_run_options(time_limit: float, workers: int, seed: int, *, workers_nam
     """
     from packing.errors import input_error
 
-    def whole(x: object) -> bool:
-        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float, np.number)) \
+    if isinstance(time_limit, bool) or not isinstance(time_limit, int | float | np.number) \
             or not math.isfinite(float(time_limit)) or float(time_limit) <= 0:
         raise input_error("<options>", "time_limit", f"expected a finite number of seconds above 0, got "
                           f"{time_limit!r}")
-    if not whole(workers) or int(workers) < 1:
-        raise input_error("<options>", workers_name, f"expected a whole number >= 1, got {workers!r}")
-    if not whole(seed) or not 0 <= int(seed) <= MAX_SEED:
-        raise input_error("<options>", "seed", f"expected a whole number in 0..{MAX_SEED}, got {seed!r}")
+    check_whole(workers, workers_name, 1)
+    check_whole(seed, "seed", 0, MAX_SEED)
 
 
 @dataclass(frozen=True)

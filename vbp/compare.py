@@ -11,8 +11,6 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from packing.comparison import ComparisonRow as Row
 from packing.comparison import json_number, summarise
 from packing.errors import input_error
@@ -63,16 +61,15 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
     from tqdm import tqdm
 
     from packing.evaluation import Scenario, SerialExecutor
+    from packing.fields import check_whole
     from packing.simulator import sample_orders
     from policies.runner import check_policies, order_tasks, run_task, snapshot_tasks
     from solvers.base import check_run_options
     from solvers.optimum import comparison_optimum
 
     check_run_options(time_limit, 1, seed)
-    if isinstance(orders, bool) or not isinstance(orders, (int, np.integer)) or orders < 1:
-        raise input_error("<options>", "orders", f"expected a whole number >= 1, got {orders!r}")
-    if isinstance(snapshots, bool) or not isinstance(snapshots, (int, np.integer)) or snapshots < 0:
-        raise input_error("<options>", "snapshots", f"expected a whole number >= 0, got {snapshots!r}")
+    check_whole(orders, "orders", 1)
+    check_whole(snapshots, "snapshots", 0)
     if not 0.0 <= float(keep) <= 1.0:
         raise input_error("<options>", "keep", f"expected a probability in [0, 1], got {keep!r}")
     check_policies(policy_names, inst, seed)  # a bad file or an agent of another shape: before the solve

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from packing.errors import InputError, Problem
+from packing.fields import other_vbp_kind
 from packing.io import escape_control, read_document, write_document
 from packing.model import Instance
 from policies import kernels
@@ -107,13 +108,10 @@ class SwarmPolicy(ScoringPolicy):
             raise InputError([Problem(source, "", "expected a JSON object")])
         if doc.get("format") != POLICY_FORMAT or doc.get("kind") != KIND:
             fmt = doc.get("format")
-            kind = fmt[4:].split("/")[0] if isinstance(fmt, str) and fmt.startswith("vbp-") else ""
-            other = bool(kind) and fmt != POLICY_FORMAT
-            what = f" ({'an' if kind[:1] in 'aeiou' else 'a'} {kind} file, not a policy)" if (
-                other) else ""
+            what = other_vbp_kind(fmt, POLICY_FORMAT)
             probs.append(Problem(source, "format", f"expected format {POLICY_FORMAT!r} and kind "
-                                 f"{KIND!r}, got {fmt!r} / {doc.get('kind')!r}{what}"))
-            if other:  # another kind of vbp file: its other fields are no use to report
+                                 f"{KIND!r}, got {fmt!r} / {doc.get('kind')!r}{what or ''}"))
+            if what:  # another kind of vbp file: its other fields are no use to report
                 raise InputError(probs)
         feats = doc.get("features")
         w = doc.get("weights")

@@ -115,13 +115,13 @@ def test_bad_options_exit_2_before_any_work(tmp_path: Path, capsys: pytest.Captu
 def test_unwritable_folder_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                   monkeypatch: pytest.MonkeyPatch) -> None:
     if os.geteuid() == 0:  # root may write anywhere: let the permission check see a read-only folder
-        monkeypatch.setattr("packing.run_table.os.access", lambda path, mode: False)
+        monkeypatch.setattr("packing.atomic.os.access", lambda path, mode: False)
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o500)
     try:
         with pytest.raises(SystemExit) as e:
             main(["sweep", "sigma", "--out", str(ro / "r.csv")])
-        assert e.value.code == 2 and "not writable" in capsys.readouterr().err
+        assert e.value.code == 2 and "no permission to write in folder" in capsys.readouterr().err
     finally:
         ro.chmod(0o700)

@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from packing.atomic import check_writable
 from packing.coverage import UNCOVERED_MODES
 from packing.errors import InputError, Problem
+from packing.fields import MAX_SEED
 from packing.model import Instance
-
-MAX_SEED = 2**32 - 1
-"""Largest seed (NumPy's legacy global generator takes seeds below 2^32)."""
 
 SEED = click.IntRange(0, MAX_SEED)
 """The type of every ``--seed`` option: a whole number in ``0 .. 2^32 - 1``."""
@@ -159,24 +157,10 @@ def check_output(path: str | None, option: str, suffixes: Sequence[str] = INSTAN
     """
     if path is None:
         return
-    p = Path(path)
-
-    def bad(reason: str) -> InputError:
-        return InputError([Problem(str(path), option, reason)])
-
-    if p.suffix.lower() not in suffixes:
-        raise bad(f"expected a file name ending in {', '.join(suffixes)}")
-    if p.is_dir():
-        raise bad("is a folder, expected a file name")
-    if p.exists() and not os.access(p, os.W_OK):
-        raise bad("cannot be written (permission denied)")
-    parent = p.parent if str(p.parent) else Path(".")
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise bad(f"cannot be written: {str(parent)!r} is not a folder")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise bad(f"cannot be written: no permission to write in folder {str(parent)!r}")
+    if Path(path).suffix.lower() not in suffixes:
+        raise InputError([Problem(str(path), option,
+                                  f"expected a file name ending in {', '.join(suffixes)}")])
+    check_writable(path, option)
 
 
 def ray_address_option(needs: str) -> Any:

@@ -17,7 +17,8 @@ import click
 from packing.checker import check
 from packing.documents import read_document
 from packing.errors import EXIT_INFEASIBLE, EXIT_INPUT
-from packing.io import escape_control, load_placement
+from packing.io import escape_control
+from packing.placement_file import placement_from_dict
 from vbp.cli.common import data_options, load_any
 from vbp.cli.formats import tagged
 
@@ -50,9 +51,10 @@ def validate(path: str, placement_path: str | None, require_all: bool, as_json: 
         problems += [f"{path}: initial: {v}" for v in check(inst, inst.initial)]
     infeasible = [f"{path}: infeasible: {r}" for r in explain_infeasibility(inst)]
     if placement_path is not None:
-        pl = load_placement(placement_path, inst)
+        doc = read_document(placement_path)
+        pl = placement_from_dict(doc, inst, placement_path)
         problems += [f"{placement_path}: {v}" for v in check(inst, pl, require_all=require_all)]
-        named = read_document(placement_path).get("instance")
+        named = doc.get("instance")  # a mapping: placement_from_dict refused anything else
         if isinstance(named, str) and named != inst.name:  # the checker is the judge; a hint only
             click.echo(f"warning: {escape_control(placement_path)} was made for instance "
                        f"{escape_control(repr(named))}, this is {escape_control(repr(inst.name))}", err=True)
