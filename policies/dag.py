@@ -2,7 +2,7 @@
 
 FIFO, shortest job first (by remaining task-seconds; SJF-CP: the longest path first within the job;
 SJF-reserve: SJF-CP keeping a share of the containers some stages need exclusively away from long
-tasks that fit elsewhere; SJF-headroom: SJF-reserve whose giant jobs leave a share of every type free),
+tasks that fit elsewhere; SJF-headroom: SJF-CP whose giant jobs leave a share of every type free),
 critical path first, random and a Decima-like slot (one container type, heuristic stage choice).
 
 Each picks a runnable stage by its own priority, then the smallest container type (by size relative
@@ -252,16 +252,16 @@ class SjfReserve(SjfCriticalPath):
 
 
 class SjfHeadroom(SjfReserve):
-    """SJF-reserve with a giant job's headroom, spare types and ramp (see :class:`SjfReserve`).
+    """SJF-CP with a giant job's headroom, spare types and ramp (see :class:`SjfReserve`).
 
-    ``SjfReserve(giant_s=1000, headroom=0.1, quiet_s=100, spare=0.5, stagger_s=100)``: a job whose
-    unfinished tasks keep the containers its stages fit busy 1,000 s or more (spread over all of them)
-    leaves 10 % of every type's containers free, so a job arriving while it runs finds some at once
-    instead of waiting for a giant's task to end; the giant is one job of many and runs many rounds
+    ``SjfReserve(reserve=0, giant_s=1000, headroom=0.1, quiet_s=100, spare=0.5, stagger_s=100)``: a
+    job whose unfinished tasks keep the containers its stages fit busy 1,000 s or more (spread over all
+    of them) leaves 10 % of every type's containers free, so a job arriving while it runs finds some at
+    once instead of waiting for a giant's task to end; the giant is one job of many and runs many rounds
     anyway, so it loses little. Its long stages leave alone a protected type with fewer than half the
     containers they fit, and ramp up over one task duration so that their tasks end spread out. When
     the giant is the only unfinished job and no job has arrived for 100 s, it may take every container.
-    The five values were chosen on design samples (``docs/dag-bounds.md``).
+    Other jobs keep no reserve. The six values were chosen on design samples (``docs/dag-bounds.md``).
 
     Args:
         partition: the partition the policy runs on.
@@ -270,7 +270,7 @@ class SjfHeadroom(SjfReserve):
     name = "sjf-headroom"
 
     def __init__(self, partition: str | None = None) -> None:
-        super().__init__(partition, giant_s=1000.0, headroom=0.1, quiet_s=100.0, spare=0.5,
+        super().__init__(partition, reserve=0.0, giant_s=1000.0, headroom=0.1, quiet_s=100.0, spare=0.5,
                          stagger_s=100.0)
 
 

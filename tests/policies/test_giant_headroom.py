@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from dag_episode import first_actions, jct_by_name
+from test_sjf_reserve import TWO_TYPES as RESERVE_TYPES
+from test_sjf_reserve import short_and_long
 
 from packing.dag.bounds import capacity_bound
 from packing.dag.engine import WAIT, Cluster, DagAction, DagEngine, Overheads
@@ -137,3 +139,13 @@ def test_sjf_headroom_seeded_and_above_the_bound(seed: int) -> None:
     cb = capacity_bound(w, cl, Overheads())
     assert runs[0].mean_jct >= cb.mean_jct - 1e-6
     assert np.all(runs[0].jct >= cb.jct - 1e-6)
+
+
+def test_sjf_headroom_keeps_no_reserve_for_other_jobs() -> None:
+    """SJF-reserve's hand-computed episode (``test_sjf_reserve.short_and_long``): X (4,000 task-seconds
+    over 12 containers, 333 s < 1,000 s) is no giant and SJF-headroom keeps no reserve for it, so its
+    long stage fills type 1 as under SJF-CP (Y 204 s, X 404 s) where SJF-reserve keeps one container of
+    type 1 for Y's stage (Y 25 s, X 400 s)."""
+    w = short_and_long()
+    assert jct_by_name(w, RESERVE_TYPES, make_dag_policy("sjf-headroom")) == {"Y": 204.0, "X": 404.0}
+    assert jct_by_name(w, RESERVE_TYPES, make_dag_policy("sjf-reserve")) == {"Y": 25.0, "X": 400.0}
