@@ -5,7 +5,8 @@ arrival and every draw. It tells, on one sample of ``benchmarks/bench_dag_bounds
 carving and seed), how much of the gap between the best policy and the capacity bound a schedule can
 close. A candidate is SJF-headroom (or ``--policy``) whose key of each job is multiplied by a per-job
 factor; from all factors 1 (the policy itself), each step changes one or two factors at random (times
-0, 0.1, 0.3, 3, 10 or 100; a factor of 0 goes back to 1) and keeps the change when the mean JCT drops.
+0, 0.1, 0.3, 3, 10 or 100; a factor of 0 stays 0: that job keeps the first claim) and keeps the change
+when the mean JCT drops.
 Seeded (``--search-seed``) and counted in episodes (``--evaluations``), so a run gives the same result
 on every machine. Prints the policy's mean JCT, every improvement and the final ``mean JCT / capacity
 bound``; every episode goes through the engine, whose launches the engine checks.
@@ -25,15 +26,15 @@ from packing.dag.engine import Cluster, DagEngine, DagObservation, Overheads
 from packing.dag.loader import load_dag_folder
 from packing.dag.model import Workload
 from packing.dag.policy import run_dag
-from policies.dag import SjfCriticalPath, SjfHeadroom, SjfReserve
+from policies.dag import DAG_POLICIES, StagePriority
 from vbp.jobfusion import carve_sample, parse_hosts, sample_jobs
 
-BASES: dict[str, type[SjfCriticalPath]] = {"sjf-headroom": SjfHeadroom, "sjf-reserve": SjfReserve,
-                                            "sjf-cp": SjfCriticalPath}
+# the policies whose key is the job's remaining task-seconds (a factor scales it)
+BASES = {name: DAG_POLICIES[name] for name in ("sjf-headroom", "sjf-reserve", "sjf-cp")}
 FACTORS = (0.0, 0.1, 0.3, 3.0, 10.0, 100.0)
 
 
-def scaled(base: type[SjfCriticalPath], factor: np.ndarray) -> SjfCriticalPath:
+def scaled(base: type[StagePriority], factor: np.ndarray) -> StagePriority:
     """``base`` whose key of job ``j`` is multiplied by ``factor[j]``, shape ``(J,)``."""
 
     class Scaled(base):  # type: ignore[misc, valid-type]
@@ -44,8 +45,8 @@ def scaled(base: type[SjfCriticalPath], factor: np.ndarray) -> SjfCriticalPath:
     return Scaled(None)
 
 
-def search(sample: Workload, cluster: Cluster, base: type[SjfCriticalPath], *, seed: int, evaluations: int,
-           search_seed: int = 0, overheads: Overheads | None = None,
+def search(sample: Workload, cluster: Cluster, base: type[StagePriority], *, seed: int,
+           evaluations: int, search_seed: int = 0, overheads: Overheads | None = None,
            report: bool = False) -> tuple[float, float, np.ndarray]:
     """Local search over per-job key factors (module docstring).
 

@@ -37,13 +37,14 @@ def test_search_starts_at_the_policy_and_stays_above_the_bound() -> None:
     w = sample_jobs(load_dag_folder(FIXTURE), None, 3, 0.0)  # all six jobs at once
     cl = carve_sample(w, "constrained", q=2, hosts=parse_hosts("32c64g:1"), seed=3).cluster
     policy, _ = run_dag(DagEngine(w, cl, overheads=Overheads(), seed=3), make_dag_policy("sjf-headroom"))
-    runs = [mod.search(w, cl, mod.SjfHeadroom, seed=3, evaluations=25, search_seed=s) for s in (1, 1, 2)]
+    base = mod.BASES["sjf-headroom"]
+    runs = [mod.search(w, cl, base, seed=3, evaluations=25, search_seed=s) for s in (1, 1, 2)]
     start, best, factor = runs[0]
     assert start == pytest.approx(policy.mean_jct, abs=1e-9)  # all factors 1: the policy itself
     assert best < start  # here the search finds a better order (997.1 s to 869.6 s)
     assert best >= capacity_bound(w, cl, Overheads(), seed=3).mean_jct - 1e-6
     assert runs[1][1] == best and np.array_equal(runs[1][2], factor)  # seeded
-    replay, _ = run_dag(DagEngine(w, cl, overheads=Overheads(), seed=3), mod.scaled(mod.SjfHeadroom, factor))
+    replay, _ = run_dag(DagEngine(w, cl, overheads=Overheads(), seed=3), mod.scaled(base, factor))
     assert replay.mean_jct == pytest.approx(best, abs=1e-9)
 
 
