@@ -23,11 +23,12 @@ import numpy as np
 from packing.dag.bounds import capacity_bound
 from packing.dag.bounds import critical_path_bounds as dag_bounds
 from packing.dag.carving import HOST_SHAPES, parse_hosts, sample_jobs
-from packing.dag.engine import DagEngine, Overheads
+from packing.dag.engine import DagEngine, DagResult, Overheads
 from packing.dag.model import Workload
 from packing.dag.partition import partition
 from packing.dag.policy import DagPolicy, run_dag
 from policies.dag import resolve_dag_policy
+from policies.dag_search import search_base, search_schedule
 from solvers.dag_carving import Carved, carve_cluster, carve_sweep
 
 
@@ -102,45 +103,79 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
                 hosts: list[tuple[str, tuple[float, float], int]] | None = None,
                 online: np.ndarray | None = None, online_share: float = 0.0, surges: int = 0,
                 preempt: bool = False, overheads: Overheads | None = None, seed: int = 0,
-                carving: str = "proportional", large_share: float = 1.0) -> dict[str, Any]:
-    """Run each policy on its partition's carved cluster; bounds and gaps.
+                carving: str = "proportional", large_share: float = 1.0, search: int = 0,
+                search_policy: str = "sjf-headroom", search_seed: int = 0) -> dict[str, Any]:
+    """Run each policy on its partition's carved cluster; bounds and gaps; optionally a schedule search.
 
-    ``carving`` and ``large_share`` choose the container counts (see :func:`carve_cluster`).
+    ``carving`` and ``large_share`` choose the container counts (see :func:`carve_cluster`). With
+    ``search`` > 0, :func:`policies.dag_search.search_schedule` runs ``search`` episodes from the
+    SJF-family policy ``search_policy`` on that policy's carved cluster (same engine settings as the
+    policies; steps seeded by ``search_seed``): a clairvoyant schedule, an upper bound on the optimum.
 
     Returns:
-        ``{"bounds": {...}, "policies": [PolicyRow as dict, ...], "clusters": {...}}``.
+        ``{"bounds": {...}, "policies": [PolicyRow as dict, ...], "clusters": {...}, "search": None or
+        {PolicyRow as dict (named ``search (<policy>)``), "base", "evaluations", "search_seed",
+        "start_mean_jct", "jobs_reordered", "episodes", "factors", "improvements", "seconds"},
+        "best_found_mean_jct": least mean JCT of the policies and the search, ...}``.
+
+    Raises:
+        InputError: ``search_policy`` is not an SJF-family policy (:data:`policies.dag_search.SEARCH_BASES`).
+        ValueError: ``search`` < 0.
     """
+    if search < 0:
+        raise ValueError(f"search must be 0 or more episodes, got {search}")
     oh = Overheads() if overheads is None else overheads
+    partitions = [p.partition for p in policies]
+    if search > 0:
+        partitions.append(search_base(search_policy).partition)
     carved: dict[str, Carved] = {}
-    for p in policies:
-        if p.partition not in carved:
-            carved[p.partition] = carve_sample(workload, p.partition, q=q, hosts=hosts, online=online,
-                                               online_share=online_share, surges=surges, seed=seed,
-                                               carving=carving, large_share=large_share)
+    for part in partitions:
+        if part not in carved:
+            carved[part] = carve_sample(workload, part, q=q, hosts=hosts, online=online,
+                                        online_share=online_share, surges=surges, seed=seed,
+                                        carving=carving, large_share=large_share)
     cap = np.max([c.cluster.capacity for c in carved.values()], axis=0)
     drawn = None if preempt else seed  # a preemption's relaunch leaves the stages' own streams
     b = dag_bounds(workload, cap, oh, seed=drawn)
     cb = {k: capacity_bound(workload, c.cluster, oh, seed=drawn) for k, c in carved.items()}
     cap_jct = min(v.mean_jct for v in cb.values())
     makespan = max(b["makespan"], min(v.makespan for v in cb.values()))
+
+    def row(name: str, part: str, res: DagResult, decision_ms: float) -> dict[str, Any]:
+        c = carved[part].cluster
+        return asdict(PolicyRow(
+            name, part, c.n_types, int(len(c.slot_type)), res.mean_jct, res.makespan,
+            res.utilisation, res.idle_share, decision_ms, res.decisions,
+            res.mean_jct / b["critical_path_mean_jct"] - 1.0 if b["critical_path_mean_jct"] > 0 else 0.0,
+            res.mean_jct / cb[part].mean_jct - 1.0 if cb[part].mean_jct > 0 else 0.0,
+            res.makespan / makespan - 1.0 if makespan > 0 else 0.0, res.preempted,
+            res.jct.tolist()))
+
     rows = []
     for p in policies:
-        c = carved[p.partition]
-        eng = DagEngine(workload, c.cluster, overheads=oh, seed=seed, preempt=preempt)
+        eng = DagEngine(workload, carved[p.partition].cluster, overheads=oh, seed=seed, preempt=preempt)
         res, secs = run_dag(eng, p)
-        rows.append(asdict(PolicyRow(
-            p.name, p.partition, c.cluster.n_types, int(len(c.cluster.slot_type)), res.mean_jct, res.makespan,
-            res.utilisation, res.idle_share, float(secs.mean() * 1e3) if len(secs) else 0.0, res.decisions,
-            res.mean_jct / b["critical_path_mean_jct"] - 1.0 if b["critical_path_mean_jct"] > 0 else 0.0,
-            res.mean_jct / cb[p.partition].mean_jct - 1.0 if cb[p.partition].mean_jct > 0 else 0.0,
-            res.makespan / makespan - 1.0 if makespan > 0 else 0.0, res.preempted,
-            res.jct.tolist())))
+        rows.append(row(p.name, p.partition, res, float(secs.mean() * 1e3) if len(secs) else 0.0))
+    found: dict[str, Any] | None = None
+    if search > 0:
+        part = search_base(search_policy).partition
+        s = search_schedule(workload, carved[part].cluster, search_policy, seed=seed, evaluations=search,
+                            search_seed=search_seed, overheads=oh, preempt=preempt)
+        found = row(f"search ({search_policy})", part, s.result, s.decision_ms)
+        found.update(base=search_policy, evaluations=search, search_seed=search_seed,
+                     start_mean_jct=s.start_mean_jct, jobs_reordered=s.jobs_reordered, episodes=s.episodes,
+                     factors=s.factors.tolist(), improvements=[list(i) for i in s.improvements],
+                     seconds=s.seconds)
+    best = min([r["mean_jct"] for r in rows] + ([found["mean_jct"]] if found is not None else []),
+               default=None)
     return {
         "bounds": {"critical_path_mean_jct": b["critical_path_mean_jct"], "capacity_mean_jct": cap_jct,
                    "overheads": "least" if drawn is None else "drawn",
                    "capacity_by_partition": {k: v.mean_jct for k, v in cb.items()},
                    "capacity_parts": {k: v.parts for k, v in cb.items()}, "makespan": makespan},
         "policies": rows,
+        "search": found,
+        "best_found_mean_jct": best,
         "carving": {"method": carving, "large_share": large_share},
         "clusters": {k: {"types": v.cluster.types.round(3).tolist(), "containers": v.cluster.counts.tolist(),
                          "online_share": v.online_share, "carved_share": v.carved_share}

@@ -79,6 +79,14 @@ def jobs() -> None:
               help="Seeded online surges that reclaim a host's offline containers for 60-600 s.")
 @click.option("--preempt", is_flag=True, help="Surges kill running offline tasks (else online waits).")
 @click.option("--no-overheads", is_flag=True, help="No scheduling delay, container start or preemption cost.")
+@click.option("--search", "search", type=click.IntRange(0, 1_000_000), default=0, show_default=True,
+              help="After the policies, search this many episodes for a lower mean JCT: per-job multipliers "
+                   "of --search-policy's key, each candidate a whole seeded episode (clairvoyant: an upper "
+                   "bound on the optimum, not a policy); 0: no search.")
+@click.option("--search-policy", default="sjf-headroom", show_default=True,
+              help="The policy the search starts from: sjf-headroom, sjf-reserve, sjf-cp or sjf (a job's "
+                   "key is its remaining work).")
+@click.option("--search-seed", type=SEED, default=0, show_default=True, help="Seed of the search's steps.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Plot the JCT distribution of each policy (CDF) with the critical-path and capacity "
@@ -87,16 +95,20 @@ def jobs() -> None:
 def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, hosts: str,
             interarrival: float, carving: str, large_share: float, trace_arrivals: bool, online: str | None,
             online_share: float, surges: int,
-            preempt: bool, no_overheads: bool, as_json: bool, plot: str | None, force: bool) -> None:
+            preempt: bool, no_overheads: bool, search: int, search_policy: str, search_seed: int,
+            as_json: bool, plot: str | None, force: bool) -> None:
     """Run DAG scheduling policies on a seeded sample of DATA's jobs, against the bounds.
 
-    DATA is a folder laid out like alibaba-v2018-batch-dag (batch_task*.csv with a header).
+    DATA is a folder laid out like alibaba-v2018-batch-dag (batch_task*.csv with a header). With
+    --search, a row `search (POLICY)` and the interval the optimum mean JCT lies in follow.
     """
     from packing.dag.engine import NO_OVERHEADS, Overheads
     from policies.dag import parse_dag_policies
+    from policies.dag_search import search_base
     from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs
 
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[data])
+    search_base(escape_control(search_policy), "--search-policy")
     labels, pols = parse_dag_policies(policy_text, seed)
     host_list = parse_hosts(hosts)
     w, on = _load(data, online)
@@ -104,37 +116,46 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     res = compare_dag(sample, pols, q=q, hosts=host_list, online=on,
                       online_share=online_share if on is not None else 0.0, surges=surges, preempt=preempt,
                       overheads=NO_OVERHEADS if no_overheads else Overheads(), seed=seed,
-                      carving=carving, large_share=large_share)
+                      carving=carving, large_share=large_share, search=search, search_policy=search_policy,
+                      search_seed=search_seed)
     for row, label in zip(res["policies"], labels, strict=True):
         row["name"] = label  # named as given: a policy name, a model file's stem, or NAME=
+    rows = res["policies"] + ([res["search"]] if res["search"] is not None else [])
     if plot:
         from packing.plots import plot_jct
 
-        plot_jct(plot, labels, [p["jct"] for p in res["policies"]], res["bounds"]["critical_path_mean_jct"],
-                 res["bounds"]["capacity_mean_jct"])
+        plot_jct(plot, [p["name"] for p in rows], [p["jct"] for p in rows],
+                 res["bounds"]["critical_path_mean_jct"], res["bounds"]["capacity_mean_jct"])
     if as_json:
         out = {"format": FORMATS["jobs-compare"], "bounds": res["bounds"], "policies": [
             {k: v for k, v in p.items() if k != "jct"} for p in res["policies"]],
+            "search": None if res["search"] is None else {
+                k: v for k, v in res["search"].items() if k != "jct"},
+            "best_found_mean_jct": res["best_found_mean_jct"],
             "carving": res["carving"], "clusters": res["clusters"], "jobs": res["jobs"],
             "tasks": res["tasks"]}
         click.echo(json.dumps(out, indent=2))
         return
     b = res["bounds"]
+    w = max([16] + [len(p["name"]) for p in rows])
     click.echo(f"{res['jobs']} jobs, {res['tasks']} tasks; makespan >= {b['makespan']:.1f} s")
-    click.echo(f"{'policy':<16} {'types':>5} {'slots':>6} {'mean JCT':>10} {'gap cp':>7} {'gap cap':>7} "
+    click.echo(f"{'policy':<{w}} {'types':>5} {'slots':>6} {'mean JCT':>10} {'gap cp':>7} {'gap cap':>7} "
                f"{'makespan':>10} {'gap':>7} {'util':>6} {'idle':>6} {'ms/dec':>7}")
-    for p in res["policies"]:
-        click.echo(f"{p['name']:<16} {p['n_types']:>5} {p['containers']:>6} {p['mean_jct']:>10.1f} "
+    for p in rows:
+        click.echo(f"{p['name']:<{w}} {p['n_types']:>5} {p['containers']:>6} {p['mean_jct']:>10.1f} "
                    f"{p['jct_gap']:>6.1%} {p['capacity_gap']:>6.1%} {p['makespan']:>10.1f} "
                    f"{p['makespan_gap']:>6.1%} {p['utilisation']:>6.1%} {p['idle_share']:>6.1%} "
                    f"{p['decision_ms']:>7.3f}")
     pad = f"{'':>5} {'':>6}"
     delays = "least launch delay" if b["overheads"] == "least" else "its first launch delay"
-    click.echo(f"{'bound (cp)':<16} {pad} {b['critical_path_mean_jct']:>10.1f}  critical path + {delays} "
+    click.echo(f"{'bound (cp)':<{w}} {pad} {b['critical_path_mean_jct']:>10.1f}  critical path + {delays} "
                "per stage")
-    click.echo(f"{'bound (capacity)':<16} {pad} {b['capacity_mean_jct']:>10.1f}  slot-limited critical "
+    click.echo(f"{'bound (capacity)':<{w}} {pad} {b['capacity_mean_jct']:>10.1f}  slot-limited critical "
                "paths, shared slots/cpu/mem and tails (least over the carvings; gap cap: the policy's own "
                "carving)")
+    best = min(rows, key=lambda p: p["mean_jct"])
+    click.echo(f"optimum mean JCT in [{b['capacity_mean_jct']:.1f}, {best['mean_jct']:.1f}] s (capacity "
+               f"bound, best found: {best['name']})")
 
 
 @jobs.command("partition")
