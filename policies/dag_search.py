@@ -69,7 +69,8 @@ class KeyScaled(StagePriority):
     def keys(self, obs: DagObservation, stages: np.ndarray) -> np.ndarray:
         """The base's keys times the factor of each stage's job, shape ``(K',)``."""
         assert self.engine is not None
-        return super().keys(obs, stages) * self.factor[self.engine.stage_job[stages]]
+        scaled: np.ndarray = super().keys(obs, stages) * self.factor[self.engine.stage_job[stages]]
+        return scaled
 
 
 _SCALED: dict[type[StagePriority], type[StagePriority]] = {}
