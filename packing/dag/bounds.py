@@ -67,6 +67,12 @@ Capacity bound (:func:`capacity_bound`)
     whose early stages wait behind the others' work on some pools cannot then run its long tail of
     stages earlier.
 
+    Busy times (:mod:`packing.dag.busy_lp`). A time-indexed LP over a few machines together: each job's
+    work on a machine runs no earlier than its stages' heads allow and no faster than their tasks and
+    the machine allow, and the job ends at least its work's mean time plus how far, on average, its
+    stages' tails and rates keep that work from its end. This sees that a job whose work waits behind
+    the others' still needs its own DAG's time afterwards.
+
     The bound on the sum of finish times is the largest of these sums; the mean JCT bound is that
     minus ``sum_j arrival_j``, over ``J``.
 """
@@ -286,8 +292,10 @@ class CapacityBound:
         parts: mean-JCT bounds of the ingredients: ``"critical_path"`` (paths with least overheads),
             ``"slot_path"`` (slot-limited critical paths), ``"own"`` (the per-job bounds), ``"srpt"``
             (the best single machine without critical paths), ``"order"`` (the combination over all
-            machines), ``"tails"`` (the best one-machine tail bound) and ``"shifts"`` (the shifted
-            combination over the machines of the tail bound, :func:`shift_search`).
+            machines), ``"tails"`` (the best one-machine tail bound), ``"shifts"`` (the shifted
+            combination over the machines of the tail bound, :func:`shift_search`) and ``"busy"``
+            (the mean-busy-time LP, :mod:`packing.dag.busy_lp`; the own bounds above
+            :data:`~packing.dag.busy_lp.LP_JOBS` jobs).
         machines: names of the machines, e.g. ``"slots[0,1]"`` or ``"cpu[*]"``.
     """
 
