@@ -121,11 +121,15 @@ def test_check_target_refuses_an_input_even_with_force(tmp_path: Path, link: str
 
 
 WRITER = r"""
-import sys, time
+import signal, sys, time
 from pathlib import Path
 import packing.atomic
 from packing.atomic import write_with
 
+# a shell's defaults, whatever the test runs under (nohup ignores SIGHUP, and write_with leaves an
+# ignored signal ignored)
+for name in ("SIGTERM", "SIGHUP"):
+    signal.signal(getattr(signal, name), signal.SIG_DFL)
 packing.atomic.ANONYMOUS = sys.argv[2] == "anonymous"
 
 def slow(tmp: Path) -> None:

@@ -151,8 +151,8 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     click.echo(f"{'bound (cp)':<{w}} {pad} {b['critical_path_mean_jct']:>10.1f}  critical path + {delays} "
                "per stage")
     click.echo(f"{'bound (capacity)':<{w}} {pad} {b['capacity_mean_jct']:>10.1f}  slot-limited critical "
-               "paths, shared slots/cpu/mem and tails (least over the carvings; gap cap: the policy's own "
-               "carving)")
+               "paths, shared slots/cpu/mem, tails and busy times (least over the carvings; gap cap: the "
+               "policy's own carving)")
     best = min(rows, key=lambda p: p["mean_jct"])
     click.echo(f"optimum mean JCT in [{b['capacity_mean_jct']:.1f}, {best['mean_jct']:.1f}] s (capacity "
                f"bound, best found: {best['name']})")
