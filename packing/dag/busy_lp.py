@@ -25,11 +25,13 @@ work (``F_j``, ``p_j = sum_s v_s`` units per job) and the last ``v_s`` units (``
   (taken at right ends: smaller);
 * ``C_j >= own_j``, the job's own bound.
 
-Every episode gives values ``y_jk = Y_j(t_{k+1})`` and ``C_j`` that satisfy these constraints on every
-machine at once, so the least ``sum_j C_j`` of the LP over those values is a lower bound on the sum of
-finish times. It is read from a dual solution (any non-negative multipliers give a bound; the
-multipliers of HiGHS' optimum give the LP's optimum up to rounding), so the solver's tolerances do not
-leak into the proof.
+Every episode gives values ``x_jk = Y_j(t_{k+1}) - Y_j(t_k) >= 0`` (the units done in interval ``k``)
+and ``C_j`` that satisfy these constraints on every machine at once (``Y`` is the running sum of the
+``x``; its cap ``A_j`` takes a row only while it is below ``p_j``, then one row caps the sum at ``p_j``;
+the integral becomes ``sum_k x_jk (t_K - t_k)``), so the least ``sum_j C_j`` of the LP over those values
+is a lower bound on the sum of finish times. It is read from a dual solution (any non-negative
+multipliers give a bound; the multipliers of HiGHS' optimum give the LP's optimum up to rounding), so
+the solver's tolerances do not leak into the proof.
 """
 
 from __future__ import annotations
@@ -125,39 +127,38 @@ def busy_time_bound(own: np.ndarray, arrival: np.ndarray, machines: list[BusyMac
             p = float(v.sum())
             room = r[None, :] * np.maximum(0.0, grid[1:, None] - start[None, :])  # (K, k)
             a = np.minimum(v[None, :], room).sum(axis=1)  # (K,) A_j at the grid's right ends
-            k0 = int(np.searchsorted(a > 0, True))  # y is 0 before its first interval with room
-            if k0 >= K:
-                k0 = K - 1
-            idx = n_var + np.arange(K - k0)
+            k0 = min(int(np.searchsorted(a > 0, True)), K - 1)  # no work before its first room
+            n = K - k0
+            idx = n_var + np.arange(n)  # x_k: the units of F_j done in interval k (>= 0)
             ub.append(np.minimum(a[k0:], p))
-            n_var += K - k0
+            n_var += n
             ks = np.full(K, -1)
             ks[k0:] = idx
             cap_cols.append(ks)
-            nm = K - k0 - 1  # monotone: y_k - y_(k+1) <= 0
-            if nm > 0:
-                rr = n_row + np.arange(nm)
-                rows += [rr, rr]
-                cols += [idx[:-1], idx[1:]]
-                vals += [np.ones(nm), -np.ones(nm)]
-                rhs.append(np.zeros(nm))
-                n_row += nm
+            # Y_j(t_(k+1)) = sum of x up to k <= A_j(t_(k+1)) while that is below p, and all <= p
+            sat = min(int(np.searchsorted(a[k0:] >= p, True)), n)  # intervals (from k0) with A < p
+            for i in list(range(sat)) + [n - 1]:
+                rows.append(np.full(i + 1, n_row))
+                cols.append(idx[: i + 1])
+                vals.append(np.ones(i + 1))
+                rhs.append(np.array([min(float(a[k0 + i]), p)]))
+                n_row += 1
+            # sum_k dt_k Y_j(t_(k+1)) = sum_k x_k (t_K - t_k)
             tau = right_end_tau(v, r, tail[sl][on])
-            rows.append(np.full(K - k0, n_row))
+            rows.append(np.full(n, n_row))
             cols.append(idx)
-            vals.append(-dt[k0:] / p)
+            vals.append(-(t_end - grid[k0:-1]) / p)
             rhs.append(np.array([-(t_end + tau)]))
             c_rows.append((n_row, j))
             n_row += 1
         if not cap_cols:
             continue
-        ks = np.stack(cap_cols)  # (J_m, K) variable of Y_j(t_(k+1)), -1 where it is 0
-        for k in range(K):  # sum_j Y_j(t_(k+1)) - sum_j Y_j(t_k) <= t_(k+1) - t_k
+        ks = np.stack(cap_cols)  # (J_m, K) variable of x_jk, -1 where it is 0
+        for k in range(K):  # sum_j x_jk <= t_(k+1) - t_k
             now = ks[:, k][ks[:, k] >= 0]
-            before = ks[:, k - 1][ks[:, k - 1] >= 0] if k > 0 else np.zeros(0, dtype=np.int64)
-            rows.append(np.full(len(now) + len(before), n_row))
-            cols += [now, before]
-            vals += [np.ones(len(now)), -np.ones(len(before))]
+            rows.append(np.full(len(now), n_row))
+            cols.append(now)
+            vals.append(np.ones(len(now)))
             rhs.append(np.array([dt[k]]))
             n_row += 1
     if not c_rows:
