@@ -135,9 +135,10 @@ def busy_time_bound(own: np.ndarray, arrival: np.ndarray, machines: list[BusyMac
             ks = np.full(K, -1)
             ks[k0:] = idx
             cap_cols.append(ks)
-            # Y_j(t_(k+1)) = sum of x up to k <= A_j(t_(k+1)) while that is below p, and all <= p
+            # Y_j(t_(k+1)) = sum of x up to k <= A_j(t_(k+1)) while that is below p; then one row caps
+            # the whole sum at p (none needed when A stays below p: its last row caps the sum already)
             sat = min(int(np.searchsorted(a[k0:] >= p, True)), n)  # intervals (from k0) with A < p
-            for i in list(range(sat)) + [n - 1]:
+            for i in list(range(sat)) + ([n - 1] if sat < n else []):
                 rows.append(np.full(i + 1, n_row))
                 cols.append(idx[: i + 1])
                 vals.append(np.ones(i + 1))
