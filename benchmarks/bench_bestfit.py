@@ -22,10 +22,10 @@ import time
 
 import numpy as np
 
-from packing.checker import check
-from packing.feasibility import ClusterState
-from packing.model import App, HostType, Instance, Placement
-from packing.simulator import simulate
+from packing.feasibility.checker import check
+from packing.feasibility.predicates import ClusterState
+from packing.model.instance import App, HostType, Instance, Placement
+from packing.sim.simulator import simulate
 from policies import kernels
 from policies.base import Observation, choose
 from policies.heuristics import BestFit

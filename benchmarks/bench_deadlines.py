@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from packing.generators.hard1d import generate_hard1d  # noqa: E402
 from packing.io import save_instance  # noqa: E402
-from packing.model import App, HostType, Instance  # noqa: E402
+from packing.model.instance import App, HostType, Instance  # noqa: E402
 
 TIANCHI = ROOT.parent / "shared" / "data" / "alibaba-tianchi-2018"
 """Tianchi 2018 set B, when the shared data sit beside the repository."""

@@ -28,8 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from packing.generators.multicluster import generate_multicluster  # noqa: E402
-from packing.model import Instance  # noqa: E402
-from packing.simulator import simulate  # noqa: E402
+from packing.model.instance import Instance  # noqa: E402
+from packing.sim.simulator import simulate  # noqa: E402
 
 HELD_OUT = range(100, 110)
 VALIDATION = range(50, 60)

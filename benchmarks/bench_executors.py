@@ -1,6 +1,6 @@
 """Serial, process and Ray executors on a large instance: wall time, and the same numbers on each.
 
-Two workloads go through the evaluation layer (``packing.evaluation`` tasks and records,
+Two workloads go through the evaluation layer (``packing.sim.evaluation`` tasks and records,
 ``policies.runner``) on every executor:
 
 * ``vbp compare``-style evaluation without the solver: every policy on the same ``--orders`` orders
@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from packing.evaluation import Executor, RunRecord, Scenario, make_executor
-from packing.model import Instance
-from packing.simulator import repair_snapshot, sample_orders, static_view
+from packing.model.instance import Instance
+from packing.sim.evaluation import Executor, RunRecord, Scenario, make_executor
+from packing.sim.simulator import repair_snapshot, sample_orders, static_view
 from policies.runner import evaluate_policies
 from policies.swarm.optimizer import PSOSettings
 from policies.swarm.train import TrainResult, TrainSettings, train_swarm

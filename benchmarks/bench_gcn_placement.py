@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from packing.builtin import builtin_instance
 from packing.generators.sigma import generate_sigma_large
-from packing.model import Instance
-from packing.simulator import sample_orders, simulate
+from packing.io.builtin import builtin_instance
+from packing.model.instance import Instance
+from packing.sim.simulator import sample_orders, simulate
 from policies.registry import get_policy
 
 MODEL = Path(__file__).resolve().parents[1] / "policies" / "data" / "gcn-sigma.pt"

@@ -1,7 +1,8 @@
 """The offline GPU bound on openb: configuration LP vs aggregated LP vs FGD / FGD-Pack, per seed.
 
-For each seed of a pod list it builds the FGD paper's workload (:func:`packing.fgd_protocol.build_workload`),
-computes the aggregated LP bound and the configuration LP bound (:class:`solvers.gpu_bound.GpuBound`,
+For each seed of a pod list it builds the FGD paper's workload
+(:func:`packing.gpu.fgd_protocol.build_workload`),
+computes the aggregated LP bound and the configuration LP bound (:class:`solvers.bounds.gpu_bound.GpuBound`,
 ``method="config"``: column generation with exact CP-SAT pricing, Lagrangian certificate) at the
 report levels, replays the policies, and prints per seed and level the unallocated GPU % of each, the
 bound's time, iterations and whether the column generation converged (the bound is valid either way).
@@ -27,10 +28,10 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from packing.fgd_protocol import build_workload, run_policy  # noqa: E402
+from packing.gpu.fgd_protocol import build_workload, run_policy  # noqa: E402
 from packing.loaders.openb import load_openb  # noqa: E402
 from policies.registry import gpu_policy as make_policy  # noqa: E402
-from solvers.gpu_bound import GpuBound  # noqa: E402
+from solvers.bounds.gpu_bound import GpuBound  # noqa: E402
 
 
 def main() -> None:

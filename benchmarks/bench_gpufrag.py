@@ -1,6 +1,6 @@
 """FGD paper reproduction on openb: unallocated GPU per policy against the published numbers, and time.
 
-Runs the paper's protocol (:mod:`packing.fgd_protocol`: seeded arrival order, resampled to 130% of the GPU
+Runs the paper's protocol (:mod:`packing.gpu.fgd_protocol`: seeded arrival order, resampled to 130% of the GPU
 capacity, no departures) on the 1,213 GPU nodes of openb for every policy and seed, and prints per
 policy: the median and mean unallocated GPU % at 90/95/100/130% arrived, the published medians, the
 difference at 100%, the median fragmented GPU % of capacity at 100%, and the wall time per seed
@@ -35,13 +35,13 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from packing.fgd_paper import DEFAULT_POLICIES, LEVELS  # noqa: E402
-from packing.fgd_protocol import build_workload, run_policy  # noqa: E402
+from packing.gpu.fgd_paper import DEFAULT_POLICIES, LEVELS  # noqa: E402
+from packing.gpu.fgd_protocol import build_workload, run_policy  # noqa: E402
 from packing.loaders.openb import load_openb  # noqa: E402
 from policies.fgd_eval import evaluate  # noqa: E402
 from policies.registry import gpu_policy as make_policy  # noqa: E402
 from policies.swarm.gpu_train import grid_fgd_plus, train_fgd_pack, train_fgd_plus  # noqa: E402
-from solvers.gpu_bound import evaluate_bound  # noqa: E402
+from solvers.bounds.gpu_bound import evaluate_bound  # noqa: E402
 
 
 def main() -> None:

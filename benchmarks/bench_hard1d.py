@@ -9,7 +9,7 @@ large), ``--set more20`` the 20 further seeds of its second table (uniform and l
 verifies it) and is compared with the planted optimum where there is one ("opt" is the proven
 optimum otherwise). "auto (no arc flow)" is ``auto`` with the arc-flow stages off
 (``AutoSettings(arcflow=False)``); "auto (late arc flow)" has them but without the LP bound
-first and the early MIP (stages 1a, 1d and 1e of :mod:`solvers.auto`); "auto (in turn)" runs
+first and the early MIP (stages 1a, 1d and 1e of :mod:`solvers.exact.auto`); "auto (in turn)" runs
 the arc-flow MIP between the other stages, not beside them
 (``AutoSettings(arcflow_beside=False)``); "auto (no patterns)" is ``auto`` without the partition
 over small-reduced-cost patterns (stage 1f, ``AutoSettings(patterns=False)``). The last lines
@@ -32,7 +32,7 @@ import time
 
 from packing.generators.hard1d import KINDS, generate_hard1d
 from solvers import AutoSettings, solve
-from solvers.arcflow import forget_graph
+from solvers.exact.arcflow import forget_graph
 
 RUNS = {
     "auto (no arc flow, 30 s)": ("auto", 30.0, AutoSettings(arcflow=False)),

@@ -7,7 +7,7 @@ the CPU when ``--online`` is given. Prints mean over seeds of mean JCT, gap to t
 bound, makespan, utilisation, idle share and decision latency per policy; with ``--sweep`` also the
 partition sweep (idle share of carving and its proven bound for Q = 1..8; the sweep always splits
 the containers by the types' task counts, so ``--carving`` does not change it). The Q types are
-carved ``--carving nested --large-share 0.6`` by default (see :func:`solvers.dag_carving.carve_cluster`).
+carved ``--carving nested --large-share 0.6`` by default (see :func:`solvers.dag.carving.carve_cluster`).
 
     python benchmarks/bench_jobfusion.py ../shared/data/alibaba-v2018-batch-dag \
         --online ../shared/data/alibaba-v2018/derived_from_full_container_meta --seeds 3 --sweep
@@ -25,7 +25,7 @@ from packing.dag.carving import parse_hosts, sample_jobs
 from packing.dag.loader import load_dag_folder
 from packing.dag.online import load_online_shapes
 from policies.dag import make_dag_policy
-from solvers.dag_carving import carve_sweep
+from solvers.dag.carving import carve_sweep
 from vbp.jobfusion import compare_dag
 
 POLICIES = ("fifo", "sjf", "cpf", "random", "cpf-single")

@@ -4,7 +4,7 @@ Held-out streams are the seeds ``--first-seed ..`` (default 100..109) of ``vbp g
 (16 clusters x 4 T4 nodes, 220 openb tasks, FIFO); agents train on seeds ``0 .. --train-streams - 1``
 only (or ``--train-stream-list``, e.g. ``0-49,60-99``: never the held-out seeds, nor 50-59, the
 validation streams that pick a shipped model). For each held-out stream it proves the maximum
-number of deployable tasks (:func:`solvers.max_deployed.optimum`), replays every heuristic and every
+number of deployable tasks (:func:`solvers.exact.max_deployed.optimum`), replays every heuristic and every
 trained model, and prints
 
 * Table 7: tasks deployed (mean and std; for agents over training seeds x streams, with the spread
@@ -12,7 +12,7 @@ trained model, and prints
   baseline (``(agent - baseline) / baseline``);
 * Table 6: mean and std over clusters of GPU memory, GPU core, CPU and memory utilisation (allocated
   / capacity per cluster at the end of the stream), averaged over streams;
-* fragmentation ``F`` and cross-cluster GPU load variance (:mod:`packing.metrics`).
+* fragmentation ``F`` and cross-cluster GPU load variance (:mod:`packing.feasibility.metrics`).
 
     python benchmarks/bench_multicluster.py --train eade-m:60,ddpg:10,td3:10,sac:10,ppo:10,eade:5 \
         --train-seeds 5 --models /tmp/mc-models --json out.json
@@ -43,14 +43,14 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from packing.checker import check  # noqa: E402
-from packing.env_layout import EnvLayout, cluster_loads  # noqa: E402
-from packing.feasibility import ClusterState  # noqa: E402
+from packing.env.layout import EnvLayout, cluster_loads  # noqa: E402
+from packing.feasibility.checker import check  # noqa: E402
+from packing.feasibility.metrics import metric_resources  # noqa: E402
+from packing.feasibility.predicates import ClusterState  # noqa: E402
 from packing.generators.multicluster import generate_multicluster  # noqa: E402
-from packing.metrics import metric_resources  # noqa: E402
-from packing.model import Instance, Placement  # noqa: E402
+from packing.model.instance import Instance, Placement  # noqa: E402
 from policies.multicluster_rows import metrics_row  # noqa: E402
-from solvers.max_deployed import optimum  # noqa: E402
+from solvers.exact.max_deployed import optimum  # noqa: E402
 
 POLICIES = ("mc-expert", "mc-util", "mc-bf", "mc-greedy", "mc-random", "node-bf", "bf", "ff", "gpu-bestfit",
             "fgd", "mc-cardmix", "mc-util/mix", "mc-random/mix", "mc-bf/mix", "mc-expert/mix",
@@ -197,7 +197,7 @@ def _plot_curves(models: Path, path: str, title: str = "EADE-M training, 16 clus
 
 def _cardmix_baseline(args: argparse.Namespace) -> list[int]:
     """Tasks ``mc-cardmix`` places on each training stream (seeds ``0 .. --train-streams - 1``)."""
-    from packing.simulator import simulate
+    from packing.sim.simulator import simulate
 
     out = []
     for s in _train_seeds(args):
@@ -259,7 +259,7 @@ def main() -> None:
             agents.append((m.group(1) if m else f.stem, f.stem, load_agent(f)))
     if args.curve and models is not None:
         _plot_curves(models, args.curve, baseline=_cardmix_baseline(args), label="mc-cardmix")
-    from packing.simulator import simulate
+    from packing.sim.simulator import simulate
 
     rows: dict[str, list[dict[str, Any]]] = {}
     proofs = []

@@ -5,7 +5,7 @@ deployments; CPU from 100m to 16 cores and memory from 128Mi to 64Gi in the skew
 service fleet: many small pods, few large ones; one in ten deployments spread with
 ``max_per_host``). The host types are five cloud-like shapes with prices (general purpose,
 compute and memory optimised); no count is given, so the planner derives each type's bound
-(:mod:`solvers.plan_bound`).
+(:mod:`solvers.plan.type_bounds`).
 
 Two measurements:
 

@@ -5,8 +5,8 @@ the five priced host types of that benchmark. Three measurements:
 
 1. an N+1 plan (``vbp.plan(..., n_plus_one=True)``): the plain plan, then spares until every
    host's loss is absorbed; target: within 5% of its proven bound (the plain plan's bound plus
-   the cheapest host price, see :mod:`solvers.failover`);
-2. N+1 verification of that plan alone (:func:`solvers.failover.verify_n_plus_one`, every host
+   the cheapest host price, see :mod:`solvers.plan.failover`);
+2. N+1 verification of that plan alone (:func:`solvers.plan.failover.verify_n_plus_one`, every host
    lost in turn), and of the plain plan (which stops at its first failure, proven by the exact
    check when first fit fails); target: under 10 s;
 3. growth 1.25 on top of the growth-1 plan as the running cluster (``current=``), nothing moved
@@ -42,7 +42,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from packing.io import save_placement
-    from solvers.failover import plan_hosts, verify_n_plus_one
+    from solvers.plan.failover import plan_hosts, verify_n_plus_one
     from vbp import plan
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,14 +1,14 @@
-"""Rule-aware LNS (:mod:`solvers.rule_lns`) against more ejection chains on Tianchi 2018 set B.
+"""Rule-aware LNS (:mod:`solvers.exact.rule_lns`) against more ejection chains on Tianchi 2018 set B.
 
 A start is built by ``auto``'s large path (:func:`solvers.solve`, ``--start-time`` seconds:
 shaped filling, then ejection chains); then, from that same start and for the same
 ``--time-limit``, each method of ``--methods`` runs:
 
-* ``rule-lns``: :func:`solvers.rule_lns.improve` with ``--neighbourhood``, ``--workers`` and
+* ``rule-lns``: :func:`solvers.exact.rule_lns.improve` with ``--neighbourhood``, ``--workers`` and
   ``--executor`` (one neighbourhood per worker and round);
-* ``repack``: :func:`solvers.repack.repack` (what ``auto`` does with the rest of its budget).
+* ``repack``: :func:`solvers.search.repack.repack` (what ``auto`` does with the rest of its budget).
 
-Every result is checked with :func:`packing.checker.check`. The table gives the hosts of the
+Every result is checked with :func:`packing.feasibility.checker.check`. The table gives the hosts of the
 start and of each method, the cheap bound of ``auto``, and for ``rule-lns`` its rounds,
 sub-solves, sub-solves that freed a host, and those proven unable to.
 
@@ -32,13 +32,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_tianchi import CONFIGS  # noqa: E402 - the configurations of the Tianchi benchmark
 
-from packing.checker import check  # noqa: E402
+from packing.feasibility.checker import check  # noqa: E402
 from packing.loaders.tianchi import load_tianchi  # noqa: E402
-from packing.model import Instance, Placement  # noqa: E402
+from packing.model.instance import Instance, Placement  # noqa: E402
 from solvers import solve  # noqa: E402
 from solvers.base import cheap_lower_bound, objective_value  # noqa: E402
-from solvers.repack import repack  # noqa: E402
-from solvers.rule_lns import NEIGHBOURHOODS, improve  # noqa: E402
+from solvers.exact.rule_lns import NEIGHBOURHOODS, improve  # noqa: E402
+from solvers.search.repack import repack  # noqa: E402
 
 METHODS = ("rule-lns", "repack")
 

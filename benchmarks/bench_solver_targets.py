@@ -23,8 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="generator seed of targets 2 and 3")
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args(argv)
-    from packing.builtin import builtin_instance
     from packing.generators.random import generate_random
+    from packing.io.builtin import builtin_instance
     from solvers import available_methods, solve
 
     available_methods()  # import every solver module (and OR-Tools) before timing

@@ -13,8 +13,8 @@ the bottleneck allocation rate, plus the training time. Run::
     python benchmarks/bench_swarm.py --only sigma    # just the small one (about a minute)
     python benchmarks/bench_swarm.py --backend ray --ray-address ray://head:10001   # on a Ray cluster
 
-Every run goes through the evaluation layer (``packing.evaluation``: run tasks and records, the
-numbers of ``packing.metrics``) on the executor of ``--backend``; the numbers do not depend on it.
+Every run goes through the evaluation layer (``packing.sim.evaluation``: run tasks and records, the
+numbers of ``packing.feasibility.metrics``) on the executor of ``--backend``; the numbers do not depend on it.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from packing.builtin import builtin_instance
 from packing.generators.sigma import generate_sigma_large
-from packing.model import Instance
+from packing.io.builtin import builtin_instance
+from packing.model.instance import Instance
 from policies.swarm.optimizer import PSOSettings
 from policies.swarm.train import TrainSettings, train_swarm
 

@@ -4,9 +4,9 @@ The instance is data set B on one host type with cross-app rules, peaks rounded 
 (``load_tianchi(DATA, hosts="64c128g", rules="cross", round_up=True)``: 68,224 containers,
 9,338 apps, about 24,000 rules, about 5,100 hosts). From one start (first fit, or the placement
 ``solvers.solve(..., solver="auto")`` finds in ``SECONDS``), each method
-(:func:`solvers.tabu.tabu_pack`, :func:`solvers.repack.repack`) runs for ``--time-limit``
+(:func:`solvers.search.tabu.tabu_pack`, :func:`solvers.search.repack.repack`) runs for ``--time-limit``
 seconds towards the cheap lower bound (the memory volume bound, 5,087); the table gives the hosts
-over time. Every placement passes :func:`packing.checker.check`.
+over time. Every placement passes :func:`packing.feasibility.checker.check`.
 
 Usage::
 
@@ -23,14 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.loaders.tianchi import load_tianchi
-from packing.model import Instance, Placement
+from packing.model.instance import Instance, Placement
 from solvers import solve
 from solvers.base import cheap_lower_bound
-from solvers.greedy import ffd
-from solvers.repack import repack
-from solvers.tabu import tabu_pack
+from solvers.search.greedy import ffd
+from solvers.search.repack import repack
+from solvers.search.tabu import tabu_pack
 
 CHECKPOINTS = (30.0, 60.0, 120.0, 300.0, 600.0)
 """Seconds at which the table reports the hosts (those within the time limit)."""

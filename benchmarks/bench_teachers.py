@@ -40,8 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_eade_distil import seed_list  # noqa: E402 - the same seed-list syntax
 
-from packing.engine import arrivals  # noqa: E402
 from packing.generators.multicluster import generate_multicluster  # noqa: E402
+from packing.sim.engine import arrivals  # noqa: E402
 from policies.card_rollout import BIG, FULL, TRAIN_SIZES, option_values, options, task_milli  # noqa: E402
 from policies.cluster_heuristics import MIX_THETA  # noqa: E402
 

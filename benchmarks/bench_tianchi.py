@@ -9,7 +9,7 @@ Configurations (``--configs``; the data-set options of ``vbp solve``):
 * ``contest-reduced``: the contest's 6,000 machines, peaks (every rule);
 * ``contest-full``: the contest's machines, every one of the 98 time points (200 resources).
 
-Each run goes through :func:`solvers.solve` (the placement passes :func:`packing.checker.check`)
+Each run goes through :func:`solvers.solve` (the placement passes :func:`packing.feasibility.checker.check`)
 and is checked again here. The table gives the hosts found, the bound ``auto`` reports, the gap
 and the wall time of the solve (loading excluded) against the time limit.
 
@@ -25,7 +25,7 @@ import argparse
 import time
 from pathlib import Path
 
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.loaders.tianchi import load_tianchi
 from solvers import solve
 

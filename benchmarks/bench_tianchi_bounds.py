@@ -4,12 +4,12 @@ Settings (``--settings``): the contest machines with every rule in the reduced v
 the full view (98 time points), and the uniform 64c128g fleet rounded up with the cross-app rules
 only or with every rule. Bounds:
 
-* the cheap bounds of :func:`packing.bounds.lower_bounds` (volume, cap, clique, excluded) and
+* the cheap bounds of :func:`packing.feasibility.bounds.lower_bounds` (volume, cap, clique, excluded) and
   their time;
-* the host-kinds LP of :func:`solvers.rule_bounds.rule_bound` (rules, caps, exclusions of the
+* the host-kinds LP of :func:`solvers.bounds.rule_bounds.rule_bound` (rules, caps, exclusions of the
   heaviest clique; certified by weak duality);
 * the configuration LP on merged demand classes, rules ignored
-  (:func:`solvers.rule_bounds.class_config_bound`), where the demands are integers (the rounded
+  (:func:`solvers.bounds.rule_bounds.class_config_bound`), where the demands are integers (the rounded
   uniform fleet: 144 classes);
 * with ``--ffd``: first-fit decreasing with every rule of the setting and with none, as a
   reference placement (the gap is FFD over the best bound).
@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from packing.bounds import lower_bounds
+from packing.feasibility.bounds import lower_bounds
 from packing.loaders.tianchi import load_tianchi
-from solvers.greedy import ffd
-from solvers.rule_bounds import class_config_bound, rule_bound
+from solvers.bounds.rule_bounds import class_config_bound, rule_bound
+from solvers.search.greedy import ffd
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "reduced": {"view": "reduced"},

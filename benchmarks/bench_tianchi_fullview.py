@@ -11,7 +11,7 @@ hosts, bound, gap (``(hosts - bound) / hosts``) and seconds, then for the placem
   point (its largest relative load over the 200 resources), as quantiles;
 * how many hosts peak at the bound's time point, and how spread their peak times are.
 
-Every placement passes :func:`packing.checker.check`.
+Every placement passes :func:`packing.feasibility.checker.check`.
 
     python benchmarks/bench_tianchi_fullview.py DATA_FOLDER --time-limit 600 \
         [--fleets contest 64c128g] [--rules all none] [--save DIR]
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.loaders.tianchi import load_tianchi
-from packing.model import UNPLACED, Instance
+from packing.model.instance import UNPLACED, Instance
 from solvers import solve
 
 

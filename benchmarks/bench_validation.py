@@ -1,13 +1,13 @@
-"""What validating every :class:`packing.model.Instance` costs.
+"""What validating every :class:`packing.model.instance.Instance` costs.
 
-Every ``Instance`` is checked when it is built (:mod:`packing.validation`), including the derived
+Every ``Instance`` is checked when it is built (:mod:`packing.model.validation`), including the derived
 instances solvers build internally (LNS sub-instances, reductions, views). This measures:
 
 * the Tianchi 2018 loader on the small fixture (``tests/data/tianchi_small``, mean of repeats)
   and, when given, on the full data set (``--tianchi DATA``, reduced and full views);
-* the LNS sub-instance builder (:func:`solvers.lns.sub_instance`) on a generated instance with
+* the LNS sub-instance builder (:func:`solvers.exact.lns.sub_instance`) on a generated instance with
   ``--containers`` containers: mean time per sub-instance;
-* :func:`solvers.lns.improve` from a first-fit start for ``--time-limit`` seconds: rounds (how
+* :func:`solvers.exact.lns.improve` from a first-fit start for ``--time-limit`` seconds: rounds (how
   many sub-instances it built) and the hosts it reached, seeded.
 
 Run it on two checkouts to compare (timings depend on the machine's load)::
@@ -25,7 +25,7 @@ import numpy as np
 
 from packing.generators.random import generate_random
 from packing.loaders.tianchi import load_tianchi
-from packing.model import Placement
+from packing.model.instance import Placement
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,8 +57,8 @@ def main() -> None:
             t = _mean_seconds(lambda v=view: load_tianchi(args.tianchi, view=v), 1)
             print(f"load_tianchi(full data, view={view}): {t:.2f} s")
 
-    from solvers.greedy import ffd
-    from solvers.lns import improve, sub_instance
+    from solvers.exact.lns import improve, sub_instance
+    from solvers.search.greedy import ffd
 
     inst = generate_random(args.apps, args.containers, rule_density=0.01,
                            exclusion_density=0.005, cap_fraction=0.2, seed=args.seed)
@@ -73,7 +73,7 @@ def main() -> None:
     print(f"sub_instance ({inst.n_apps} apps, {inst.n_containers} containers, "
           f"{inst.n_hosts} hosts): {1000 * t:.2f} ms")
 
-    import solvers.lns as lns
+    import solvers.exact.lns as lns
 
     calls = [0]
     real = lns.sub_instance
@@ -98,7 +98,7 @@ def main() -> None:
 
     spent = [0, 0.0]
     try:
-        import packing.model as model
+        import packing.model.instance as model
     except ImportError:  # pragma: no cover
         model = None
     real_validate = getattr(model, "validate", None)

@@ -3,7 +3,8 @@
 Loads an instance (a file, a data-set folder, or the built-in Sigma-like instance), solves it for the
 optimum and a proven lower bound, replays the same arrival orders with several policies, and prints hosts
 used (mean, min, max), the allocation rate and the gap to the optimum. The runs go through the
-evaluation layer (``packing.evaluation``): one record per run, with the numbers of ``packing.metrics``,
+evaluation layer (``packing.sim.evaluation``): one record per run, with the numbers of
+``packing.feasibility.metrics``,
 on the executor you pick (the numbers are the same on every executor).
 
     python examples/compare_policies.py                    # built-in instance
@@ -16,11 +17,11 @@ import argparse
 import sys
 import time
 
-from packing.builtin import builtin_instance
 from packing.errors import VbpError
-from packing.evaluation import Scenario, make_executor
+from packing.io.builtin import builtin_instance
 from packing.loaders import load_any
-from packing.simulator import sample_orders
+from packing.sim.evaluation import Scenario, make_executor
+from packing.sim.simulator import sample_orders
 from policies.runner import evaluate_policies
 from solvers import solve
 
@@ -41,7 +42,7 @@ def main(path: str | None = None, policies: tuple[str, ...] = ("ff", "bf", "wf",
         recs = records[k]
         hosts = [r.hosts for r in recs]
         mean = sum(hosts) / len(hosts)
-        alloc = sum(r.allocation for r in recs) / len(recs)  # Sigma allocation rate, from packing.metrics
+        alloc = sum(r.allocation for r in recs) / len(recs)  # Sigma allocation rate, from metrics
         gap = f"{100 * (mean - opt.objective) / opt.objective:+.1f}%" if opt.objective else "-"
         print(f"  {name:<10} hosts mean {mean:6.2f}  min {min(hosts):3d}  max {max(hosts):3d}  "
               f"alloc {100 * alloc:6.2f}%  gap {gap}")

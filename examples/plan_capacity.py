@@ -60,7 +60,7 @@ def main(path: str | None = None, time_limit: float = 20.0, plot: str | None = N
             print(f"  at {s.growth:g}x: {s.hosts} hosts, cost {s.cost:.2f}/h, bound "
                   f"{s.bound:.2f} ({s.status})")
         if plot:
-            from packing.plots import plot_growth
+            from packing.report.plots import plot_growth
 
             plot_growth(plot, [s.growth for s in growth.scenarios],
                         [math.nan if s.cost is None else s.cost for s in growth.scenarios],

@@ -20,10 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-from packing.evaluation import Scenario, make_executor
 from packing.loaders import load_any
-from packing.model import Instance
-from packing.simulator import repair_snapshot, sample_orders, static_view
+from packing.model.instance import Instance
+from packing.sim.evaluation import Scenario, make_executor
+from packing.sim.simulator import repair_snapshot, sample_orders, static_view
 from policies.runner import evaluate_policies
 
 DATA = Path(os.environ.get("VBP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))

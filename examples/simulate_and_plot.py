@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from packing.builtin import builtin_instance
 from packing.errors import VbpError
-from packing.evaluation import RunOptions, run
-from packing.metrics import host_utilisation
-from packing.plots import plot_compare, plot_trajectory
+from packing.feasibility.metrics import host_utilisation
+from packing.io.builtin import builtin_instance
+from packing.report.plots import plot_compare, plot_trajectory
+from packing.sim.evaluation import RunOptions, run
 from policies.runner import resolve_policy
 
 

@@ -1,7 +1,7 @@
 """Base classes for policies: :class:`BasePolicy` and the scoring-policy base :class:`ScoringPolicy`.
 
-The contract itself — :class:`~packing.policy.Observation`, :data:`~packing.policy.WAIT`, the
-:class:`~packing.policy.Policy` protocol and its optional protocols — lives in :mod:`packing.policy`
+The contract itself — :class:`~packing.sim.policy.Observation`, :data:`~packing.sim.policy.WAIT`, the
+:class:`~packing.sim.policy.Policy` protocol and its optional protocols — lives in :mod:`packing.sim.policy`
 (the bottom layer calls it; this package implements it). It is re-exported here for convenience.
 
 Scoring policies
@@ -16,8 +16,9 @@ Compiled fast path
 ------------------
 A scoring policy whose score is a fixed formula of the host state may also declare a compiled kernel
 (:attr:`ScoringPolicy.kernel`, a code of :mod:`policies.kernels`, with :meth:`ScoringPolicy.kernel_params`).
-It then implements :class:`packing.policy.CompiledEpisode`: the engine runs the whole episode in one
-compiled loop that applies the same feasibility predicates (:mod:`packing.kernels`). The intended use for
+It then implements :class:`packing.sim.policy.CompiledEpisode`: the engine runs the whole episode in one
+compiled loop that applies the same feasibility predicates (:mod:`packing.feasibility.kernels`). The intended
+use for
 tuning many parameter vectors on the same arrival orders (common random numbers) is::
 
     orders = sample_orders(instance, k=16, seed=0)                 # the same orders for every candidate
@@ -30,19 +31,19 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from packing.policy import WAIT, Observation, Policy
+from packing.sim.policy import WAIT, Observation, Policy
 from policies import kernels
 
 if TYPE_CHECKING:
-    from packing.feasibility import ClusterState
-    from packing.model import Instance
+    from packing.feasibility.predicates import ClusterState
+    from packing.model.instance import Instance
 
 
 class BasePolicy:
     """Convenience base: stores nothing, resets nothing, keeps arrivals in their order.
 
     Subclasses override :meth:`act`; offline policies (FFD, BFD) add ``arrange``
-    (:class:`packing.policy.Arranging`).
+    (:class:`packing.sim.policy.Arranging`).
     """
 
     name: str = "base"
@@ -89,14 +90,14 @@ class ScoringPolicy(BasePolicy):
         """The feasible host with the highest score, ties to the lowest index; WAIT if none fits."""
         return choose(self.scores(obs, mask), mask, obs.is_open if self.open_first else None)
 
-    # -- packing.policy.CompiledEpisode ---------------------------------------------------
+    # -- packing.sim.policy.CompiledEpisode ---------------------------------------------------
     def compiled_supports(self, state: ClusterState) -> bool:
         """True when this policy has a kernel, keeps the default :meth:`act`, and the state is covered."""
         return (self.kernel is not None and type(self).act is ScoringPolicy.act
                 and not getattr(self, "wait_when_full", False) and kernels.supports(state))
 
     def compiled_episode(self, state: ClusterState, seq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The whole episode in the compiled kernel (see :class:`packing.policy.CompiledEpisode`)."""
+        """The whole episode in the compiled kernel (see :class:`packing.sim.policy.CompiledEpisode`)."""
         assert self.kernel is not None
         return kernels.episode(state, seq, int(self.kernel), self.kernel_params(state.instance),
                                bool(self.open_first))

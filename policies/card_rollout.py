@@ -40,8 +40,8 @@ from policies.base import WAIT, Observation
 from policies.cluster_heuristics import MIX_THETA, ClusterCardMix, NodeCardMix
 
 if TYPE_CHECKING:
-    from packing.feasibility import ClusterState
-    from packing.model import Instance
+    from packing.feasibility.predicates import ClusterState
+    from packing.model.instance import Instance
 
 TRAIN_SIZES: tuple[tuple[int, int], ...] = (
     (50, 7), (110, 6), (160, 23), (220, 21), (230, 41), (320, 116), (330, 1), (350, 1), (370, 18),

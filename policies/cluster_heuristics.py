@@ -1,15 +1,15 @@
 """Cluster-level heuristics of the EADE-DDPG paper, and its expert, as vbp policies.
 
 Each policy first picks a *cluster* among those with a feasible host (clusters are the host types'
-``cluster`` labels, :class:`packing.env_layout.EnvLayout`), then lets an inner node rule pick the host
+``cluster`` labels, :class:`packing.env.layout.EnvLayout`), then lets an inner node rule pick the host
 and the GPU cards inside it (:class:`NodeBestFit` by default). They implement
-``act(obs, mask) -> host`` and :class:`packing.policy.ChoosingCards`, so ``simulate``, ``vbp compare``
-and the env's :class:`packing.env_actions.ContinuousCluster` (as its ``inner`` rule, given the
+``act(obs, mask) -> host`` and :class:`packing.sim.policy.ChoosingCards`, so ``simulate``, ``vbp compare``
+and the env's :class:`packing.env.actions.ContinuousCluster` (as its ``inner`` rule, given the
 mask of one cluster) all run them.
 
 Cluster rules, over the feasible clusters ``c`` (ties to the lowest cluster index). ``free_c`` and
 ``cap_c`` are the cluster's free and total capacity per metric resource (host resources, then GPU
-resources summed over cards), ``d_c`` what the task adds (:func:`packing.eade_mdp.metric_demand`):
+resources summed over cards), ``d_c`` what the task adds (:func:`packing.env.eade.metric_demand`):
 
 * ``mc-bf`` (:class:`ClusterBestFit`): least ``sum_r (free_c - d_c) / cap_c`` (least free resources
   left);
@@ -18,7 +18,7 @@ resources summed over cards), ``d_c`` what the task adds (:func:`packing.eade_md
 * ``mc-util`` (:class:`ClusterUtilization`): free-resource ratios closest to the demand ratios: the
   highest cosine similarity between ``free_c / cap_c`` and ``d_c / cap_c``;
 * ``mc-expert`` (:class:`ClusterExpert`): the highest Score after placement
-  (:func:`packing.eade_mdp.scores_after`, the paper's eq. 15-17; the placement that makes the
+  (:func:`packing.env.eade.scores_after`, the paper's eq. 15-17; the placement that makes the
   reward ``(Score - 1) * tau`` zero).
 
 Node rule :class:`NodeBestFit` (``node-bf``): the host with the least normalised free capacity after
@@ -44,14 +44,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from packing.eade_mdp import cluster_loads, metric_demand, scores_after
-from packing.env_layout import EnvLayout
-from packing.feasibility import ClusterState, fits
-from packing.metrics import state_loads
+from packing.env.eade import cluster_loads, metric_demand, scores_after
+from packing.env.layout import EnvLayout
+from packing.feasibility.metrics import state_loads
+from packing.feasibility.predicates import ClusterState, fits
 from policies.base import WAIT, BasePolicy, Observation, choose
 
 if TYPE_CHECKING:
-    from packing.model import Instance
+    from packing.model.instance import Instance
 
 
 class NodeBestFit(BasePolicy):
@@ -285,7 +285,7 @@ class ClusterExpert(ClusterPolicy):
     name = "mc-expert"
 
     def pick(self, obs: Observation, feasible: np.ndarray) -> int:
-        """Argmax of :func:`packing.eade_mdp.scores_after` over feasible clusters."""
+        """Argmax of :func:`packing.env.eade.scores_after` over feasible clusters."""
         return _best(scores_after(self.layout(obs), obs.state, obs.app), feasible)
 
 

@@ -1,18 +1,18 @@
 """The FGD paper's comparison: its policies (or any registry policy) on the workloads of its protocol.
 
-Each seed's workload (:func:`packing.fgd_protocol.build_workload`: seeded arrivals resampled to
-130% of the GPU capacity) is replayed once per policy (:func:`packing.fgd_protocol.run_policy`);
+Each seed's workload (:func:`packing.gpu.fgd_protocol.build_workload`: seeded arrivals resampled to
+130% of the GPU capacity) is replayed once per policy (:func:`packing.gpu.fgd_protocol.run_policy`);
 the results come with the paper's published numbers where they apply
-(:mod:`packing.fgd_paper`). FGD+ and FGD-Pack are tuned by :mod:`policies.swarm.gpu_train`.
+(:mod:`packing.gpu.fgd_paper`). FGD+ and FGD-Pack are tuned by :mod:`policies.swarm.gpu_train`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from packing.fgd_paper import DEFAULT_POLICIES, PAPER_NAMES, PolicyResult, published_for
-from packing.fgd_protocol import Run, build_workload, run_policy
-from packing.model import Instance
+from packing.gpu.fgd_paper import DEFAULT_POLICIES, PAPER_NAMES, PolicyResult, published_for
+from packing.gpu.fgd_protocol import Run, build_workload, run_policy
+from packing.model.instance import Instance
 from policies.registry import gpu_policy
 
 
@@ -29,7 +29,7 @@ def evaluate(instance: Instance, policies: Sequence[str] = DEFAULT_POLICIES, see
         progress: called after each run with (policy, seed, run).
 
     Returns:
-        One :class:`packing.fgd_paper.PolicyResult` per policy, in the order given.
+        One :class:`packing.gpu.fgd_paper.PolicyResult` per policy, in the order given.
 
     Raises:
         ValueError: no seed.

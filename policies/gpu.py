@@ -37,11 +37,11 @@ constants 128,000 and 8,000 are exactly openb's largest node).
   ``int(100 (1 - ((cpu - r_cpu)/MAX_CPU * 0.5 + (gpu - r_gpu)/MAX_GPU * 0.5)))``.
 * ``fgd`` (FGDScore, ``-gpusel FGD``): for each feasible node and, for a GPU-sharing task, each card
   that fits, ``int(100 sigmoid((F_n - F_n') / CARD))`` where ``F_n`` and ``F_n'`` are the node's
-  expected fragmentation (:mod:`packing.fragmentation`) before and after placing the task; the node
+  expected fragmentation (:mod:`packing.gpu.fragmentation`) before and after placing the task; the node
   gets its best card's score (ties: the lowest card index). Multi-card tasks are placed on the
   best-fitting cards (whole ones: the first empty cards), as the simulator's ``NodeResource.Sub``.
 
-Card choice (:class:`packing.policy.ChoosingCards`): FGD and Random as above; the others use the
+Card choice (:class:`packing.sim.policy.ChoosingCards`): FGD and Random as above; the others use the
 simulator's default ``best``: a GPU-sharing task on the fitting card with the least free share
 (lowest index on ties), whole-card tasks on the first empty cards by index.
 """
@@ -55,16 +55,16 @@ from typing import Any
 
 import numpy as np
 
-from packing.feasibility import ClusterState, fits
-from packing.fragmentation import (
+from packing.feasibility.predicates import ClusterState, fits
+from packing.gpu.fragmentation import (
     ShapeDistribution,
     dist_arrays,
     fragmentation,
     fragmentation_mix,
     shape_distribution,
 )
-from packing.model import Instance
-from packing.policy import WAIT, Observation
+from packing.model.instance import Instance
+from packing.sim.policy import WAIT, Observation
 from policies import gpu_kernels as gk
 from policies.base import BasePolicy
 
@@ -475,7 +475,7 @@ class FGD(GpuPolicy):
         return self._frag
 
     def _frag_of(self, free: np.ndarray, cards: np.ndarray, cap: np.ndarray, types: np.ndarray) -> np.ndarray:
-        """:func:`packing.fragmentation.fragmentation` on unique node states only (same values)."""
+        """:func:`packing.gpu.fragmentation.fragmentation` on unique node states only (same values)."""
         if len(free) <= 8:
             return self._frag_rows(free, cards, cap, types)
         key = np.concatenate([types[:, None].astype(np.float64), cap[:, None], free,
@@ -486,7 +486,7 @@ class FGD(GpuPolicy):
 
     def _frag_rows(self, free: np.ndarray, cards: np.ndarray, cap: np.ndarray,
                    types: np.ndarray) -> np.ndarray:
-        """The fragmentation FGD descends, per node state (:func:`packing.fragmentation.fragmentation`)."""
+        """The fragmentation FGD descends, per node (:func:`packing.gpu.fragmentation.fragmentation`)."""
         return fragmentation(free, cards, cap, types, self._dist)
 
     def candidates(self, obs: Observation, hosts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -576,7 +576,7 @@ class FGDPack(FGD):
 
     FGD's ``F_n(m)`` asks whether *one* task of shape ``m`` fits the node; a node with four free
     cards but CPU (or memory) for one more task counts three cards as usable. FGD-Pack descends
-    ``sum_m p_m ((1 - lam) F_n(m) + lam P_n(m))`` (:func:`packing.fragmentation.node_frag_mix`), where
+    ``sum_m p_m ((1 - lam) F_n(m) + lam P_n(m))`` (:func:`packing.gpu.fragmentation.node_frag_mix`), where
     ``P_n(m)`` is the idle GPU that a stream of shape-``m`` tasks alone could not use on the node,
     counting how many such tasks its cards, CPU *and memory* can still take (a lookahead over the
     shape distribution: every shape's repeated arrival, not just the next task). The shapes are
@@ -678,7 +678,7 @@ def save_plus_weights(path: str | Path, weights: Sequence[float], training: dict
     """Write tuned weights with their training provenance (``training``: command, seeds, costs)."""
     doc = {"kind": "fgd-plus", "features": list(PLUS_FEATURES), "weights": [float(w) for w in weights],
            "training": training}
-    from packing.atomic import write_text
+    from packing.io.atomic import write_text
 
     write_text(path, json.dumps(doc, indent=1) + "\n")
 

@@ -1,8 +1,8 @@
 """Compiled (numba) whole episodes of the GPU-sharing policies of :mod:`policies.gpu`, cards included.
 
-Feasibility is not decided here: every host goes through :func:`packing.kernels.feasible_gpu` (the
-compiled predicates of :mod:`packing.feasibility` with card-level fit and card models), and FGD's
-fragmentation through :func:`packing.fragmentation.node_frag`, the one compiled definition of ``F_n``
+Feasibility is not decided here: every host goes through :func:`packing.feasibility.kernels.feasible_gpu` (the
+compiled predicates of :mod:`packing.feasibility.predicates` with card-level fit and card models), and FGD's
+fragmentation through :func:`packing.gpu.fragmentation.node_frag`, the one compiled definition of ``F_n``
 that the numpy path calls too. Each kernel reproduces the numpy policy decision by decision (host and
 cards; tested on GPU instances): the same integer scores, evaluated in the same arithmetic order, the
 same tie-break (highest score, then the lowest rank of the policy's host order, then the lowest card),
@@ -22,9 +22,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from packing.feasibility import ClusterState
-from packing.fragmentation import node_frag, node_frag_mix
-from packing.kernels import feasible_gpu, fits_c, gpu_arrays, rule_tables
+from packing.feasibility.kernels import feasible_gpu, fits_c, gpu_arrays, rule_tables
+from packing.feasibility.predicates import ClusterState
+from packing.gpu.fragmentation import node_frag, node_frag_mix
 
 DOTPROD, BESTFIT, PACKING, CLUSTERING, FGD, FGD_LOOK = range(6)
 
@@ -371,8 +371,8 @@ def gpu_episode(state: ClusterState, seq: np.ndarray, kind: int, rank: np.ndarra
         max_cpu: the largest host CPU capacity.
         max_gpu: the largest host GPU capacity.
         dist_fit: fit resources of the shape distribution ``(n_fit,)`` (FGD).
-        dist: :func:`packing.fragmentation.dist_arrays` of the shape distribution (FGD).
-        params: :func:`packing.fragmentation.node_frag_mix`'s parameters (FGD_LOOK).
+        dist: :func:`packing.gpu.fragmentation.dist_arrays` of the shape distribution (FGD).
+        params: :func:`packing.gpu.fragmentation.node_frag_mix`'s parameters (FGD_LOOK).
 
     Returns:
         ``(host, hosts_used, cards)``: shapes ``(n,)``, ``(n,)`` and ``(n, G)`` (-1 padded).

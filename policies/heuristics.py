@@ -31,8 +31,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from packing.model import Instance
-from packing.policy import WAIT, Observation
+from packing.model.instance import Instance
+from packing.sim.policy import WAIT, Observation
 from policies import kernels
 from policies.base import ScoringPolicy, choose
 from policies.scoring import colsum as _colsum

@@ -1,9 +1,11 @@
 """Compiled (numba) scoring kernels: whole episodes of a scoring policy in one compiled loop.
 
-Feasibility is not decided here: every candidate host goes through :func:`packing.kernels.feasible`,
-the compiled form of the predicates of :mod:`packing.feasibility` (one definition). The kernels cover
+Feasibility is not decided here: every candidate host goes through
+:func:`packing.feasibility.kernels.feasible`,
+the compiled form of the predicates of :mod:`packing.feasibility.predicates` (one definition). The kernels
+cover
 the common case: no GPU cards and no GPU-model constraints (any number of rules), see
-:func:`packing.kernels.supports`. The engine falls back to the general numpy path
+:func:`packing.feasibility.kernels.supports`. The engine falls back to the general numpy path
 (``ClusterState.mask`` + ``ScoringPolicy.scores``) otherwise, and for policies without a kernel.
 
 Score formulas (higher is better), with ``c`` the host capacity, ``u`` its load, ``d`` the demand and
@@ -31,13 +33,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from packing.feasibility import ClusterState
-from packing.kernels import feasible as _feasible
-from packing.kernels import init_candidates as _init_candidates
-from packing.kernels import min_demand as _min_demand
-from packing.kernels import rule_tables, supports
-from packing.kernels import update_candidates as _update_candidates
-from packing.model import Instance
+from packing.feasibility.kernels import feasible as _feasible
+from packing.feasibility.kernels import init_candidates as _init_candidates
+from packing.feasibility.kernels import min_demand as _min_demand
+from packing.feasibility.kernels import rule_tables, supports
+from packing.feasibility.kernels import update_candidates as _update_candidates
+from packing.feasibility.predicates import ClusterState
+from packing.model.instance import Instance
 from policies.swarm.features import exclusion_partners
 
 FF, BF, BF_BOTTLE, WF, DOT, L2, SWARM = range(7)

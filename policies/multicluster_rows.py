@@ -1,7 +1,7 @@
 """Multi-cluster GPU scheduling (the EADE-DDPG scenario): the per-policy comparison rows.
 
 The rows of ``benchmarks/bench_multicluster.py`` and of the tests: a policy's deployed tasks and the
-paper's cluster metrics. The proven optimum is :func:`solvers.max_deployed.optimum`; the instances
+paper's cluster metrics. The proven optimum is :func:`solvers.exact.max_deployed.optimum`; the instances
 come from :func:`packing.generators.multicluster.generate_multicluster` (``vbp generate multicluster``).
 """
 
@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from packing.metrics import compute_metrics
-from packing.model import Instance, Placement
+from packing.feasibility.metrics import compute_metrics
+from packing.model.instance import Instance, Placement
 
 
 def policy_row(inst: Instance, name: str, *, seed: int = 0) -> dict[str, Any]:
     """Simulate registry policy ``name`` on the stream; deployed count and the paper's cluster metrics."""
-    from packing.simulator import simulate
+    from packing.sim.simulator import simulate
     from policies.registry import get_policy
 
     t0 = time.perf_counter()

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from packing.errors import input_error
-from packing.fgd_protocol import Workload
-from packing.fragmentation import ShapeDistribution, shape_distribution
+from packing.gpu.fgd_protocol import Workload
+from packing.gpu.fragmentation import ShapeDistribution, shape_distribution
 from policies import cluster_heuristics as mc
 from policies import gpu as g
 from policies import heuristics as h
@@ -152,7 +152,7 @@ def gpu_policy(name: str, dist: ShapeDistribution, workload: Workload | None = N
     Args:
         name: a policy name (e.g. ``fgd``, ``fgd-plus``, ``gpu-bestfit``).
         dist: the pod list's shape distribution (``Workload.dist``).
-        workload: the workload the policy replays (see :mod:`packing.fgd_protocol`).
+        workload: the workload the policy replays (see :mod:`packing.gpu.fgd_protocol`).
     """
     pol = get_policy(name)
     if isinstance(pol, g.FGDPack):

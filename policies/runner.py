@@ -1,7 +1,7 @@
 """The policy-aware half of the evaluation layer: resolve a policy spec, run one task.
 
-:mod:`packing.evaluation` holds the generic part (tasks, records, executors); it never imports
-policies. Here a :data:`~packing.evaluation.PolicySpec` becomes a policy:
+:mod:`packing.sim.evaluation` holds the generic part (tasks, records, executors); it never imports
+policies. Here a :data:`~packing.sim.evaluation.PolicySpec` becomes a policy:
 
 * a registry name, ``"bf"`` (:func:`policies.registry.get_policy`), or a policy file path,
   ``"tuned.json"`` (through the registry's loaders);
@@ -11,7 +11,7 @@ policies. Here a :data:`~packing.evaluation.PolicySpec` becomes a policy:
   ``{"weights": [...], "name": "tuned"}`` (:class:`policies.swarm.policy.SwarmPolicy`);
 * a policy object (only for the serial executor: objects are not shipped to workers by value).
 
-:func:`run_task` runs one :class:`~packing.evaluation.RunTask` in whatever process the executor
+:func:`run_task` runs one :class:`~packing.sim.evaluation.RunTask` in whatever process the executor
 chose; resolved policies are cached per process (a policy is reset before every run, so reusing it
 gives the same numbers). :func:`order_tasks` builds the usual grid (policies x orders with common
 random numbers) and :func:`evaluate_policies` runs it on an executor.
@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from packing.evaluation import (
+from packing.model.instance import Instance
+from packing.sim.evaluation import (
     DEFAULT_OPTIONS,
     Executor,
     PolicySpec,
@@ -40,8 +41,7 @@ from packing.evaluation import (
     run,
     shared,
 )
-from packing.model import Instance
-from packing.simulator import run_seed
+from packing.sim.simulator import run_seed
 from policies.base import Policy
 from policies.registry import get_policy
 
@@ -152,8 +152,8 @@ def order_tasks(scenario: str, policies: Sequence[PolicySpec], n_orders: int, se
                 options: RunOptions = DEFAULT_OPTIONS) -> list[RunTask]:
     """Every policy on orders ``0..n_orders-1`` of a shared scenario (policy-major).
 
-    Order ``i`` runs with the policy seed :func:`packing.simulator.run_seed` ``(seed, i)`` for every
-    policy (common random numbers), as :func:`packing.simulator.evaluate` does.
+    Order ``i`` runs with the policy seed :func:`packing.sim.simulator.run_seed` ``(seed, i)`` for every
+    policy (common random numbers), as :func:`packing.sim.simulator.evaluate` does.
     """
     return [RunTask(p, scenario, i, run_seed(seed, i), options)
             for p in policies for i in range(n_orders)]
@@ -161,7 +161,7 @@ def order_tasks(scenario: str, policies: Sequence[PolicySpec], n_orders: int, se
 
 def snapshot_tasks(scenario: str, policies: Sequence[PolicySpec], k: int, keep: float, seed: int,
                    options: RunOptions = DEFAULT_OPTIONS) -> list[RunTask]:
-    """Every policy on ``k`` resampled snapshots, as :func:`packing.simulator.evaluate_snapshots`."""
+    """Every policy on ``k`` resampled snapshots, as :func:`packing.sim.simulator.evaluate_snapshots`."""
     opts = dataclasses.replace(options, keep=keep)
     return [RunTask(p, scenario, None, run_seed(seed, i), opts) for p in policies for i in range(k)]
 
@@ -172,7 +172,7 @@ def evaluate_policies(scenario: Scenario, policies: Sequence[PolicySpec], seed: 
     """Run every policy on every order of ``scenario`` (common random numbers) on an executor.
 
     Args:
-        scenario: the instance and its orders (e.g. from :func:`packing.simulator.sample_orders`).
+        scenario: the instance and its orders (e.g. from :func:`packing.sim.simulator.sample_orders`).
         policies: policy specs.
         seed: base seed of the policy seeds.
         executor: where to run (default: a serial executor).

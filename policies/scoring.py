@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from packing.policy import Observation
+from packing.sim.policy import Observation
 
 
 def ratios(obs: Observation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

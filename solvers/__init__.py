@@ -11,6 +11,12 @@ keywords and builds the options. A method is registered by dotted path in :data:
 imported only when used (like networkx's ``flow_func``), so ``import solvers`` stays cheap and a
 method whose module is missing simply is not :func:`available`.
 
+The methods live in rooms: :mod:`solvers.exact` (CP-SAT, column generation, arc flow, PuLP,
+``auto``), :mod:`solvers.search` (first fit and local searches), :mod:`solvers.bounds` (bounds with
+a model of their own), :mod:`solvers.plan` (capacity plans) and :mod:`solvers.dag` (DAG carving).
+The files at the top that every room uses are :mod:`solvers.base` (options, objectives, cheap
+bounds) and :mod:`solvers.result` (the result and progress records).
+
 Solvers solve the **offline** problem: all containers at once on empty hosts. They ignore
 ``Instance.initial`` and the request times in ``Instance.requests``.
 
@@ -29,9 +35,9 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from packing.checker import check
 from packing.errors import input_error
-from packing.model import Instance, Placement
+from packing.feasibility.checker import check
+from packing.model.instance import Instance, Placement
 from solvers.base import (
     DEFAULT_OPTIONS,
     EPS,
@@ -45,14 +51,14 @@ from solvers.base import (
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult
 
 if TYPE_CHECKING:
-    from solvers.auto import AutoSettings
+    from solvers.exact.auto import AutoSettings
 
 METHODS: dict[str, str] = {
-    "auto": "solvers.auto:solve_auto",
-    "cpsat": "solvers.cpsat:solve_cpsat",
-    "pulp": "solvers.pulp_model:solve_pulp",
-    "colgen": "solvers.colgen:solve_colgen",
-    "arcflow": "solvers.arcflow:solve_arcflow",
+    "auto": "solvers.exact.auto:solve_auto",
+    "cpsat": "solvers.exact.cpsat:solve_cpsat",
+    "pulp": "solvers.exact.pulp_model:solve_pulp",
+    "colgen": "solvers.exact.colgen:solve_colgen",
+    "arcflow": "solvers.exact.arcflow:solve_arcflow",
 }
 """Method name -> ``"module:function"``, resolved on use."""
 
@@ -123,7 +129,7 @@ def solve(
             type's cost is not 1, else ``"hosts"``.
         callback: receives a :class:`Progress` for every new incumbent or bound.
         hint: a feasible placement to start from (methods may ignore it).
-        settings: the knobs of ``"auto"`` (:class:`solvers.auto.AutoSettings`; ``None``: the
+        settings: the knobs of ``"auto"`` (:class:`solvers.exact.auto.AutoSettings`; ``None``: the
             defaults). Only ``"auto"`` takes settings.
         stop: a :class:`StopFlag` (or :class:`threading.Event`); once set (from any thread), the
             method stops as soon as it can (see :class:`StopFlag`) and returns the best placement
@@ -131,7 +137,7 @@ def solve(
             runs none of its remaining parts.
 
     Returns:
-        The result. Its placement passed :func:`packing.checker.check` (with ``require_all``
+        The result. Its placement passed :func:`packing.feasibility.checker.check` (with ``require_all``
         except for ``"deployed"``), its objective was recomputed from the placement, and its bound
         is on the right side of the objective.
 
@@ -193,7 +199,7 @@ def verify(instance: Instance, res: SolveResult, kind: Objective, method: str = 
 def __getattr__(name: str) -> Any:
     """``solvers.AutoSettings``, imported on first use (``import solvers`` stays cheap)."""
     if name == "AutoSettings":
-        from solvers.auto import AutoSettings
+        from solvers.exact.auto import AutoSettings
 
         return AutoSettings
     raise AttributeError(f"module 'solvers' has no attribute {name!r}")

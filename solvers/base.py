@@ -16,9 +16,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from packing.feasibility import ClusterState
-from packing.fields import MAX_SEED, check_whole
-from packing.model import UNPLACED, Instance, Placement
+from packing.feasibility.predicates import ClusterState
+from packing.io.fields import MAX_SEED, check_whole
+from packing.model.instance import UNPLACED, Instance, Placement
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult
 
 EPS = 1e-9
@@ -58,7 +58,7 @@ class StopFlag:
     enumeration and LNS stop at their next check (between iterations or chunks, well under a
     second); the CBC child processes (arc flow, the exact cover, the pattern partition) are
     terminated; ``pulp``'s CBC process is interrupted and hands back its best solution
-    (:mod:`solvers.cbc_run`). A :class:`threading.Event` works the same way.
+    (:mod:`solvers.exact.cbc_run`). A :class:`threading.Event` works the same way.
 
     Example:
         >>> flag = StopFlag()
@@ -288,12 +288,12 @@ def objective_value(instance: Instance, host_of: np.ndarray, kind: Objective) ->
 def cheap_lower_bound(instance: Instance, kind: Objective) -> tuple[float, str]:
     """The best cheap lower bound for ``kind`` and the name of the bound that gives it.
 
-    Uses :func:`packing.bounds.lower_bounds` (volume, cap, clique, GPU) for ``"hosts"`` and
-    :func:`packing.bounds.cost_lower_bound` for ``"cost"``. For ``"deployed"`` (maximised) it
+    Uses :func:`packing.feasibility.bounds.lower_bounds` (volume, cap, clique, GPU) for ``"hosts"`` and
+    :func:`packing.feasibility.bounds.cost_lower_bound` for ``"cost"``. For ``"deployed"`` (maximised) it
     returns the trivial upper bound ``n_containers``. A bound above what the hosts allow
     (``inf`` or more than ``n_hosts``) proves the instance infeasible (:func:`bound_infeasible`).
     """
-    from packing import bounds as _bounds
+    from packing.feasibility import bounds as _bounds
 
     if kind == "deployed":
         return float(instance.n_containers), "count"
@@ -313,10 +313,10 @@ def bound_infeasible(instance: Instance, kind: Objective, bound: float) -> bool:
 
 
 def infeasibility_reason(instance: Instance) -> str | None:
-    """Why no placement exists, from :func:`packing.explain.explain_infeasibility` (or ``None``)."""
+    """Why no placement exists, (:func:`packing.feasibility.explain.explain_infeasibility`), or ``None``."""
     try:
-        from packing.explain import explain_infeasibility
-    except ImportError:  # pragma: no cover - until packing.explain lands
+        from packing.feasibility.explain import explain_infeasibility
+    except ImportError:  # pragma: no cover - until packing.feasibility.explain lands
         return None
     reasons = explain_infeasibility(instance)
     return "; ".join(reasons) if reasons else None

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from packing.model import Placement
+from packing.model.instance import Placement
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 Objective = Literal["hosts", "cost", "deployed"]
@@ -54,7 +54,7 @@ class SolveResult:
         bound: the proven bound on the objective: a lower bound for the minimised objectives
             (``"hosts"``, ``"cost"``), an upper bound for ``"deployed"`` (maximised);
             :attr:`bound_kind` says which. ``math.inf`` for a proven ``"infeasible"``.
-        placement: the placement, already passed through :func:`packing.checker.check`.
+        placement: the placement, already passed through :func:`packing.feasibility.checker.check`.
         hosts: hosts used by the placement.
         method: the method that produced the placement (``"auto"`` results name the parts
             in ``proofs``).

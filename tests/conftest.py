@@ -39,7 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     numba's ``cache=True`` checks only the source file of the compiled function itself: a caller
     compiled against an older callee in another module is reused stale (a changed signature in
-    ``solvers/tabu.py`` once passed here and failed on a clean clone). Runs once, in the xdist
+    ``solvers/search/tabu.py`` once passed here and failed on a clean clone). Runs once, in the xdist
     controller (or the only process), before any test imports a compiled module.
     """
     if hasattr(config, "workerinput"):

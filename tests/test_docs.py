@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.io import instance_from_dict, instance_to_dict, placement_from_dict
 
 REPO = Path(__file__).resolve().parents[1]

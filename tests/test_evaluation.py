@@ -1,4 +1,4 @@
-"""The evaluation layer: run records from packing.metrics, and the same numbers on every executor."""
+"""The evaluation layer: records from packing.feasibility.metrics, the same numbers on every executor."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from packing.builtin import builtin_instance
-from packing.checker import check
 from packing.errors import InputError
-from packing.evaluation import (
+from packing.feasibility.checker import check
+from packing.feasibility.metrics import compute_metrics
+from packing.io.builtin import builtin_instance
+from packing.model.instance import Instance
+from packing.sim.evaluation import (
     NUMBERS,
     ProcessExecutor,
     RayExecutor,
@@ -28,9 +30,7 @@ from packing.evaluation import (
     run,
     shared,
 )
-from packing.metrics import compute_metrics
-from packing.model import Instance
-from packing.simulator import evaluate, run_seed, sample_orders, simulate
+from packing.sim.simulator import evaluate, run_seed, sample_orders, simulate
 from policies.registry import get_policy
 from policies.runner import evaluate_policies, order_tasks, policy_spec, resolve_policy, run_task
 from policies.swarm.policy import SwarmPolicy, named_weights
@@ -198,15 +198,16 @@ def test_ray_executor_starts_and_stops_only_its_own_ray(
         address: str | None, expect: tuple[str, dict[str, Any]] | None) -> None:
     fake = FakeRay(initialized)
     monkeypatch.setitem(sys.modules, "ray", fake)
-    monkeypatch.setattr("packing.ray_cluster.check_reachable", lambda *a: None)  # no cluster here
-    monkeypatch.setattr("packing.ray_cluster.ensure_token", lambda *a: None)
+    monkeypatch.setattr("packing.sim.ray_cluster.check_reachable", lambda *a: None)  # no cluster here
+    monkeypatch.setattr("packing.sim.ray_cluster.ensure_token", lambda *a: None)
     if env is None:
         monkeypatch.delenv("RAY_ADDRESS", raising=False)
     else:
         monkeypatch.setenv("RAY_ADDRESS", env)
     ex = RayExecutor(address, workers=2)
     ref = ex.share(scenario)
-    monkeypatch.setattr("packing.evaluation._SHARED", OrderedDict())  # the "worker" must fetch the scenario
+    # the "worker" must fetch the scenario
+    monkeypatch.setattr("packing.sim.evaluation._SHARED", OrderedDict())
     recs = ex.map(run_task, order_tasks(ref, ["ff"], 3, seed=0))
     assert [r.order for r in recs] == [0, 1, 2]
     ex.close()
@@ -239,7 +240,7 @@ def test_ray_executor_gives_the_serial_numbers(scenario: Scenario, tmp_path: Pat
 
 def test_every_shared_scenario_reaches_the_workers() -> None:
     """More scenarios than a Ray worker caches: a process pool keeps all it was given."""
-    from packing.model import App, HostType
+    from packing.model.instance import App, HostType
 
     insts = [Instance(f"i{k}", ("cpu",), (HostType("h", (10.0,), 4),), (App("a", (1.0 + k % 9,), 3),))
              for k in range(20)]

@@ -6,6 +6,12 @@
 each other); ``vbp`` may import all. Only ``policies`` may import torch (the learned agents). Within a
 package, modules do not import each other in a circle.
 
+Inside ``packing`` and ``solvers`` the modules live in rooms (subpackages) by concern. A room's
+docstring says what lives there and, on its line ``May import:``, which other rooms of its package
+(or the whole of another package) its modules may import; that line is the rule checked here, so
+the docstring and the code cannot disagree. The top level of each package holds only its face
+(``__init__``) and the few files every room uses (:data:`SHARED`).
+
 The command line is the top: nothing outside ``vbp/cli`` (the libraries, ``vbp``'s orchestration,
 the examples and the benchmarks) imports ``vbp.cli``. A private name is private to where it is
 defined: a ``_name`` of a module is imported by no other module, and a ``_module`` only by the
@@ -72,7 +78,7 @@ MODULES = all_modules()
 def test_the_packages_exist() -> None:
     for pkg in PACKAGES:
         assert pkg in MODULES, f"{pkg}/__init__.py is missing"
-    assert "packing.engine" in MODULES and "packing.policy" in MODULES and "vbp.cli" in MODULES
+    assert "packing.sim.engine" in MODULES and "packing.sim.policy" in MODULES and "vbp.cli" in MODULES
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
@@ -118,6 +124,90 @@ def test_no_import_cycles_within_a_package() -> None:
     for n in sorted(graph):
         if n not in seen:
             visit(n)
+
+
+ROOMED = ("packing", "solvers")
+"""The packages whose modules live in rooms."""
+
+SHARED: dict[str, set[str]] = {
+    "packing.errors": set(),
+    "solvers.result": set(),
+    "solvers.base": {"solvers.result"},
+}
+"""The files at the top of a roomed package that every room uses, and what each of them may import
+from its own package."""
+
+
+def room_of(name: str) -> str:
+    """The room of a module: ``packing.sim`` for ``packing.sim.engine``; a top-level file is its own."""
+    parts = name.split(".")
+    if len(parts) >= 2 and (REPO / parts[0] / parts[1]).is_dir():
+        return ".".join(parts[:2])
+    return ".".join(parts[:2]) if len(parts) >= 2 else name
+
+
+def rooms() -> dict[str, set[str]]:
+    """Room -> the rooms (or packages) its docstring's ``May import:`` line names."""
+    out = {}
+    for pkg in ROOMED:
+        for init in sorted((REPO / pkg).glob("*/__init__.py")):
+            name = module_name(init)
+            doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+            lines = [ln for ln in doc.splitlines() if ln.startswith("May import:")]
+            assert len(lines) == 1, f"{name}: its docstring needs one line 'May import: ...'"
+            names = lines[0].removeprefix("May import:").strip().rstrip(".")
+            out[name] = {n.strip() for n in names.split(",") if n.strip()}
+    return out
+
+
+ROOMS = rooms()
+
+
+def room_imports(name: str, path: Path) -> set[tuple[str, str]]:
+    """``(name, room)`` for every import of another room of its own package the rules do not allow."""
+    top = name.split(".")[0]
+    if top not in ROOMED or name == top:
+        return set()
+    mine = room_of(name)
+    allowed = ROOMS[mine] if mine in ROOMS else SHARED[mine]
+    bad = set()
+    for _, mod in imports(path):
+        while mod and mod not in MODULES:
+            mod = mod.rpartition(".")[0]
+        if not mod or mod.split(".")[0] != top:
+            continue
+        other = top if mod == top else room_of(mod)
+        if other != mine and other not in allowed:
+            bad.add((name, other))
+    return bad
+
+
+def test_every_module_of_a_roomed_package_is_in_a_room() -> None:
+    for pkg in ROOMED:
+        top = {n for n in MODULES if n.startswith(pkg + ".") and room_of(n) == n and n not in ROOMS}
+        assert top == {n for n in SHARED if n.startswith(pkg + ".")}, \
+            f"files at the top of {pkg}/ that are not shared by every room: {sorted(top)}"
+        face = ast.get_docstring(ast.parse(MODULES[pkg].read_text())) or ""
+        for shared in (n for n in SHARED if n.startswith(pkg + ".")):
+            assert f":mod:`{shared}`" in face, f"{pkg}'s docstring does not name its shared file {shared}"
+        for room in (r for r in ROOMS if r.startswith(pkg + ".")):
+            assert f":mod:`{room}`" in face, f"{pkg}'s docstring does not name its room {room}"
+
+
+def test_rooms_import_only_what_their_docstring_allows() -> None:
+    found = set().union(*(room_imports(n, p) for n, p in MODULES.items()))
+    assert found == set(), f"imports of rooms a room's 'May import:' line does not name: {sorted(found)}"
+
+
+def test_the_room_check_catches_a_forbidden_import(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("def f():\n    from packing.sim.engine import Engine\n    from packing.errors import InputError\n"
+                 "    from solvers.exact.cpsat import solve_cpsat\n    return Engine, InputError, solve_cpsat\n")
+    assert room_imports("packing.model.x", f) == {("packing.model.x", "packing.sim")}
+    assert room_imports("packing.sim.x", f) == set()
+    assert room_imports("solvers.search.x", f) == {("solvers.search.x", "solvers.exact")}
+    assert room_imports("solvers.plan.x", f) == set()
+    assert room_imports("packing.errors", f) == {("packing.errors", "packing.sim")}
 
 
 SCRIPTS = {f"{d}.{p.stem}": p for d in ("benchmarks", "examples") for p in sorted((REPO / d).glob("*.py"))}
@@ -178,13 +268,15 @@ def test_private_names_stay_home() -> None:
 
 def test_the_checks_catch_a_cli_import_and_a_private_import(tmp_path: Path) -> None:
     f = tmp_path / "m.py"
-    f.write_text("def f():\n    from vbp.cli.common import SEED\n    from packing.bounds import _slack\n"
+    f.write_text("def f():\n    from vbp.cli.common import SEED\n"
+                 "    from packing.feasibility.bounds import _slack\n"
                  "    from packing.loaders._csv import CsvReader\n    return SEED, _slack, CsvReader\n")
     assert cli_imports("solvers.x", f) == {("solvers.x", "vbp.cli.common")}
     assert cli_imports("vbp.cli.x", f) == set()
-    assert private_imports("solvers.x", f) == {("solvers.x", "packing.bounds._slack"),
+    assert private_imports("solvers.x", f) == {("solvers.x", "packing.feasibility.bounds._slack"),
                                                ("solvers.x", "packing.loaders._csv")}
-    assert private_imports("packing.loaders.x", f) == {("packing.loaders.x", "packing.bounds._slack")}
+    assert private_imports("packing.loaders.x", f) == {
+        ("packing.loaders.x", "packing.feasibility.bounds._slack")}
 
 
 def test_the_checker_catches_an_upward_import(tmp_path: Path) -> None:

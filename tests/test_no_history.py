@@ -48,7 +48,7 @@ PATTERNS: tuple[str, ...] = (
 ALLOWED: tuple[tuple[str, str], ...] = ()
 """Legitimate uses: (file relative to the repository, a phrase its matching line contains).
 
-For example ``("packing/ray_cluster.py", "Ray session")`` would allow Ray's own session directory;
+For example ``("packing/sim/ray_cluster.py", "Ray session")`` would allow Ray's own session directory;
 each entry must still be needed (a test checks it).
 """
 

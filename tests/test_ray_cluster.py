@@ -36,7 +36,7 @@ import pytest
 from click.testing import CliRunner
 
 from packing.errors import InputError
-from packing.ray_cluster import check_reachable, split_address, token_source
+from packing.sim.ray_cluster import check_reachable, split_address, token_source
 from vbp.cli import cli
 
 REPO = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ PACKAGES = ("packing", "policies", "solvers", "vbp")
 SCRIPT = '''\
 """A planning script as a user writes it."""
 from packing import App, HostType, Instance, check
-from packing.model import Placement
+from packing.model.instance import Placement
 from policies.registry import get_policy
 from solvers import solve
 from solvers.result import SolveResult

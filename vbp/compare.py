@@ -11,14 +11,14 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from packing.comparison import ComparisonRow as Row
-from packing.comparison import json_number, summarise
 from packing.errors import input_error
 from packing.generators.multicluster import is_multicluster
-from packing.model import Instance
+from packing.model.instance import Instance
+from packing.report.comparison import ComparisonRow as Row
+from packing.report.comparison import json_number, summarise
 
 if TYPE_CHECKING:
-    from packing.evaluation import Executor, RunRecord
+    from packing.sim.evaluation import Executor, RunRecord
 
 
 def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit: float, seed: int,
@@ -28,10 +28,11 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
                 ) -> tuple[Any, list[Row], dict[str, list[RunRecord]]]:
     """Solve ``inst`` and evaluate every policy on the same ``orders``.
 
-    Every run is a :class:`packing.evaluation.RunTask` run by ``executor`` (default: serial, in this
-    process); the table's numbers come from the :class:`packing.evaluation.RunRecord`, i.e. from
-    :mod:`packing.metrics`. With ``snapshots > 0`` (and a snapshot in ``inst``) every policy instead
-    replays the same ``snapshots`` resampled snapshots (:func:`packing.simulator.resample_snapshot`
+    Every run is a :class:`packing.sim.evaluation.RunTask` run by ``executor`` (default: serial, in this
+    process); the table's numbers come from the :class:`packing.sim.evaluation.RunRecord`, i.e. from
+    :mod:`packing.feasibility.metrics`. With ``snapshots > 0`` (and a snapshot in ``inst``) every policy
+    instead
+    replays the same ``snapshots`` resampled snapshots (:func:`packing.sim.simulator.resample_snapshot`
     with ``keep``).
 
     Args:
@@ -60,12 +61,12 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
     """
     from tqdm import tqdm
 
-    from packing.evaluation import Scenario, SerialExecutor
-    from packing.fields import check_whole
-    from packing.simulator import sample_orders
+    from packing.io.fields import check_whole
+    from packing.sim.evaluation import Scenario, SerialExecutor
+    from packing.sim.simulator import sample_orders
     from policies.runner import check_policies, order_tasks, run_task, snapshot_tasks
     from solvers.base import check_run_options
-    from solvers.optimum import comparison_optimum
+    from solvers.exact.optimum import comparison_optimum
 
     check_run_options(time_limit, 1, seed)
     check_whole(orders, "orders", 1)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from packing.generators.sigma import generate_sigma as _generate_sigma
-from packing.model import Instance
-from packing.simulator import simulate
+from packing.model.instance import Instance
+from packing.sim.simulator import simulate
 from policies.heuristics import BestFit
 
 

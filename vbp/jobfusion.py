@@ -1,7 +1,7 @@
 """JobFusion on vbp: run DAG jobs on carved clusters, compare to bounds.
 
-* **Carving** (:mod:`packing.dag.carving`: the model and job samples; :mod:`solvers.dag_carving`:
-  the proven sweep and the fixed cluster, every carving through :func:`packing.checker.check`).
+* **Carving** (:mod:`packing.dag.carving`: the model and job samples; :mod:`solvers.dag.carving`:
+  the proven sweep and the fixed cluster, every carving through :func:`packing.feasibility.checker.check`).
   :func:`tune_large_share` picks how much of the large types the nested carving keeps by simulated
   mean JCT on training samples; :func:`build_envs` makes the agent's training environments.
 * **Bounds** (:mod:`packing.dag.bounds`): the critical-path bound (:func:`dag_bounds`: a job
@@ -29,7 +29,7 @@ from packing.dag.partition import partition
 from packing.dag.policy import DagPolicy, run_dag
 from policies.dag import resolve_dag_policy
 from policies.dag_search import search_base, search_schedule
-from solvers.dag_carving import Carved, carve_cluster, carve_sweep
+from solvers.dag.carving import Carved, carve_cluster, carve_sweep
 
 
 def tune_large_share(samples: list[Workload], hosts: list[tuple[str, tuple[float, float], int]], *,
@@ -193,7 +193,7 @@ def build_envs(workload: Any, *, n_envs: int, jobs: int, seed: int, partition_me
     Sample ``i`` uses seed ``seed * 1000 + first + i`` (Poisson arrivals of mean ``interarrival``;
     held-out samples start at ``first`` = the number of training samples); the
     partition is computed on the sample (as ``vbp jobs compare`` does) and carved on ``hosts``
-    (``carving``, ``large_share``: see :func:`solvers.dag_carving.carve_cluster`). With ``long_samples``
+    (``carving``, ``large_share``: see :func:`solvers.dag.carving.carve_cluster`). With ``long_samples``
     the environments also hold that many *long* samples of ``jobs`` jobs: the ones with the most
     task-seconds among ``10 * long_samples`` more seeded draws (seeds ``10**6 + seed * 1000 + i``)
     from the same ``workload``, so training also sees job sets with thousands of decisions.

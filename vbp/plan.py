@@ -1,10 +1,10 @@
 """``vbp.plan``: how many hosts of which types a demand needs, with proof, per growth scenario.
 
 The orchestration only: demand and host types are read by :mod:`packing.loaders.deployments` and
-:mod:`packing.loaders.host_types`, capacities are adjusted by :mod:`packing.planning`, each
-scenario is built, bounded and solved by :mod:`solvers.plan` (whose placement passes the
-checker), the scenarios run on the executors of :mod:`packing.evaluation`, and the result is a
-:class:`packing.plan_result.PlanResult`.
+:mod:`packing.loaders.host_types`, capacities are adjusted by :mod:`packing.plan.model`, each
+scenario is built, bounded and solved by :mod:`solvers.plan.scenario` (whose placement passes the
+checker), the scenarios run on the executors of :mod:`packing.sim.evaluation`, and the result is a
+:class:`packing.plan.result.PlanResult`.
 
 Example:
     >>> import vbp
@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from packing.plan_result import PlanResult, Replay, ScenarioResult
-from packing.planning import Adjustment, Demand, HostOffer
+from packing.plan.model import Adjustment, Demand, HostOffer
+from packing.plan.result import PlanResult, Replay, ScenarioResult
 
 
 def plan(
@@ -48,10 +48,10 @@ def plan(
 
     Args:
         demand: DEMAND file(s) (deployments CSV, instance file, Kubernetes manifests) or a
-            :class:`~packing.planning.Demand`.
+            :class:`~packing.plan.model.Demand`.
         hosts: host-type files (CSV/YAML), inline specs (``std=16c64g:price=0.8``,
             ``std:16c64g:0.8``; see ``docs/plan.md``), or
-            :class:`~packing.planning.HostOffer` objects.
+            :class:`~packing.plan.model.HostOffer` objects.
         headroom: share kept free: ``"15%"``, ``"cpu=20%,memory=10%"``, a fraction or a mapping.
         reserve: per-host overhead taken off first: ``"100m,128Mi"`` or ``"cpu=100m,memory=128Mi"``;
             the demand's own overhead (Kubernetes DaemonSets) is added to it.
@@ -69,19 +69,19 @@ def plan(
         verify_only: only verify ``current``.
 
     Returns:
-        The :class:`~packing.plan_result.PlanResult`.
+        The :class:`~packing.plan.result.PlanResult`.
 
     Raises:
         InputError: bad demand, host types, headroom, reserve or growth, a time limit, thread count
             or seed outside the command line's ranges, or an app whose node selection matches no host
             type.
     """
-    from packing.evaluation import make_executor
     from packing.loaders.deployments import load_demand
     from packing.loaders.host_types import load_hosts
-    from packing.planning import check_selection, parse_growth, parse_headroom, parse_reserve
+    from packing.plan.model import check_selection, parse_growth, parse_headroom, parse_reserve
+    from packing.sim.evaluation import make_executor
     from solvers.base import check_run_options
-    from solvers.plan import PlanOptions, ScenarioTask, run_scenario
+    from solvers.plan.scenario import PlanOptions, ScenarioTask, run_scenario
 
     check_run_options(time_limit, threads, seed, workers_name="threads")
     user = Adjustment(parse_reserve(reserve), parse_headroom(headroom))

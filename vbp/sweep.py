@@ -1,9 +1,9 @@
 """The orchestration of ``vbp sweep``: instances x policies x orders on one executor, one tidy table.
 
-Each instance is shipped once per worker with its orders (:class:`packing.evaluation.Scenario`);
-every (instance, policy, order) is one :class:`packing.evaluation.RunTask` and one row of the table
-(:func:`packing.run_table.run_row`), written by :func:`packing.run_table.write_table` as CSV or
-Parquet with the columns of :data:`packing.run_table.COLUMNS`.
+Each instance is shipped once per worker with its orders (:class:`packing.sim.evaluation.Scenario`);
+every (instance, policy, order) is one :class:`packing.sim.evaluation.RunTask` and one row of the table
+(:func:`packing.report.run_table.run_row`), written by :func:`packing.report.run_table.write_table` as CSV or
+Parquet with the columns of :data:`packing.report.run_table.COLUMNS`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from packing.model import Instance
-from packing.run_table import (
+from packing.model.instance import Instance
+from packing.report.run_table import (
     COLUMNS,
     FORMATS,
     OPTIMUM_COLUMNS,
@@ -23,7 +23,7 @@ from packing.run_table import (
 )
 
 if TYPE_CHECKING:
-    from packing.evaluation import Executor, Progress
+    from packing.sim.evaluation import Executor, Progress
 
 
 def labels(names: Sequence[str], paths: Sequence[str]) -> list[str]:
@@ -35,13 +35,13 @@ def solve_optima(instances: Sequence[tuple[str, Instance]], time_limit: float,
                  seed: int) -> dict[str, Any]:
     """Solve every instance once (up to ``time_limit`` seconds); results by label.
 
-    The optimum is :func:`solvers.optimum.comparison_optimum`'s, as in ``vbp compare``: the fewest
+    The optimum is :func:`solvers.exact.optimum.comparison_optimum`'s, as in ``vbp compare``: the fewest
     hosts (or the least cost), or the most tasks deployed for a multi-cluster scenario.
 
     Raises:
         InfeasibleError: an instance is proven to have no placement of every container.
     """
-    from solvers.optimum import comparison_optimum
+    from solvers.exact.optimum import comparison_optimum
 
     return {label: comparison_optimum(inst, time_limit, seed, name=label) for label, inst in instances}
 
@@ -56,7 +56,7 @@ def run_sweep(instances: Sequence[tuple[str, Instance]], policies: Sequence[str]
         instances: ``(label, instance)`` pairs.
         policies: policy specs (registry names or policy files), as the table names them.
         orders: orders per instance: the own order, then seeded shuffles
-            (:func:`packing.simulator.sample_orders` with ``seed``, as ``vbp compare`` uses).
+            (:func:`packing.sim.simulator.sample_orders` with ``seed``, as ``vbp compare`` uses).
         seed: the sweep's seed.
         executor: where the runs go (left open).
         progress: called with the number of runs finished.
@@ -71,8 +71,8 @@ def run_sweep(instances: Sequence[tuple[str, Instance]], policies: Sequence[str]
         InputError: a bad policy file, or an agent of another shape than an instance (before any
             run).
     """
-    from packing.evaluation import Scenario
-    from packing.simulator import sample_orders
+    from packing.sim.evaluation import Scenario
+    from packing.sim.simulator import sample_orders
     from policies.runner import check_policies, order_tasks, run_task
 
     for _, inst in instances:

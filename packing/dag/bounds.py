@@ -98,7 +98,7 @@ from packing.dag.delays import least_stage_overheads, stage_delays
 from packing.dag.engine import Cluster, Overheads
 from packing.dag.model import Job, Workload
 from packing.errors import input_error
-from packing.feasibility import fits as within
+from packing.feasibility.predicates import fits as within
 
 EXACT_JOBS = 200
 """Above this many jobs the threshold search of :func:`order_bounds` runs on a grid (still valid)."""

@@ -5,7 +5,7 @@ containers are carved out of the hosts beforehand. Carving is vector bin packing
 become apps (counts proportional to the tasks each type was built for), the host types bins
 (:func:`carving_instance`). Host cost is measured in large-host units (:data:`REF`, the paper's
 92c288g host), the unit of the idle share. The solving (a proven sweep, first-fit decreasing on a
-fixed cluster) is in :mod:`solvers.dag_carving`.
+fixed cluster) is in :mod:`solvers.dag.carving`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from packing.dag.model import Workload
 from packing.dag.partition import Partition
 from packing.errors import input_error
 from packing.loaders.tianchi import parse_fleet
-from packing.model import App, HostType, Instance
+from packing.model.instance import App, HostType, Instance
 
 HOST_SHAPES: dict[str, tuple[float, float]] = {"32c64g": (32.0, 64.0), "92c288g": (92.0, 288.0)}
 """The JobFusion paper's hosts: (cores, GB)."""

@@ -1,12 +1,13 @@
 """The stepwise DAG engine: stages' tasks run in carved containers over time, one decision at a time.
 
-Why a second event loop (and not :class:`packing.engine.Engine`)? That engine's decision is *one
+Why a second event loop (and not :class:`packing.sim.engine.Engine`)? That engine's decision is *one
 container -> one host* under vector-packing constraints; here the hosts are already carved into
-containers (by the one feasibility/checker, see :mod:`solvers.dag_carving`), so a decision is *which stage
+containers (by the one feasibility/checker, see :mod:`solvers.dag.carving`), so a decision is *which stage
 runs next, in which container type, how many tasks* (JobFusion's action triple), and what happens over
 time is DAG bookkeeping (a stage becomes runnable when all tasks of all its parents finished), which
 the placement engine has no notion of. Anything that puts containers on hosts (the carving, the online
-snapshot) goes through :mod:`packing.model`, :mod:`packing.feasibility` and :func:`packing.checker.check`;
+snapshot) goes through :mod:`packing.model.instance`, :mod:`packing.feasibility.predicates` and
+:func:`packing.feasibility.checker.check`;
 this loop only hands out free container slots. Its interface mirrors the placement engine's::
 
     eng = DagEngine(workload, cluster, seed=0)
@@ -51,7 +52,7 @@ import numpy as np
 from packing.dag.delays import launch_delays
 from packing.dag.model import Workload
 from packing.errors import PolicyError, input_error
-from packing.feasibility import fits
+from packing.feasibility.predicates import fits
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from typing import Literal
 import numpy as np
 
 from packing.dag.model import Workload
-from packing.feasibility import fits as within
+from packing.feasibility.predicates import fits as within
 
 Method = Literal["constrained", "single", "plain"]
 METHODS: tuple[str, ...] = ("constrained", "single", "plain")

@@ -1,6 +1,8 @@
 """Seeded instance generators: ``random`` (optionally with a planted optimum), ``hard1d`` and ``sigma``.
 
 ``generate_sigma`` lives in :mod:`packing.generators.sigma` and is imported on first use.
+
+May import: packing.errors, packing.model, packing.io, packing.feasibility.
 """
 
 from __future__ import annotations

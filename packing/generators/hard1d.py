@@ -67,7 +67,7 @@ from typing import Literal
 
 import numpy as np
 
-from packing.model import App, HostType, Instance
+from packing.model.instance import App, HostType, Instance
 
 CAPACITY = 1000
 """Bin capacity of the generated instances."""

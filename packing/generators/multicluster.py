@@ -28,7 +28,7 @@ Model
     larger value, multi-card pods (always whole cards in openb) are eligible too and take whole
     cards; ``cpu_only=True`` adds the ``num_gpu == 0`` pods.
 
-    Tasks with the same four demands share one :class:`packing.model.App` (names ``s000, s001, ...``
+    Tasks with the same four demands share one :class:`packing.model.instance.App` (names ``s000, s001, ...``
     in order of first arrival), so exact solvers see few apps; the request stream keeps one request
     per task. ``meta`` records the sources, the seed, the GPU type(s) and the offered load.
 """
@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from packing.documents import read_text_limited
-from packing.model import App, HostType, Instance, Request
+from packing.io.documents import read_text_limited
+from packing.model.instance import App, HostType, Instance, Request
 
 RESOURCES = ("cpu_milli", "memory_mib")
 """Host resources of the scenario."""

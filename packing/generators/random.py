@@ -24,7 +24,7 @@ Planted optimum (``planted=True``, PuLP's bin-packing test idea, with an owned R
 Hosts available
     ``ceil(reference / tightness)`` hosts of every type, where ``reference`` is the number of
     base hosts a known packing uses: the planted ``k``, or a first-fit-decreasing packing built
-    with :class:`packing.feasibility.ClusterState` (so rules and caps are respected). With
+    with :class:`packing.feasibility.predicates.ClusterState` (so rules and caps are respected). With
     ``tightness=1`` and one type, the instance offers exactly the hosts of the known packing.
 """
 
@@ -36,8 +36,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from packing.feasibility import ClusterState
-from packing.model import UNPLACED, App, HostType, Instance, Placement, Rule
+from packing.feasibility.predicates import ClusterState
+from packing.model.instance import UNPLACED, App, HostType, Instance, Placement, Rule
 
 UNITS = 100
 """Grid units per base host capacity on each resource."""

@@ -36,7 +36,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from packing.model import App, HostType, Instance, Placement, Request
+from packing.model.instance import App, HostType, Instance, Placement, Request
 
 N_APPS = 30
 HOST_CORES = 96

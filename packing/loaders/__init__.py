@@ -15,6 +15,8 @@ What :func:`load_any` accepts, and the loader it calls:
   :func:`packing.loaders.alibaba.load_machine_meta`.
 * ``pai_machine_spec*.csv`` (Alibaba GPU v2020), or a folder holding ``pai_machine_spec.csv``:
   :func:`packing.loaders.alibaba.load_pai_machine_spec`.
+
+May import: packing.errors, packing.model, packing.io, packing.plan.
 """
 
 from __future__ import annotations
@@ -24,14 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from packing.errors import InputError, Problem, input_error
-from packing.instance_file import load_instance
+from packing.io.instance_file import load_instance
 from packing.loaders import k8s, openb, tianchi
 from packing.loaders.alibaba import load_machine_meta, load_pai_machine_spec
 from packing.loaders.k8s import load_k8s, read_manifests
 from packing.loaders.openb import load_openb
 from packing.loaders.tianchi import load_tianchi
 from packing.loaders.vpsolver import KnownOptimum, load_vbp, read_optimal_values
-from packing.model import Instance
+from packing.model.instance import Instance
 
 EXPECTED = (
     "an instance file (.json, .yaml, .yml), Kubernetes manifests (a file or folder), a VPSolver "
@@ -126,7 +128,7 @@ def load_any(path: str | Path, **options: Any) -> Instance:
     if not p.exists():
         raise input_error(str(p), "", "no such file or folder")
     if not p.is_file() and not p.is_dir():
-        from packing.documents import read_bytes_limited
+        from packing.io.documents import read_bytes_limited
 
         read_bytes_limited(p)  # a FIFO, device or socket: refused at once, naming what it is
     found = detect(p)

@@ -18,8 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from packing.loaders.tables import CsvReader, fmt_num, group_hosts
-from packing.model import Instance
-from packing.validation import MAX_GPUS, reported_as
+from packing.model.instance import Instance
+from packing.model.validation import MAX_GPUS, reported_as
 
 V2018_COLUMNS = ("machine_id", "time_stamp", "failure_domain_1", "failure_domain_2", "cpu_num",
                  "mem_size", "status")

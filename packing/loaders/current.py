@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from packing.documents import read_document
 from packing.errors import input_error
-from packing.model import UNPLACED
+from packing.io.documents import read_document
+from packing.model.instance import UNPLACED
 
 _NAME = re.compile(r"^(?P<type>.+)#(?P<i>0|[1-9][0-9]{0,6})$")
 
@@ -67,7 +67,7 @@ def load_current(path: str | Path, types: Collection[str], apps: Collection[str]
 
 def _from_instance(doc: Mapping[str, Any], src: str, types: Collection[str],
                    apps: Collection[str]) -> Current:
-    from packing.instance_file import instance_from_dict
+    from packing.io.instance_file import instance_from_dict
 
     inst = instance_from_dict(doc, src)
     if inst.initial is None:

@@ -9,7 +9,7 @@ A deployments CSV has a header and one row per deployment::
 
 ``name``, ``replicas``, ``cpu`` and ``memory`` are required; ``gpu`` (whole cards) and
 ``max_per_host`` (anti-affinity cap, empty: none) are optional; any other column is an error.
-Quantities are Kubernetes quantities (:mod:`packing.quantity`): CPU ``500m`` or ``1.5`` cores,
+Quantities are Kubernetes quantities (:mod:`packing.model.quantity`): CPU ``500m`` or ``1.5`` cores,
 memory with a unit (``4Gi``, ``512Mi``, ``2G``; a plain number would be bytes and is refused).
 
 :func:`load_demand` reads one or several DEMAND paths and adds them up:
@@ -17,7 +17,7 @@ memory with a unit (``4Gi``, ``512Mi``, ``2G``; a plain number would be bytes an
 * ``*.csv``: :func:`load_deployments`;
 * a ``.yaml``/``.yml`` file or a folder whose documents have ``kind:`` (Kubernetes manifests):
   the manifest reader :data:`K8S_READER` of :mod:`packing.loaders.k8s`; its DaemonSet load per
-  host becomes :attr:`~packing.planning.Demand.overhead`, added to the plan's reserve;
+  host becomes :attr:`~packing.plan.model.Demand.overhead`, added to the plan's reserve;
 * anything else :func:`packing.loaders.load_any` reads (instance files): its apps, rules and
   exclusions (its host types are ignored: hosts come from the host list).
 """
@@ -33,18 +33,18 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from packing.documents import read_document
 from packing.errors import InputError, Problem, input_error
+from packing.io.documents import read_document
 from packing.loaders.tables import CsvReader
-from packing.model import App, Instance
-from packing.planning import BASE_UNIT, PLAN_RESOURCES, DaemonLoad, Demand, base_to_units, to_base
+from packing.model.instance import App, Instance
+from packing.plan.model import BASE_UNIT, PLAN_RESOURCES, DaemonLoad, Demand, base_to_units, to_base
 
 COLUMNS = ("name", "replicas", "cpu", "memory", "gpu", "max_per_host")
 """The columns of a deployments CSV (the last two optional)."""
 
 K8S_READER = "packing.loaders.k8s:read_manifests"
 """``"module:function"`` of the Kubernetes manifest reader. Called with a path, it returns an
-:class:`~packing.model.Instance` (resources ``cpu``, ``memory`` and optionally ``gpu``), or an
+:class:`~packing.model.instance.Instance` (resources ``cpu``, ``memory`` and optionally ``gpu``), or an
 object with ``resources``, ``apps`` (demand in ``resources`` order), ``exclusions`` and
 optionally ``reserve`` (the DaemonSet load on every host, shape ``(n_resources,)``, added to
 the plan's reserve)."""

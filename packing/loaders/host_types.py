@@ -18,7 +18,7 @@ YAML: a list of mappings (or ``{"host_types": [...]}``) with the keys ``name``, 
 list of ``{key, value, effect}``: pods that do not tolerate a ``NoSchedule``/``NoExecute`` taint
 stay off the type).
 
-Inline (:func:`parse_inline`), the grammar of :mod:`packing.host_spec`:
+Inline (:func:`parse_inline`), the grammar of :mod:`packing.model.host_spec`:
 ``[NAME=]<cores>c<GiB>g[<cards>gpu][:count=N][:price=P]``, e.g. ``std=16c64g``,
 ``big=64c256g:price=2.4``, ``gpu=32c256g8gpu:price=12.5:count=4``, ``16c64g:count=10``; the
 positional ``NAME:SHAPE[:PRICE[:COUNT]]`` (``std:16c64g:0.8``, ``std:16c64g::10``) and
@@ -36,24 +36,24 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from packing.documents import read_document
 from packing.errors import InputError, Problem, input_error
-from packing.host_spec import SHAPE, parse_host_spec
+from packing.io.documents import read_document
 from packing.loaders.tables import CsvReader
-from packing.planning import HostOffer, to_base
-from packing.selection import Taint, taint_problem
+from packing.model.host_spec import SHAPE, parse_host_spec
+from packing.model.selection import Taint, taint_problem
+from packing.plan.model import HostOffer, to_base
 
 COLUMNS = ("name", "cpu", "memory", "gpu", "price", "count")
 """The known columns of a host-type CSV; every other column is a label."""
 
 INLINE = SHAPE
-"""The ``SHAPE`` of an inline host type: cores, GiB, optional cards (:data:`packing.host_spec.SHAPE`)."""
+"""An inline host type's ``SHAPE``: cores, GiB, optional cards (:data:`packing.model.host_spec.SHAPE`)."""
 
 YAML_KEYS = ("name", "cpu", "memory", "gpu", "price", "count", "labels", "taints")
 
 
 def parse_inline(text: str, source: str = "--hosts") -> HostOffer:
-    """One inline host type in the grammar of :mod:`packing.host_spec`.
+    """One inline host type in the grammar of :mod:`packing.model.host_spec`.
 
     ``[NAME=]SHAPE[:count=N][:price=P]``, or ``NAME:SHAPE[:PRICE[:COUNT]]``; without a name, the
     type is named by its shape.
@@ -216,7 +216,7 @@ def load_hosts(specs: str | Sequence[str | Path | HostOffer]) -> tuple[HostOffer
     """Host types from files and inline specs, in order (see the module docstring).
 
     Args:
-        specs: host-type CSV/YAML files, inline specs (:mod:`packing.host_spec`), or
+        specs: host-type CSV/YAML files, inline specs (:mod:`packing.model.host_spec`), or
             :class:`HostOffer` objects; a single string may hold several inline specs separated
             by commas.
 

@@ -39,7 +39,7 @@ rule is KEP-753, "Resources calculation for scheduling and pod admission"), per 
 * ``spec.overhead`` (RuntimeClass) is added; a ``runtimeClassName`` without ``spec.overhead`` is
   listed as ignored (the RuntimeClass object's overhead is not read).
 
-Values are summed exactly (:func:`packing.quantity.parse_quantity`), and the pod's total is rounded
+Values are summed exactly (:func:`packing.model.quantity.parse_quantity`), and the pod's total is rounded
 up as the scheduler reads it (``MilliValue`` for CPU, ``Value`` for memory): CPU in cores, memory in
 GiB. ``nvidia.com/gpu`` and ``amd.com/gpu`` become whole-card GPU demand, resource ``gpu``
 (present only when some pod asks for GPUs; the two vendors cannot be mixed). Other resources
@@ -65,7 +65,7 @@ relative to other domains, not a per-host cap), ``namespaceSelector`` with label
 ``ScheduleAnyway`` spread constraints are never rules and are always listed as ignored.
 
 Node selection: ``nodeSelector``, required ``nodeAffinity`` and ``tolerations`` are read into the
-apps (:mod:`packing.selection`); host types with labels and taints decide where each app may run.
+apps (:mod:`packing.model.selection`); host types with labels and taints decide where each app may run.
 
 Names
 -----
@@ -77,7 +77,7 @@ DaemonSets are listed as ``DaemonSet/<namespace>/<name>``.
 Hosts
 -----
 Manifests carry no hosts. :meth:`Manifests.instance` takes host types; :func:`load_k8s` (and
-``load_any``, ``vbp ... --hosts``) builds them from inline host types (:mod:`packing.host_spec`:
+``load_any``, ``vbp ... --hosts``) builds them from inline host types (:mod:`packing.model.host_spec`:
 ``[NAME=]<cores>c<GiB>g[<cards>gpu][:count=N][:price=P]`` or ``<cores>c<GiB>g[<cards>gpu]:N``,
 several separated by commas, e.g. ``16c64g:10,8c32g1gpu:4``; a price is the type's cost; without
 a count a type gets
@@ -100,10 +100,9 @@ from typing import Any
 
 import numpy as np
 
-from packing.documents import read_document, read_documents
 from packing.errors import InputError, Problem
-from packing.host_spec import HostSpec, parse_host_specs
-from packing.instance_file import instance_from_dict
+from packing.io.documents import read_document, read_documents
+from packing.io.instance_file import instance_from_dict
 from packing.loaders.k8s_pod import (
     GPU_KEYS,
     HOSTNAME,
@@ -112,9 +111,10 @@ from packing.loaders.k8s_pod import (
     Workload,
     read_workload,
 )
-from packing.model import App, HostType, Instance
-from packing.selection import Toleration, allowed, requirement_holds
-from packing.validation import check_instance
+from packing.model.host_spec import HostSpec, parse_host_specs
+from packing.model.instance import App, HostType, Instance
+from packing.model.selection import Toleration, allowed, requirement_holds
+from packing.model.validation import check_instance
 
 SUFFIXES = (".yaml", ".yml", ".json")
 """Manifest file endings read in a folder."""
@@ -411,7 +411,7 @@ def _build(workloads: list[Workload], kinds: Counter[str], skipped: Counter[str]
 # ------------------------------------------------------------------------------------------------
 # hosts and load_any
 def parse_hosts(spec: str, source: str = "") -> list[tuple[str, tuple[float, float, int], int | None]]:
-    """Host types in the grammar of :mod:`packing.host_spec`, several separated by commas.
+    """Host types in the grammar of :mod:`packing.model.host_spec`, several separated by commas.
 
     ``16c64g:10``, ``std=16c64g:count=10:price=0.8``, ``8c32g1gpu``.
 

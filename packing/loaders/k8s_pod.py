@@ -14,8 +14,8 @@ from fractions import Fraction
 from typing import Any
 
 from packing.errors import Problem
-from packing.quantity import GIB, parse_quantity
-from packing.selection import (
+from packing.model.quantity import GIB, parse_quantity
+from packing.model.selection import (
     NODE_OPERATORS,
     Labels,
     Requirement,
@@ -63,7 +63,7 @@ class Workload:
             ``(topology key, maxSkew, selector, field)`` (selector ``None``: null, matching no pod).
         gpu_key: the GPU resource the pod asks for (``nvidia.com/gpu``, ...), or ``None``.
         template: the pod template as read: ``{"metadata": ..., "spec": ...}`` (a Pod's own
-            metadata and spec), for writing the pods back out (:mod:`packing.k8s_out`).
+            metadata and spec), for writing the pods back out (:mod:`packing.plan.k8s_out`).
     """
 
     kind: str

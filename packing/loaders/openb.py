@@ -32,8 +32,8 @@ from pathlib import Path
 
 from packing.errors import InputError, Problem
 from packing.loaders.tables import CsvReader, fmt_num, group_hosts
-from packing.model import App, HostType, Instance, Request
-from packing.validation import MAX_GPUS, reported_as
+from packing.model.instance import App, HostType, Instance, Request
+from packing.model.validation import MAX_GPUS, reported_as
 
 RESOURCES = ("cpu_milli", "memory_mib")
 GPU_RESOURCES = ("gpu_milli",)

@@ -12,10 +12,10 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from packing.documents import read_text_limited
 from packing.errors import InputError, Problem
-from packing.model import HostType
-from packing.validation import MAX_NUMBER, has_control
+from packing.io.documents import read_text_limited
+from packing.model.instance import HostType
+from packing.model.validation import MAX_NUMBER, has_control
 
 MAX_PROBLEMS = 20
 """How many problems are collected before a load stops."""

@@ -38,7 +38,7 @@ Machines with identical capacities form one host type that keeps the machine ids
 Rules. A row ``<A, B, k>`` with ``A != B`` becomes ``Rule(A, B, k)``: a machine running A runs at
 most ``k`` instances of B. For a self row ``<A, A, k>`` the official evaluator
 (``AlibabaSchedulerEvaluatorRun.java``, "self-interference +1 here") allows ``k + 1`` instances of
-A per machine, while vbp keeps the literal meaning of every rule (see :mod:`packing.model`). So the
+A per machine, while vbp keeps the literal meaning of every rule (see :mod:`packing.model.instance`). So the
 loader turns self rows into ``Rule(A, A, k + 1)``, and ``Instance.cap`` of A is ``k + 1`` (or A's
 count if smaller). Every row is kept as one rule, so ``summary()["rules"]`` equals the row count.
 """
@@ -52,10 +52,10 @@ from pathlib import Path
 import numpy as np
 
 from packing.errors import InputError, Problem
-from packing.host_spec import parse_host_spec
 from packing.loaders.tables import CsvReader, fmt_num, group_hosts
-from packing.model import App, HostType, Instance, Placement, Rule
-from packing.validation import reported_as
+from packing.model.host_spec import parse_host_spec
+from packing.model.instance import App, HostType, Instance, Placement, Rule
+from packing.model.validation import reported_as
 
 T = 98
 """Time points of a cpu or mem curve."""
@@ -193,7 +193,7 @@ class Fleet:
 def parse_fleet(text: str, source: str = "") -> Fleet:
     """Parse ``"<cores>c<GB>g[:count]"`` (e.g. ``"64c128g"``, ``"92c288g:3000"``).
 
-    The grammar of :mod:`packing.host_spec` without a name, cards or a price
+    The grammar of :mod:`packing.model.host_spec` without a name, cards or a price
     (``"92c288g:count=3000"`` too).
 
     Raises:

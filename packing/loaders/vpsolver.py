@@ -21,11 +21,11 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from packing.documents import read_text_limited
 from packing.errors import InputError, Problem
+from packing.io.documents import read_text_limited
 from packing.loaders.tables import CsvReader
-from packing.model import App, HostType, Instance
-from packing.validation import (
+from packing.model.instance import App, HostType, Instance
+from packing.model.validation import (
     MAX_CONTAINERS,
     MAX_NUMBER,
     MAX_RESOURCES,

@@ -1,6 +1,6 @@
 """EADE-DDPG: DDPG with self-attention inputs and a dual (expert + live) replay, on the multi-cluster MDP.
 
-The environment is :func:`packing.eade_mdp.make_env` (state ``N * M + M`` values, one continuous
+The environment is :func:`packing.env.eade.make_env` (state ``N * M + M`` values, one continuous
 action mapped to a cluster or WAIT, reward ``(Score - 1) * tau`` or ``-50``).
 
 Networks (``E`` = ``embed``, 128 in the paper)
@@ -53,11 +53,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from packing.eade_mdp import ClusterFreeEncoder
-from packing.env_layout import EnvLayout
+from packing.env.eade import ClusterFreeEncoder
+from packing.env.layout import EnvLayout
 from packing.errors import input_error
 from packing.io import escape_control
-from packing.model import Instance, Placement
+from packing.model.instance import Instance, Placement
 from policies.agents.checks import (
     MAX_LIST,
     FileFieldError,
@@ -253,8 +253,8 @@ class ClusterAgent(BasePolicy):
         return self.inner.choose_cards(obs, host)
 
     def run_episode(self, instance: Instance) -> Placement:
-        """Replay the instance's stream with this agent (:func:`packing.simulator.simulate`)."""
-        from packing.simulator import simulate
+        """Replay the instance's stream with this agent (:func:`packing.sim.simulator.simulate`)."""
+        from packing.sim.simulator import simulate
 
         return simulate(instance, self, seed=0).placement
 

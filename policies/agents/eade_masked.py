@@ -145,8 +145,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from packing.env_layout import EnvLayout
-from packing.model import Instance
+from packing.env.layout import EnvLayout
+from packing.model.instance import Instance
 from policies.agents.checks import (
     FileFieldError,
     Flag,

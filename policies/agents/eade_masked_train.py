@@ -17,9 +17,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from packing.eade_mdp import make_env
-from packing.env_layout import EnvLayout
-from packing.model import Instance
+from packing.env.eade import make_env
+from packing.env.layout import EnvLayout
+from packing.model.instance import Instance
 from policies.agents.eade_masked import (
     CARD_FEATURES,
     EadeMAgent,
@@ -400,8 +400,8 @@ def distil_targets(values: torch.Tensor, temp: float) -> torch.Tensor:
 
 
 def placed_by(agent: Any, instance: Instance, seed: int = 0) -> int:
-    """Tasks ``agent`` (any policy) places on ``instance``'s stream (:func:`packing.simulator.simulate`)."""
-    from packing.simulator import simulate
+    """Tasks ``agent`` (any policy) places of the stream (:func:`packing.sim.simulator.simulate`)."""
+    from packing.sim.simulator import simulate
 
     return int(simulate(instance, agent, seed=seed, record=False, compiled=False).placement.n_placed)
 

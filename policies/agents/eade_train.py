@@ -16,9 +16,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from packing.eade_mdp import make_env
-from packing.env_layout import EnvLayout
-from packing.model import Instance
+from packing.env.eade import make_env
+from packing.env.layout import EnvLayout
+from packing.model.instance import Instance
 from policies.agents.eade import (
     Config,
     EadeAgent,

@@ -25,7 +25,7 @@ from typing import Any
 
 from packing.errors import InputError, input_error
 from packing.io import escape_control
-from packing.policy import Policy
+from packing.sim.policy import Policy
 
 FORMAT = 1
 """Version of the file layout written by :func:`save_agent`."""
@@ -61,14 +61,14 @@ do not give, or a bad string (see :mod:`policies.agents.checks`).
 def save_agent(kind: str, data: dict[str, Any], path: str | Path) -> None:
     """Write ``data`` (tensors, numbers, strings, lists, dicts of those) as a ``kind`` agent file.
 
-    The write is atomic (:mod:`packing.atomic`): a temporary file in the same folder, then a
+    The write is atomic (:mod:`packing.io.atomic`): a temporary file in the same folder, then a
     rename, so an interrupted save never leaves a half-written model where a good one was.
     """
     import torch
 
     if kind not in KINDS:
         raise ValueError(f"unknown agent kind {kind!r}; known: {sorted(KINDS)}")
-    from packing.atomic import write_with
+    from packing.io.atomic import write_with
 
     write_with(path, lambda tmp: torch.save({"kind": kind, "format": FORMAT, **data}, tmp))
 

@@ -1,6 +1,6 @@
 """The GCN agent as a placement policy: a graph of apps and hosts, a host by masked softmax, REINFORCE.
 
-Graph of one decision (built by :class:`Featurizer` from the :class:`~packing.policy.Observation`)
+Graph of one decision (built by :class:`Featurizer` from the :class:`~packing.sim.policy.Observation`)
     Nodes ``0 .. A-1`` are the apps, ``A .. A+H-1`` the hosts. Every node has the same ``F`` columns:
     a one-hot kind (app, host), the app block (zeros on hosts) and the host block (zeros on apps).
 
@@ -71,7 +71,7 @@ from torch import nn
 
 from packing.errors import input_error
 from packing.io import escape_control
-from packing.model import UNPLACED, Instance
+from packing.model.instance import UNPLACED, Instance
 from policies.agents.checks import (
     Num,
     check_adam,

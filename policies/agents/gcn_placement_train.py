@@ -18,10 +18,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from packing.engine import Engine
 from packing.errors import input_error
-from packing.model import Instance
-from packing.simulator import Step, drive, sample_orders
+from packing.model.instance import Instance
+from packing.sim.engine import Engine
+from packing.sim.simulator import Step, drive, sample_orders
 from policies.agents.gcn import Graph, collate
 from policies.agents.gcn_placement import (
     KIND,
@@ -172,7 +172,7 @@ def imitate(net: PlacementNet, opt: torch.optim.Optimizer, instances: Sequence[I
     """Warm start by DAgger: fit the policy to a teacher's choices (cross-entropy, masked softmax).
 
     Round 0 plays ``episodes`` episodes on training orders with the teacher (any
-    :class:`packing.policy.Policy`); each later round plays them with the policy fitted so far
+    :class:`packing.sim.policy.Policy`); each later round plays them with the policy fitted so far
     (its argmax), so that the states include the ones the policy itself reaches. In every round a
     decision is, with probability ``explore``, a uniformly random feasible host instead. Every visited
     decision is labelled with the teacher's host; after each round the policy is fitted on all the
@@ -402,7 +402,7 @@ def plot_curve(curve: Sequence[float], path: str | Path, *, title: str = "GCN pl
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    from packing.atomic import save_figure
+    from packing.io.atomic import save_figure
 
     try:
         save_figure(fig, path, dpi=110)
@@ -423,7 +423,7 @@ def held_out(policy: Any, instance: Instance, orders: Sequence[np.ndarray]) -> H
     The trained policy's name is ``policy.name``; its means are also kept in ``policy.info["held_out"]``
     (``gcn_mean``, ``bf_mean``) when it has an ``info`` dict.
     """
-    from packing.simulator import simulate
+    from packing.sim.simulator import simulate
     from policies.heuristics import BestFit
 
     mine = [simulate(instance, policy, o, seed=0).hosts for o in orders]

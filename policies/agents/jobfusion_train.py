@@ -406,7 +406,7 @@ def plot_curve(state: TrainState, path: str | Path, title: str = "JobFusion agen
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    from packing.atomic import save_figure
+    from packing.io.atomic import save_figure
 
     try:
         save_figure(fig, path)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from packing.model import Instance
+from packing.model.instance import Instance
 
 ALGOS = ("eade-m", "eade", "ddpg", "td3", "sac", "ppo")
 """Names accepted by :func:`train_rl`."""
@@ -116,7 +116,7 @@ def resume_mismatch(resume: dict[str, Any], instance: Instance) -> str | None:
 
     The saved networks read a fixed number of clusters and metric resources per cluster.
     """
-    from packing.env_layout import EnvLayout
+    from packing.env.layout import EnvLayout
 
     cfg = resume["config"]
     lay = EnvLayout.of(instance)
@@ -140,7 +140,7 @@ def check_size(algo: str, instance: Instance, overrides: dict[str, Any]) -> None
     Raises:
         FileFieldError: naming the settings and the parameter count.
     """
-    from packing.env_layout import EnvLayout
+    from packing.env.layout import EnvLayout
     from policies.agents.checks import FileFieldError, meta_shapes
 
     if algo not in RESUMABLE:

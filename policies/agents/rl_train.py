@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from packing.env_layout import EnvLayout
+from packing.env.layout import EnvLayout
 from packing.errors import input_error
-from packing.model import Instance
-from packing.simulator import run_seed, sample_orders, simulate
+from packing.model.instance import Instance
+from packing.sim.simulator import run_seed, sample_orders, simulate
 from policies.agents.heldout import HeldOut, Sense
 
 RL_METRICS: tuple[tuple[str, Sense], ...] = (("deployed", "max"), ("hosts", "min"))
@@ -191,7 +191,7 @@ def train_run(algo: str, streams: Sequence[Instance], out: str | Path, *, episod
 def held_out(model: str | Path, streams: Sequence[Instance], *, orders: int = 8, seed: int = 0) -> HeldOut:
     """The saved agent against Best-Fit on ``orders`` seeded shuffles of each scenario's arrivals.
 
-    Shuffle ``i`` of a scenario comes from :func:`packing.simulator.sample_orders` (whole requests,
+    Shuffle ``i`` of a scenario comes from :func:`packing.sim.simulator.sample_orders` (whole requests,
     the scenario's own order left out) and runs with seed ``run_seed(seed, i)`` for both policies.
 
     Args:
@@ -227,7 +227,7 @@ def plot_curve(curve: Sequence[dict[str, Any]], path: str | Path, title: str) ->
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from packing.atomic import save_figure
+    from packing.io.atomic import save_figure
 
     ep = np.array([r["episode"] for r in curve])
     deployed = np.array([r["deployed"] for r in curve], dtype=float)

@@ -1,6 +1,6 @@
 """Stable-Baselines3 baselines (TD3, SAC, PPO) on the paper's multi-cluster MDP, as vbp policies.
 
-They train on :func:`packing.eade_mdp.make_env` exactly as the paper's agent sees it: the
+They train on :func:`packing.env.eade.make_env` exactly as the paper's agent sees it: the
 ``N * M + M`` state, the one continuous action in ``[-1, 1]`` mapped to a cluster bin or WAIT, the
 reward ``(Score - 1) * tau`` or ``-50`` (:class:`StreamCycle` plays the training streams one episode
 each, in turn). SB3's ``MlpPolicy`` with its default sizes for each algorithm.

@@ -14,9 +14,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from packing.eade_mdp import make_env
-from packing.env_layout import EnvLayout
-from packing.model import Instance
+from packing.env.eade import make_env
+from packing.env.layout import EnvLayout
+from packing.model.instance import Instance
 from policies.agents.sb3 import (
     ALGOS,
     SB3Policy,

@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from packing.model import Instance
-from packing.policy import Observation
+from packing.model.instance import Instance
+from packing.sim.policy import Observation
 from policies.scoring import colsum as _colsum
 from policies.scoring import ratios as _ratios
 

@@ -1,9 +1,9 @@
-"""Tuning FGD+ and FGD-Pack by particle swarm in the FGD paper's protocol (:mod:`packing.fgd_protocol`).
+"""Tuning FGD+ and FGD-Pack by particle swarm in the FGD paper's protocol (:mod:`packing.gpu.fgd_protocol`).
 
 The cost of a parameter vector is the mean, over training workloads (seeds), of the unallocated GPU %
 at one arrival level when the policy replays the workload. Every particle of an iteration is scored
 on the *same* workloads (common random numbers). Each (vector, workload) run is one
-:class:`GpuCostTask` on an executor of :mod:`packing.evaluation` (serial, local processes or Ray):
+:class:`GpuCostTask` on an executor of :mod:`packing.sim.evaluation` (serial, local processes or Ray):
 the workloads are shared with the workers once, and every executor gives the same costs (a replay is
 deterministic given its policy and workload). The optimiser is :class:`policies.swarm.optimizer.PSO`,
 the one the swarm scoring policies train with.
@@ -24,10 +24,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from packing.evaluation import Executor, make_executor, shared
-from packing.fgd_protocol import Workload, build_workload, run_policy
-from packing.fragmentation import shape_distribution
-from packing.model import Instance
+from packing.gpu.fgd_protocol import Workload, build_workload, run_policy
+from packing.gpu.fragmentation import shape_distribution
+from packing.model.instance import Instance
+from packing.sim.evaluation import Executor, make_executor, shared
 from policies.gpu import PLUS_FEATURES, FGDPack, FGDPlus
 from policies.swarm.optimizer import PSO, PSOSettings
 
@@ -42,7 +42,7 @@ class GpuCostTask:
         policy: ``"fgd-plus"`` (``params``: the weights, shape ``(len(PLUS_FEATURES),)``) or
             ``"fgd-pack"`` (``params``: ``(lam, threshold)``).
         params: the parameters, as plain floats.
-        workloads: a reference (:meth:`packing.evaluation.Executor.share`) to the tuple of training
+        workloads: a reference (:meth:`packing.sim.evaluation.Executor.share`) to the tuple of training
             workloads.
         index: which workload.
         level: the arrival level (%) whose unallocated GPU is the cost.

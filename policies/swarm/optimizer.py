@@ -28,8 +28,8 @@ from unittest import mock
 
 import numpy as np
 
-from packing.atomic import atomic_path
 from packing.errors import InputError, Problem
+from packing.io.atomic import atomic_path
 
 Objective = Callable[[np.ndarray], np.ndarray]
 """Maps positions ``(n_candidates, dims)`` to costs ``(n_candidates,)``."""
@@ -225,7 +225,7 @@ class PSOCheckpoint:
         }
 
     def save(self, path: str | Path) -> None:
-        """Write the checkpoint atomically (:mod:`packing.atomic`: temp file beside it, fsync, rename).
+        """Write the checkpoint atomically (:mod:`packing.io.atomic`: temp file beside it, fsync, rename).
 
         Raises:
             InputError: the file cannot be written.

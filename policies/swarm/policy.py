@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from packing.errors import InputError, Problem
-from packing.fields import other_vbp_kind
 from packing.io import escape_control, read_document, write_document
-from packing.model import Instance
+from packing.io.fields import other_vbp_kind
+from packing.model.instance import Instance
 from policies import kernels
 from policies.base import Observation, ScoringPolicy
 from policies.swarm.features import (

@@ -10,15 +10,16 @@ containers no host could take, and ``allocation`` the Sigma allocation rate of t
 resource (allocated / capacity of the used hosts), which only breaks ties between equal objectives
 (``tie_break < 1``). A candidate's cost is the mean over the S orders.
 
-Every run is a :class:`~packing.evaluation.RunTask` (weight vector, order index, seed) and its numbers
-come from the :class:`~packing.evaluation.RunRecord`, i.e. from :mod:`packing.metrics` — the same
-numbers ``vbp compare`` shows. The tasks run on an executor of :mod:`packing.evaluation`, chosen by
+Every run is a :class:`~packing.sim.evaluation.RunTask` (weight vector, order index, seed) and its numbers
+come from the :class:`~packing.sim.evaluation.RunRecord`, i.e. from :mod:`packing.feasibility.metrics` — the
+same
+numbers ``vbp compare`` shows. The tasks run on an executor of :mod:`packing.sim.evaluation`, chosen by
 ``TrainSettings.backend``; all give the same numbers for the same seed (a run is deterministic given
 its weights, order and seed):
 
-* ``"local"``: :class:`~packing.evaluation.SerialExecutor`, in this process;
-* ``"process"``: :class:`~packing.evaluation.ProcessExecutor`, ``workers`` local processes;
-* ``"ray"``: :class:`~packing.evaluation.RayExecutor`, a local Ray with ``workers`` CPUs (``ray.init``
+* ``"local"``: :class:`~packing.sim.evaluation.SerialExecutor`, in this process;
+* ``"process"``: :class:`~packing.sim.evaluation.ProcessExecutor`, ``workers`` local processes;
+* ``"ray"``: :class:`~packing.sim.evaluation.RayExecutor`, a local Ray with ``workers`` CPUs (``ray.init``
   costs a few seconds; install ``vbp-toolkit[ray]``), or the cluster at ``address`` / ``RAY_ADDRESS``.
 
 The final report uses a separate set of held-out orders, never the training orders.
@@ -35,7 +36,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from packing.evaluation import (
+from packing.model.instance import Instance
+from packing.sim.evaluation import (
     Executor,
     ProcessExecutor,
     RayExecutor,
@@ -46,8 +48,7 @@ from packing.evaluation import (
     SerialExecutor,
     run,
 )
-from packing.model import Instance
-from packing.simulator import run_seed, sample_orders
+from packing.sim.simulator import run_seed, sample_orders
 from policies.agents.heldout import HeldOut, Sense
 from policies.runner import order_tasks, run_task
 from policies.swarm.features import FEATURES, N_FEATURES
@@ -172,7 +173,7 @@ def record_cost(record: RunRecord, priced: bool, penalty: float, tie_break: floa
     """Cost of one run from its record (see the module docstring).
 
     The objective is the record's hosts used (or host cost when ``priced``); the allocation is the
-    record's Sigma allocation rate of the bottleneck resource, computed by :mod:`packing.metrics`.
+    record's Sigma allocation rate of the bottleneck resource, computed by :mod:`packing.feasibility.metrics`.
     """
     obj = record.cost if priced else float(record.hosts)
     return obj + penalty * record.rejected + tie_break * (1.0 - record.allocation)
@@ -208,9 +209,9 @@ def executor_for(settings: TrainSettings) -> Executor:
 
 
 class Evaluator:
-    """Scores weight vectors on fixed orders: one :class:`~packing.evaluation.RunTask` per (vector, order).
+    """Scores weight vectors on fixed orders: a :class:`~packing.sim.evaluation.RunTask` per (vector, order).
 
-    The tasks run on an executor (:mod:`packing.evaluation`): the one given, or one made from
+    The tasks run on an executor (:mod:`packing.sim.evaluation`): the one given, or one made from
     ``settings.backend`` (closed on exit). The instance and the orders are shipped once per worker.
     Use as a context manager.
 

@@ -1,10 +1,10 @@
 """Exhaustive search for tiny instances (test helper): the fewest hosts and the least cost.
 
 Feasibility is the checker's: the search prunes with the predicates of
-:mod:`packing.feasibility` on a copy of the instance whose capacities are a little larger
+:mod:`packing.feasibility.predicates` on a copy of the instance whose capacities are a little larger
 (``LOOSEN`` relative, far above float rounding), so that no placement the checker accepts is
 pruned because of the order its loads are summed in, and every complete placement is then
-judged by :func:`packing.checker.check` on the instance itself.
+judged by :func:`packing.feasibility.checker.check` on the instance itself.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import math
 
 import numpy as np
 
-from packing.checker import check
-from packing.feasibility import ClusterState
-from packing.model import Instance, Placement
-from packing.topology import violations
+from packing.feasibility.checker import check
+from packing.feasibility.predicates import ClusterState
+from packing.model.instance import Instance, Placement
+from packing.model.topology import violations
 
 LOOSEN = 4e-9
 """Relative capacity added for pruning (above the checker's tolerance plus float rounding)."""
@@ -39,10 +39,10 @@ def brute_force(inst: Instance) -> tuple[float, float, Placement | None]:
 
     Tries every host (empty hosts of one type only once: they are identical) and every choice
     of GPU cards; ``(inf, inf, None)`` when nothing places every container. A placement counts
-    only when :func:`packing.checker.check` accepts it on ``inst``. Topology rules: domain caps
+    only when :func:`packing.feasibility.checker.check` accepts it on ``inst``. Topology rules: domain caps
     prune through the mask; spreads are left out of the mask (it is the simulator's online rule)
     and every complete placement is checked against them as a final state, with
-    :func:`packing.topology.violations` and the hosts their keys allow (and by the checker).
+    :func:`packing.model.topology.violations` and the hosts their keys allow (and by the checker).
     """
     spread_apps = [i for i, a in enumerate(inst.apps) if a.spreads]
     free = inst

@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from packing.errors import InputError
-from packing.model import UNPLACED, App, HostType, Instance, Placement, Request, Rule
+from packing.model.instance import UNPLACED, App, HostType, Instance, Placement, Request, Rule
 
 MODELS = ("A", "B")
 

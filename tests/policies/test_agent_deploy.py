@@ -27,15 +27,15 @@ TRAINING_MODULES = ("policies.agents.rl",)
 
 SCRIPT = """
 import json, sys
-from packing.checker import check
-from packing.simulator import simulate
+from packing.feasibility.checker import check
+from packing.sim.simulator import simulate
 from policies.agents.files import load_agent, read_agent_file
 
 path, mc_data = sys.argv[1], sys.argv[2]
 kind = read_agent_file(path)["kind"]
 agent = load_agent(path)
 if kind == "gcn-placement":
-    from packing.builtin import builtin_instance
+    from packing.io.builtin import builtin_instance
 
     inst = builtin_instance("sigma")
 elif kind == "eade-m":

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.generators.multicluster import generate_multicluster
-from packing.simulator import simulate
+from packing.sim.simulator import simulate
 from policies.card_rollout import (
     ClusterRollout,
     RolloutLabeler,

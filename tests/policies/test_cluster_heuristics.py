@@ -7,13 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from packing.checker import check
-from packing.eade_mdp import make_env
-from packing.feasibility import ClusterState
+from packing.env.eade import make_env
+from packing.feasibility.checker import check
+from packing.feasibility.predicates import ClusterState
 from packing.generators.multicluster import generate_multicluster
-from packing.model import App, HostType, Instance, Placement
-from packing.policy import Observation
-from packing.simulator import simulate
+from packing.model.instance import App, HostType, Instance, Placement
+from packing.sim.policy import Observation
+from packing.sim.simulator import simulate
 from policies.cluster_heuristics import NodeBestFit
 from policies.registry import get_policy
 
@@ -94,7 +94,7 @@ def test_simulate_and_env_agree(name: str) -> None:
 
 def test_no_policy_beats_the_proven_optimum() -> None:
     from policies.multicluster_rows import policy_row
-    from solvers.max_deployed import card_bound, optimum
+    from solvers.exact.max_deployed import card_bound, optimum
 
     inst = generate_multicluster(DATA, DATA, clusters=3, nodes=2, tasks=30, seed=1)
     opt = optimum(inst, time_limit=20)
@@ -107,7 +107,7 @@ def test_no_policy_beats_the_proven_optimum() -> None:
 
 
 def test_optimum_falls_back_to_the_solver_when_cpu_binds() -> None:
-    from solvers.max_deployed import card_bound, optimum
+    from solvers.exact.max_deployed import card_bound, optimum
 
     ht = HostType("h", (10.0, 10.0), 1, cluster="c0", gpus=2, gpu_capacity=(1000.0,))
     inst = Instance("cpu-binds", ("cpu", "mem"), (ht,),
@@ -119,7 +119,7 @@ def test_optimum_falls_back_to_the_solver_when_cpu_binds() -> None:
 
 
 def test_optimum_refuses_an_infeasible_hint() -> None:
-    from solvers.max_deployed import optimum
+    from solvers.exact.max_deployed import optimum
 
     ht = HostType("h", (10.0, 10.0), 1, cluster="c0", gpus=2, gpu_capacity=(1000.0,))
     inst = Instance("cpu-binds", ("cpu", "mem"), (ht,),

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from packing.checker import check
 from packing.dag.carving import host_costs, parse_hosts
 from packing.dag.engine import Overheads
 from packing.dag.generator import generate_dag_workload
 from packing.dag.partition import partition
+from packing.feasibility.checker import check
 from policies.dag import DEFAULT_DAG_POLICIES, make_dag_policy
-from solvers.dag_carving import carve_cluster, carve_sweep
+from solvers.dag.carving import carve_cluster, carve_sweep
 from vbp.jobfusion import compare_dag
 
 HOSTS = parse_hosts("32c64g:2,92c288g:1")
@@ -67,7 +67,7 @@ def test_host_costs_are_exact_whole_numbers() -> None:
 def test_carving_with_exact_costs_is_proven_optimal_by_hand() -> None:
     # 3 containers of 30c60g: a 32c64g host holds one (cost 59/207), a 92c288g host three (cost 1):
     # 3 small hosts cost 177/207 = 0.855 < 1 large host; 2 small + ... any mix with the large one >= 1.
-    from packing.model import App, HostType, Instance
+    from packing.model.instance import App, HostType, Instance
     from solvers import solve
 
     costs, scale = host_costs([(32.0, 64.0), (92.0, 288.0)])

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.generators.multicluster import generate_multicluster
-from packing.simulator import simulate
+from packing.sim.simulator import simulate
 from policies.agents.eade import Actor, Config, Critic, EadeAgent, seeded
 from policies.agents.eade_train import Replay, dual_batch, evaluate, expert_transitions, train
 

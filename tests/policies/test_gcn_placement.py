@@ -11,11 +11,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
-from packing.checker import check  # noqa: E402
-from packing.env import PlacementEnv  # noqa: E402
+from packing.env.placement_env import PlacementEnv  # noqa: E402
 from packing.errors import InputError  # noqa: E402
-from packing.model import App, HostType, Instance, Request  # noqa: E402
-from packing.simulator import sample_orders, simulate  # noqa: E402
+from packing.feasibility.checker import check  # noqa: E402
+from packing.model.instance import App, HostType, Instance, Request  # noqa: E402
+from packing.sim.simulator import sample_orders, simulate  # noqa: E402
 from policies.agents import gcn_placement as gp  # noqa: E402
 from policies.agents import gcn_placement_train as gpt  # noqa: E402
 from policies.agents.files import load_agent  # noqa: E402
@@ -30,7 +30,7 @@ def tiny() -> Instance:
             App("c", (4.0, 4.0), 6), App("d", (2.0, 8.0), 4, max_per_host=1),
             App("e", (8.0, 8.0), 3), App("f", (4.0, 16.0), 3, max_per_host=3))
     reqs = tuple(Request(float(t), a.name, a.count) for t, a in enumerate(apps))
-    from packing.model import Rule
+    from packing.model.instance import Rule
 
     return Instance(name="tiny", resources=("cpu", "mem"),
                     host_types=(HostType("16c64g", (16.0, 64.0), 20),), apps=apps,

@@ -7,9 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dag_episode import first_actions, jct_by_name
-from test_sjf_reserve import TWO_TYPES as RESERVE_TYPES
-from test_sjf_reserve import short_and_long
 
 from packing.dag.bounds import capacity_bound
 from packing.dag.engine import WAIT, Cluster, DagAction, DagEngine, Overheads
@@ -18,6 +15,9 @@ from packing.dag.model import Job, Stage, Workload, make_workload
 from packing.dag.partition import partition
 from packing.dag.policy import run_dag
 from policies.dag import SjfReserve, make_dag_policy
+from tests.policies.dag_episode import first_actions, jct_by_name
+from tests.policies.test_sjf_reserve import TWO_TYPES as RESERVE_TYPES
+from tests.policies.test_sjf_reserve import short_and_long
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "dag"
 

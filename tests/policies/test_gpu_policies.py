@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from packing.checker import check
-from packing.feasibility import ClusterState
-from packing.fragmentation import node_fragmentation, shape_distribution
-from packing.model import App, HostType, Instance
-from packing.policy import ChoosingCards, Observation
-from packing.simulator import simulate
+from packing.feasibility.checker import check
+from packing.feasibility.predicates import ClusterState
+from packing.gpu.fragmentation import node_fragmentation, shape_distribution
+from packing.model.instance import App, HostType, Instance
+from packing.sim.policy import ChoosingCards, Observation
+from packing.sim.simulator import simulate
 from policies.gpu import (
     FGD,
     PLUS_FEATURES,
@@ -270,7 +270,7 @@ def test_packed_fragmentation_by_hand() -> None:
     F (FGD): the task fits and no card is below 500, so 0. P: 4 shares fit the cards but CPU takes
     only 2 tasks, so 2 x 500 of the 2000 idle are usable: P = 1000. The mix is (1 - lam) F + lam P.
     """
-    from packing.fragmentation import fragmentation_mix
+    from packing.gpu.fragmentation import fragmentation_mix
 
     inst = cluster([("n", 4000.0, 2)], [share("s", 2000.0, 500.0)])
     dist = shape_distribution(inst)

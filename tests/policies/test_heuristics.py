@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from packing.builtin import builtin_instance
-from packing.checker import check
 from packing.errors import PolicyError
-from packing.feasibility import ClusterState
-from packing.model import App, HostType, Instance, Request
-from packing.simulator import arrivals, sample_orders, simulate
+from packing.feasibility.checker import check
+from packing.feasibility.predicates import ClusterState
+from packing.io.builtin import builtin_instance
+from packing.model.instance import App, HostType, Instance, Request
+from packing.sim.simulator import arrivals, sample_orders, simulate
 from policies.base import WAIT, Observation, Policy, ScoringPolicy, choose
 from policies.heuristics import (
     BestFit,

@@ -52,8 +52,8 @@ def test_shipped_swarm_policy_is_reproduced_by_its_command_and_beats_best_fit(tm
     import json
     import shlex
 
-    from packing.builtin import builtin_instance
-    from packing.simulator import evaluate, sample_orders
+    from packing.io.builtin import builtin_instance
+    from packing.sim.simulator import evaluate, sample_orders
     from policies.registry import SHIPPED, default_policies, get_policy, shipped_path
     from vbp.cli import main
 

@@ -9,9 +9,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from packing.checker import check  # noqa: E402
+from packing.feasibility.checker import check  # noqa: E402
 from packing.generators.multicluster import generate_multicluster  # noqa: E402
-from packing.simulator import simulate  # noqa: E402
+from packing.sim.simulator import simulate  # noqa: E402
 from policies.agents import eade_masked as em  # noqa: E402
 from policies.agents import eade_masked_train as emt  # noqa: E402
 from policies.agents.files import load_agent  # noqa: E402

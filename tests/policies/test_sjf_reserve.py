@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dag_episode import first_actions, jct_by_name
 
 from packing.dag.bounds import capacity_bound
 from packing.dag.engine import WAIT, Cluster, DagAction, DagEngine, Overheads
@@ -16,6 +15,7 @@ from packing.dag.model import Job, Stage, Workload, make_workload
 from packing.dag.partition import partition
 from packing.dag.policy import run_dag
 from policies.dag import SjfCriticalPath, SjfReserve, make_dag_policy
+from tests.policies.dag_episode import first_actions, jct_by_name
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "dag"
 

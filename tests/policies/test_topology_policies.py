@@ -1,7 +1,7 @@
 """Every online policy on instances with topology rules: the simulator's mask keeps them.
 
 Without departures the per-pod spread check keeps ``max - min <= maxSkew`` at every step
-(:mod:`packing.topology`), so every final placement must pass the checker (``simulate`` checks
+(:mod:`packing.model.topology`), so every final placement must pass the checker (``simulate`` checks
 it), and the state after every step must too.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from packing.checker import check
-from packing.model import App, HostType, Instance, Request
-from packing.simulator import simulate
-from packing.topology import HOSTNAME, ZONE
+from packing.feasibility.checker import check
+from packing.model.instance import App, HostType, Instance, Request
+from packing.model.topology import HOSTNAME, ZONE
+from packing.sim.simulator import simulate
 from policies.registry import POLICIES, get_policy
 
 
@@ -49,7 +49,7 @@ def test_every_step_keeps_the_rules() -> None:
         res = simulate(inst, policy, seed=seed)
         hosts = res.placement.host_array(inst)
         # replay in arrival order and check each prefix
-        from packing.model import UNPLACED, Placement
+        from packing.model.instance import UNPLACED, Placement
 
         order = [inst.app_index[r.app] for r in inst.requests]
         seen = np.zeros(inst.n_apps, dtype=np.int64)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from packing.model import App, HostType, Instance, Rule
+from packing.model.instance import App, HostType, Instance, Rule
 
 H = HostType("h", (10, 10), 10)
 

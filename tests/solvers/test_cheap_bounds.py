@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from packing.checker import check
-from packing.model import App, HostType, Instance
+from packing.feasibility.checker import check
+from packing.model.instance import App, HostType, Instance
 from solvers import solve
 
 

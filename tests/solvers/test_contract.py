@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from warm import warm_search
 
-from packing.checker import check
 from packing.errors import InputError
-from packing.model import App, HostType, Instance, Rule
+from packing.feasibility.checker import check
+from packing.model.instance import App, HostType, Instance, Rule
 from solvers import METHODS, AutoSettings, available, solve
-from solvers.greedy import ffd
 from solvers.result import SolveResult
+from solvers.search.greedy import ffd
+from tests.solvers.warm import warm_search
 
 SEARCH = "auto-search"
 """``auto`` with its tabu search and exact cover at any time limit (normally they need 20 s)."""

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.generators.hard1d import generate_hard1d
-from packing.model import App, HostType, Instance, Placement
+from packing.model.instance import App, HostType, Instance, Placement
 from solvers import StopFlag, solve
 from solvers.base import Clock, run_cpsat
 
@@ -67,7 +67,7 @@ def test_run_cpsat_cuts_its_time_to_the_deadline() -> None:
 
 def test_restricted_master_gets_no_time_once_its_budget_is_spent(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import solvers.colgen as cg
+    import solvers.exact.colgen as cg
 
     seen: list[float] = []
     real = cg.run_cpsat
@@ -88,7 +88,7 @@ def test_column_generation_solves_no_master_lp_after_its_deadline(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from ortools.linear_solver import pywraplp
 
-    import solvers.colgen as cg
+    import solvers.exact.colgen as cg
 
     calls: list[int] = []
     real = pywraplp.Solver.Solve
@@ -108,8 +108,8 @@ def test_column_generation_solves_no_master_lp_after_its_deadline(
 # ------------------------------------------------------------------------------------------------
 # the exact cover: CBC in a child process
 def test_cover_runs_cbc_outside_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    import solvers.arcflow_partition as part
-    import solvers.cover as cov
+    import solvers.exact.arcflow_partition as part
+    import solvers.exact.cover as cov
 
     def in_process(*_a: object, **_k: object) -> None:
         raise AssertionError("the cover ran CBC in this process")
@@ -124,7 +124,7 @@ def test_cover_runs_cbc_outside_this_process(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_cover_after_a_stop_runs_no_cbc_and_proves_nothing(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import solvers.cover as cov
+    import solvers.exact.cover as cov
 
     def no_cbc(*_a: object, **_k: object) -> None:
         raise AssertionError("CBC started after the stop")
@@ -138,7 +138,7 @@ def test_cover_after_a_stop_runs_no_cbc_and_proves_nothing(
 
 
 def test_partition_levels_stop_at_the_first_partition() -> None:
-    from solvers.arcflow_partition import partition_levels
+    from solvers.exact.arcflow_partition import partition_levels
 
     # apps of size 6, 4, 5: patterns (1,1,0) and (0,0,2) of 2 containers, (1,0,0) ... of 1;
     # level 1 (one container per host) has no partition on 2 hosts, level 2 has
@@ -152,7 +152,7 @@ def test_partition_levels_stop_at_the_first_partition() -> None:
 
 
 def test_a_stop_kills_the_child_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from solvers.arcflow import run_child
+    from solvers.exact.arcflow import run_child
 
     (tmp_path / "vbp_sleeper_child.py").write_text("import time\ntime.sleep(600)\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
@@ -171,8 +171,8 @@ def test_a_stop_kills_the_child_process(tmp_path: Path, monkeypatch: pytest.Monk
 # ------------------------------------------------------------------------------------------------
 # stage 1f: the share of an incomplete pattern list
 def test_incomplete_pattern_list_keeps_its_short_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    import solvers.arcflow as af
-    import solvers.arcflow_patterns as ap
+    import solvers.exact.arcflow as af
+    import solvers.exact.arcflow_patterns as ap
 
     budgets: list[float] = []
 
@@ -192,7 +192,7 @@ def test_incomplete_pattern_list_keeps_its_short_budget(monkeypatch: pytest.Monk
 
 
 def test_auto_caps_stage_1f_when_its_list_is_incomplete() -> None:
-    from solvers.auto import DEFAULT_SETTINGS
+    from solvers.exact.auto import DEFAULT_SETTINGS
 
     assert DEFAULT_SETTINGS.patterns_incomplete_max > 0
     assert DEFAULT_SETTINGS.patterns_incomplete_share < DEFAULT_SETTINGS.patterns_share
@@ -201,7 +201,7 @@ def test_auto_caps_stage_1f_when_its_list_is_incomplete() -> None:
 # ------------------------------------------------------------------------------------------------
 # auto: the arc-flow MIP beside the other stages ends with the budget
 def test_background_stage_is_stopped_at_the_deadline() -> None:
-    from solvers.auto import _Background, _EitherStop
+    from solvers.exact.auto import _Background, _EitherStop
     from solvers.result import SolveResult
 
     stop = _EitherStop(None, None)
@@ -220,10 +220,10 @@ def test_large_path_hands_the_first_filling_to_first_fit_before_the_deadline(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import dataclasses
 
-    import solvers.spread as sp
+    import solvers.search.spread as sp
     from packing.generators.random import generate_random
-    from solvers.auto import AutoSettings, solve_auto
     from solvers.base import SolveOptions
+    from solvers.exact.auto import AutoSettings, solve_auto
 
     seen: list[tuple[float, float, bool]] = []
     real = sp.fill
@@ -254,7 +254,7 @@ def test_large_path_hands_the_first_filling_to_first_fit_before_the_deadline(
 
 def test_large_path_without_a_placement_and_time_gives_unknown(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import solvers.auto as auto
+    import solvers.exact.auto as auto
 
     def no_time(*_a: object, **_k: object) -> None:
         raise AssertionError("first fit started without the time for it")
@@ -284,12 +284,12 @@ def test_spent_budget_still_gives_a_checked_placement(method: str) -> None:
 
 
 def test_auto_runs_no_stage_after_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
-    import solvers.arcflow as af
-    import solvers.colgen as cg
-    import solvers.cover as cov
-    import solvers.cpsat as cs
-    import solvers.lns as lns
-    import solvers.tabu as tabu
+    import solvers.exact.arcflow as af
+    import solvers.exact.colgen as cg
+    import solvers.exact.cover as cov
+    import solvers.exact.cpsat as cs
+    import solvers.exact.lns as lns
+    import solvers.search.tabu as tabu
 
     def late(*_a: object, **_k: object) -> None:
         raise AssertionError("a stage started after the deadline")
@@ -313,7 +313,7 @@ def test_pulp_starts_no_cbc_once_its_budget_is_spent(monkeypatch: pytest.MonkeyP
     def late(*_a: object, **_k: object) -> None:
         raise AssertionError("CBC started after the deadline")
 
-    import solvers.pulp_model as pm
+    import solvers.exact.pulp_model as pm
 
     real = pm.build_model
 

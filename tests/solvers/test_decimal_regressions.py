@@ -17,7 +17,12 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
-from test_decimal_soundness import (
+
+from packing.io import save_instance
+from packing.model.instance import App, HostType, Instance
+from solvers import solve
+from tests.packing.brute import brute_force  # noqa: E402
+from tests.solvers.test_decimal_soundness import (
     HEALTH,
     METHODS,
     _assert_sound,
@@ -25,13 +30,6 @@ from test_decimal_soundness import (
     _optimum,
     decimal_instances,
 )
-
-from packing.io import save_instance
-from packing.model import App, HostType, Instance
-from solvers import solve
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packing"))
-from brute import brute_force  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -147,8 +145,8 @@ def test_cpsat_relaxed_rows_place_only_what_the_checker_accepts() -> None:
     # 0.5000000014 + 0.5 = 1.0000000014 exceeds 1 + 1e-9; CP-SAT's rows for ten decimals are
     # divided by 5 (coefficients at most 2**31) and rounded the relaxed way, where the pair fits:
     # the relaxed model's single host fails the checker, the strict rows place them on two
-    import solvers.cpsat as cs
-    from packing.checker import check
+    import solvers.exact.cpsat as cs
+    from packing.feasibility.checker import check
 
     inst = Instance("relaxed", ("cpu",), (HostType("h", (1.0,), 3),),
                     (App("a", (0.5000000014,), 1), App("b", (0.5,), 1)))
@@ -174,8 +172,8 @@ def load_on_the_limit() -> Instance:
 
 
 def test_first_fit_placement_passes_the_checker_on_the_limit() -> None:
-    from packing.checker import check
-    from solvers.greedy import ffd
+    from packing.feasibility.checker import check
+    from solvers.search.greedy import ffd
 
     inst = load_on_the_limit()
     g = ffd(inst, "hosts")

@@ -12,23 +12,19 @@ never say "infeasible" when the brute force places every container.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from packing.checker import check
 from packing.errors import InputError
-from packing.model import App, HostType, Instance, Rule
+from packing.feasibility.checker import check
+from packing.model.instance import App, HostType, Instance, Rule
 from solvers import available, solve
 from solvers.base import cheap_lower_bound, resolve_objective
-from solvers.greedy import ffd
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packing"))
-from brute import brute_force  # noqa: E402
+from solvers.search.greedy import ffd
+from tests.packing.brute import brute_force  # noqa: E402
 
 METHODS = ("auto", "cpsat", "pulp", "colgen", "arcflow")
 LIMIT = 2.0

@@ -10,18 +10,13 @@ Every method must satisfy ``bound <= optimum <= objective``, and ``"optimal"`` m
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from packing.checker import check
-from packing.model import App, HostType, Instance, Rule
+from packing.feasibility.checker import check
+from packing.model.instance import App, HostType, Instance, Rule
 from solvers import available, solve
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packing"))
-from brute import brute_force  # noqa: E402
+from tests.packing.brute import brute_force  # noqa: E402
 
 METHODS = ["auto", "cpsat", "pulp", "colgen"]
 LIMIT = 3.0
@@ -50,8 +45,8 @@ def hard_instance(seed: int) -> tuple[Instance, float]:
     packing that fills hosts exactly). Odd seeds: the optimum lies above the cheap bound (a
     method must prove it itself). The optimum is the brute-force one.
     """
-    from packing.bounds import lower_bounds
-    from solvers.greedy import ffd
+    from packing.feasibility.bounds import lower_bounds
+    from solvers.search.greedy import ffd
 
     for k in range(2000):
         inst = random_instance(1000 * seed + k)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.generators.random import generate_random
 from solvers.base import SolveOptions
-from solvers.greedy import ffd
-from solvers.lns import improve
-from solvers.tabu import tabu_pack
+from solvers.exact.lns import improve
+from solvers.search.greedy import ffd
+from solvers.search.tabu import tabu_pack
 
 
 def test_tabu_options_give_the_keyword_run() -> None:

@@ -3,29 +3,25 @@
 Random small instances with non-integer demands (seven decimals) on labelled and tainted host
 types: every exact method agrees with the brute-force optimum, every policy's and solver's
 placement passes the checker, and no placement puts a container where
-:func:`packing.selection.allowed` (evaluated here per container, not through the matrix) forbids.
+:func:`packing.model.selection.allowed` (evaluated here per container, not through the matrix) forbids.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from packing import kernels
-from packing.checker import check
-from packing.feasibility import ClusterState
-from packing.model import UNPLACED, App, HostType, Instance, Placement, Rule
-from packing.selection import Requirement, Taint, Toleration, allowed
-from packing.simulator import sample_orders, simulate
+from packing.feasibility import kernels
+from packing.feasibility.checker import check
+from packing.feasibility.predicates import ClusterState
+from packing.model.instance import UNPLACED, App, HostType, Instance, Placement, Rule
+from packing.model.selection import Requirement, Taint, Toleration, allowed
+from packing.sim.simulator import sample_orders, simulate
 from policies.registry import POLICIES, get_policy
 from solvers import available, solve
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packing"))
-from brute import brute_force  # noqa: E402
+from tests.packing.brute import brute_force  # noqa: E402
 
 METHODS = ["auto", "cpsat", "pulp", "colgen"]
 LIMIT = 3.0
@@ -145,7 +141,7 @@ def test_cases_include_gpu_cards() -> None:
 
 
 def test_bounds_honour_the_matrix() -> None:
-    from packing.bounds import lower_bounds, per_host_max
+    from packing.feasibility.bounds import lower_bounds, per_host_max
 
     for inst, opt in CASES:
         assert lower_bounds(inst).best <= opt
@@ -180,7 +176,7 @@ def test_exact_methods_against_brute_force(case: int) -> None:
 
 
 def test_arcflow_refuses_restricted_instances() -> None:
-    from solvers.arcflow import not_applicable
+    from solvers.exact.arcflow import not_applicable
 
     inst = Instance("one", ("cpu",), (HostType("h", (1.0,), 3, taints=(Taint("k", "v"),)),),
                     (App("a", (0.5,), 2, tolerations=(Toleration("k", "Exists"),)),

@@ -7,7 +7,7 @@ import inspect
 
 import pytest
 
-from packing.model import App, HostType, Instance
+from packing.model.instance import App, HostType, Instance
 from solvers import DEFAULT_OPTIONS, METHODS, SolveOptions, available, get_method, solve
 from solvers.result import SolveResult
 

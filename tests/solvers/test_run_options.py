@@ -7,8 +7,8 @@ import pytest
 
 import vbp
 from packing.errors import InputError
-from packing.model import App, HostType, Instance
-from packing.planning import Demand, HostOffer
+from packing.model.instance import App, HostType, Instance
+from packing.plan.model import Demand, HostOffer
 from solvers import solve
 
 INST = Instance(name="two", resources=("cpu", "mem"), host_types=(HostType("h", (4.0, 4.0), 3),),

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.generators.random import generate_random
-from packing.model import Instance
+from packing.model.instance import Instance
 from solvers import StopFlag, available, solve
 from solvers.base import Clock
 
@@ -39,7 +39,7 @@ def _stop_after(seconds: float, stop: StopFlag | threading.Event) -> threading.T
 
 def test_stop_ends_a_long_auto_solve() -> None:
     """A 60 s ``auto`` solve on a hard instance stopped after 3 s returns within a few seconds."""
-    from warm import warm_search
+    from tests.solvers.warm import warm_search
 
     warm_search()  # compiling the tabu search is not interruptible: do it outside the clock
     inst = generate_random(300, 5000, binding="two", seed=1)
@@ -85,7 +85,7 @@ def test_stop_set_before_the_solve(method: str) -> None:
 
 def test_unset_stop_changes_nothing() -> None:
     """With a stop that is never set the result is the normal one (proven optimal here)."""
-    from packing.builtin import builtin_instance
+    from packing.io.builtin import builtin_instance
 
     inst = builtin_instance("sigma")
     res = solve(inst, "auto", time_limit=20, stop=StopFlag())

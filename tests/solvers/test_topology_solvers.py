@@ -9,19 +9,14 @@ verifies it).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from packing.checker import check
-from packing.model import App, HostType, Instance, Placement
-from packing.topology import HOSTNAME, ZONE
+from packing.feasibility.checker import check
+from packing.model.instance import App, HostType, Instance, Placement
+from packing.model.topology import HOSTNAME, ZONE
 from solvers import available, solve
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packing"))
-from brute import brute_force  # noqa: E402
+from tests.packing.brute import brute_force  # noqa: E402
 
 METHODS = ["auto", "cpsat", "pulp", "colgen"]
 
@@ -170,8 +165,8 @@ def test_hosts_without_the_label() -> None:
 
 def test_lns_keeps_the_rules() -> None:
     """LNS solves sub-instances without the rules; what it returns still keeps them."""
-    from solvers.greedy import ffd
-    from solvers.lns import improve, sub_instance
+    from solvers.exact.lns import improve, sub_instance
+    from solvers.search.greedy import ffd
 
     apps = (App("w", (1.0,), 6, domain_caps=((ZONE, 2),)), App("s", (1.0,), 6,
                                                                 spreads=((ZONE, 1),)),

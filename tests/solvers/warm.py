@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import functools
 
-from solvers import tabu
-from solvers.warmup import warm_up
+from solvers.exact.warmup import warm_up
+from solvers.search import tabu
 
 
 @functools.cache

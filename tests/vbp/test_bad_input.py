@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_run import run
 
+from tests.vbp.cli_run import run
 from vbp.cli import main
 
 REPO = Path(__file__).resolve().parents[2]

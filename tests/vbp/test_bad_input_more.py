@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_bad_input import run  # one in-process CLI runner for both bad-input modules
 
 from packing.errors import InputError, Problem
+from tests.vbp.test_bad_input import run  # one in-process CLI runner for both bad-input modules
 from vbp.cli.common import MAX_ORDERS, MAX_SEED
 
 REPO = Path(__file__).resolve().parents[2]

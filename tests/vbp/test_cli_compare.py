@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.io import load_placement, save_instance
-from packing.model import App, HostType, Instance
+from packing.model.instance import App, HostType, Instance
 from vbp.cli import cli
 
 pytest.importorskip("solvers")
-pytest.importorskip("packing.metrics")
+pytest.importorskip("packing.feasibility.metrics")
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -106,7 +106,7 @@ def test_simulate_missing_file_exits_2(tmp_path: Path) -> None:
 
 def test_compare_over_resampled_snapshots(tmp_path: Path) -> None:
     from packing.io import save_instance
-    from packing.model import UNPLACED, App, HostType, Instance, Placement
+    from packing.model.instance import UNPLACED, App, HostType, Instance, Placement
 
     inst = Instance("snap", ("cpu", "mem"), (HostType("h", (10.0, 10.0), 8),),
                     (App("a", (3.0, 1.0), 6, max_per_host=2), App("b", (2.0, 2.0), 6)),

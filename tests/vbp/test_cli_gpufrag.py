@@ -1,4 +1,4 @@
-"""``vbp gpu-frag`` and the FGD paper's protocol (packing.fgd_protocol, policies.fgd_eval): records, CLI."""
+"""``vbp gpu-frag`` and the FGD paper's protocol (packing.gpu.fgd_protocol, policies.fgd_eval)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from packing.feasibility import ClusterState
-from packing.fgd_paper import LEVELS, PUBLISHED
-from packing.fgd_protocol import Run, build_workload, gpu_capacity, pod_sequence, run_policy, task_gpu
-from packing.fragmentation import cluster_fragmentation
+from packing.feasibility.predicates import ClusterState
+from packing.gpu.fgd_paper import LEVELS, PUBLISHED
+from packing.gpu.fgd_protocol import Run, build_workload, gpu_capacity, pod_sequence, run_policy, task_gpu
+from packing.gpu.fragmentation import cluster_fragmentation
 from packing.loaders.openb import load_openb
 from policies.fgd_eval import evaluate
 from policies.registry import gpu_policy as make_policy

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.io import load_placement, save_instance
-from packing.model import App, HostType, Instance
+from packing.model.instance import App, HostType, Instance
 from vbp.cli import cli
 
 

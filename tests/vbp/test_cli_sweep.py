@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from packing.builtin import builtin_instance
 from packing.io import save_instance
-from packing.model import App, HostType, Instance
-from packing.simulator import evaluate, sample_orders
+from packing.io.builtin import builtin_instance
+from packing.model.instance import App, HostType, Instance
+from packing.sim.simulator import evaluate, sample_orders
 from policies.registry import get_policy
 from vbp.cli import cli, main
 from vbp.sweep import COLUMNS
@@ -115,7 +115,7 @@ def test_bad_options_exit_2_before_any_work(tmp_path: Path, capsys: pytest.Captu
 def test_unwritable_folder_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                   monkeypatch: pytest.MonkeyPatch) -> None:
     if os.geteuid() == 0:  # root may write anywhere: let the permission check see a read-only folder
-        monkeypatch.setattr("packing.atomic.os.access", lambda path, mode: False)
+        monkeypatch.setattr("packing.io.atomic.os.access", lambda path, mode: False)
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o500)

@@ -12,7 +12,7 @@ pytest.importorskip("torch_geometric")
 
 from packing.errors import InputError  # noqa: E402
 from packing.io import save_instance  # noqa: E402
-from packing.model import App, HostType, Instance, Request  # noqa: E402
+from packing.model.instance import App, HostType, Instance, Request  # noqa: E402
 from policies.registry import get_policy  # noqa: E402
 from vbp.cli.train_gcn import gcn  # noqa: E402
 

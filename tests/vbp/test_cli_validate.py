@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cli_run import run
+from tests.vbp.cli_run import run
 
 GOOD = {
     "name": "g", "resources": ["cpu"],

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_run import run
+
+from tests.vbp.cli_run import run
 
 REPO = Path(__file__).resolve().parents[2]
 MC_DATA = REPO / "tests" / "data" / "multicluster_small"
@@ -21,7 +22,7 @@ ONE_RESOURCE = {"name": "one", "resources": ["cpu"],
 def no_solve(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every solver entry point records its call instead of solving."""
     import solvers
-    import solvers.max_deployed
+    import solvers.exact.max_deployed
 
     calls: list[str] = []
 
@@ -30,7 +31,7 @@ def no_solve(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         raise AssertionError("solved before the policies were checked")
 
     monkeypatch.setattr(solvers, "solve", refuse)
-    monkeypatch.setattr(solvers.max_deployed, "optimum", refuse)
+    monkeypatch.setattr(solvers.exact.max_deployed, "optimum", refuse)
     return calls
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_run import run
 
 from packing.errors import EXIT_INFEASIBLE, EXIT_INPUT, EXIT_NO_PLACEMENT, InfeasibleError
+from tests.vbp.cli_run import run
 from vbp.cli import EXIT_STATUSES
 
 # 4 containers with max_per_host 1 on 3 hosts: no placement of every container (by hand)

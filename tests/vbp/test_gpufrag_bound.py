@@ -1,4 +1,4 @@
-"""The offline GPU bound of the FGD protocol (solvers.gpu_bound.GpuBound) against brute force and policies."""
+"""The offline GPU bound of the FGD protocol (solvers.bounds.gpu_bound.GpuBound) vs brute force, policies."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from packing.fgd_paper import DEFAULT_POLICIES
-from packing.fgd_protocol import build_workload, run_policy
+from packing.gpu.fgd_paper import DEFAULT_POLICIES
+from packing.gpu.fgd_protocol import build_workload, run_policy
 from packing.loaders.openb import load_openb
-from packing.model import App, HostType, Instance
+from packing.model.instance import App, HostType, Instance
 from policies.fgd_eval import evaluate
 from policies.registry import gpu_policy as make_policy
-from solvers.gpu_bound import GpuBound, evaluate_bound
+from solvers.bounds.gpu_bound import GpuBound, evaluate_bound
 
 OPENB_SMALL = Path(__file__).resolve().parents[1] / "data" / "openb_small"
 

@@ -19,11 +19,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
-from cli_run import run  # noqa: E402
-
 from packing.errors import InputError  # noqa: E402
 from policies.agents import eade, eade_masked, gcn_placement, jobfusion, jobfusion_train, sb3  # noqa: E402
 from policies.agents.files import load_agent  # noqa: E402
+from tests.vbp.cli_run import run  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.generators.random import generate_random
 from packing.io import load_placement, save_instance
 
@@ -30,7 +30,7 @@ def _warm() -> None:
     """Compile the numba parts once (numba's cache is shared with the subprocess)."""
     sys.path.insert(0, str(REPO / "tests" / "solvers"))
     try:
-        from warm import warm_search
+        from tests.solvers.warm import warm_search
     finally:
         sys.path.pop(0)
     warm_search()

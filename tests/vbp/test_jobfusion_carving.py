@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from packing.checker import check
 from packing.dag.carving import parse_hosts
 from packing.dag.generator import generate_dag_workload
 from packing.dag.partition import Partition, partition
 from packing.errors import InputError
-from solvers.dag_carving import carve_cluster, maximal_types
+from packing.feasibility.checker import check
+from solvers.dag.carving import carve_cluster, maximal_types
 from vbp.jobfusion import tune_large_share
 
 FIXTURE = str(Path(__file__).resolve().parents[1] / "data" / "dag")

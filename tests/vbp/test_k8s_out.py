@@ -2,7 +2,7 @@
 
 Sources: tests/data/k8s (see SOURCE.txt): online-boutique-small.yaml, rules/taints.yaml,
 rules/selectors.yaml. Every check here is independent of vbp: the written YAML is read with
-``yaml.safe_load_all``, pod requests are summed with :func:`packing.quantity.parse_quantity`
+``yaml.safe_load_all``, pod requests are summed with :func:`packing.model.quantity.parse_quantity`
 following the Kubernetes rule (containers summed, each init container a floor), node selection
 is evaluated by the small matcher below.
 """
@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 import vbp
-from packing.k8s_out import dump_yaml
-from packing.quantity import parse_quantity
+from packing.model.quantity import parse_quantity
+from packing.plan.k8s_out import dump_yaml
 from vbp.cli import main
 
 K8S = Path(__file__).resolve().parents[1] / "data" / "k8s"
@@ -331,8 +331,8 @@ def test_namespaces_and_name_clashes(capsys, tmp_path):
 
 
 def test_only_complete_placements_are_written():
-    from packing.k8s_out import plan_objects
-    from packing.model import UNPLACED, Placement
+    from packing.model.instance import UNPLACED, Placement
+    from packing.plan.k8s_out import plan_objects
 
     p = vbp.plan(str(K8S / "online-boutique-small.yaml"), ["s:8c32g"], time_limit=20)
     s = p.scenarios[0]

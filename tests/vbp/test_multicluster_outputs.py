@@ -16,11 +16,11 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from packing.evaluation import ProcessExecutor, Scenario, SerialExecutor, make_executor
 from packing.generators.multicluster import generate_multicluster
 from packing.io import save_instance
-from packing.model import App, HostType, Instance, Request
-from packing.simulator import sample_orders
+from packing.model.instance import App, HostType, Instance, Request
+from packing.sim.evaluation import ProcessExecutor, Scenario, SerialExecutor, make_executor
+from packing.sim.simulator import sample_orders
 from policies.runner import evaluate_policies
 from vbp.cli import cli
 
@@ -67,7 +67,7 @@ def test_compare_json_counts_the_tasks_an_agent_leaves_waiting(scenario_file: st
 
 def test_the_lost_column_is_rejected_plus_waiting(scenario: Instance,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    from packing.comparison import ComparisonRow
+    from packing.report.comparison import ComparisonRow
     from vbp.cli.compare import _deployed_table
 
     res = SimpleNamespace(objective=150.0, hosts=64, status="optimal", bound_kind="upper", bound=150.0,
@@ -132,8 +132,8 @@ def test_sweep_optimum_is_the_optimum_of_compare(scenario_file: str, tmp_path: P
 
 
 def test_the_hosts_table_notes_waiting_containers(capsys: pytest.CaptureFixture[str]) -> None:
-    from packing.builtin import builtin_instance
-    from packing.comparison import ComparisonRow
+    from packing.io.builtin import builtin_instance
+    from packing.report.comparison import ComparisonRow
     from vbp.cli.compare import _table
 
     res = SimpleNamespace(objective=15.0, objective_kind="hosts", status="optimal", bound=15.0,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 import pytest
-from cli_run import run
 
+from tests.vbp.cli_run import run
 from vbp.cli.common import FiniteFloat, parse_sets
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None

@@ -20,12 +20,12 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_run import run
 
-from packing.atomic import ANONYMOUS
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.io import load_instance, load_placement, save_instance
-from packing.model import App, HostType, Instance
+from packing.io.atomic import ANONYMOUS
+from packing.model.instance import App, HostType, Instance
+from tests.vbp.cli_run import run
 
 REPO = Path(__file__).resolve().parents[2]
 posix = pytest.mark.skipif(sys.platform == "win32", reason="POSIX links and signals")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.io import load_placement
-from packing.model import App, Rule
-from packing.planning import Demand, HostOffer
+from packing.model.instance import App, Rule
+from packing.plan.model import Demand, HostOffer
 from tests.vbp.plan_oracle import optimum
 from vbp import plan
 from vbp.cli import main
@@ -249,7 +249,7 @@ def test_text_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 def test_instance_file_demand_keeps_rules_and_caps() -> None:
     """Sigma as DEMAND (its host types ignored): the same optimum as solving it on its own hosts."""
-    from packing.builtin import builtin_instance
+    from packing.io.builtin import builtin_instance
     from solvers import solve
 
     sigma = Path(__file__).resolve().parents[2] / "packing" / "data" / "sigma.json"

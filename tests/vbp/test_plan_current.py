@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from packing.checker import check
-from packing.model import Placement
+from packing.feasibility.checker import check
+from packing.model.instance import Placement
 from vbp import plan
 from vbp.cli import main
 
@@ -157,7 +157,7 @@ def test_max_moves_needs_current(files: dict[str, Path],
 
 def test_instance_file_with_initial_as_current(files: dict[str, Path]) -> None:
     from packing.io import save_instance
-    from packing.model import App, HostType, Instance
+    from packing.model.instance import App, HostType, Instance
 
     inst = Instance("running", ("cpu", "memory"), (HostType("std", (4.0, 16.0), 3),),
                     (App("web", (2.0, 2.0), 2), App("big", (4.0, 2.0), 1)),

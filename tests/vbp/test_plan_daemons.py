@@ -29,7 +29,7 @@ def hosts(tmp_path: Path) -> str:
 def test_each_host_type_loses_the_daemons_it_runs(hosts: str) -> None:
     from packing.loaders.deployments import load_demand
     from packing.loaders.host_types import load_hosts
-    from packing.planning import Adjustment
+    from packing.plan.model import Adjustment
 
     dem = load_demand(str(RULES / "taints.yaml"))
     offers = {o.name: o for o in load_hosts([hosts])}

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from packing.errors import InputError
-from packing.model import App
-from packing.planning import Demand, HostOffer
+from packing.model.instance import App
+from packing.plan.model import Demand, HostOffer
 from tests.vbp.cli_run import run
 from vbp import plan
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from packing.checker import check
+from packing.feasibility.checker import check
 from packing.io import load_placement
-from packing.topology import ZONE, domains
+from packing.model.topology import ZONE, domains
 from vbp import plan
 from vbp.cli import main
 

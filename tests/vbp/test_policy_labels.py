@@ -8,10 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_run import run
 
 from packing.errors import InputError
 from policies.registry import parse_named_policies, shipped_path
+from tests.vbp.cli_run import run
 
 
 @pytest.fixture

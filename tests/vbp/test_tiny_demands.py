@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from packing.bounds import per_host_max
+from packing.feasibility.bounds import per_host_max
 from packing.io import instance_from_dict
 from vbp.cli import main
 

@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 
 import click
 
-from packing.atomic import check_writable
-from packing.coverage import UNCOVERED_MODES
 from packing.errors import InputError, Problem
-from packing.fields import MAX_SEED
-from packing.model import Instance
+from packing.io.atomic import check_writable
+from packing.io.fields import MAX_SEED
+from packing.model.coverage import UNCOVERED_MODES
+from packing.model.instance import Instance
 
 SEED = click.IntRange(0, MAX_SEED)
 """The type of every ``--seed`` option: a whole number in ``0 .. 2^32 - 1``."""
@@ -244,7 +244,7 @@ def load_any(path: str | Path | None, *, hosts_needed: bool = True, **options: A
         InputError: as the loader does; also a data-set option given for a built-in instance,
             and manifests without ``--hosts`` when ``hosts_needed``.
     """
-    from packing.builtin import BUILTIN_NAMES, builtin_instance
+    from packing.io.builtin import BUILTIN_NAMES, builtin_instance
     from packing.loaders import load_any as _load_any
 
     ctx = click.get_current_context(silent=True)
@@ -290,7 +290,7 @@ def given_command(*prefix: str) -> list[str]:
 def prepare(inst: Instance, repair: bool) -> Instance:
     """Repair an infeasible snapshot when asked (reporting how many containers move, on stderr)."""
     if repair and inst.initial is not None:
-        from packing.simulator import repair_snapshot
+        from packing.sim.simulator import repair_snapshot
 
         inst, moved = repair_snapshot(inst)
         if moved:

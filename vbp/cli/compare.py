@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from packing.coverage import cover_requests, uncovered_note
 from packing.errors import InputError, Problem, input_error
-from packing.model import Instance
+from packing.model.coverage import cover_requests, uncovered_note
+from packing.model.instance import Instance
 from vbp.cli.common import (
     MAX_ORDERS,
     MAX_SECONDS,
@@ -86,8 +86,8 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     """
     from click.core import ParameterSource
 
-    from packing.evaluation import make_executor
-    from packing.simulator import static_view
+    from packing.sim.evaluation import make_executor
+    from packing.sim.simulator import static_view
     from policies.registry import default_policies, parse_named_policies, policy_label
 
     if snapshots == 0 and click.get_current_context().get_parameter_source("keep") not in (
@@ -122,8 +122,8 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     if note is not None and as_json:
         click.echo(note, err=True)
     if plot is not None:
-        from packing.metrics import host_utilisation
-        from packing.plots import plot_compare
+        from packing.feasibility.metrics import host_utilisation
+        from packing.report.plots import plot_compare
 
         first = records[pick][0]
         placement = first.placement(inst)
@@ -195,7 +195,7 @@ def _table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> N
     what = "" if kind == "hosts" else f" ({kind})"
     opt_alloc = ""
     if res.placement is not None:
-        from packing.metrics import compute_metrics
+        from packing.feasibility.metrics import compute_metrics
 
         opt_alloc = f"{100 * compute_metrics(inst, res.placement).allocation:.2f}%"
     click.echo(f"{'optimum':<16}{obj + what:>11}{'':>6}{'':>6}{opt_alloc:>12}{'':>9}{'':>10}"

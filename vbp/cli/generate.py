@@ -8,7 +8,7 @@ import click
 
 from packing.errors import InputError, Problem
 from packing.io import MAX_CELLS, MAX_CONTAINERS, MAX_RESOURCES, save_instance
-from packing.model import Instance
+from packing.model.instance import Instance
 from vbp.cli.common import SEED, FiniteFloat
 from vbp.cli.outputs import check_outputs, force_option
 

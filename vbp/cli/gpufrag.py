@@ -62,15 +62,15 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
     if seed + seeds - 1 > 2**32 - 1:
         raise InputError([Problem("--seed", str(seed),
                                   f"seed + seeds - 1 must be below 2^32 (--seeds {seeds})")])
-    from packing.fgd_paper import DEFAULT_POLICIES, LEVELS
+    from packing.gpu.fgd_paper import DEFAULT_POLICIES, LEVELS
 
     labels, names = (parse_named_policies(policy_text) if policy_text is not None
                      else (list(DEFAULT_POLICIES), list(DEFAULT_POLICIES)))
     label_of = dict(zip(names, labels, strict=True))
-    from packing.fgd_protocol import gpu_capacity
+    from packing.gpu.fgd_protocol import gpu_capacity
     from packing.loaders.openb import load_openb, pod_list_file
     from policies.fgd_eval import evaluate
-    from solvers.gpu_bound import evaluate_bound
+    from solvers.bounds.gpu_bound import evaluate_bound
 
     pod_file, pod_name = pod_list_file(data, pods)
 
@@ -89,7 +89,7 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
     bound_row = None if bres is None else bres.summary(LEVELS)
     rows = [res.summary(until, label_of.get(res.name, res.name)) for res in results]
     if plot is not None:
-        from packing.plots import plot_unallocated
+        from packing.report.plots import plot_unallocated
 
         plot_unallocated(plot, results, until, title=f"openb {pod_name}: {inst.n_hosts} GPU nodes, "
                          f"{len(seed_list)} seed(s), median", bound=None if bres is None else bres.curve())

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from packing.describe import describe
+from packing.model.describe import describe
 from vbp.cli.common import data_options, load_any
 from vbp.cli.formats import tagged
 

@@ -122,7 +122,7 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
         row["name"] = label  # named as given: a policy name, a model file's stem, or NAME=
     rows = res["policies"] + ([res["search"]] if res["search"] is not None else [])
     if plot:
-        from packing.plots import plot_jct
+        from packing.report.plots import plot_jct
 
         plot_jct(plot, [p["name"] for p in rows], [p["jct"] for p in rows],
                  res["bounds"]["critical_path_mean_jct"], res["bounds"]["capacity_mean_jct"])

@@ -1,10 +1,10 @@
 """The overwrite rule of every command that writes files: ``--force``, and never over an input.
 
 Each command checks its output paths with :func:`check_outputs` before any work: the suffix and
-the folder (:func:`vbp.cli.common.check_output`), then :func:`packing.atomic.check_target`: an
+the folder (:func:`vbp.cli.common.check_output`), then :func:`packing.io.atomic.check_target`: an
 output that is one of the command's input files (after symbolic and hard links) is refused even
 with ``--force``; an existing file is refused unless ``--force`` is given. Exit status 2 either
-way. The writing itself goes through :mod:`packing.atomic` (temporary file, then rename).
+way. The writing itself goes through :mod:`packing.io.atomic` (temporary file, then rename).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 import click
 
-from packing.atomic import check_target, same_file
 from packing.errors import InputError, Problem
+from packing.io.atomic import check_target, same_file
 from vbp.cli.common import INSTANCE_SUFFIXES, check_output
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -84,8 +84,8 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
     when a scenario is proven infeasible, 4 when a scenario has no plan within --time-limit and
     nothing is proven.
     """
-    from packing.plan_result import scenario_path
-    from packing.planning import parse_growth
+    from packing.plan.model import parse_growth
+    from packing.plan.result import scenario_path
     from vbp.plan import plan as run_plan
 
     if ray_address and executor_kind != "ray":
@@ -140,8 +140,8 @@ K8S_SUFFIXES = (".yaml", ".yml")
 
 def write_kubernetes(path: str, scenarios: Sequence[Any]) -> list[tuple[str, str]]:
     """Write each planned scenario as Kubernetes objects; ``(file, summary)`` per file written."""
-    from packing.k8s_out import summary, write_objects
-    from packing.plan_result import scenario_path
+    from packing.plan.k8s_out import summary, write_objects
+    from packing.plan.result import scenario_path
 
     out = []
     for s in scenarios:
@@ -208,7 +208,7 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
 
 def plot_plan(path: str | Path, scenarios: Sequence[Any]) -> Path:
     """Hosts (or cost, with prices) against growth, the proven bound as a band up to the plan."""
-    from packing.plots import plot_growth
+    from packing.report.plots import plot_growth
 
     done = [s for s in scenarios if s.placement is not None]
     cost = bool(done) and done[0].objective == "cost"

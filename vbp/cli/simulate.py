@@ -7,8 +7,8 @@ import math
 
 import click
 
-from packing.coverage import UNCOVERED_MODES, cover_requests, uncovered_note
 from packing.errors import input_error
+from packing.model.coverage import UNCOVERED_MODES, cover_requests, uncovered_note
 from vbp.cli.common import (
     MAX_ORDERS,
     PLOT_SUFFIXES,
@@ -56,8 +56,8 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     A request stream that never requests some containers of an app (counting the snapshot's) is
     refused (exit 2) unless --uncovered drop or arrive says what to do with them.
     """
-    from packing.metrics import compute_metrics
-    from packing.simulator import evaluate, sample_orders
+    from packing.feasibility.metrics import compute_metrics
+    from packing.sim.simulator import evaluate, sample_orders
     from policies.registry import get_policy, parse_named_policies
 
     labels, specs = parse_named_policies(policy_name, "--policy")
@@ -84,7 +84,7 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
 
         save_placement(first.placement, inst, out)
     if plot is not None:
-        from packing.plots import plot_trajectory
+        from packing.report.plots import plot_trajectory
 
         tr = first.trajectory
         plot_trajectory(plot, tr.time, tr.hosts_used, tr.allocation, inst.resources,

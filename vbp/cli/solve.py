@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from packing.errors import EXIT_INFEASIBLE, EXIT_INTERRUPTED, EXIT_NO_PLACEMENT, InputError, Problem
-from packing.model import Instance
+from packing.model.instance import Instance
 from solvers import METHOD_NAMES
 from vbp.cli.common import MAX_SECONDS, MAX_WORKERS, SEED, FiniteFloat, data_options, load_any
 from vbp.cli.formats import tagged

@@ -73,10 +73,10 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     """
     from tqdm import tqdm
 
-    from packing.atomic import check_target
-    from packing.coverage import cover_requests, uncovered_note
-    from packing.evaluation import make_executor
-    from packing.simulator import static_view
+    from packing.io.atomic import check_target
+    from packing.model.coverage import cover_requests, uncovered_note
+    from packing.sim.evaluation import make_executor
+    from packing.sim.simulator import static_view
     from policies.registry import DEFAULT_COMPARE, parse_named_policies
     from policies.runner import check_policies, resolve_policy
     from vbp.sweep import labels, output_format, run_sweep, solve_optima, write_table

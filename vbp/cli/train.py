@@ -12,8 +12,8 @@ from typing import Any, NoReturn
 
 import click
 
-from packing.atomic import check_target
 from packing.errors import input_error
+from packing.io.atomic import check_target
 from vbp.cli.common import (
     MAX_ORDERS,
     MAX_WORKERS,

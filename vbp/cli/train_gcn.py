@@ -13,8 +13,8 @@ from typing import Any
 
 import click
 
-from packing.atomic import check_target, same_file
 from packing.errors import input_error
+from packing.io.atomic import check_target, same_file
 from vbp.cli.common import (
     MAX_ORDERS,
     PLOT_SUFFIXES,
@@ -102,7 +102,7 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
                           "needs torch and torch_geometric (pip install 'vbp-toolkit[rl]')")
     from tqdm import tqdm
 
-    from packing.simulator import sample_orders
+    from packing.sim.simulator import sample_orders
     from policies.agents.gcn_placement import Config
     from policies.agents.gcn_placement_train import GCN_REMEDY, held_out, plot_curve, train
     from policies.registry import get_policy

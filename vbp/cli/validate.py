@@ -14,11 +14,11 @@ import sys
 
 import click
 
-from packing.checker import check
-from packing.documents import read_document
 from packing.errors import EXIT_INFEASIBLE, EXIT_INPUT
+from packing.feasibility.checker import check
 from packing.io import escape_control
-from packing.placement_file import placement_from_dict
+from packing.io.documents import read_document
+from packing.io.placement_file import placement_from_dict
 from vbp.cli.common import data_options, load_any
 from vbp.cli.formats import tagged
 
@@ -45,7 +45,7 @@ def validate(path: str, placement_path: str | None, require_all: bool, as_json: 
     """
     inst = load_any(path, hosts_needed=False)
     problems: list[str] = []
-    from packing.explain import explain_infeasibility
+    from packing.feasibility.explain import explain_infeasibility
 
     if inst.initial is not None:
         problems += [f"{path}: initial: {v}" for v in check(inst, inst.initial)]

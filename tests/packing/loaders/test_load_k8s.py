@@ -15,8 +15,8 @@ import pytest
 from packing.errors import InputError
 from packing.loaders import detect, load_any
 from packing.loaders.k8s import parse_hosts, read_manifests
-from packing.model import HostType
-from packing.selection import Taint
+from packing.model.instance import HostType
+from packing.model.selection import Taint
 
 K8S = Path(__file__).resolve().parents[2] / "data" / "k8s"
 RULES = K8S / "rules"

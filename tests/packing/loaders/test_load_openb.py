@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from packing.checker import check
 from packing.errors import InputError
+from packing.feasibility.checker import check
 from packing.io import load_instance, save_instance
 from packing.loaders import load_any, load_openb
-from packing.model import Placement, Request
+from packing.model.instance import Placement, Request
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "openb_small"
 CSV = DATA / "csv"

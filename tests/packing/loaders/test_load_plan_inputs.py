@@ -10,8 +10,8 @@ from packing.errors import InputError
 from packing.io import save_instance
 from packing.loaders.deployments import load_demand, load_deployments
 from packing.loaders.host_types import load_hosts, parse_inline
-from packing.model import App, HostType, Instance
-from packing.planning import HostOffer
+from packing.model.instance import App, HostType, Instance
+from packing.plan.model import HostOffer
 
 GI = 2**30
 

@@ -6,12 +6,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from packing.checker import check
 from packing.errors import InputError
+from packing.feasibility.checker import check
 from packing.io import load_instance, save_instance
 from packing.loaders import load_any, load_tianchi
 from packing.loaders.tianchi import resource_names
-from packing.model import Rule
+from packing.model.instance import Rule
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "tianchi_small"
 RULES = "scheduling_preliminary_b_app_interference_20180726.csv"

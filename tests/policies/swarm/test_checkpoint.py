@@ -115,7 +115,7 @@ while True:
 
 def test_a_process_killed_while_saving_leaves_a_valid_checkpoint(tmp_path: Path) -> None:
     # the writer saves back to back, so a kill at a random moment almost always lands in a save
-    from packing.atomic import is_temporary
+    from packing.io.atomic import is_temporary
 
     ck = tmp_path / "ck.json"
     env = dict(os.environ, PYTHONPATH=str(REPO))

@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from packing.evaluation import SerialExecutor
-from packing.fgd_protocol import build_workload, run_policy
+from packing.gpu.fgd_protocol import build_workload, run_policy
 from packing.loaders.openb import load_openb
-from packing.model import Instance
+from packing.model.instance import Instance
+from packing.sim.evaluation import SerialExecutor
 from policies.gpu import FGDPlus
 from policies.swarm.gpu_train import WorkloadCosts, grid_fgd_plus, train_fgd_pack
 

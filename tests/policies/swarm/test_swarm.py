@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from packing.builtin import builtin_instance
-from packing.checker import check
 from packing.errors import InputError
+from packing.feasibility.checker import check
 from packing.generators.random import generate_random
-from packing.model import Instance, Request
-from packing.simulator import sample_orders, simulate
+from packing.io.builtin import builtin_instance
+from packing.model.instance import Instance, Request
+from packing.sim.simulator import sample_orders, simulate
 from policies.registry import get_policy
 from policies.swarm.features import FEATURES, N_FEATURES
 from policies.swarm.optimizer import PSOSettings
@@ -170,7 +170,7 @@ def test_ray_backend_gives_the_same_result(tiny: Instance) -> None:
 
 
 def test_the_cost_takes_its_numbers_from_packing_metrics(sigma: Instance) -> None:
-    from packing.metrics import compute_metrics
+    from packing.feasibility.metrics import compute_metrics
     from policies.swarm.train import run_cost
 
     pol = SwarmPolicy(named_weights(best_fit=1.0))
@@ -182,7 +182,7 @@ def test_the_cost_takes_its_numbers_from_packing_metrics(sigma: Instance) -> Non
 
 
 def test_training_on_a_given_executor_leaves_it_open(tiny: Instance) -> None:
-    from packing.evaluation import SerialExecutor
+    from packing.sim.evaluation import SerialExecutor
 
     pso = PSOSettings(n_particles=4, iters=2, seed=1, patience=0)
     ts = TrainSettings(samples=2, held_out=2, init=None)

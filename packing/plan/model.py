@@ -1,0 +1,783 @@
+"""Capacity planning as model transforms: demand, host offers, headroom, reserve, growth, usage.
+
+A plan places a *demand* (apps with their rules) on *host offers* (host types whose count may be
+open). Everything here is pure: it builds an :class:`~packing.model.instance.Instance` to solve and reads
+numbers off a placement (:mod:`packing.plan.result` turns them into a scenario's result);
+solving a scenario lives in :mod:`solvers.plan.scenario` and the orchestration in ``vbp.plan``.
+
+Units (vbp's planning units, as in :mod:`packing.model.quantity`): CPU in cores, memory in GiB
+(``2**30`` bytes), GPU in whole cards. The planning resources are :data:`PLAN_RESOURCES`;
+an instance built here has ``("cpu", "memory")``, plus ``"gpu"`` when any app or host type has
+GPU cards. Whole GPU cards are a plain resource: cards are interchangeable and a container
+taking ``k`` whole cards needs ``k`` free cards, so a count of cards is exact.
+
+Planned capacity
+----------------
+Every host offer's capacity is exact (whole millicores, bytes and cards). The capacity a plan
+is made against is, per resource::
+
+    planned = floor_g((capacity - reserve) * (1 - headroom))
+
+in that order (the per-host reserve for system daemons comes off first, then the headroom share
+of what is left), computed exactly with fractions. ``floor_g`` rounds down to a multiple of ``g``,
+the greatest common divisor of the demands of that resource in base units
+(:func:`demand_grid`; e.g. 128 MiB when every memory demand is a multiple of 128 MiB): every
+sum of demands is a multiple of ``g``, so rounding down loses no packing, and the capacity
+stays a short decimal, which keeps the solvers' integer scaling exact (and their proofs
+available). Demands that are not whole base units (possible in instance files) keep the exact
+capacity (as the nearest float below it). The checker compares loads with capacities with its
+relative tolerance (:data:`packing.feasibility.predicates.TOL`, 1e-9: at most 69 bytes on a 64 GiB
+host).
+
+The rounded capacity is the solvers' encoding only: what a plan reports (a type's ``capacity``,
+its utilisation of the planned capacity, stranded capacity, the bottleneck) is measured against
+the exact planned capacity ``(capacity - reserve) * (1 - headroom)``
+(:func:`planned_capacity`; build_instance keeps it in ``meta["planned_capacity"]``), so a plan
+without reserve and headroom is measured against the hosts' full capacity.
+
+Stranded capacity
+-----------------
+For a used host with free vector ``f = planned capacity - load`` (over the planning resources),
+the free amount ``f[r]`` of resource ``r`` is *stranded* when no app that asks for ``r``
+(``demand[a, r] > 0``) fits in ``f`` component-wise (``demand[a] <= f``): no container shape of
+the demand could use it. Rules and per-host caps are not considered (shape only). Per host type,
+the stranded amounts of its used hosts are summed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from packing.errors import InputError, Problem, input_error
+from packing.feasibility.metrics import state_loads
+from packing.feasibility.predicates import ClusterState, fits
+from packing.model.instance import App, HostType, Instance, Placement, Rule
+from packing.model.quantity import GIB, parse_quantity
+from packing.model.selection import Labels, Taint, Term, Toleration, allowed, reasons
+
+PLAN_RESOURCES: tuple[str, ...] = ("cpu", "memory", "gpu")
+"""The planning resources, in the order of every demand vector of a :class:`Demand`."""
+
+BASE_UNIT: dict[str, Fraction] = {"cpu": Fraction(1, 1000), "memory": Fraction(1, GIB),
+                                  "gpu": Fraction(1)}
+"""The exact unit of each planning resource, in planning units: a millicore, a byte, a card."""
+
+
+@dataclass(frozen=True)
+class HostOffer:
+    """A host type a plan may use.
+
+    Attributes:
+        name: unique name of the type.
+        cpu_milli: CPU per host, in millicores.
+        memory_bytes: memory per host, in bytes.
+        gpus: whole GPU cards per host.
+        price: price of one host (``None``: no price; then the plan minimises hosts).
+        count: hosts available (``None``: as many as needed).
+        labels: extra columns of the host list: the host type's node labels (node selection,
+            topology rules such as a ``topology.kubernetes.io/zone`` column) and in the output.
+        source: where the offer was read (a file, or ``"--hosts"``).
+        taints: the host type's node taints (YAML host lists only).
+    """
+
+    name: str
+    cpu_milli: int
+    memory_bytes: int
+    gpus: int = 0
+    price: float | None = None
+    count: int | None = None
+    labels: tuple[tuple[str, str], ...] = ()
+    source: str = "--hosts"
+    taints: tuple[Taint, ...] = ()
+
+    def exact(self) -> tuple[int, int, int]:
+        """Capacity in base units (millicores, bytes, cards), in :data:`PLAN_RESOURCES` order."""
+        return (self.cpu_milli, self.memory_bytes, self.gpus)
+
+
+@dataclass(frozen=True)
+class DaemonLoad:
+    """A per-host load on the host types a node selection admits (a Kubernetes DaemonSet).
+
+    Attributes:
+        name: what it is (for messages).
+        base: its load on every admitted host, base units (millicores, bytes, cards), shape ``(3,)``.
+        node_selector: required labels (``nodeSelector``).
+        node_affinity: required node affinity terms (ORed), or ``None``.
+        tolerations: the taints it tolerates (the DaemonSet controller's own included).
+    """
+
+    name: str
+    base: tuple[int, int, int]
+    node_selector: Labels = ()
+    node_affinity: tuple[Term, ...] | None = None
+    tolerations: tuple[Toleration, ...] = ()
+
+    def runs_on(self, offer: HostOffer) -> bool:
+        """Whether a host of ``offer`` runs it (its labels and taints admit it)."""
+        return allowed(self.node_selector, self.node_affinity, self.tolerations, offer.labels,
+                       offer.taints)
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What must be placed: apps with demand in :data:`PLAN_RESOURCES` order, and their rules.
+
+    Attributes:
+        apps: the apps; ``demand`` has shape ``(3,)``: cores, GiB, cards.
+        rules: ``<A, B, k>`` rules between them.
+        exclusions: pairs of apps that never share a host.
+        sources: the file each app was read from, by app name.
+        overhead: load on every host that is not an app, in base units (millicores, bytes,
+            cards), shape ``(3,)``: Kubernetes DaemonSets (one pod per host). It adds to the
+            plan's reserve.
+        daemons: per-host loads that run only on the host types their node selection admits
+            (Kubernetes DaemonSets), added to the reserve of those types
+            (:meth:`daemon_load`).
+        pods: for apps read from Kubernetes manifests, by app name: the workload's kind,
+            namespace, name, GPU resource and pod template (``{"metadata", "spec"}``), for
+            writing the plan back out as Kubernetes objects (:mod:`packing.plan.k8s_out`).
+    """
+
+    apps: tuple[App, ...]
+    rules: tuple[Rule, ...] = ()
+    exclusions: tuple[tuple[str, str], ...] = ()
+    sources: Mapping[str, str] = field(default_factory=dict)
+    overhead: tuple[int, int, int] = (0, 0, 0)
+    pods: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    daemons: tuple[DaemonLoad, ...] = ()
+
+    def __post_init__(self) -> None:
+        """Check the apps, rules and exclusions as an instance's (:mod:`packing.model.validation`).
+
+        A demand built in Python is refused as a DEMAND file would be: a demand vector that is
+        not ``(cores, GiB, cards)`` of finite numbers, or whole cards, a bad count, a duplicate
+        name, a rule on an unknown app. Lists become tuples and a demand given by resource name
+        (``{"cpu": 1, "memory": 2}``) the vector, as in an :class:`~packing.model.instance.Instance`.
+
+        Raises:
+            InputError: every problem, the source named ``demand``.
+        """
+        inst = Instance("demand", PLAN_RESOURCES, (), self.apps, self.rules, self.exclusions)
+        cards = [Problem("demand", f"apps[{i}] ({a.name}).demand[2]",
+                         f"GPU cards are whole, got {a.demand[2]:g}")
+                 for i, a in enumerate(inst.apps) if a.demand[2] != int(a.demand[2])]
+        if cards:
+            raise InputError(cards)
+        for f in ("apps", "rules", "exclusions"):  # canonical: tuples, vectors by name resolved
+            object.__setattr__(self, f, getattr(inst, f))
+
+    def daemon_load(self, offer: HostOffer) -> tuple[int, int, int]:
+        """Load of the daemons a host of ``offer`` runs, base units, shape ``(3,)``.
+
+        Added to that host type's reserve (the uniform :attr:`overhead` is in every reserve).
+        """
+        out = [0, 0, 0]
+        for d in self.daemons:
+            if d.runs_on(offer):
+                out = [x + y for x, y in zip(out, d.base, strict=True)]
+        return (out[0], out[1], out[2])
+
+    @staticmethod
+    def combine(parts: Sequence[Demand]) -> Demand:
+        """Several demands added up.
+
+        Raises:
+            InputError: an app name appears in two parts (naming both files).
+        """
+        apps: list[App] = []
+        rules: list[Rule] = []
+        excl: list[tuple[str, str]] = []
+        sources: dict[str, str] = {}
+        problems: list[Problem] = []
+        over = [0, 0, 0]
+        pods: dict[str, Mapping[str, Any]] = {}
+        daemons: list[DaemonLoad] = []
+        for part in parts:
+            over = [x + y for x, y in zip(over, part.overhead, strict=True)]
+            pods.update(part.pods)
+            daemons.extend(part.daemons)
+            for a in part.apps:
+                src = part.sources.get(a.name, "<demand>")
+                if a.name in sources:
+                    problems.append(Problem(src, a.name, f"app name also used in {sources[a.name]}; "
+                                            "names must be unique over all DEMAND files"))
+                    continue
+                sources[a.name] = src
+                apps.append(a)
+            rules.extend(part.rules)
+            excl.extend(part.exclusions)
+        if problems:
+            raise InputError(problems)
+        return Demand(tuple(apps), tuple(rules), tuple(excl), sources, (over[0], over[1], over[2]),
+                      pods, tuple(daemons))
+
+    def scaled(self, growth: float) -> Demand:
+        """The demand with every app's replicas multiplied by ``growth``, rounded up.
+
+        Args:
+            growth: a positive multiplier; ``1.25`` turns 4 replicas into 5.
+
+        Raises:
+            InputError: ``growth`` is not a finite positive number.
+        """
+        g = _growth_fraction(growth)
+        apps = tuple(
+            a if g == 1 else _replace_app(a, count=math.ceil(a.count * g)) for a in self.apps
+        )
+        return Demand(apps, self.rules, self.exclusions, self.sources, self.overhead, self.pods,
+                      self.daemons)
+
+
+def _replace_app(a: App, **changes: Any) -> App:
+    import dataclasses
+
+    return dataclasses.replace(a, **changes)
+
+
+def _growth_fraction(growth: float) -> Fraction:
+    if isinstance(growth, bool) or not isinstance(growth, int | float | Fraction):
+        raise input_error("--growth", str(growth), "expected a number")
+    if isinstance(growth, float) and not math.isfinite(growth):
+        raise input_error("--growth", str(growth), "must be finite")
+    if growth <= 0:
+        raise input_error("--growth", str(growth), "must be greater than 0")
+    return Fraction(str(growth)) if isinstance(growth, float) else Fraction(growth)
+
+
+def parse_growth(text: str | Sequence[float]) -> tuple[float, ...]:
+    """Demand multipliers: ``"1,1.25,1.5,2"`` or a sequence of numbers.
+
+    Raises:
+        InputError: empty, not a number, not finite, or not positive.
+    """
+    if isinstance(text, str):
+        items: list[Any] = [s.strip() for s in text.split(",")]
+        vals: list[float] = []
+        for s in items:
+            try:
+                vals.append(float(s))
+            except ValueError:
+                raise input_error("--growth", text, f"expected numbers separated by commas, "
+                                  f"got {s!r}") from None
+    else:
+        vals = [float(v) for v in text]
+    if not vals:
+        raise input_error("--growth", str(text), "expected at least one multiplier")
+    for v in vals:
+        _growth_fraction(v)
+    dup = sorted({v for v in vals if vals.count(v) > 1})
+    if dup:
+        raise input_error("--growth", str(text), f"multiplier {dup[0]:g} is given twice")
+    return tuple(vals)
+
+
+# ------------------------------------------------------------------------------------------------
+# headroom and reserve
+@dataclass(frozen=True)
+class Adjustment:
+    """What comes off every host before planning: a reserve, then a headroom share.
+
+    Attributes:
+        reserve: per-host overhead in base units (millicores, bytes, cards), shape ``(3,)``.
+        headroom: share kept free per resource (``0 <= h < 1``), shape ``(3,)``.
+    """
+
+    reserve: tuple[int, int, int] = (0, 0, 0)
+    headroom: tuple[Fraction, Fraction, Fraction] = (Fraction(0), Fraction(0), Fraction(0))
+
+    def plus(self, overhead: Sequence[int]) -> Adjustment:
+        """The adjustment with ``overhead`` (base units, shape ``(3,)``) added to the reserve."""
+        r = [a + int(b) for a, b in zip(self.reserve, overhead, strict=True)]
+        return Adjustment((r[0], r[1], r[2]), self.headroom)
+
+    @property
+    def is_identity(self) -> bool:
+        """Whether nothing comes off."""
+        return not any(self.reserve) and not any(self.headroom)
+
+    def planned(self, offer: HostOffer, grid: Sequence[int | None] = (1, 1, 1),
+                extra: Sequence[int] = (0, 0, 0)) -> tuple[Fraction, Fraction, Fraction]:
+        """Planned capacity of ``offer`` in base units (see the module docstring).
+
+        Args:
+            offer: the host type.
+            extra: more reserve on this host type (its DaemonSets: :meth:`Demand.daemon_load`),
+                base units, shape ``(3,)``.
+            grid: per resource, the step every demand is a multiple of (base units), or ``None``
+                when the demands are not whole base units; shape ``(3,)``. The capacity is
+                rounded down to a multiple of the step (no sum of demands is lost); with
+                ``None`` it is kept exact.
+
+        Raises:
+            InputError: the reserve leaves no CPU or no memory on the host type.
+        """
+        out: list[Fraction] = []
+        reserve = [a + int(b) for a, b in zip(self.reserve, extra, strict=True)]
+        for r, cap, res, h, g in zip(PLAN_RESOURCES, offer.exact(), reserve, self.headroom,
+                                     grid, strict=True):
+            left = cap - res
+            if left <= 0 and (r != "gpu" or cap > 0):
+                raise input_error(offer.source, f"{offer.name}.{r}",
+                                  f"the reserve ({_show(r, res)}) leaves no {r} on this host "
+                                  f"type ({_show(r, cap)})")
+            exact = max(Fraction(0), left * (1 - h))
+            out.append(exact if g is None else Fraction(math.floor(exact / g) * g))
+        return (out[0], out[1], out[2])
+
+    def describe(self, daemons: bool = False) -> str:
+        """One line: what the capacity is planned against (``daemons``: per-host-type loads too)."""
+        if self.is_identity and not daemons:
+            return "full host capacity"
+        parts = []
+        if any(self.reserve):
+            parts.append("minus reserve " + ", ".join(
+                f"{r}={_show(r, v)}" for r, v in zip(PLAN_RESOURCES, self.reserve, strict=True) if v))
+        if daemons:
+            parts.append("minus the DaemonSets each host type runs")
+        if any(self.headroom):
+            parts.append("times (1 - headroom) with headroom " + ", ".join(
+                f"{r}={float(h) * 100:g}%" for r, h in zip(PLAN_RESOURCES, self.headroom,
+                                                             strict=True) if h))
+        return "capacity " + ", then ".join(parts)
+
+
+def _show(resource: str, base: int) -> str:
+    """A base-unit amount in words: ``100m``, ``128Mi``, ``2`` cards."""
+    if resource == "cpu":
+        return f"{base}m" if base % 1000 else f"{base // 1000}"
+    if resource == "memory":
+        for unit, size in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if base % size == 0 and base >= size:
+                return f"{base // size}{unit}"
+        return f"{base}"
+    return f"{base}"
+
+
+def _resource_name(name: str, source: str, text: str) -> str:
+    n = name.strip().lower()
+    n = {"mem": "memory", "gpus": "gpu", "nvidia.com/gpu": "gpu"}.get(n, n)
+    if n not in PLAN_RESOURCES:
+        raise input_error(source, text, f"unknown resource {name.strip()!r}; use cpu, memory, gpu")
+    return n
+
+
+def to_base(resource: str, value: str | int | float, source: str, fld: str) -> int:
+    """A quantity in base units of ``resource``: millicores (rounded up), bytes, whole cards.
+
+    Memory needs a unit (``64Gi``, ``512Mi``, ``2G``): a plain number would be bytes in
+    Kubernetes and is refused as a likely mistake.
+
+    Raises:
+        InputError: not a quantity, negative, a memory value without a unit, or a fraction of a
+            card.
+    """
+    try:
+        q = parse_quantity(value)
+    except ValueError as e:
+        raise input_error(source, fld, str(e)) from None
+    if q < 0:
+        raise input_error(source, fld, f"must not be negative, got {value!r}")
+    if resource == "memory":
+        text = str(value).strip()
+        if q != 0 and (not isinstance(value, str) or text[-1].isdigit()):
+            raise input_error(source, fld, f"memory needs a unit, e.g. 4Gi, 512Mi or 2G (a plain "
+                              f"number would be bytes), got {value!r}")
+        return math.ceil(q)
+    if resource == "cpu":
+        return math.ceil(q * 1000)
+    if q.denominator != 1:
+        raise input_error(source, fld, f"GPU cards are whole, got {value!r}")
+    return int(q)
+
+
+def parse_reserve(text: str | Mapping[str, str] | None, source: str = "--reserve"
+                  ) -> tuple[int, int, int]:
+    """A per-host reserve: ``"100m,128Mi"`` (cpu, memory[, gpu]) or ``"cpu=100m,memory=128Mi"``.
+
+    Returns:
+        The reserve in base units (millicores, bytes, cards), shape ``(3,)``.
+
+    Raises:
+        InputError: a bad quantity, an unknown resource, or too many values.
+    """
+    if text is None:
+        return (0, 0, 0)
+    items = _pairs(text, source)
+    out = [0, 0, 0]
+    for r, v in items.items():
+        out[PLAN_RESOURCES.index(r)] = to_base(r, v, source, r)
+    return (out[0], out[1], out[2])
+
+
+def parse_headroom(text: str | float | Mapping[str, Any] | None, source: str = "--headroom"
+                   ) -> tuple[Fraction, Fraction, Fraction]:
+    """Headroom per resource: ``"15%"`` (every resource), ``"cpu=20%,memory=10%"``, or a fraction.
+
+    A string needs the ``%`` sign; a number (Python) is a fraction (``0.15``). A bare share
+    applies to CPU and memory; GPU cards (allocated whole, they do not burst) get a headroom only
+    when named (``gpu=25%``).
+
+    Returns:
+        The share kept free per resource, shape ``(3,)``, each in ``[0, 1)``.
+
+    Raises:
+        InputError: not a percentage, negative, or 100% or more.
+    """
+    zero = Fraction(0)
+    if text is None:
+        return (zero, zero, zero)
+    if isinstance(text, bool):
+        raise input_error(source, str(text), "expected a percentage like 15%")
+    if isinstance(text, int | float):
+        h = _share(text, source, "headroom")
+        return (h, h, zero)
+    if isinstance(text, str) and "=" not in text:
+        h = _share(text, source, "headroom")
+        return (h, h, zero)
+    out = [zero, zero, zero]
+    for r, v in _pairs(text, source).items():
+        out[PLAN_RESOURCES.index(r)] = _share(v, source, r)
+    return (out[0], out[1], out[2])
+
+
+def _share(v: Any, source: str, fld: str) -> Fraction:
+    if isinstance(v, str):
+        s = v.strip()
+        if not s.endswith("%"):
+            raise input_error(source, fld, f"expected a percentage like 15%, got {v!r}")
+        try:
+            h = Fraction(s[:-1].strip()) / 100
+        except ValueError:
+            raise input_error(source, fld, f"expected a percentage like 15%, got {v!r}") from None
+    elif isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
+        h = Fraction(str(v))
+    else:
+        raise input_error(source, fld, f"expected a percentage like 15%, got {v!r}")
+    if not 0 <= h < 1:
+        raise input_error(source, fld, f"must be at least 0% and below 100%, got {v!r}")
+    return h
+
+
+def _pairs(text: str | Mapping[str, Any], source: str) -> dict[str, Any]:
+    """``"a,b"`` (positional cpu, memory, gpu) or ``"cpu=a,memory=b"`` or a mapping, by resource."""
+    if isinstance(text, Mapping):
+        return {_resource_name(str(k), source, str(k)): v for k, v in text.items()}
+    parts = [p.strip() for p in str(text).split(",") if p.strip()]
+    if not parts:
+        raise input_error(source, str(text), "expected values like 100m,128Mi or cpu=100m")
+    out: dict[str, Any] = {}
+    if all("=" in p for p in parts):
+        for p in parts:
+            k, _, v = p.partition("=")
+            r = _resource_name(k, source, p)
+            if r in out:
+                raise input_error(source, p, f"{r} is given twice")
+            out[r] = v.strip()
+        return out
+    if any("=" in p for p in parts):
+        raise input_error(source, str(text), "use either positional values (100m,128Mi) or "
+                          "named ones (cpu=100m,memory=128Mi), not both")
+    if len(parts) > len(PLAN_RESOURCES):
+        raise input_error(source, str(text), f"expected at most {len(PLAN_RESOURCES)} values "
+                          "(cpu, memory, gpu)")
+    return dict(zip(PLAN_RESOURCES, parts, strict=False))
+
+
+def base_to_units(resource: str, base: int | Fraction) -> float:
+    """A base-unit amount as a float in planning units (cores, GiB, cards), rounded down."""
+    exact = Fraction(base) * BASE_UNIT[resource]
+    x = float(exact)
+    return math.nextafter(x, -math.inf) if Fraction(x) > exact else x
+
+
+def _whole_base(x: float, resource: str) -> int | None:
+    """``x`` (planning units) as whole base units, or ``None``.
+
+    The float itself is tried first (memory: bytes / 2**30 is exact), then its shortest decimal
+    reading (CPU: 0.7 cores is the float nearest to 7/10, i.e. 700 millicores).
+    """
+    for q in (Fraction(x), Fraction(repr(float(x)))):
+        v = q / BASE_UNIT[resource]
+        if v.denominator == 1:
+            return int(v)
+    return None
+
+
+def demand_grid(demand: Demand) -> tuple[int | None, int | None, int | None]:
+    """Per resource, the greatest common divisor of the demands in base units, shape ``(3,)``.
+
+    ``None`` for a resource whose demands are not all whole base units (instance files may hold
+    any number); 1 when no app asks for the resource.
+    """
+    out: list[int | None] = []
+    for j, r in enumerate(PLAN_RESOURCES):
+        g: int | None = 0
+        for a in demand.apps:
+            q = _whole_base(a.demand[j], r)
+            if q is None:
+                g = None
+                break
+            g = math.gcd(g or 0, q)
+        out.append(None if g is None else (g or 1))
+    return (out[0], out[1], out[2])
+
+
+# ------------------------------------------------------------------------------------------------
+# building the instance
+def plan_resources(demand: Demand, offers: Sequence[HostOffer]) -> tuple[str, ...]:
+    """The resources of the planning instance: cpu, memory, and gpu when anything has cards."""
+    gpu = any(a.demand[2] > 0 for a in demand.apps) or any(o.gpus > 0 for o in offers)
+    return PLAN_RESOURCES if gpu else PLAN_RESOURCES[:2]
+
+
+def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence[int],
+                   adjustment: Adjustment | None = None, name: str = "plan") -> Instance:
+    """The instance to solve: the demand on the offers with planned capacities and given counts.
+
+    Args:
+        demand: what to place.
+        offers: the host types.
+        counts: hosts of each type, shape ``(n_offers,)``.
+        adjustment: reserve and headroom (``None``: full capacity).
+        name: the instance name.
+
+    Returns:
+        The instance; a host type's cost is its price (1 without prices), its labels the offer's,
+        hosts are named ``"<type>#<i>"``.
+    """
+    adj = adjustment or Adjustment()
+    res = plan_resources(demand, offers)
+    n = len(res)
+    grid = demand_grid(demand)
+    types = []
+    exact: dict[str, list[float]] = {}
+    for o, c in zip(offers, counts, strict=True):
+        extra = demand.daemon_load(o)
+        planned = adj.planned(o, grid, extra)
+        cap = tuple(base_to_units(r, b) for r, b in zip(PLAN_RESOURCES, planned, strict=True))[:n]
+        types.append(HostType(o.name, cap, int(c), cost=1.0 if o.price is None else float(o.price),
+                              labels=tuple(sorted(o.labels)), taints=o.taints))
+        unrounded = adj.planned(o, (None, None, None), extra)
+        exact[o.name] = [base_to_units(r, b) for r, b in zip(PLAN_RESOURCES, unrounded, strict=True)][:n]
+    apps = tuple(_replace_app(a, demand=tuple(a.demand[:n])) for a in demand.apps)
+    return Instance(name, res, tuple(types), apps, demand.rules, demand.exclusions,
+                    meta={"planned_against": adj.describe(bool(demand.daemons)),
+                          "planned_capacity": exact})
+
+
+def check_selection(demand: Demand, offers: Sequence[HostOffer]) -> None:
+    """Refuse a demand with an app whose node selection admits no host type (bad input).
+
+    An app's node selector, required node affinity and tolerations are matched against every
+    offer's labels and taints (:func:`packing.model.selection.allowed`); capacity is not considered.
+
+    Raises:
+        InputError: one problem per such app, naming its source file, the app, why each host
+            type refuses it, and the host types' labels.
+    """
+    problems = []
+    for a in demand.apps:
+        sel = (a.node_selector, a.node_affinity, a.tolerations)
+        if a.count == 0 or any(allowed(*sel, o.labels, o.taints) for o in offers):
+            continue
+        shown = offers[:MAX_TYPES_SHOWN]
+        more = f"; and {len(offers) - len(shown)} more" if len(offers) > len(shown) else ""
+        why = "; ".join(f"{o.name}: {', '.join(reasons(*sel, o.labels, o.taints))}"
+                        for o in shown)
+        labels = "; ".join(f"{o.name} {{{', '.join(f'{k}={v}' for k, v in o.labels)}}}"
+                           for o in shown)
+        problems.append(Problem(demand.sources.get(a.name, "<demand>"), a.name,
+                                f"its node selection matches no host type ({why}{more}); "
+                                f"host type labels: {labels}"))
+    if problems:
+        raise InputError(problems)
+
+
+MAX_TYPES_SHOWN = 3
+"""At most this many host types are named when an app's node selection matches none."""
+
+
+# ------------------------------------------------------------------------------------------------
+# reading a plan
+@dataclass(frozen=True)
+class TypeUsage:
+    """How a plan uses one host type.
+
+    Attributes:
+        type: the host type's name.
+        hosts: hosts of the type used.
+        cost: their total cost (``None`` without prices).
+        utilisation: load / the hosts' full capacity over the used hosts, per resource (the
+            share of the real hosts in use; below 1 - headroom when headroom is planned).
+        stranded: stranded free capacity (planned capacity - load) over the used hosts, per
+            resource (planning units; see the module docstring).
+        bottleneck: the resource with the highest utilisation of the planned capacity (``None``
+            when unused).
+        capacity: the planned capacity of one host, per resource (planning units): exactly
+            ``(capacity - reserve) * (1 - headroom)`` (:func:`planned_capacity`), the full
+            capacity without reserve and headroom.
+        labels: the offer's labels.
+        utilisation_of_planned: load / planned capacity over the used hosts, per resource (1
+            when the used hosts are full up to the reserve and headroom line; equal to
+            ``utilisation`` without reserve and headroom).
+        host_capacity: the full capacity of one host (before reserve and headroom), per
+            resource (planning units).
+    """
+
+    type: str
+    hosts: int
+    cost: float | None
+    utilisation: dict[str, float]
+    stranded: dict[str, float]
+    bottleneck: str | None
+    capacity: dict[str, float]
+    labels: dict[str, str] = field(default_factory=dict)
+    utilisation_of_planned: dict[str, float] = field(default_factory=dict)
+    host_capacity: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As plain JSON data."""
+        return {"type": self.type, "hosts": self.hosts, "cost": self.cost,
+                "utilisation": dict(self.utilisation),
+                "utilisation_of_planned": dict(self.utilisation_of_planned),
+                "stranded": dict(self.stranded), "bottleneck": self.bottleneck,
+                "capacity": dict(self.capacity), "host_capacity": dict(self.host_capacity),
+                "labels": dict(self.labels)}
+
+
+def full_capacity(instance: Instance, offers: Sequence[HostOffer]) -> list[tuple[float, ...]]:
+    """The full capacity (before reserve and headroom) of each host type of a planning instance.
+
+    Args:
+        instance: a planning instance (:func:`build_instance`); its host types are matched to
+            ``offers`` by name (a type no offer names keeps its planned capacity).
+        offers: the host types offered.
+
+    Returns:
+        Per host type of ``instance``, the capacity in ``instance.resources`` order (planning
+        units), shape ``(n_types, n_resources)``.
+    """
+    by_name = {o.name: o for o in offers}
+    out = []
+    for t in instance.host_types:
+        o = by_name.get(t.name)
+        if o is None:
+            out.append(tuple(t.capacity))
+            continue
+        base = dict(zip(PLAN_RESOURCES, o.exact(), strict=True))
+        out.append(tuple(base_to_units(r, base[r]) for r in instance.resources))
+    return out
+
+
+def planned_capacity(instance: Instance) -> list[tuple[float, ...]]:
+    """The exact planned capacity of each host type of a planning instance, before the grid rounding.
+
+    The instance's own capacities are rounded down to the demands' common step for the solvers
+    (see the module docstring); reports measure against ``(capacity - reserve) * (1 - headroom)``,
+    which :func:`build_instance` keeps in ``meta["planned_capacity"]``. A type it does not name
+    (an instance not built there) keeps its own capacity.
+
+    Returns:
+        Per host type, the capacity in ``instance.resources`` order (planning units), shape
+        ``(n_types, n_resources)``.
+    """
+    meta = instance.meta if isinstance(instance.meta, Mapping) else {}
+    exact = meta.get("planned_capacity") or {}
+    n = instance.n_resources
+    out = []
+    for t in instance.host_types:
+        cap = exact.get(t.name)
+        out.append(tuple(float(c) for c in cap) if cap is not None and len(cap) == n
+                   else tuple(t.capacity))
+    return out
+
+
+STRANDED_CHUNK = 1024
+"""Hosts per block when stranded capacity is computed (bounds the hosts x shapes array)."""
+
+
+def stranded(demand: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """Stranded free capacity per host and resource (see the module docstring).
+
+    Args:
+        demand: demand of one container per app, shape ``(n_apps, n_resources)``.
+        free: free capacity per host, shape ``(n_hosts, n_resources)``.
+
+    Returns:
+        The stranded amounts, shape ``(n_hosts, n_resources)``.
+    """
+    free = np.maximum(free, 0.0)
+    if demand.shape[0] == 0:
+        return free.copy()
+    fit = fits(demand[None, :, :], free[:, None, :]).all(axis=2)  # (H, A): the one fit test
+    uses = demand > 0  # (A, R)
+    usable = (fit.astype(np.int64) @ uses.astype(np.int64)) > 0  # (H, R)
+    return np.where(usable, 0.0, free)
+
+
+def type_usage(instance: Instance, placement: Placement, priced: bool,
+               labels: Sequence[Mapping[str, str]] | None = None,
+               full: Sequence[Sequence[float]] | None = None,
+               planned: Sequence[Sequence[float]] | None = None) -> tuple[TypeUsage, ...]:
+    """Per host type: hosts used, cost, utilisation, stranded capacity and bottleneck.
+
+    Args:
+        instance: the planning instance (from :func:`build_instance`).
+        placement: a placement on it (checked elsewhere).
+        priced: whether costs are prices (else ``cost`` is ``None``).
+        labels: the labels of each host type, shape ``(n_types,)``.
+        full: the full capacity of each host type (:func:`full_capacity`), shape
+            ``(n_types, n_resources)``; ``None``: the planned capacity is the full one.
+        planned: the planned capacity of each host type (:func:`planned_capacity`), shape
+            ``(n_types, n_resources)``; ``None``: the instance's capacities.
+    """
+    host_of = placement.host_array(instance)
+    st = ClusterState.from_placement(instance, host_of, placement.card_lists(instance))
+    load, cap = state_loads(st)
+    if planned is not None:
+        cap = np.asarray(planned, dtype=np.float64).reshape(len(instance.host_types), -1)[
+            instance.host_type_of]
+    used = st.used_hosts()
+    names = instance.resources
+    strand = np.zeros_like(load)
+    shapes = np.unique(instance.demand[instance.counts > 0], axis=0)
+    rows = np.flatnonzero(used)
+    for lo in range(0, len(rows), STRANDED_CHUNK):
+        sel = rows[lo : lo + STRANDED_CHUNK]
+        strand[sel] = stranded(shapes, cap[sel] - load[sel])
+    out = []
+    for t, ht in enumerate(instance.host_types):
+        sel = used & (instance.host_type_of == t)
+        n = int(sel.sum())
+        lsum, csum = load[sel].sum(axis=0), cap[sel].sum(axis=0)
+        util = np.divide(lsum, csum, out=np.zeros_like(lsum), where=csum > 0)
+        host_cap = np.asarray(ht.capacity if full is None else full[t], dtype=np.float64)
+        fsum = host_cap * n
+        raw = np.divide(lsum, fsum, out=np.zeros_like(lsum), where=fsum > 0)
+        out.append(TypeUsage(
+            type=ht.name, hosts=n, cost=float(n * ht.cost) if priced else None,
+            utilisation={r: float(u) for r, u in zip(names, raw, strict=True)},
+            stranded={r: float(s) for r, s in zip(names, strand[sel].sum(axis=0), strict=True)},
+            bottleneck=names[int(np.argmax(util))] if n else None,
+            capacity={r: float(c) for r, c in zip(
+                names, ht.capacity if planned is None else planned[t], strict=True)},
+            labels=dict(labels[t]) if labels is not None else {},
+            utilisation_of_planned={r: float(u) for r, u in zip(names, util, strict=True)},
+            host_capacity={r: float(c) for r, c in zip(names, host_cap, strict=True)},
+        ))
+    return tuple(out)
+
+
+__all__ = [
+    "BASE_UNIT", "MAX_TYPES_SHOWN", "PLAN_RESOURCES", "Adjustment", "DaemonLoad", "Demand",
+    "HostOffer", "TypeUsage", "base_to_units", "build_instance", "check_selection",
+    "full_capacity", "parse_growth", "parse_headroom", "parse_reserve", "plan_resources",
+    "planned_capacity", "stranded", "to_base", "type_usage",
+]

@@ -1,0 +1,237 @@
+"""What a capacity plan says, per growth scenario and per host type.
+
+Per scenario: the status, hosts, cost, proven bound and gap; per host type the usage
+(:class:`~packing.plan.model.TypeUsage`).
+
+Model side only: :func:`summarise` reads any checked placement of a planning instance
+(:func:`packing.plan.model.build_instance`) into a :class:`ScenarioResult`; the solving is in
+:mod:`solvers.plan.scenario` and the entry point is ``vbp.plan``. The JSON of :meth:`PlanResult.to_dict`
+is documented by ``docs/schemas/vbp-plan-2.json``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packing.model.instance import Instance, Placement
+from packing.plan.model import HostOffer, TypeUsage, full_capacity, planned_capacity, type_usage
+
+FORMAT = "vbp-plan/2"
+"""The ``format`` of :meth:`PlanResult.to_dict` (schema: ``docs/schemas/vbp-plan-2.json``)."""
+
+BOUND_KIND = "lower"
+"""A plan minimises hosts or cost: its proven bound is a lower bound."""
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What writing a scenario as Kubernetes objects needs besides its instance and placement.
+
+    Attributes:
+        offers: the host types offered.
+        reserve: per host type (by name), the amount off allocatable (``--reserve`` plus the
+            DaemonSets it runs), base units, shape ``(3,)``.
+        pods: per app, the workload and its pod template (:attr:`packing.plan.model.Demand.pods`).
+    """
+
+    offers: tuple[HostOffer, ...]
+    reserve: Mapping[str, tuple[int, int, int]]
+    pods: Mapping[str, Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class ScenarioResult:
+    """The plan for one demand multiplier.
+
+    Attributes:
+        growth: the demand multiplier (replicas rounded up).
+        status: ``"optimal"``, ``"feasible"`` (with a proven gap), ``"infeasible"`` or
+            ``"unknown"``.
+        objective: ``"hosts"`` (no prices) or ``"cost"``.
+        hosts: hosts used (``None`` without a plan).
+        cost: total price of the hosts used (``None`` without prices or without a plan).
+        bound: proven lower bound on the objective (hosts or cost).
+        gap: ``(value - bound) / value`` of the objective (0 when optimal).
+        per_type: usage per host type, in the order of the host list.
+        max_hosts: hosts of each type the plan could use (the given count or the derived bound).
+        seconds: wall time of the scenario.
+        proofs: which method found the plan and which proved the bound.
+        reason: why, when infeasible.
+        placement: where every container goes (hosts named ``"<type>#<i>"``).
+        instance: the instance solved (planned capacities, scaled replicas).
+        n_plus_one: the N+1 check (see ``docs/plan.md``), when asked for.
+        moves: the moves from the current cluster, when asked for.
+        replay: what :meth:`to_kubernetes` needs (set by ``vbp.plan``).
+    """
+
+    growth: float
+    status: str
+    objective: str
+    hosts: int | None
+    cost: float | None
+    bound: float
+    gap: float | None
+    per_type: tuple[TypeUsage, ...]
+    max_hosts: dict[str, int]
+    seconds: float
+    proofs: dict[str, str] = field(default_factory=dict)
+    reason: str | None = None
+    placement: Placement | None = None
+    instance: Instance | None = None
+    n_plus_one: dict[str, Any] | None = None
+    moves: dict[str, Any] | None = None
+    replay: Replay | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def bound_kind(self) -> str:
+        """``"lower"``: a plan minimises, so :attr:`bound` is a lower bound."""
+        return BOUND_KIND
+
+    @property
+    def lower_bound(self) -> float:
+        """Deprecated alias of :attr:`bound`."""
+        return self.bound
+
+    def to_kubernetes(self) -> list[dict[str, Any]]:
+        """The plan as Kubernetes objects: a Node per used host, a bound Pod per container.
+
+        With ``n_plus_one``, its spare hosts are Nodes too (empty).
+
+        See :mod:`packing.plan.k8s_out` (write them with :func:`packing.plan.k8s_out.write_objects`).
+
+        Raises:
+            ValueError: the scenario has no placement, or was not made by ``vbp.plan``.
+        """
+        from packing.plan.k8s_out import plan_objects
+
+        if self.placement is None or self.instance is None:
+            raise ValueError(f"growth {self.growth:g}: no plan to write ({self.status})")
+        if self.replay is None:
+            raise ValueError("the scenario has no host offers; make it with vbp.plan")
+        spares = (self.n_plus_one or {}).get("spares") or ()
+        return plan_objects(self.instance, self.placement, self.replay.offers,
+                            self.replay.reserve, self.replay.pods, tuple(spares))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of the scenario (see ``docs/plan.md``); infinities become ``null``."""
+        d: dict[str, Any] = {
+            "growth": self.growth, "status": self.status, "objective": self.objective,
+            "hosts": self.hosts, "cost": self.cost, "bound": finite(self.bound),
+            "bound_kind": self.bound_kind, "gap": finite(self.gap),
+            "seconds": round(self.seconds, 3), "per_type": [t.to_dict() for t in self.per_type],
+            "max_hosts": dict(self.max_hosts), "proofs": dict(self.proofs), "reason": self.reason,
+        }
+        if self.n_plus_one is not None:
+            d["n_plus_one"] = self.n_plus_one
+        if self.moves is not None:
+            d["moves"] = self.moves
+        return d
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """Every scenario of a plan.
+
+    Attributes:
+        scenarios: one per growth multiplier, in the order given.
+        planned_against: which capacity the plans respect (reserve and headroom applied).
+        host_types: the host types offered.
+    """
+
+    scenarios: tuple[ScenarioResult, ...]
+    planned_against: str
+    host_types: tuple[HostOffer, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"format": "vbp-plan/2", "planned_against": ..., "scenarios": [...]}``."""
+        return {"format": FORMAT, "planned_against": self.planned_against,
+                "scenarios": [s.to_dict() for s in self.scenarios]}
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per scenario and host type.
+
+        Columns: ``growth, status, total_hosts, total_cost, bound, gap, type, hosts, cost,
+        bottleneck``, then ``util_<resource>`` (of the hosts' capacity),
+        ``util_planned_<resource>`` (of the planned capacity) and ``stranded_<resource>`` per
+        resource.
+
+        Raises:
+            ImportError: pandas is not installed (with how to install it).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("PlanResult.to_frame needs pandas: pip install pandas "
+                              "(or use to_dict())") from None
+        rows = []
+        for s in self.scenarios:
+            for t in s.per_type:
+                row: dict[str, Any] = {
+                    "growth": s.growth, "status": s.status, "total_hosts": s.hosts,
+                    "total_cost": s.cost, "bound": s.bound, "gap": s.gap,
+                    "type": t.type, "hosts": t.hosts, "cost": t.cost, "bottleneck": t.bottleneck}
+                row.update({f"util_{r}": u for r, u in t.utilisation.items()})
+                row.update({f"util_planned_{r}": u for r, u in t.utilisation_of_planned.items()})
+                row.update({f"stranded_{r}": v for r, v in t.stranded.items()})
+                rows.append(row)
+        return pd.DataFrame(rows)
+
+
+def finite(x: float | None) -> float | None:
+    """``x``, or ``None`` when it is ``None`` or not finite (JSON has no infinity)."""
+    return None if x is None or not math.isfinite(x) else x
+
+
+def gap_of(value: float, bound: float) -> float:
+    """``(value - bound) / value``, 0 when the value meets the bound (within rounding)."""
+    if value <= bound + 1e-9 * max(1.0, abs(value)):
+        return 0.0
+    return (value - bound) / value if value else math.inf
+
+
+def summarise(instance: Instance, growth: float, placement: Placement | None, status: str,
+              bound: float, offers: Sequence[HostOffer], seconds: float,
+              proofs: Mapping[str, str] | None = None, reason: str | None = None
+              ) -> ScenarioResult:
+    """A :class:`ScenarioResult` from any (checked) placement of a planning instance.
+
+    Args:
+        instance: the planning instance.
+        growth: the demand multiplier.
+        placement: the plan, or ``None``.
+        status: the solver's status.
+        bound: the proven lower bound on the objective.
+        offers: the host types offered (prices, labels and full capacities).
+        seconds: wall time so far.
+        proofs: which method found the plan and which proved the bound.
+        reason: why, when there is no plan.
+    """
+    priced = any(o.price is not None for o in offers)
+    kind = "cost" if priced else "hosts"
+    max_hosts = {t.name: t.count for t in instance.host_types}
+    if placement is None:
+        return ScenarioResult(growth, status, kind, None, None, bound, None, (), max_hosts,
+                              seconds, dict(proofs or {}), reason, None, instance)
+    per_type = type_usage(instance, placement, priced, [dict(o.labels) for o in offers],
+                          full_capacity(instance, offers), planned_capacity(instance))
+    hosts = sum(t.hosts for t in per_type)
+    cost = sum(t.cost or 0.0 for t in per_type) if priced else None
+    value = float(cost if priced and cost is not None else hosts)
+    gap = 0.0 if status == "optimal" or value == bound else (
+        abs(value - bound) / value if value else math.inf)
+    return ScenarioResult(growth, status, kind, hosts, cost, bound, gap, per_type, max_hosts,
+                          seconds, dict(proofs or {}), reason, placement, instance)
+
+
+def scenario_path(out: str | Path, growth: float, several: bool) -> Path:
+    """Where ``--out`` writes a scenario's file: ``out`` itself, or ``<stem>-x<growth><suffix>``."""
+    p = Path(out)
+    return p.with_name(f"{p.stem}-x{growth:g}{p.suffix}") if several else p
+
+
+__all__ = ["BOUND_KIND", "FORMAT", "PlanResult", "Replay", "ScenarioResult", "finite", "gap_of",
+           "scenario_path", "summarise"]
