@@ -41,12 +41,14 @@ from packing.model.instance import Instance, Placement
 from solvers.base import (
     DEFAULT_OPTIONS,
     EPS,
+    Aborted,
     SolveOptions,
     Stop,
     StopFlag,
     check_run_options,
     objective_value,
     resolve_objective,
+    run_stoppable,
 )
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult
 
@@ -206,6 +208,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Aborted",
     "AutoSettings",
     "DEFAULT_METHOD",
     "DEFAULT_OPTIONS",
@@ -221,6 +224,7 @@ __all__ = [
     "available",
     "available_methods",
     "get_method",
+    "run_stoppable",
     "solve",
     "verify",
 ]

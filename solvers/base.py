@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -20,6 +21,8 @@ from packing.feasibility.predicates import ClusterState
 from packing.io.fields import MAX_SEED, check_whole
 from packing.model.instance import UNPLACED, Instance, Placement
 from solvers.result import Objective, Progress, ProgressCallback, SolveResult
+
+T = TypeVar("T")
 
 EPS = 1e-9
 """Tolerance when comparing float objectives and bounds."""
@@ -83,6 +86,96 @@ class StopFlag:
 
     def __repr__(self) -> str:
         return f"StopFlag(set={self.is_set()})"
+
+
+class Aborted(KeyboardInterrupt):
+    """A second Ctrl-C while the solve still runs in its thread (raised by :func:`run_stoppable`)."""
+
+
+def run_stoppable(work: Callable[[StopFlag], T], on_stop: Callable[[], None] | None = None) -> tuple[T, bool]:
+    """Run ``work(stop)`` with Ctrl-C wired to ``stop``; return its result and whether it was stopped.
+
+    For a script or command that solves in the foreground: the first Ctrl-C sets ``stop`` (and
+    calls ``on_stop``, e.g. to say so), so the solve returns its best placement and bound so far.
+
+    The solve runs in a worker thread while the main thread waits for SIGINT. On POSIX, SIGINT
+    is blocked in every thread the solve starts (the worker and the threads the solvers start
+    inherit the mask) and the main thread takes it with ``sigwait``, waiting there without a
+    break until the worker wakes it (``pthread_kill``) as it ends. The kernel hands a
+    process-wide signal to the main thread whenever that thread is waiting for it, so neither a
+    native solver that installs a SIGINT disposition of its own for a moment (CBC does, during
+    branch and bound) nor a thread started before the mask (OpenBLAS's, at numpy's import) can
+    take the Ctrl-C; the main thread sees it even while the worker is inside native code. The
+    worker starts its work only once the main thread is about to wait (a Ctrl-C in between, with
+    SIGINT blocked in the main thread and a native SIG_IGN in force, went to OpenBLAS's thread
+    and was lost).
+    Elsewhere a Python handler does the same, less robustly. The first SIGINT sets
+    the flag; the solver then returns its best so far. A second SIGINT raises
+    :class:`KeyboardInterrupt` here (hard abort). Outside the main thread no handler can be
+    installed and the solve runs directly.
+
+    Raises:
+        Aborted: a second Ctrl-C (the worker thread is still running).
+        KeyboardInterrupt: raised by the solve itself.
+    """
+    stop = StopFlag()
+    if threading.current_thread() is not threading.main_thread():
+        return work(stop), stop.is_set()
+    box: dict[str, Any] = {}
+
+    done = threading.Event()
+    listening = threading.Event()  # the main thread still waits (not after a hard abort)
+    main_id = threading.main_thread().ident
+    waitable = hasattr(signal, "pthread_sigmask") and hasattr(signal, "sigwait")
+
+    ready = threading.Event()  # set by the main thread just before it starts waiting for SIGINT
+
+    def target() -> None:
+        try:
+            ready.wait()
+            box["result"] = work(stop)
+        except BaseException as e:  # noqa: BLE001 - re-raised in the main thread
+            box["error"] = e
+        finally:
+            done.set()
+            if waitable and listening.is_set() and main_id is not None:
+                signal.pthread_kill(main_id, signal.SIGINT)  # wake the main thread's sigwait
+
+    def on_sigint(signum: int = signal.SIGINT, frame: object = None) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt  # the second Ctrl-C: abort now
+        stop.set()
+        if on_stop is not None:
+            on_stop()
+
+    worker = threading.Thread(target=target, name="vbp-solve", daemon=True)
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    if waitable:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        listening.set()
+    try:
+        worker.start()
+        while not done.is_set():
+            ready.set()  # the worker needs the GIL, which this thread keeps until it is in sigwait
+            if not waitable:
+                worker.join(0.5)
+            elif signal.sigwait({signal.SIGINT}) and not done.is_set():
+                on_sigint()
+        worker.join()
+    except KeyboardInterrupt:
+        if worker.is_alive():
+            raise Aborted from None
+        raise
+    finally:
+        listening.clear()
+        if waitable:
+            while signal.sigtimedwait({signal.SIGINT}, 0) is not None:
+                pass  # a Ctrl-C as the solve ended: its result is complete
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, previous)
+    if "error" in box:
+        raise box["error"]
+    return box["result"], stop.is_set()
 
 
 def check_run_options(time_limit: float, workers: int, seed: int, *, workers_name: str = "workers") -> None:

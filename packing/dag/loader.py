@@ -211,5 +211,11 @@ def load_dag_folder(path: str | Path, *, duration: Duration = "span", shift: boo
     return w.shifted() if shift else w
 
 
-__all__ = ["COLUMNS", "MEM_GB_PER_UNIT", "MIN_DURATION", "load_dag_csv", "load_dag_folder",
-           "parse_task_name"]
+def is_dag_folder(path: str) -> bool:
+    """Whether ``path`` is a folder holding ``batch_task*.csv`` files (a DAG data folder)."""
+    p = Path(path)
+    return p.is_dir() and any(p.glob("batch_task*.csv"))
+
+
+__all__ = ["COLUMNS", "MEM_GB_PER_UNIT", "MIN_DURATION", "load_dag_csv", "is_dag_folder",
+           "load_dag_folder", "parse_task_name"]

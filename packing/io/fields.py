@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from packing.errors import InputError, Problem
-from packing.model.validation import MAX_NUMBER, has_control, name_list
+from packing.model.validation import MAX_NUMBER, escape_control, has_control, name_list
 from packing.model.validation import describe as _kind
 from packing.model.validation import short as _short
 
@@ -213,4 +213,22 @@ def check_plain(r: FieldReader, v: Any, field: str) -> None:
                   f"{_kind(x)}")
 
 
-__all__: list[str] = ["MAX_SEED", "FieldReader", "check_plain", "check_whole", "other_vbp_kind"]
+def parse_sets(items: Sequence[str], option: str = "--set") -> dict[str, str]:
+    """``NAME=VALUE`` items (a repeatable option) as ``{NAME: VALUE}`` texts, each name once.
+
+    Raises:
+        InputError: an item without ``=`` or a name, or a name given twice.
+    """
+    out: dict[str, str] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        name = name.strip()
+        if not eq or not name:
+            raise InputError([Problem(option, escape_control(item)[:100], "expected NAME=VALUE")])
+        if name in out:
+            raise InputError([Problem(option, escape_control(name)[:100], "given twice")])
+        out[name] = value.strip()
+    return out
+
+
+__all__: list[str] = ["MAX_SEED", "FieldReader", "check_plain", "check_whole", "other_vbp_kind", "parse_sets"]

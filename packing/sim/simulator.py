@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from packing.errors import PolicyError
+from packing.errors import InputError, PolicyError, Problem
 from packing.feasibility.checker import check
 from packing.feasibility.kernels import host_checker
 from packing.feasibility.predicates import ClusterState
@@ -147,6 +147,29 @@ class SimulationResult:
         return {"policy": self.policy, "hosts": self.hosts, "hosts_peak": self.hosts_peak,
                 "cost": self.cost, "deployed": self.placement.n_placed, "rejected": self.n_rejected,
                 "delayed": self.n_delayed, "waiting": len(self.waiting), "departed": len(self.departed)}
+
+
+MAX_ORDER_VALUES = 20_000_000
+"""Most container positions (orders x instances x containers) the arrival orders of one run may hold."""
+
+
+def check_order_budget(option: str, orders: int, n_containers: int, instances: int = 1) -> None:
+    """Refuse more arrival orders than :data:`MAX_ORDER_VALUES` container positions hold.
+
+    Args:
+        option: the option(s) to name, e.g. ``"--orders"``.
+        orders: orders per instance.
+        n_containers: containers of the (largest) instance.
+        instances: instances the orders are drawn for.
+
+    Raises:
+        InputError: naming the option, the product and the limit.
+    """
+    positions = orders * instances * max(n_containers, 1)
+    if positions > MAX_ORDER_VALUES:
+        raise InputError([Problem(option, str(orders), f"{orders:,} orders x {instances} instance(s) x "
+                                  f"{n_containers:,} containers = {positions:,} positions; at most "
+                                  f"{MAX_ORDER_VALUES:,}")])
 
 
 def sample_orders(instance: Instance, k: int, seed: int = 0, *, include_own: bool = True,
@@ -634,7 +657,7 @@ def evaluate_batch(make_policy: Callable[[np.ndarray], Any], thetas: np.ndarray,
     return out
 
 
-__all__ = ["DELAYED", "PLACED", "REJECTED", "Arrivals", "Decide", "Samples", "SimulationResult", "Step",
-           "Stepper", "Trajectory", "arrivals", "drive", "evaluate", "evaluate_batch", "evaluate_snapshots",
-           "policy_decide", "repair_snapshot", "resample_snapshot", "run_seed", "sample_orders", "simulate",
-           "static_view"]
+__all__ = ["DELAYED", "MAX_ORDER_VALUES", "PLACED", "REJECTED", "Arrivals", "Decide", "Samples",
+           "SimulationResult", "Step", "Stepper", "Trajectory", "arrivals", "check_order_budget", "drive",
+           "evaluate", "evaluate_batch", "evaluate_snapshots", "policy_decide", "repair_snapshot",
+           "resample_snapshot", "run_seed", "sample_orders", "simulate", "static_view"]

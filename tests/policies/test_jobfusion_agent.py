@@ -134,7 +134,7 @@ def test_model_file_round_trips_weights_only(tmp_path: Path) -> None:
 
 
 def test_cli_trains_and_compare_accepts_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from vbp.cli.common import is_dag_folder
+    from packing.dag.loader import is_dag_folder
     from vbp.cli.jobs import jobs
     from vbp.cli.train_jobfusion import train_jobfusion
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import click
 import pytest
 
+from packing.io.fields import parse_sets
 from tests.vbp.cli_run import run
-from vbp.cli.common import FiniteFloat, parse_sets
+from vbp.cli.common import FiniteFloat
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 

@@ -28,9 +28,6 @@ SEED = click.IntRange(0, MAX_SEED)
 MAX_ORDERS = 100_000
 """Most arrival orders one command replays."""
 
-MAX_ORDER_VALUES = 20_000_000
-"""Most container positions (orders x instances x containers) the arrival orders of one run may hold."""
-
 MAX_WORKERS = 256
 """Most worker processes (or CPUs of a local Ray) one command starts."""
 
@@ -45,45 +42,6 @@ INSTANCE_SUFFIXES = (".json", ".yaml", ".yml")
 
 PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg", ".eps", ".ps", ".tif", ".tiff", ".webp")
 """Suffixes matplotlib writes."""
-
-
-def check_order_budget(option: str, orders: int, n_containers: int, instances: int = 1) -> None:
-    """Refuse more arrival orders than :data:`MAX_ORDER_VALUES` container positions hold.
-
-    Args:
-        option: the option(s) to name, e.g. ``"--orders"``.
-        orders: orders per instance.
-        n_containers: containers of the (largest) instance.
-        instances: instances the orders are drawn for.
-
-    Raises:
-        InputError: naming the option, the product and the limit.
-    """
-    positions = orders * instances * max(n_containers, 1)
-    if positions > MAX_ORDER_VALUES:
-        raise InputError([Problem(option, str(orders), f"{orders:,} orders x {instances} instance(s) x "
-                                  f"{n_containers:,} containers = {positions:,} positions; at most "
-                                  f"{MAX_ORDER_VALUES:,}")])
-
-
-def parse_sets(items: Sequence[str], option: str = "--set") -> dict[str, str]:
-    """``NAME=VALUE`` items (a repeatable option) as ``{NAME: VALUE}`` texts, each name once.
-
-    Raises:
-        InputError: an item without ``=`` or a name, or a name given twice.
-    """
-    from packing.io import escape_control
-
-    out: dict[str, str] = {}
-    for item in items:
-        name, eq, value = item.partition("=")
-        name = name.strip()
-        if not eq or not name:
-            raise InputError([Problem(option, escape_control(item)[:100], "expected NAME=VALUE")])
-        if name in out:
-            raise InputError([Problem(option, escape_control(name)[:100], "given twice")])
-        out[name] = value.strip()
-    return out
 
 
 def _num(x: float | None) -> str:
@@ -334,9 +292,3 @@ def uncovered_option(fn: F) -> F:
              "requests: error (refuse the instance, exit 2), drop (leave them out: solve and "
              "simulate only the covered containers) or arrive (they arrive first, before the "
              "stream). The report says which.")(fn)
-
-
-def is_dag_folder(path: str) -> bool:
-    """Whether ``path`` is a folder holding ``batch_task*.csv`` files (a DAG data folder)."""
-    p = Path(path)
-    return p.is_dir() and any(p.glob("batch_task*.csv"))

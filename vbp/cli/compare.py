@@ -10,13 +10,13 @@ import click
 from packing.errors import InputError, Problem, input_error
 from packing.model.coverage import cover_requests, uncovered_note
 from packing.model.instance import Instance
+from packing.sim.simulator import check_order_budget
 from vbp.cli.common import (
     MAX_ORDERS,
     MAX_SECONDS,
     PLOT_SUFFIXES,
     SEED,
     FiniteFloat,
-    check_order_budget,
     data_options,
     executor_options,
     load_any,

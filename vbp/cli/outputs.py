@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from packing.errors import InputError, Problem
+from packing.errors import InputError, Problem, input_error
 from packing.io.atomic import check_target, same_file
 from vbp.cli.common import INSTANCE_SUFFIXES, check_output
 
@@ -56,4 +56,26 @@ def check_outputs(outputs: Iterable[tuple[str | None, str, Sequence[str] | None]
         given.append((path, option))
 
 
-__all__ = ["FORCE_HELP", "check_outputs", "force_option"]
+def check_checkpoint(checkpoint: str | None, *, resume: bool, suffix: str, force: bool,
+                     outputs: Iterable[tuple[str | None, str]], inputs: Iterable[str | Path | None]) -> None:
+    """Check ``--checkpoint FILE`` and ``--resume`` of a training command before any work.
+
+    Raises:
+        InputError: ``--resume`` without a checkpoint; a bad suffix or folder; an existing
+            checkpoint without ``--resume`` or ``force``; a checkpoint that is an input or one of
+            ``outputs`` (``(path, option)``).
+    """
+    if resume and checkpoint is None:
+        raise input_error("--resume", "", "needs --checkpoint FILE (the checkpoint to continue from)")
+    if checkpoint is None:
+        return
+    check_output(checkpoint, "--checkpoint", (suffix,))
+    check_target(checkpoint, "--checkpoint", force=force or resume, inputs=[i for i in inputs if i],
+                 remedy="pass --resume to continue from it, or --force to replace it")
+    for other, option in outputs:
+        if other is not None and (Path(checkpoint).absolute() == Path(other).absolute()
+                                  or same_file(checkpoint, other)):
+            raise input_error("--checkpoint", checkpoint, f"is the same file as {option}")
+
+
+__all__ = ["FORCE_HELP", "check_checkpoint", "check_outputs", "force_option"]

@@ -9,11 +9,11 @@ import click
 
 from packing.errors import input_error
 from packing.model.coverage import UNCOVERED_MODES, cover_requests, uncovered_note
+from packing.sim.simulator import check_order_budget
 from vbp.cli.common import (
     MAX_ORDERS,
     PLOT_SUFFIXES,
     SEED,
-    check_order_budget,
     data_options,
     load_any,
     naming_file,

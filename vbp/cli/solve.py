@@ -11,10 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
 import sys
-import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -57,95 +54,6 @@ def _interrupted(inst: Instance, best: dict[str, Any], as_json: bool) -> None:
     click.echo("error: interrupted; the best objective and bound found so far are shown, no "
                "placement was written", err=True)
     sys.exit(INTERRUPTED)
-
-
-class _Aborted(KeyboardInterrupt):
-    """A second Ctrl-C while the solver thread still runs."""
-
-
-def _run_stoppable(work: Callable[[StopFlag], SolveResult]) -> tuple[SolveResult, bool]:
-    """Run ``work(stop)`` with Ctrl-C wired to ``stop``; return its result and whether stopped.
-
-    The solve runs in a worker thread while the main thread waits for SIGINT. On POSIX, SIGINT
-    is blocked in every thread the solve starts (the worker and the threads the solvers start
-    inherit the mask) and the main thread takes it with ``sigwait``, waiting there without a
-    break until the worker wakes it (``pthread_kill``) as it ends. The kernel hands a
-    process-wide signal to the main thread whenever that thread is waiting for it, so neither a
-    native solver that installs a SIGINT disposition of its own for a moment (CBC does, during
-    branch and bound) nor a thread started before the mask (OpenBLAS's, at numpy's import) can
-    take the Ctrl-C; the main thread sees it even while the worker is inside native code. The
-    worker starts its work only once the main thread is about to wait (a Ctrl-C in between, with
-    SIGINT blocked in the main thread and a native SIG_IGN in force, went to OpenBLAS's thread
-    and was lost).
-    Elsewhere a Python handler does the same, less robustly. The first SIGINT sets
-    the flag; the solver then returns its best so far. A second SIGINT raises
-    :class:`KeyboardInterrupt` here (hard abort). Outside the main thread no handler can be
-    installed and the solve runs directly.
-
-    Raises:
-        _Aborted: a second Ctrl-C (the worker thread is still running).
-        KeyboardInterrupt: raised by the solve itself.
-    """
-    from solvers import StopFlag
-
-    stop = StopFlag()
-    if threading.current_thread() is not threading.main_thread():
-        return work(stop), stop.is_set()
-    box: dict[str, Any] = {}
-
-    done = threading.Event()
-    listening = threading.Event()  # the main thread still waits (not after a hard abort)
-    main_id = threading.main_thread().ident
-    waitable = hasattr(signal, "pthread_sigmask") and hasattr(signal, "sigwait")
-
-    ready = threading.Event()  # set by the main thread just before it starts waiting for SIGINT
-
-    def target() -> None:
-        try:
-            ready.wait()
-            box["result"] = work(stop)
-        except BaseException as e:  # noqa: BLE001 - re-raised in the main thread
-            box["error"] = e
-        finally:
-            done.set()
-            if waitable and listening.is_set() and main_id is not None:
-                signal.pthread_kill(main_id, signal.SIGINT)  # wake the main thread's sigwait
-
-    def on_sigint(signum: int = signal.SIGINT, frame: object = None) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt  # the second Ctrl-C: abort now
-        stop.set()
-        click.echo("interrupted: stopping the solver; the best placement and bound found so far "
-                   "follow (Ctrl-C again to abort)", err=True)
-
-    worker = threading.Thread(target=target, name="vbp-solve", daemon=True)
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    if waitable:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        listening.set()
-    try:
-        worker.start()
-        while not done.is_set():
-            ready.set()  # the worker needs the GIL, which this thread keeps until it is in sigwait
-            if not waitable:
-                worker.join(0.5)
-            elif signal.sigwait({signal.SIGINT}) and not done.is_set():
-                on_sigint()
-        worker.join()
-    except KeyboardInterrupt:
-        if worker.is_alive():
-            raise _Aborted from None
-        raise
-    finally:
-        listening.clear()
-        if waitable:
-            while signal.sigtimedwait({signal.SIGINT}, 0) is not None:
-                pass  # a Ctrl-C as the solve ended: its result is complete
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        signal.signal(signal.SIGINT, previous)
-    if "error" in box:
-        raise box["error"]
-    return box["result"], stop.is_set()
 
 
 def _hard_abort(inst: Instance, best: dict[str, Any], as_json: bool) -> None:
@@ -198,7 +106,7 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
     they are printed as usual (``interrupted`` in the JSON, ``--out`` still written) with exit
     status 130; a second Ctrl-C aborts at once.
     """
-    from solvers import available
+    from solvers import Aborted, available, run_stoppable
     from solvers import solve as run
     from solvers.result import Progress
 
@@ -229,8 +137,10 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
                    objective=objective, callback=progress, stop=stop)
 
     try:
-        res, stopped = _run_stoppable(work)
-    except _Aborted:
+        res, stopped = run_stoppable(work, on_stop=lambda: click.echo(
+            "interrupted: stopping the solver; the best placement and bound found so far follow "
+            "(Ctrl-C again to abort)", err=True))
+    except Aborted:
         _hard_abort(inst, best, as_json)  # the solver thread may be in native code: no waiting
     except KeyboardInterrupt:
         _interrupted(inst, best, as_json)

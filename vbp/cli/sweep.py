@@ -9,11 +9,11 @@ from pathlib import Path
 
 import click
 
+from packing.sim.simulator import check_order_budget
 from vbp.cli.common import (
     MAX_ORDERS,
     SEED,
     FiniteFloat,
-    check_order_budget,
     executor_options,
     load_any,
     naming_file,

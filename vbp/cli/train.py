@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -13,28 +12,21 @@ from typing import Any, NoReturn
 import click
 
 from packing.errors import input_error
-from packing.io.atomic import check_target
+from packing.sim.simulator import check_order_budget
 from vbp.cli.common import (
     MAX_ORDERS,
     MAX_WORKERS,
     SEED,
     FiniteFloat,
-    check_order_budget,
-    check_output,
     given_command,
     ray_address_option,
 )
 from vbp.cli.formats import FORMATS
-from vbp.cli.outputs import check_outputs, force_option
+from vbp.cli.outputs import check_checkpoint, check_outputs, force_option
 from vbp.cli.train_report import echo_held_out
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT)."""
-
-
-def checkpoint_same_file(checkpoint: str, out: str) -> bool:
-    """Whether ``--checkpoint`` and ``--out`` name the same file (one would overwrite the other)."""
-    return os.path.abspath(checkpoint) == os.path.abspath(out)
 
 
 def resume_command() -> str:
@@ -119,13 +111,8 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
     check_outputs([(out, "--out", (".json",))], force=force, inputs=[path, init])
     if resume and checkpoint is not None and Path(checkpoint).exists():
         PSOCheckpoint.load(checkpoint)  # not a checkpoint (a pickle, corrupt): said first, nothing run
-    check_output(checkpoint, "--checkpoint", (".json",))
-    check_target(checkpoint, "--checkpoint", force=force or resume, inputs=[path, init],
-                 remedy="pass --resume to continue from it, or --force to replace it")
-    if checkpoint is not None and checkpoint_same_file(checkpoint, out):
-        raise input_error("--checkpoint", checkpoint, "is the same file as --out")
-    if resume and checkpoint is None:
-        raise input_error("--resume", "", "needs --checkpoint FILE (the checkpoint to continue from)")
+    check_checkpoint(checkpoint, resume=resume, suffix=".json", force=force, inputs=[path, init],
+                     outputs=[(out, "--out")])
     if checkpoint is not None and optimizer != "pso":
         raise input_error("--checkpoint", checkpoint, "only with --optimizer pso (differential "
                           "evolution does not checkpoint)")
@@ -202,7 +189,7 @@ def gcn(ctx: click.Context, args: tuple[str, ...]) -> Any:
 
     ``vbp train gcn DATA --help`` shows the options of the one that DATA selects.
     """
-    from vbp.cli.common import is_dag_folder
+    from packing.dag.loader import is_dag_folder
 
     cmd: click.Command
     if any(is_dag_folder(a) for a in args if not a.startswith("-")):

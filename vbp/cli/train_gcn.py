@@ -6,7 +6,6 @@ Torch is imported only when the command runs.
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from typing import Any
@@ -14,18 +13,16 @@ from typing import Any
 import click
 
 from packing.errors import input_error
-from packing.io.atomic import check_target, same_file
+from packing.sim.simulator import check_order_budget
 from vbp.cli.common import (
     MAX_ORDERS,
     PLOT_SUFFIXES,
     SEED,
     FiniteFloat,
-    check_order_budget,
-    check_output,
     load_any,
 )
 from vbp.cli.common import given_command as common_given_command
-from vbp.cli.outputs import check_outputs, force_option
+from vbp.cli.outputs import check_checkpoint, check_outputs, force_option
 
 
 def given_command() -> str:
@@ -84,15 +81,8 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
     """
     check_outputs([(out, "--out", (".pt",)), (plot, "--plot", PLOT_SUFFIXES)], force=force,
                   inputs=[instance, init_from])
-    check_output(checkpoint, "--checkpoint", (".pt",))
-    check_target(checkpoint, "--checkpoint", force=force or resume, inputs=[instance, init_from],
-                 remedy="pass --resume to continue from it, or --force to replace it")
-    for other, option in ((out, "--out"), (plot, "--plot")):  # one would overwrite the other
-        if checkpoint is not None and other is not None and (
-                os.path.abspath(checkpoint) == os.path.abspath(other) or same_file(checkpoint, other)):
-            raise input_error("--checkpoint", checkpoint, f"is the same file as {option}")
-    if resume and checkpoint is None:
-        raise input_error("command line", "--resume", "needs --checkpoint FILE")
+    check_checkpoint(checkpoint, resume=resume, suffix=".pt", force=force, inputs=[instance, init_from],
+                     outputs=[(out, "--out"), (plot, "--plot")])
     if family and instance != "sigma":
         raise input_error("command line", "--family", "only with INSTANCE sigma")
     import importlib.util

@@ -1,7 +1,7 @@
 """``vbp train gcn DATA`` for a DAG folder: train the JobFusion agent (REINFORCE) on sampled job streams.
 
 The command object is :data:`train_jobfusion` (named ``gcn``); ``vbp train gcn`` dispatches to it when
-its argument is a folder of DAG jobs (see :func:`vbp.cli.common.is_dag_folder`); the training
+its argument is a folder of DAG jobs (see :func:`packing.dag.loader.is_dag_folder`); the training
 environments come from :func:`vbp.jobfusion.build_envs`. Torch is imported only when the command runs.
 """
 

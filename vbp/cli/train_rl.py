@@ -11,7 +11,8 @@ import click
 
 from packing.errors import input_error
 from packing.io import escape_control
-from vbp.cli.common import MAX_ORDERS, MAX_THREADS, SEED, parse_sets
+from packing.io.fields import parse_sets
+from vbp.cli.common import MAX_ORDERS, MAX_THREADS, SEED
 from vbp.cli.formats import FORMATS
 from vbp.cli.outputs import check_outputs, force_option
 
