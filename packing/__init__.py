@@ -9,7 +9,8 @@ rooms it may import (``tests/test_layers.py`` holds every import to it):
 * :mod:`packing.sim`: the engine, the policy contract, the simulator, executors and Ray;
 * :mod:`packing.env`: the Gymnasium environment and its encoders, actions and rewards;
 * :mod:`packing.plan`: the capacity-planning model, plan results, Kubernetes objects out;
-* :mod:`packing.loaders`: data sets and Kubernetes manifests behind ``load_any``;
+* :mod:`packing.cluster`: a running Kubernetes cluster, its consolidation problem and answer;
+* :mod:`packing.loaders`: data sets, Kubernetes manifests and cluster snapshots behind ``load_any``;
 * :mod:`packing.generators`: seeded instance generators;
 * :mod:`packing.gpu`: GPU fragmentation and the FGD paper's protocol and numbers;
 * :mod:`packing.dag`: DAG batch jobs (model, engine, bounds);

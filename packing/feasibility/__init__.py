@@ -4,7 +4,9 @@ Lives here: the predicates and the cluster state (:mod:`~packing.feasibility.pre
 compiled form over all hosts (:mod:`~packing.feasibility.kernels`), the independent checker every
 placement goes through (:mod:`~packing.feasibility.checker`), cheap lower bounds
 (:mod:`~packing.feasibility.bounds`), explanations of infeasibility
-(:mod:`~packing.feasibility.explain`) and the one metrics module (:mod:`~packing.feasibility.metrics`).
+(:mod:`~packing.feasibility.explain`), the one metrics module (:mod:`~packing.feasibility.metrics`) and the
+rules of changing a running placement (:mod:`~packing.feasibility.transition`: pinned containers,
+closed hosts, a move budget).
 
 May import: packing.errors, packing.model.
 """

@@ -1,5 +1,7 @@
 """Seeded instance generators: ``random`` (optionally with a planted optimum), ``hard1d`` and ``sigma``.
 
+And seeded cluster snapshots shaped like ``kubectl get -o json`` (:mod:`packing.generators.cluster`).
+
 ``generate_sigma`` lives in :mod:`packing.generators.sigma` and is imported on first use.
 
 May import: packing.errors, packing.model, packing.io, packing.feasibility.

@@ -5,6 +5,8 @@ What :func:`load_any` accepts, and the loader it calls:
 * ``*.json``, ``*.yaml``, ``*.yml``: :func:`packing.io.load_instance`, or, when the file holds
   Kubernetes objects (top-level ``apiVersion``/``kind``), :func:`packing.loaders.k8s.load_k8s`,
   options ``hosts``, ``scale`` and ``ignore_topology``; also a folder of manifests.
+* a cluster snapshot (``kubectl get nodes,pods,pdb -A -o yaml`` or ``-o json``: a file or folder
+  with Node objects): :func:`packing.loaders.snapshot.load_snapshot`, option ``hosts`` (prices).
 * ``*.vbp``: :func:`packing.loaders.vpsolver.load_vbp`.
 * a Tianchi 2018 folder (``*app_resources*.csv`` and three more):
   :func:`packing.loaders.tianchi.load_tianchi`, option ``view``.
@@ -16,7 +18,7 @@ What :func:`load_any` accepts, and the loader it calls:
 * ``pai_machine_spec*.csv`` (Alibaba GPU v2020), or a folder holding ``pai_machine_spec.csv``:
   :func:`packing.loaders.alibaba.load_pai_machine_spec`.
 
-May import: packing.errors, packing.model, packing.io, packing.plan.
+May import: packing.errors, packing.model, packing.io, packing.plan, packing.cluster.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from packing.loaders import k8s, openb, tianchi
 from packing.loaders.alibaba import load_machine_meta, load_pai_machine_spec
 from packing.loaders.k8s import load_k8s, read_manifests
 from packing.loaders.openb import load_openb
+from packing.loaders.snapshot import load_snapshot, looks_like_snapshot
 from packing.loaders.tianchi import load_tianchi
 from packing.loaders.vpsolver import KnownOptimum, load_vbp, read_optimal_values
 from packing.model.instance import Instance
@@ -43,14 +46,14 @@ EXPECTED = (
 )
 
 OPTIONS = {"tianchi": ("view", "hosts", "rules", "round_up"), "openb": ("nodes", "pods"),
-           "k8s": ("hosts", "scale", "ignore_topology")}
+           "k8s": ("hosts", "scale", "ignore_topology"), "snapshot": ("hosts",)}
 """The options each data-set kind takes."""
 
 
 def detect(path: str | Path) -> tuple[str, Path] | None:
     """What kind of input ``path`` is: ``(kind, path to load)``, or ``None`` if unknown.
 
-    Kinds: ``"instance"``, ``"k8s"``, ``"vbp"``, ``"tianchi"``, ``"openb"``, ``"v2018"``,
+    Kinds: ``"instance"``, ``"k8s"``, ``"snapshot"``, ``"vbp"``, ``"tianchi"``, ``"openb"``, ``"v2018"``,
     ``"v2020"``.
     Folders are recognised by the files they hold.
     """
@@ -58,6 +61,8 @@ def detect(path: str | Path) -> tuple[str, Path] | None:
     if p.is_file():
         name, suffix = p.name.lower(), p.suffix.lower()
         if suffix in (".json", ".yaml", ".yml"):
+            if looks_like_snapshot(p):
+                return "snapshot", p
             return ("k8s" if k8s.looks_like_manifest(p) else "instance"), p
         if suffix == ".vbp":
             return "vbp", p
@@ -80,6 +85,8 @@ def detect(path: str | Path) -> tuple[str, Path] | None:
         for kind, pattern in (("v2018", "machine_meta.csv"), ("v2020", "pai_machine_spec.csv")):
             if (p / pattern).is_file():
                 return kind, p / pattern
+        if looks_like_snapshot(p):
+            return "snapshot", p
         if any(k8s.looks_like_manifest(f) for f in k8s.manifest_files(p)):
             return "k8s", p
     return None
@@ -103,6 +110,7 @@ def _first_line(p: Path) -> str:
 LOADERS: dict[str, Callable[..., Instance]] = {
     "instance": load_instance,
     "k8s": load_k8s,
+    "snapshot": load_snapshot,
     "vbp": load_vbp,
     "tianchi": load_tianchi,
     "openb": load_openb,

@@ -535,3 +535,6 @@ def read_workload(o: ObjectReader, scale: Fraction) -> Workload | None:
                     node_selector, node_aff, tols, anti, keys[0] if keys else None, spreads,
                     {"metadata": dict(pod_meta), "spec": dict(pod_spec)})
 
+
+label_selector = _label_selector
+"""A pod label selector as requirements (``None``: a null selector); public for the snapshot reader."""

@@ -12,8 +12,8 @@ def describe(inst: Instance, path: str) -> dict[str, Any]:
 
     Adds to :meth:`packing.model.instance.Instance.summary`: the path and source, resource and host type
     names, requests with a departure, apps restricted to some host types, host types with labels
-    or taints, apps with domain caps or spread rules, and the Kubernetes facts (``k8s``) of an
-    instance read from manifests.
+    or taints, apps with domain caps or spread rules, and the Kubernetes facts of an instance
+    read from manifests (``k8s``) or from a cluster snapshot (``snapshot``).
     """
     d = dict(inst.summary())
     d["path"] = path
@@ -26,9 +26,9 @@ def describe(inst: Instance, path: str) -> dict[str, Any]:
     d["labelled_host_types"] = sum(1 for t in inst.host_types if t.labels or t.taints)
     d["domain_capped_apps"] = sum(1 for a in inst.apps if a.domain_caps)
     d["spread_apps"] = sum(1 for a in inst.apps if a.spreads)
-    k8s = inst.meta.get("k8s")
-    if isinstance(k8s, dict):
-        d["k8s"] = k8s
+    for key in ("k8s", "snapshot"):
+        if isinstance(inst.meta.get(key), dict):
+            d[key] = inst.meta[key]
     return d
 
 

@@ -96,11 +96,17 @@ def render(d: dict[str, Any]) -> list[str]:
               help="Print one JSON object (format vbp-info/1) instead of text.")
 @data_options
 def info(path: str, as_json: bool) -> None:
-    """Describe PATH: an instance file, a .vbp file or a data-set folder."""
+    """Describe PATH: an instance file, a .vbp file, a data-set folder or a cluster snapshot."""
     inst = load_any(path, hosts_needed=False)
     d = describe(inst, str(Path(path)))
     if as_json:
         click.echo(json.dumps(tagged("info", d), indent=1))
+        return
+    if "snapshot" in d:
+        from packing.cluster.describe import snapshot_lines
+
+        lines = [f"name       {d['name']}", "source     kubernetes snapshot", *snapshot_lines(d["snapshot"])]
     else:
-        for line in render(d):
-            click.echo(line)
+        lines = render(d)
+    for line in lines:
+        click.echo(line)

@@ -1,0 +1,139 @@
+"""Moving pods one at a time on a consolidation problem, with the one feasibility logic.
+
+:class:`ClusterFit` keeps a solution ``x`` (pods per app and host, :mod:`packing.cluster.problem`)
+and the :class:`packing.feasibility.predicates.ClusterState` of its instance, so whether a pod fits
+on a host is decided by :meth:`ClusterState.mask` (capacity, per-host caps, exclusions, node
+selection and taints), plus the rule of a running cluster it does not know: a cordoned host takes
+no pod beyond those of each app it runs now. The greedy parts of the solvers and the autoscaler
+baselines (:mod:`policies.autoscalers`) move pods through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from packing.cluster.problem import ClusterProblem
+from packing.feasibility.predicates import ClusterState
+
+
+class ClusterFit:
+    """A solution being changed pod by pod (see the module docstring).
+
+    Args:
+        problem: the problem.
+        x: the solution to start from, shape ``(A, H)`` (copied).
+    """
+
+    def __init__(self, problem: ClusterProblem, x: np.ndarray) -> None:
+        self.problem = problem
+        self.x = np.array(x, dtype=np.int64, copy=True)
+        inst = problem.instance
+        self.state = ClusterState.from_placement(inst, problem.assign(self.x))
+        self.n_moves = problem.moves(self.x)
+        scale = np.where(problem.capacity > 0, problem.capacity, 1).astype(np.float64)
+        self._scale = scale  # (H, R)
+
+    # ------------------------------------------------------------------------------------
+    def mask(self, app: int, exclude: np.ndarray | None = None) -> np.ndarray:
+        """Hosts that can take one more pod of ``app``, shape ``(H,)``.
+
+        Args:
+            app: the app.
+            exclude: hosts not to use, shape ``(H,)`` bool.
+        """
+        P = self.problem
+        ok = self.state.mask(app)
+        ok &= ~P.closed | (self.x[app] < P.orig[app])
+        ok &= P.allowed[app]
+        if exclude is not None:
+            ok &= ~exclude
+        return ok
+
+    def used(self) -> np.ndarray:
+        """Hosts with a pod, shape ``(H,)``."""
+        return self.state.n_on > 0
+
+    def cost(self) -> float:
+        """The price of the used hosts."""
+        return float(self.problem.price[self.used()].sum())
+
+    def move(self, app: int, src: int, dst: int) -> None:
+        """Move one pod of ``app`` from host ``src`` to host ``dst`` (``src`` -1: a Pending pod)."""
+        P = self.problem
+        if src >= 0:
+            if self.x[app, src] <= P.orig[app, src]:
+                self.n_moves += 1
+            self.x[app, src] -= 1
+            self.state.remove(app, src)
+        if self.x[app, dst] < P.orig[app, dst]:
+            self.n_moves -= 1
+        self.x[app, dst] += 1
+        self.state.place(app, dst)
+
+    def fill_after(self, app: int, hosts: np.ndarray) -> np.ndarray:
+        """How full each of ``hosts`` would be with one more pod of ``app`` (the fullest resource)."""
+        P = self.problem
+        load = self.state.used[hosts] + P.instance.demand[app]
+        cap = P.instance.host_capacity[hosts]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(cap > 0, load / np.where(cap > 0, cap, 1), 0.0)
+        return share.max(axis=1) if share.size else np.zeros(len(hosts))
+
+    def best_fit(self, app: int, exclude: np.ndarray | None = None,
+                 prefer: np.ndarray | None = None) -> int:
+        """The host for one more pod of ``app`` (best fit), -1 when none fits.
+
+        Among the ``prefer`` hosts that fit when any does (else among all that fit), the one left
+        fullest.
+        """
+        ok = self.mask(app, exclude)
+        if prefer is not None and (ok & prefer).any():
+            ok &= prefer
+        cand = np.flatnonzero(ok)
+        if not len(cand):
+            return -1
+        fill = self.fill_after(app, cand)
+        return int(cand[int(np.argmax(fill))])
+
+    def drain(self, host: int, exclude: np.ndarray, budget: int | None = None,
+              prefer: np.ndarray | None = None) -> bool:
+        """Move every movable pod off ``host`` (largest first, best fit), or change nothing.
+
+        Args:
+            host: the host to empty.
+            exclude: hosts the pods may not go to (``host`` is added).
+            budget: most moves the whole solution may have (``None``: no limit).
+            prefer: hosts to use before the others (e.g. those already in use).
+
+        Returns:
+            Whether the host is empty of movable pods now (on ``False`` nothing changed).
+        """
+        P = self.problem
+        apps = np.flatnonzero((self.x[:, host] > 0) & ~P.pinned)
+        if P.pinned[self.x[:, host] > 0].any():
+            return False
+        size = (P.demand[apps] / self._scale[host]).max(axis=1) if len(apps) else np.zeros(0)
+        done: list[tuple[int, int]] = []
+        ex = exclude.copy()
+        ex[host] = True
+        for a in apps[np.argsort(-size, kind="stable")].tolist():
+            for _ in range(int(self.x[a, host])):
+                dst = self.best_fit(a, ex, prefer)
+                if dst < 0:
+                    self._undo(done, host)
+                    return False
+                self.move(a, host, dst)
+                done.append((a, dst))
+                if budget is not None and self.n_moves > budget:
+                    self._undo(done, host)
+                    return False
+        return True
+
+    def _undo(self, done: Sequence[tuple[int, int]], host: int) -> None:
+        for a, dst in reversed(done):
+            self.move(a, dst, host)
+
+
+__all__ = ["ClusterFit"]
