@@ -13,7 +13,8 @@ method whose module is missing simply is not :func:`available`.
 
 The methods live in rooms: :mod:`solvers.exact` (CP-SAT, column generation, arc flow, PuLP,
 ``auto``), :mod:`solvers.search` (first fit and local searches), :mod:`solvers.bounds` (bounds with
-a model of their own), :mod:`solvers.plan` (capacity plans) and :mod:`solvers.dag` (DAG carving).
+a model of their own), :mod:`solvers.plan` (capacity plans), :mod:`solvers.consolidate` (consolidating
+a running cluster) and :mod:`solvers.dag` (DAG carving).
 The files at the top that every room uses are :mod:`solvers.base` (options, objectives, cheap
 bounds) and :mod:`solvers.result` (the result and progress records).
 

@@ -3,8 +3,9 @@
 :class:`ClusterFit` keeps a solution ``x`` (pods per app and host, :mod:`packing.cluster.problem`)
 and the :class:`packing.feasibility.predicates.ClusterState` of its instance, so whether a pod fits
 on a host is decided by :meth:`ClusterState.mask` (capacity, per-host caps, exclusions, node
-selection and taints), plus the rule of a running cluster it does not know: a cordoned host takes
-no pod beyond those of each app it runs now. The greedy parts of the solvers and the autoscaler
+selection and taints), plus the rule of a running cluster it does not know: a host takes no pod
+of an app beyond those it runs now when it is cordoned or no longer admits the app
+(:attr:`packing.cluster.problem.ClusterProblem.limited`). The greedy parts of the solvers and the autoscaler
 baselines (:mod:`policies.autoscalers`) move pods through it.
 """
 
@@ -45,8 +46,7 @@ class ClusterFit:
         """
         P = self.problem
         ok = self.state.mask(app)
-        ok &= ~P.closed | (self.x[app] < P.orig[app])
-        ok &= P.allowed[app]
+        ok &= P.allowed[app] & (~P.limited[app] | (self.x[app] < P.orig[app]))
         if exclude is not None:
             ok &= ~exclude
         return ok

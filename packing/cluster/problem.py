@@ -7,9 +7,11 @@ Hosts
 -----
 Index ``h`` runs over the snapshot's nodes (grouped by kind, see :attr:`ClusterProblem.instance`)
 and then over *slots* for new nodes of each offered type (``replace``). A node's free capacity is
-its allocatable minus its DaemonSet pods; a new node's is the offer's capacity (cpu, memory, GPU
-cards, 110 ``pods``, the kubelet's default) minus the DaemonSets whose pods' node selector and
-tolerations admit it (the DaemonSet controller's own tolerations included). Prices come from the
+its allocatable minus its DaemonSet pods; a new node's allocatable is that of the snapshot's nodes
+of its type (the most common one), or for a type the cluster does not run, the offer's cpu,
+memory and GPU cards, 110 ``pods`` (the kubelet's default) and the largest ephemeral storage of
+the nodes; less the DaemonSets whose pods' node selector and tolerations admit it (the
+DaemonSet controller's own tolerations included). Prices come from the
 offers, matched to nodes by type (instance type); without prices every node costs 1, so the cost
 counts nodes.
 
@@ -104,7 +106,8 @@ class ClusterProblem:
         apps: the apps.
         demand: one pod per app, base units, shape ``(A, R)``.
         orig: pods per app and host now, shape ``(A, H)``.
-        allowed: node selection and taints admit the app on the host, shape ``(A, H)``.
+        allowed: the app may run on the host: its node selection and taints admit it, or it
+            runs there now, shape ``(A, H)``.
         cap: most pods of the app per host, shape ``(A,)``.
         exclusions: app pairs that never share a host.
         unplaced: ``(pod index, reason)`` of Pending pods no host can take.
@@ -137,6 +140,21 @@ class ClusterProblem:
     """Host type runs of :attr:`instance`: ``(first host, count)`` per host type."""
     offers: tuple[HostOffer, ...] = ()
     """The offers new nodes are drawn from (``replace``), one per run of slots."""
+    admitted: np.ndarray | None = field(default=None, repr=False)
+    """Node selection and taints admit the app on the host now, shape ``(A, H)`` (``None``:
+    :attr:`allowed`). A pod may stay where it runs though its node no longer admits it (the
+    rules are ``IgnoredDuringExecution``; a taint added later is ``NoSchedule``), so
+    :attr:`allowed` is this or where the app runs now."""
+
+    @cached_property
+    def limited(self) -> np.ndarray:
+        """Whether the app may not gain pods on the host, shape ``(A, H)``.
+
+        A cordoned host, or one whose labels or taints do not admit the app, keeps at most the
+        pods the app runs there now.
+        """
+        adm = self.allowed if self.admitted is None else self.admitted
+        return self.closed[None, :] | ~adm
 
     # ------------------------------------------------------------------------------------
     @property
@@ -246,14 +264,18 @@ class ClusterProblem:
                 labels=labels, taints=taints))
         pods = self.snapshot.pods
         apps = []
+        # an app that runs where its node no longer admits it is checked without its node
+        # selection; where it may gain pods is the transition's rule (limited)
+        relaxed = ((self.orig > 0) & self.limited & ~self.closed[None, :]).any(axis=1)
         for a, g in enumerate(self.apps):
             p = pods[g.pods[0]]
+            free = g.pinned or bool(relaxed[a])
             apps.append(App(
                 g.name, tuple(to_units(r, int(d)) for r, d in zip(res, self.demand[a], strict=True)),
                 len(g.pods), max_per_host=int(self.cap[a]) if self.cap[a] < len(g.pods) else None,
-                node_selector=() if g.pinned else p.node_selector,
-                node_affinity=None if g.pinned else p.node_affinity,
-                tolerations=TOLERATE_ALL if g.pinned else p.tolerations))
+                node_selector=() if free else p.node_selector,
+                node_affinity=None if free else p.node_affinity,
+                tolerations=TOLERATE_ALL if free else p.tolerations))
         names = [a.name for a in apps]
         excl = tuple((names[a], names[b]) for a, b in self.exclusions)
         inst = Instance("snapshot", res, tuple(types), tuple(apps), exclusions=excl,
@@ -334,9 +356,21 @@ def _without_hostname(labels: Labels) -> Labels:
 
 # ------------------------------------------------------------------------------------------------
 # building
-def _base(offer: HostOffer, resources: Sequence[str]) -> np.ndarray:
+def _new_node(offer: HostOffer, resources: Sequence[str], nodes: Sequence[Node],
+              alloc: np.ndarray) -> np.ndarray:
+    """The allocatable of a new node of ``offer``, base units, shape ``(R,)``.
+
+    The most common allocatable of the snapshot's nodes of that type when it has some (the
+    kubelet reserves the same on alike nodes); else the offer's cpu, memory and GPU cards, 110
+    ``pods``, the largest ``ephemeral-storage`` of the snapshot's nodes and no other resource.
+    """
+    same = [tuple(alloc[i].tolist()) for i, n in enumerate(nodes) if n.type == offer.name]
+    if same:
+        return np.array(Counter(same).most_common(1)[0][0], dtype=np.int64)
+    disk = int(alloc[:, list(resources).index("ephemeral-storage")].max()) \
+        if "ephemeral-storage" in resources and len(alloc) else 0
     have = {"cpu": offer.cpu_milli, "memory": offer.memory_bytes, "gpu": offer.gpus,
-            "pods": NEW_NODE_PODS}
+            "pods": NEW_NODE_PODS, "ephemeral-storage": disk}
     return np.array([have.get(r, 0) for r in resources], dtype=np.int64)
 
 
@@ -419,8 +453,8 @@ def build_problem(snapshot: Snapshot, offers: Sequence[HostOffer] = (), *, repla
             if allowed(d.node_selector, d.node_affinity, d.tolerations + DAEMON_TOLERATIONS,
                        tuple(sorted(o.labels)), o.taints):
                 offer_ds[t] += _vec(d.request, res)
-    offer_cap = np.array([_base(o, res) for o in offers], dtype=np.int64).reshape(
-        len(offers), len(res)) - offer_ds
+    offer_cap = np.array([_new_node(o, res, snap.nodes, alloc) for o in offers],
+                         dtype=np.int64).reshape(len(offers), len(res)) - offer_ds
     node_cap = np.array([alloc[i] - ds[i] for i in order], dtype=np.int64).reshape(N, len(res))
     closed_n = np.array([snap.nodes[i].unschedulable for i in order], dtype=bool)
     # ---- budgets, pins
@@ -451,7 +485,7 @@ def build_problem(snapshot: Snapshot, offers: Sequence[HostOffer] = (), *, repla
     cache: dict[tuple[Any, ...], np.ndarray] = {}
     seen_ctrl: Counter[str] = Counter()
     apps: list[AppGroup] = []
-    ok_rows, orig_rows, dem_rows = [], [], []
+    ok_rows, adm_rows, orig_rows, dem_rows = [], [], [], []
     unplaced: list[tuple[int, str]] = []
     for (ctrl, is_pin, sig), members in keys.items():
         dem = np.array(sig[0], dtype=np.int64)
@@ -480,13 +514,16 @@ def build_problem(snapshot: Snapshot, offers: Sequence[HostOffer] = (), *, repla
         apps.append(AppGroup(name + (" (pinned)" if is_pin else ""), pods[members[0]].controller,
                              tuple(run + pend), is_pin, pin.get(run[0]) if is_pin else None))
         ok_rows.append(ok | (orig > 0))
+        adm_rows.append(ok)
         orig_rows.append(orig)
         dem_rows.append(dem)
     A = len(apps)
     demand = np.array(dem_rows, dtype=np.int64).reshape(A, len(res))
     ok_t = np.array(ok_rows, dtype=bool).reshape(A, N + len(offers))
+    adm_t = np.array(adm_rows, dtype=bool).reshape(A, N + len(offers))
     orig_t = np.array(orig_rows, dtype=np.int64).reshape(A, N + len(offers))
     cap, excl = _anti_affinity(apps, pods)
+    cap, excl, broken = _kept_by_now(apps, cap, excl, orig_t)
     # ---- slots for new nodes
     counts = np.array([len(g.pods) for g in apps], dtype=np.int64)
     movable = ~np.array([g.pinned for g in apps], dtype=bool)
@@ -515,7 +552,7 @@ def build_problem(snapshot: Snapshot, offers: Sequence[HostOffer] = (), *, repla
         prices += [1.0 if o.price is None else float(o.price)] * n_t
     H = len(names)
     raw_cap = np.concatenate([node_cap, offer_cap])[col].reshape(H, len(res))
-    ignored = list(snap.ignored)
+    ignored = list(snap.ignored) + broken
     for h in range(H):
         short_r = [r for r, c in zip(res, raw_cap[h], strict=True) if c < 0]
         if short_r:
@@ -527,7 +564,8 @@ def build_problem(snapshot: Snapshot, offers: Sequence[HostOffer] = (), *, repla
         np.array(prices, dtype=np.float64), np.maximum(raw_cap, 0),
         np.concatenate([ds[order].reshape(N, len(res)), offer_ds])[col].reshape(H, len(res)),
         tuple(apps), demand, orig_t[:, col].reshape(A, H), ok_t[:, col].reshape(A, H), cap,
-        excl, tuple(unplaced), states, priced, tuple(ignored), tuple(groups), tuple(used_offers))
+        excl, tuple(unplaced), states, priced, tuple(ignored), tuple(groups), tuple(used_offers),
+        adm_t[:, col].reshape(A, H))
 
 
 def _mentions_hostname(selection: tuple[Any, ...]) -> bool:
@@ -559,6 +597,36 @@ def _anti_affinity(apps: Sequence[AppGroup], pods: Sequence[Pod]
                     else:
                         excl.add((min(a, b), max(a, b)))
     return cap, tuple(sorted(excl))
+
+
+def _kept_by_now(apps: Sequence[AppGroup], cap: np.ndarray, excl: tuple[tuple[int, int], ...],
+                 orig: np.ndarray) -> tuple[np.ndarray, tuple[tuple[int, int], ...], list[str]]:
+    """Drop the anti-affinity rules the running pods already break (with a line each).
+
+    Required anti-affinity is ``IgnoredDuringExecution``: pods that break it (labels changed
+    after they were placed) keep running. vbp does not model "may stay but not grow" for it,
+    so such an app is planned without the rule, and the line says so.
+    """
+    cap = cap.copy()
+    out = []
+    broken = {apps[a].controller or apps[a].name
+              for a in np.flatnonzero((orig > cap[:, None]).any(axis=1)).tolist()}
+    for a, g in enumerate(apps):
+        if (g.controller or g.name) in broken and cap[a] < len(g.pods):
+            cap[a] = len(g.pods)
+            out.append(f"{g.name}: its running pods already break its hostname anti-affinity; "
+                       "planned without it")
+    kept = []
+    for a, b in excl:
+        same = apps[a].controller is not None and apps[a].controller == apps[b].controller
+        if same and apps[a].controller in broken:
+            continue
+        if ((orig[a] > 0) & (orig[b] > 0)).any():
+            out.append(f"{apps[a].name}, {apps[b].name}: run together now against their "
+                       "anti-affinity; planned without it")
+        else:
+            kept.append((a, b))
+    return cap, tuple(kept), out
 
 
 def slot_bound(demand: np.ndarray, counts: np.ndarray, ok: np.ndarray, capacity: np.ndarray,

@@ -5,8 +5,8 @@
 
 * a *fixed* container (a pinned pod: cluster-autoscaler's ``safe-to-evict: "false"``, Karpenter's
   ``do-not-disrupt``, a bare pod, local storage) is on the same host after;
-* a *closed* host (a cordoned node, ``spec.unschedulable``) runs no more containers of an app
-  after than before;
+* a *closed* host (a cordoned node, ``spec.unschedulable``; or, per app, a node whose labels
+  or taints no longer admit the app) runs no more containers of an app after than before;
 * with a budget, at most ``max_moves`` containers that ran before run on another host after
   (containers of one app are alike: per app and host, the containers that leave count).
 
@@ -41,7 +41,8 @@ def check_transition(instance: Instance, before: np.ndarray, after: np.ndarray, 
         before: host per container now, shape ``(n_containers,)`` (-1: not running).
         after: host per container after, shape ``(n_containers,)``.
         fixed: containers that must stay, shape ``(n_containers,)`` bool.
-        closed: hosts that take no new container, shape ``(n_hosts,)`` bool.
+        closed: hosts that take no new container, shape ``(n_hosts,)`` bool, or per app and
+            host, shape ``(n_apps, n_hosts)``.
         max_moves: most containers that move (``None``: no limit).
     """
     inst = instance
@@ -55,8 +56,9 @@ def check_transition(instance: Instance, before: np.ndarray, after: np.ndarray, 
                                  f"{names[before[c]] if before[c] >= 0 else 'nowhere'}", app=app))
     x0, x1 = _counts(inst, before), _counts(inst, after)
     if closed is not None:
-        for a, h in zip(*np.nonzero((x1 > x0) & closed[None, :]), strict=True):
-            out.append(Violation("closed_host", f"{names[h]} is closed (cordoned) and gets "
+        shut = closed if closed.ndim == 2 else np.broadcast_to(closed[None, :], x0.shape)
+        for a, h in zip(*np.nonzero((x1 > x0) & shut), strict=True):
+            out.append(Violation("closed_host", f"{names[h]} is closed to it and gets "
                                  f"{x1[a, h] - x0[a, h]} more of {inst.apps[a].name!r}",
                                  host=int(h), app=inst.apps[a].name))
     if max_moves is not None:

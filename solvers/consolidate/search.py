@@ -1,0 +1,237 @@
+"""Finding good consolidations: a start from the running cluster, node drains, neighbourhood search.
+
+* :func:`start` keeps every pod where it runs and places the Pending pods: best fit on the nodes
+  already used, then on any node, then on a new node of the cheapest type that takes the pod
+  (first fit decreasing onto the cheapest type that fits, as cluster-autoscaler and Karpenter
+  provision). A node over its capacity now sheds pods (the smallest first) onto others.
+* :func:`drain_nodes` empties nodes one at a time, the cheapest to empty per unit of price first
+  (fewest pods per price, then the emptiest), each pod best fit on the nodes still used, within
+  the move budget, until no node can be emptied.
+* :func:`improve` is large neighbourhood search over hosts: a neighbourhood is a used host that
+  is little used, the used hosts with the most room, and (with new types) an unused slot of each
+  type; the CP-SAT model of :mod:`solvers.consolidate.model` re-places every pod on them, keeping
+  the rest, within the move budget; a better solution (cost, then moves) replaces the incumbent.
+  Each sub-model gets a deterministic time; the neighbourhoods come from a seeded generator;
+  the search ends when its deterministic work reaches the budget (or the wall-time limit, which
+  on a loaded machine may come first).
+
+Solutions are compared by ``(cost, moves)``, costs in exact integers
+(:attr:`packing.cluster.problem.ClusterProblem.scaled_price`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from packing.cluster.fit import ClusterFit
+from packing.cluster.problem import ClusterProblem
+from solvers.base import Clock, run_cpsat
+from solvers.consolidate.model import build_model, read_solution
+
+
+def key(problem: ClusterProblem, x: np.ndarray) -> tuple[int, int]:
+    """``(scaled cost, moves)`` of a solution: smaller is better."""
+    return int(problem.scaled_price[problem.used(x)].sum()), problem.moves(x)
+
+
+@dataclass
+class Front:
+    """The solutions found, as the least cost for each number of moves (non-dominated).
+
+    Attributes:
+        points: ``(key, x)`` in increasing moves, decreasing cost.
+    """
+
+    problem: ClusterProblem
+    points: list[tuple[tuple[int, int], np.ndarray]] = field(default_factory=list)
+
+    def add(self, x: np.ndarray) -> bool:
+        """Keep ``x`` if no point has its moves or fewer at its cost or less; ``True`` if kept."""
+        k = key(self.problem, x)
+        if any(c <= k[0] and m <= k[1] for (c, m), _ in self.points):
+            return False
+        self.points = [(q, y) for q, y in self.points if not (k[0] <= q[0] and k[1] <= q[1])]
+        self.points.append((k, x.copy()))
+        self.points.sort(key=lambda t: (t[0][1], -t[0][0]))
+        return True
+
+    def best(self, max_moves: int | None) -> np.ndarray | None:
+        """The cheapest point with at most ``max_moves`` moves (fewest moves on ties)."""
+        ok = [(k, x) for k, x in self.points if max_moves is None or k[1] <= max_moves]
+        return min(ok, key=lambda t: t[0])[1] if ok else None
+
+
+# ------------------------------------------------------------------------------------------------
+def start(problem: ClusterProblem, max_moves: int | None = None) -> np.ndarray | None:
+    """The running cluster with the Pending pods placed (see the module docstring), or ``None``."""
+    P = problem
+    fit = ClusterFit(P, P.orig)
+    over = (P.load(P.orig) > P.capacity).any(axis=1)
+    for h in np.flatnonzero(over).tolist():
+        apps = [a for a in np.flatnonzero((fit.x[:, h] > 0) & ~P.pinned).tolist()]
+        apps.sort(key=lambda a: (P.demand[a] / np.maximum(P.capacity[h], 1)).max())
+        for a in apps:
+            while fit.x[a, h] > 0 and (P.load(fit.x)[h] > P.capacity[h]).any():
+                away = np.zeros(P.n_hosts, dtype=bool)
+                away[h] = True
+                dst = fit.best_fit(a, away, prefer=fit.used() & P.existing)
+                if dst < 0:
+                    break
+                fit.move(a, h, dst)
+        if (P.load(fit.x)[h] > P.capacity[h]).any():
+            return None
+    pending = P.counts - fit.x.sum(axis=1)
+    scale = np.maximum(P.capacity.max(axis=0), 1)
+    size = (P.demand / scale).max(axis=1)
+    order = sorted(np.flatnonzero(pending > 0).tolist(), key=lambda a: (-size[a], a))
+    cheap = np.argsort(P.price, kind="stable")
+    for a in order:
+        for _ in range(int(pending[a])):
+            dst = fit.best_fit(a, prefer=fit.used() & P.existing)
+            if dst < 0 or not P.existing[dst]:
+                ok = fit.mask(a) & ~P.existing
+                cand = [h for h in cheap.tolist() if ok[h]]
+                dst = cand[0] if cand else dst
+            if dst < 0:
+                return None
+            fit.move(a, -1, dst)
+    if max_moves is not None and fit.n_moves > max_moves:
+        return None
+    return fit.x
+
+
+def drain_nodes(problem: ClusterProblem, x: np.ndarray, max_moves: int | None,
+                front: Front | None = None, stop: Callable[[], bool] | None = None) -> np.ndarray:
+    """Empty nodes one at a time while any can be (see the module docstring)."""
+    P = problem
+    fit = ClusterFit(P, x)
+    failed: set[int] = set()
+    while not (stop is not None and stop()):
+        used = fit.used()
+        on = fit.x[~P.pinned].sum(axis=0) if P.n_apps else np.zeros(P.n_hosts, np.int64)
+        load = P.load(fit.x)
+        fill = (load / np.maximum(P.capacity, 1)).max(axis=1)
+        cand = [h for h in np.flatnonzero(used & ~P.keep).tolist() if h not in failed]
+        cand.sort(key=lambda h: (float(on[h]) / max(float(P.price[h]), 1e-9), float(fill[h]), h))
+        progress = False
+        for h in cand:
+            if stop is not None and stop():
+                break
+            away = ~fit.used()
+            if fit.drain(h, away, max_moves, prefer=fit.used()):
+                progress = True
+                if front is not None:
+                    front.add(fit.x)
+                failed.clear()
+                break
+            failed.add(h)
+        if not progress:
+            break
+    return fit.x
+
+
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class SearchStats:
+    """What the neighbourhood search did."""
+
+    iterations: int = 0
+    improvements: int = 0
+    det_time: float = 0.0
+    size: int = 0
+
+
+def neighbourhood(problem: ClusterProblem, x: np.ndarray, size: int,
+                  rng: np.random.Generator) -> np.ndarray:
+    """Hosts for one step of the search (see the module docstring), shape ``(k,)``."""
+    P = problem
+    used = P.used(x)
+    load = P.load(x)
+    fill = (load / np.maximum(P.capacity, 1)).max(axis=1)
+    victims = np.flatnonzero(used & ~P.keep)
+    if not len(victims):
+        victims = np.flatnonzero(used)
+    if not len(victims):
+        return np.zeros(0, dtype=np.int64)
+    w = (1.0 - np.minimum(fill[victims], 1.0)) ** 2 + 1e-3
+    v = int(rng.choice(victims, p=w / w.sum()))
+    others = np.flatnonzero(used)
+    others = others[others != v]
+    chosen = [v]
+    if len(others):
+        room = 1.0 - np.minimum(fill[others], 1.0)
+        top = others[np.argsort(-room - 0.5 * rng.random(len(others)), kind="stable")]
+        half = max(1, (size - 1) // 2)
+        chosen += top[:half].tolist()
+        rest = np.setdiff1d(others, top[:half])
+        if len(rest):
+            chosen += rng.choice(rest, size=min(len(rest), size - 1 - half), replace=False).tolist()
+    free_slots: dict[str, int] = {}
+    for h in np.flatnonzero(~used & ~P.existing).tolist():
+        free_slots.setdefault(P.host_type[h], h)
+    chosen += list(free_slots.values())
+    if rng.random() < 0.1:
+        closed_nodes = np.flatnonzero(~used & P.existing)
+        if len(closed_nodes):
+            chosen.append(int(rng.choice(closed_nodes)))
+    return np.array(sorted(set(chosen)), dtype=np.int64)
+
+
+def improve(problem: ClusterProblem, x: np.ndarray, max_moves: int | None, clock: Clock, *,
+            work: float, seed: int = 0, front: Front | None = None, size: int = 8,
+            step: float = 0.5) -> tuple[np.ndarray, SearchStats]:
+    """Large neighbourhood search from ``x`` (see the module docstring).
+
+    Args:
+        problem: the problem.
+        x: a solution within the move budget.
+        max_moves: the move budget.
+        clock: the wall-time budget.
+        work: the deterministic time budget of the whole search (CP-SAT's units).
+        seed: seeds the neighbourhoods and the sub-models.
+        front: receives every improvement.
+        size: hosts per neighbourhood to start with (it grows while sub-models are proven
+            optimal quickly and shrinks when they are not).
+        step: deterministic time per sub-model.
+    """
+    P = problem
+    rng = np.random.default_rng(seed)
+    best = x.copy()
+    best_key = key(P, best)
+    st = SearchStats(size=size)
+    while st.det_time < work and clock.left(0.0) > 0.05 and not clock.stopped:
+        S = neighbourhood(P, best, st.size, rng)
+        if len(S) < 2:
+            break
+        mm = build_model(P, best, S, max_moves)
+        st.iterations += 1
+        if not mm.feasible:
+            continue
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.random_seed = int(rng.integers(0, 2**31 - 1))
+        solver.parameters.max_deterministic_time = float(step)
+        solver.parameters.max_time_in_seconds = max(0.01, min(clock.left(), 4 * step))
+        status = run_cpsat(solver, mm.model, stop=clock.stop)
+        st.det_time += float(solver.deterministic_time) + 0.01
+        if status == cp_model.OPTIMAL and st.size < len(P.host_names):
+            st.size = min(st.size + 1, 40)
+        elif status != cp_model.OPTIMAL:
+            st.size = max(4, st.size - 1)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            continue
+        cand = read_solution(mm, solver)
+        k = key(P, cand)
+        if k < best_key and (max_moves is None or k[1] <= max_moves):
+            best, best_key = cand, k
+            st.improvements += 1
+            if front is not None:
+                front.add(best)
+    return best, st
+
+
+__all__ = ["Front", "SearchStats", "drain_nodes", "improve", "key", "neighbourhood", "start"]
