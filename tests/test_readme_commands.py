@@ -61,7 +61,7 @@ def scratch(tmp_path: Path) -> Path:
     """A folder with the files the commands name, where their outputs go."""
     d = tmp_path
     shutil.copytree(REPO / "examples" / "data", d / "examples" / "data")
-    for sub in ("k8s", "openb_small", "dag"):
+    for sub in ("k8s", "k8s-snapshots", "openb_small", "dag"):
         shutil.copytree(REPO / "tests" / "data" / sub, d / "tests" / "data" / sub)
     return d
 

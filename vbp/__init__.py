@@ -10,6 +10,7 @@ Layers (imports only point down)::
 ``policies`` and ``solvers`` never import each other; ``packing`` imports neither.
 """
 
+from vbp.consolidate import consolidate
 from vbp.plan import plan
 
-__all__ = ["plan"]
+__all__ = ["consolidate", "plan"]

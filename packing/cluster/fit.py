@@ -136,4 +136,48 @@ class ClusterFit:
             self.move(a, dst, host)
 
 
-__all__ = ["ClusterFit"]
+def start(problem: ClusterProblem, max_moves: int | None = None) -> np.ndarray | None:
+    """The running cluster with the Pending pods placed, or ``None`` when that fails.
+
+    Every pod stays where it runs; the Pending pods, largest first, go best fit on the nodes
+    already used, then on any node, then on a new node of the cheapest type that takes them
+    (first fit decreasing onto the cheapest type that fits, as cluster-autoscaler and Karpenter
+    provision). A node over its capacity now first sheds pods (the smallest first) onto others.
+    """
+    P = problem
+    fit = ClusterFit(P, P.orig)
+    over = (P.load(P.orig) > P.capacity).any(axis=1)
+    for h in np.flatnonzero(over).tolist():
+        apps = [a for a in np.flatnonzero((fit.x[:, h] > 0) & ~P.pinned).tolist()]
+        apps.sort(key=lambda a: (P.demand[a] / np.maximum(P.capacity[h], 1)).max())
+        for a in apps:
+            while fit.x[a, h] > 0 and (P.load(fit.x)[h] > P.capacity[h]).any():
+                away = np.zeros(P.n_hosts, dtype=bool)
+                away[h] = True
+                dst = fit.best_fit(a, away, prefer=fit.used() & P.existing)
+                if dst < 0:
+                    break
+                fit.move(a, h, dst)
+        if (P.load(fit.x)[h] > P.capacity[h]).any():
+            return None
+    pending = P.counts - fit.x.sum(axis=1)
+    scale = np.maximum(P.capacity.max(axis=0), 1)
+    size = (P.demand / scale).max(axis=1)
+    order = sorted(np.flatnonzero(pending > 0).tolist(), key=lambda a: (-size[a], a))
+    cheap = np.argsort(P.price, kind="stable")
+    for a in order:
+        for _ in range(int(pending[a])):
+            dst = fit.best_fit(a, prefer=fit.used() & P.existing)
+            if dst < 0 or not P.existing[dst]:
+                ok = fit.mask(a) & ~P.existing
+                cand = [h for h in cheap.tolist() if ok[h]]
+                dst = cand[0] if cand else dst
+            if dst < 0:
+                return None
+            fit.move(a, -1, dst)
+    if max_moves is not None and fit.n_moves > max_moves:
+        return None
+    return fit.x
+
+
+__all__ = ["ClusterFit", "start"]

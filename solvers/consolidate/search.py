@@ -1,9 +1,6 @@
 """Finding good consolidations: a start from the running cluster, node drains, neighbourhood search.
 
-* :func:`start` keeps every pod where it runs and places the Pending pods: best fit on the nodes
-  already used, then on any node, then on a new node of the cheapest type that takes the pod
-  (first fit decreasing onto the cheapest type that fits, as cluster-autoscaler and Karpenter
-  provision). A node over its capacity now sheds pods (the smallest first) onto others.
+* :func:`packing.cluster.fit.start` keeps every pod where it runs and places the Pending pods.
 * :func:`drain_nodes` empties nodes one at a time, the cheapest to empty per unit of price first
   (fewest pods per price, then the emptiest), each pod best fit on the nodes still used, within
   the move budget, until no node can be emptied.
@@ -66,44 +63,6 @@ class Front:
 
 
 # ------------------------------------------------------------------------------------------------
-def start(problem: ClusterProblem, max_moves: int | None = None) -> np.ndarray | None:
-    """The running cluster with the Pending pods placed (see the module docstring), or ``None``."""
-    P = problem
-    fit = ClusterFit(P, P.orig)
-    over = (P.load(P.orig) > P.capacity).any(axis=1)
-    for h in np.flatnonzero(over).tolist():
-        apps = [a for a in np.flatnonzero((fit.x[:, h] > 0) & ~P.pinned).tolist()]
-        apps.sort(key=lambda a: (P.demand[a] / np.maximum(P.capacity[h], 1)).max())
-        for a in apps:
-            while fit.x[a, h] > 0 and (P.load(fit.x)[h] > P.capacity[h]).any():
-                away = np.zeros(P.n_hosts, dtype=bool)
-                away[h] = True
-                dst = fit.best_fit(a, away, prefer=fit.used() & P.existing)
-                if dst < 0:
-                    break
-                fit.move(a, h, dst)
-        if (P.load(fit.x)[h] > P.capacity[h]).any():
-            return None
-    pending = P.counts - fit.x.sum(axis=1)
-    scale = np.maximum(P.capacity.max(axis=0), 1)
-    size = (P.demand / scale).max(axis=1)
-    order = sorted(np.flatnonzero(pending > 0).tolist(), key=lambda a: (-size[a], a))
-    cheap = np.argsort(P.price, kind="stable")
-    for a in order:
-        for _ in range(int(pending[a])):
-            dst = fit.best_fit(a, prefer=fit.used() & P.existing)
-            if dst < 0 or not P.existing[dst]:
-                ok = fit.mask(a) & ~P.existing
-                cand = [h for h in cheap.tolist() if ok[h]]
-                dst = cand[0] if cand else dst
-            if dst < 0:
-                return None
-            fit.move(a, -1, dst)
-    if max_moves is not None and fit.n_moves > max_moves:
-        return None
-    return fit.x
-
-
 def drain_nodes(problem: ClusterProblem, x: np.ndarray, max_moves: int | None,
                 front: Front | None = None, stop: Callable[[], bool] | None = None) -> np.ndarray:
     """Empty nodes one at a time while any can be (see the module docstring)."""
@@ -234,4 +193,4 @@ def improve(problem: ClusterProblem, x: np.ndarray, max_moves: int | None, clock
     return best, st
 
 
-__all__ = ["Front", "SearchStats", "drain_nodes", "improve", "key", "neighbourhood", "start"]
+__all__ = ["Front", "SearchStats", "drain_nodes", "improve", "key", "neighbourhood"]

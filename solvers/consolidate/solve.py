@@ -2,7 +2,7 @@
 
 The steps, in one budget of wall time (and, for repeatability, of CP-SAT's deterministic time):
 
-1. :func:`solvers.consolidate.search.start`: the running cluster, Pending pods placed;
+1. :func:`packing.cluster.fit.start`: the running cluster, Pending pods placed;
 2. the proven bound of :func:`solvers.consolidate.bound.relaxation_bound`;
 3. :func:`solvers.consolidate.search.drain_nodes`, then, while time is left, either the whole
    CP-SAT model (:mod:`solvers.consolidate.model`; when it is small: its solution is optimal
@@ -31,6 +31,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from packing.cluster.answer import Consolidation, consolidation_of
+from packing.cluster.fit import start
 from packing.cluster.problem import ClusterProblem
 from packing.cluster.waves import plan_waves
 from packing.feasibility.checker import check
@@ -38,7 +39,7 @@ from packing.feasibility.transition import check_transition
 from solvers.base import Clock, Stop, run_cpsat
 from solvers.consolidate.bound import relaxation_bound
 from solvers.consolidate.model import build_model, cost_bound, read_solution
-from solvers.consolidate.search import Front, drain_nodes, improve, key, start
+from solvers.consolidate.search import Front, drain_nodes, improve, key
 
 FULL_MODEL_VARS = 20_000
 """The whole model is solved when it has at most this many pod-count variables (apps x hosts

@@ -58,6 +58,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "gpu-frag": ("vbp.cli.gpufrag", "gpu_frag", "FGD paper: unallocated GPU as openb demand arrives."),
     "jobs": ("vbp.cli.jobs", "jobs", "DAG batch jobs (JobFusion): partition, compare."),
     "plan": ("vbp.cli.plan", "plan", "Plan capacity: fewest hosts or cheapest mix, headroom, growth."),
+    "consolidate": ("vbp.cli.consolidate", "consolidate",
+                    "Remove (and add) nodes of a running cluster: proven, in PDB-safe waves."),
     "train rl": ("vbp.cli.train_rl", "rl", "Train a multi-cluster agent (EADE-DDPG, EADE-M, SB3)."),
     "generate multicluster": ("vbp.cli.generate_multicluster", "multicluster_command",
                               "The EADE-DDPG multi-cluster scenario from the Alibaba GPU traces."),

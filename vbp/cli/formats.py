@@ -17,6 +17,7 @@ FORMATS: dict[str, str] = {
     "simulate": "vbp-simulate/1",
     "compare": "vbp-compare/2",
     "plan": "vbp-plan/2",
+    "consolidate": "vbp-consolidate/1",
     "gpu-frag": "vbp-gpu-frag/1",
     "jobs-compare": "vbp-jobs-compare/1",
     "jobs-partition": "vbp-jobs-partition/1",
