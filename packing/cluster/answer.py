@@ -184,4 +184,56 @@ def consolidation_of(problem: ClusterProblem, x: np.ndarray | None, *, status: s
                          waves=waves_e, placed=tuple(placed), outcome=o, **base)
 
 
-__all__ = ["Consolidation", "Eviction", "Outcome", "consolidation_of", "outcome"]
+@dataclass(frozen=True)
+class ConsolidateResult:
+    """``vbp consolidate``'s answer: one :class:`Consolidation` per move budget.
+
+    Attributes:
+        problem: the cluster as a consolidation problem.
+        answers: per budget, in the order asked.
+        source: the snapshot read.
+    """
+
+    problem: ClusterProblem
+    answers: tuple[Consolidation, ...]
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """As JSON data: ``vbp-consolidate/1`` without ``format`` (``docs/schemas``)."""
+        P = self.problem
+        snap = P.snapshot
+        return {"snapshot": self.source, "priced": P.priced, "replace": bool(P.offers),
+                "nodes": len(snap.nodes), "pods": len(snap.pods),
+                "daemon_pods": sum(p.daemon for p in snap.pods),
+                "results": [a.to_dict() for a in self.answers]}
+
+
+def parse_budgets(text: str | int | None | Sequence[int | None]) -> tuple[int | None, ...]:
+    """Move budgets: ``5``, ``"0,5,20"``, ``"all"`` (no limit), ``None`` (no limit) or a list.
+
+    Raises:
+        InputError: a budget that is not a whole number >= 0 or ``all``.
+    """
+    from packing.errors import input_error
+
+    if text is None or isinstance(text, int):
+        items: list[Any] = [text]
+    elif isinstance(text, str):
+        items = [s.strip() for s in text.split(",")]
+    else:
+        items = list(text)
+    out: list[int | None] = []
+    for s in items:
+        if s is None or (isinstance(s, str) and s.lower() in ("all", "none", "")):
+            out.append(None)
+        elif isinstance(s, int) and not isinstance(s, bool) and s >= 0:
+            out.append(s)
+        elif isinstance(s, str) and s.isdigit():
+            out.append(int(s))
+        else:
+            raise input_error("--max-moves", str(text), f"expected whole numbers >= 0 or all, got {s!r}")
+    return tuple(out)
+
+
+__all__ = ["ConsolidateResult", "Consolidation", "Eviction", "Outcome", "consolidation_of",
+           "outcome", "parse_budgets"]

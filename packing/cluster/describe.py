@@ -12,10 +12,7 @@ from typing import Any
 import numpy as np
 
 from packing.cluster.problem import ClusterProblem
-from packing.cluster.snapshot import show, to_units
-
-SHOWN = ("cpu", "memory", "pods")
-"""The resources of the per-node table (others are in the JSON)."""
+from packing.cluster.snapshot import to_units
 
 
 def snapshot_facts(problem: ClusterProblem) -> dict[str, Any]:
@@ -50,44 +47,4 @@ def snapshot_facts(problem: ClusterProblem) -> dict[str, Any]:
     }
 
 
-def snapshot_lines(facts: dict[str, Any]) -> list[str]:
-    """``vbp info``'s text for a snapshot."""
-    f = facts
-    types = ", ".join(f"{n} {t}" for t, n in f["types"].items())
-    rows = [
-        ("nodes", f"{f['nodes']:,} ({types}); {len(f['cordoned'])} cordoned"),
-        ("pods", f"{f['pods']:,} running or pending ({f['daemon_pods']:,} DaemonSet pods), "
-                 f"{len(f['pending']):,} pending, {f['finished_pods']:,} finished (hold nothing)"),
-        ("pinned", f"{len(f['pinned']):,} pods stay where they run"
-                   + (" (listed below)" if f["pinned"] else "")),
-        ("budgets", "; ".join(f"{b['budget']} allows {b['allowed']} at once" for b in f["budgets"])
-         or "none"),
-        ("resources", ", ".join(f["resources"])),
-        ("objects", ", ".join(f"{n:,} {k}" for k, n in f["objects"].items())),
-    ]
-    if f["unplaceable"]:
-        rows.append(("unplaceable", f"{len(f['unplaceable'])} pending pods fit on no node (listed below)"))
-    width = max(len(k) for k, _ in rows)
-    out = [f"{k.ljust(width)}  {v}" for k, v in rows]
-    head = ["node", "type"] + [f"{r} req/alloc" for r in SHOWN]
-    table = [head]
-    for n in f["per_node"]:
-        cells = [n["node"] + (" (cordoned)" if n["cordoned"] else ""), n["type"]]
-        for r in SHOWN:
-            cells.append(f"{_num(r, n['requested'][r])}/{_num(r, n['allocatable'][r])}")
-        table.append(cells)
-    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
-    out += ["", *("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-                  for row in table)]
-    out += [f"  pending: {x}" for x in f["pending"]]
-    for what, key in (("pinned", "pinned"), ("pending, fits nowhere", "unplaceable")):
-        out += [f"  {what}: {x['pod']}: {x['reason']}" for x in f[key]]
-    out += [f"  ignored: {x}" for x in f["ignored"]]
-    return out
-
-
-def _num(resource: str, value: float) -> str:
-    return f"{value:.3g}" if resource != "pods" else f"{value:g}"
-
-
-__all__ = ["SHOWN", "show", "snapshot_facts", "snapshot_lines"]
+__all__ = ["snapshot_facts"]

@@ -82,8 +82,20 @@ class Node:
     source: str = ""
 
 
+class Namespaced:
+    """An object of a namespace: its ``key`` is ``namespace/name``."""
+
+    namespace: str
+    name: str
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``."""
+        return f"{self.namespace}/{self.name}"
+
+
 @dataclass(frozen=True)
-class Pod:
+class Pod(Namespaced):
     """A pod of the snapshot that holds (or will hold) resources: Running, Pending or Unknown.
 
     Attributes:
@@ -122,14 +134,9 @@ class Pod:
     pinned: str | None = None
     source: str = ""
 
-    @property
-    def key(self) -> str:
-        """``namespace/name``."""
-        return f"{self.namespace}/{self.name}"
-
 
 @dataclass(frozen=True)
-class Budget:
+class Budget(Namespaced):
     """A PodDisruptionBudget.
 
     Attributes:
@@ -148,11 +155,6 @@ class Budget:
     min_available: int | str | None = None
     max_unavailable: int | str | None = None
     source: str = ""
-
-    @property
-    def key(self) -> str:
-        """``namespace/name``."""
-        return f"{self.namespace}/{self.name}"
 
 
 @dataclass(frozen=True)
@@ -189,5 +191,5 @@ class Snapshot:
         return {n.name: i for i, n in enumerate(self.nodes)}
 
 
-__all__ = ["BASE_RESOURCES", "BYTE_RESOURCES", "TYPE_LABELS", "Budget", "Node", "Pod", "Snapshot",
-           "show", "to_units", "unit"]
+__all__ = ["BASE_RESOURCES", "BYTE_RESOURCES", "TYPE_LABELS", "Budget", "Namespaced", "Node", "Pod",
+           "Snapshot", "show", "to_units", "unit"]

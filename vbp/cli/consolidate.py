@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -49,12 +48,13 @@ def consolidate(snapshot: str, hosts: tuple[str, ...], max_moves: str, replace: 
     every PodDisruptionBudget allows. Exit status 0 with an answer, 2 on bad input, 3 when a
     budget is proven infeasible (naming the nodes and resources over), 4 when none was found.
     """
+    from packing.cluster.answer import parse_budgets
     from packing.cluster.drain import kubectl_commands
     from packing.io.atomic import write_text
     from packing.io.documents import write_document
+    from packing.report.text import consolidate_lines
     from solvers import Aborted, run_stoppable
     from vbp.consolidate import consolidate as run
-    from vbp.consolidate import parse_budgets
 
     parse_budgets(max_moves)
     check_outputs([(out, "--out", OUT_SUFFIXES)], force=force,
@@ -76,7 +76,7 @@ def consolidate(snapshot: str, hosts: tuple[str, ...], max_moves: str, replace: 
     if as_json:
         click.echo(json.dumps(doc))
     else:
-        click.echo("\n".join(render(result.to_dict())))
+        click.echo("\n".join(consolidate_lines(result.to_dict())))
         if out is not None and last.cost_after is not None:
             click.echo(f"drain plan {out}")
     if stopped:
@@ -85,40 +85,3 @@ def consolidate(snapshot: str, hosts: tuple[str, ...], max_moves: str, replace: 
         raise SystemExit(EXIT_INFEASIBLE)
     if any(a.cost_after is None for a in result.answers):
         raise SystemExit(EXIT_NO_PLACEMENT)
-
-
-def _g(x: float | None) -> str:
-    return "-" if x is None else f"{x:g}"
-
-
-def render(d: dict[str, Any]) -> list[str]:
-    """The text report: a row per budget, the autoscalers' rows, the last answer's changes."""
-    r0 = d["results"][0]
-    lines = [f"snapshot {d['snapshot']}: {d['nodes']} nodes, cost {_g(r0['cost_before'])}"
-             f"{'' if d['priced'] else ' (nodes counted: no prices)'}; {d['pods']} pods "
-             f"({d['daemon_pods']} DaemonSet pods, {len(r0['pinned'])} pinned, "
-             f"{len(r0['placed']) + len(r0['unplaced'])} pending)"]
-    rows = [("max moves", "by", "status", "cost", "nodes", "bound", "gap", "moves", "waves", "time")]
-    for r in d["results"]:
-        rows.append(("all" if r["max_moves"] is None else str(r["max_moves"]), "vbp", r["status"],
-                     _g(r["cost_after"]), _g(r["nodes_after"]), _g(r["bound"]),
-                     "-" if r["gap"] is None else f"{100 * r['gap']:.2f}%", str(r["moves"]),
-                     str(len(r["waves"])), f"{r['seconds']:.1f}s"))
-        rows += [("", b["name"], "", _g(b["cost_after"]), str(b["nodes_after"]), "", "",
-                  str(b["moves"]), "", "") for b in r["baselines"]]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
-    r = d["results"][-1]
-    if r["cost_after"] is not None:
-        best = min([b["cost_after"] for b in r["baselines"]] or [r["cost_after"]])
-        lines.append(f"autoscalers {_g(best)}, vbp {_g(r['cost_after'])}, no plan below {_g(r['bound'])}")
-    if r["reason"]:
-        lines.append(f"{r['status']}: {r['reason']}")
-    lines += [f"remove {n}" for n in r["removed"]] + [f"add    {a['node']} ({a['type']})" for a in r["added"]]
-    for k, wave in enumerate(r["waves"]):
-        for i in wave:
-            e = r["evictions"][i]
-            lines.append(f"wave {k + 1}: {e['namespace']}/{e['pod']}: {e['from']} -> {e['to']}")
-    lines += [f"pending {p['pod']} -> {p['node']}" for p in r["placed"]]
-    lines += [f"cannot place {p['pod']}: {p['reason']}" for p in r["unplaced"]]
-    return lines

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -86,6 +85,7 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
     """
     from packing.plan.model import parse_growth
     from packing.plan.result import scenario_path
+    from packing.report.text import plan_text
     from vbp.plan import plan as run_plan
 
     if ray_address and executor_kind != "ray":
@@ -121,7 +121,7 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
             d["outputs"] = {"placement": written, "kubernetes": [w for w, _ in k8s_written]}
         click.echo(json.dumps(d))
     else:
-        click.echo(render(result))
+        click.echo(plan_text(result))
         for w in written:
             click.echo(f"placement  {w}")
         for w, what in k8s_written:
@@ -155,55 +155,6 @@ def write_kubernetes(path: str, scenarios: Sequence[Any]) -> list[tuple[str, str
         write_objects(p, objs)
         out.append((str(p), summary(objs)))
     return out
-
-
-def _num(x: float | None, digits: int = 4) -> str:
-    if x is None:
-        return "-"
-    if math.isinf(x):
-        return "inf"
-    return f"{x:.{digits}g}"
-
-
-def render(result: Any) -> str:
-    """The text report: one line per scenario, then a table per scenario and host type."""
-    lines = [f"planned against: {result.planned_against}", ""]
-    rows = [("growth", "status", "hosts", "cost", "bound", "gap", "time")]
-    for s in result.scenarios:
-        rows.append((f"{s.growth:g}", s.status, "-" if s.hosts is None else str(s.hosts),
-                     _num(s.cost, 6), _num(s.bound, 6),
-                     "-" if s.gap is None else f"{100 * s.gap:.2f}%", f"{s.seconds:.1f}s"))
-    lines += _table(rows)
-    if any(s.per_type for s in result.scenarios):
-        lines += ["", "use: load / the hosts' full capacity; of planned: load / the capacity "
-                      "planned against"]
-    for s in result.scenarios:
-        lines.append("")
-        if s.reason:
-            lines.append(f"growth {s.growth:g}: {s.status}: {s.reason}")
-        if not s.per_type:
-            continue
-        res = list(s.per_type[0].utilisation)
-        head = ("type", "hosts", "cost", *[f"use {r}" for r in res],
-                *[f"of planned {r}" for r in res], "bottleneck", *[f"stranded {r}" for r in res])
-        body = [head]
-        for t in s.per_type:
-            body.append((t.type, f"{t.hosts}/{s.max_hosts.get(t.type, 0)}", _num(t.cost, 6),
-                         *[f"{100 * t.utilisation[r]:.1f}%" for r in res],
-                         *[f"{100 * t.utilisation_of_planned.get(r, 0.0):.1f}%" for r in res],
-                         t.bottleneck or "-", *[_num(t.stranded[r]) for r in res]))
-        lines.append(f"growth {s.growth:g} per host type (hosts used / hosts allowed):")
-        lines += _table(body)
-        if s.n_plus_one is not None:
-            lines.append(f"n+1: {json.dumps(s.n_plus_one)}")
-        if s.moves is not None:
-            lines.append(f"moves: {json.dumps(s.moves)}")
-    return "\n".join(lines)
-
-
-def _table(rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
 
 
 def plot_plan(path: str | Path, scenarios: Sequence[Any]) -> Path:

@@ -1,0 +1,223 @@
+"""Text reports for people: ``vbp info``, ``vbp plan`` and ``vbp consolidate`` as aligned lines.
+
+Each function formats what a library returned (the dictionaries of ``--json``, or the result
+object); the commands print the lines.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+
+def table(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as lines, each column as wide as its widest cell, trailing blanks stripped."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+SHOWN_RESOURCES = 6
+"""How many resource names the human output lists before "...". """
+
+
+def _counts(m: dict[str, int]) -> str:
+    return ", ".join(f"{n:,} {k}" for k, n in m.items()) or "none"
+
+
+def _k8s_rows(d: dict[str, Any]) -> tuple[list[tuple[str, str]], list[str]]:
+    """Rows and the ignored-term lines for an instance read from Kubernetes manifests."""
+    k = d["k8s"]
+    res = d["resource_names"]
+    rows = [("objects", _counts(k["objects"])), ("skipped", _counts(k["skipped"]))]
+    if k["daemonsets"]:
+        rows.append(("daemonsets", f"{len(k['daemonsets']):,} ({', '.join(k['daemonsets'])})"))
+        def vec(v: list[float]) -> str:
+            return ", ".join(f"{x:g} {r}" for x, r in zip(v, res, strict=False))
+
+        if k["overhead"]:
+            per = "; ".join(f"{t}: {vec(v)}" for t, v in k["overhead"].items())
+            rows.append(("per host", f"{per} (DaemonSets; taken off each host's capacity)"))
+        else:
+            rows.append(("per host", f"{vec(k['reserve'])} reserved on a host without labels "
+                                     "or taints (DaemonSets)"))
+    if not d["host_types"]:
+        rows.append(("hosts", "none: manifests carry no hosts; give them with --hosts, e.g. "
+                              "--hosts 16c64g:10 (cores, GiB, optional <n>gpu, count)"))
+    rows.append(("ignored", f"{len(k['ignored']):,} soft or unmodelled terms"
+                 + (" (listed below)" if k["ignored"] else "")))
+    return rows, [f"  {x}" for x in k["ignored"]]
+
+
+def info_lines(d: dict[str, Any]) -> list[str]:
+    """``vbp info``'s lines: aligned ``label  value`` rows (a snapshot's own lines for a snapshot)."""
+    if "snapshot" in d:
+        return [f"name       {d['name']}", "source     kubernetes snapshot",
+                *snapshot_lines(d["snapshot"])]
+    names = d["resource_names"]
+    shown = ", ".join(names[:SHOWN_RESOURCES]) + (", ..." if len(names) > SHOWN_RESOURCES else "")
+    rows: list[tuple[str, str]] = [
+        ("name", str(d["name"])),
+        ("source", str(d["source"] or "instance file")),
+        ("apps", f"{d['apps']:,}"),
+        ("containers", f"{d['containers']:,}"),
+        ("hosts", f"{d['hosts']:,} in {d['host_types']:,} host type"
+                  f"{'' if d['host_types'] == 1 else 's'}"),
+        ("resources", f"{d['resources']:,} ({shown})"),
+        ("rules", f"{d['rules']:,} ({d['cross_rules']:,} between different apps)"),
+        ("exclusions", f"{d['exclusions']:,}"),
+    ]
+    if d["gpus"] or d["gpu_resources"]:
+        rows.append(("GPUs", f"{d['gpus']:,} cards ({', '.join(d['gpu_resources'])} per card)"))
+    else:
+        rows.append(("GPUs", "none"))
+    if d["restricted_apps"] or d["labelled_host_types"]:
+        rows.append(("selection", f"{d['restricted_apps']:,} apps restricted to some host types; "
+                                  f"{d['labelled_host_types']:,} host types with labels or "
+                                  "taints"))
+    if d.get("domain_capped_apps") or d.get("spread_apps"):
+        rows.append(("topology", f"{d['domain_capped_apps']:,} apps with domain caps; "
+                                 f"{d['spread_apps']:,} apps with spread rules"))
+    if d["initially_placed"]:
+        rows.append(("initial", f"{d['initially_placed']:,} of {d['containers']:,} containers "
+                                "placed"))
+    else:
+        rows.append(("initial", "none"))
+    if d["requests"]:
+        rows.append(("requests", f"{d['requests']:,} arrivals, {d['requests_with_end']:,} with "
+                                 "a departure"))
+    else:
+        rows.append(("requests", "none"))
+    extra: list[str] = []
+    if "k8s" in d:
+        more, extra = _k8s_rows(d)
+        if not d["host_types"]:
+            rows = [r for r in rows if r[0] != "hosts"]
+        rows += more
+    width = max(len(k) for k, _ in rows)
+    return [f"{k.ljust(width)}  {v}" for k, v in rows] + extra
+
+
+def _num(x: float | None, digits: int = 4) -> str:
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    return f"{x:.{digits}g}"
+
+
+def plan_text(result: Any) -> str:
+    """``vbp plan``'s report: one line per scenario, then a table per scenario and host type."""
+    lines = [f"planned against: {result.planned_against}", ""]
+    rows = [("growth", "status", "hosts", "cost", "bound", "gap", "time")]
+    for s in result.scenarios:
+        rows.append((f"{s.growth:g}", s.status, "-" if s.hosts is None else str(s.hosts),
+                     _num(s.cost, 6), _num(s.bound, 6),
+                     "-" if s.gap is None else f"{100 * s.gap:.2f}%", f"{s.seconds:.1f}s"))
+    lines += table(rows)
+    if any(s.per_type for s in result.scenarios):
+        lines += ["", "use: load / the hosts' full capacity; of planned: load / the capacity "
+                      "planned against"]
+    for s in result.scenarios:
+        lines.append("")
+        if s.reason:
+            lines.append(f"growth {s.growth:g}: {s.status}: {s.reason}")
+        if not s.per_type:
+            continue
+        res = list(s.per_type[0].utilisation)
+        head = ("type", "hosts", "cost", *[f"use {r}" for r in res],
+                *[f"of planned {r}" for r in res], "bottleneck", *[f"stranded {r}" for r in res])
+        body = [head]
+        for t in s.per_type:
+            body.append((t.type, f"{t.hosts}/{s.max_hosts.get(t.type, 0)}", _num(t.cost, 6),
+                         *[f"{100 * t.utilisation[r]:.1f}%" for r in res],
+                         *[f"{100 * t.utilisation_of_planned.get(r, 0.0):.1f}%" for r in res],
+                         t.bottleneck or "-", *[_num(t.stranded[r]) for r in res]))
+        lines.append(f"growth {s.growth:g} per host type (hosts used / hosts allowed):")
+        lines += table(body)
+        if s.n_plus_one is not None:
+            lines.append(f"n+1: {json.dumps(s.n_plus_one)}")
+        if s.moves is not None:
+            lines.append(f"moves: {json.dumps(s.moves)}")
+    return "\n".join(lines)
+
+
+def _g(x: float | None) -> str:
+    return "-" if x is None else f"{x:g}"
+
+
+def consolidate_lines(d: dict[str, Any]) -> list[str]:
+    """``vbp consolidate``'s report: a row per budget and per autoscaler, the last answer's changes."""
+    r0 = d["results"][0]
+    lines = [f"snapshot {d['snapshot']}: {d['nodes']} nodes, cost {_g(r0['cost_before'])}"
+             f"{'' if d['priced'] else ' (nodes counted: no prices)'}; {d['pods']} pods "
+             f"({d['daemon_pods']} DaemonSet pods, {len(r0['pinned'])} pinned, "
+             f"{len(r0['placed']) + len(r0['unplaced'])} pending)"]
+    rows = [("max moves", "by", "status", "cost", "nodes", "bound", "gap", "moves", "waves", "time")]
+    for r in d["results"]:
+        rows.append(("all" if r["max_moves"] is None else str(r["max_moves"]), "vbp", r["status"],
+                     _g(r["cost_after"]), _g(r["nodes_after"]), _g(r["bound"]),
+                     "-" if r["gap"] is None else f"{100 * r['gap']:.2f}%", str(r["moves"]),
+                     str(len(r["waves"])), f"{r['seconds']:.1f}s"))
+        rows += [("", b["name"], "", _g(b["cost_after"]), str(b["nodes_after"]), "", "",
+                  str(b["moves"]), "", "") for b in r["baselines"]]
+    lines += table(rows)
+    r = d["results"][-1]
+    if r["cost_after"] is not None:
+        best = min([b["cost_after"] for b in r["baselines"]] or [r["cost_after"]])
+        lines.append(f"autoscalers {_g(best)}, vbp {_g(r['cost_after'])}, no plan below {_g(r['bound'])}")
+    if r["reason"]:
+        lines.append(f"{r['status']}: {r['reason']}")
+    lines += [f"remove {n}" for n in r["removed"]] + [f"add    {a['node']} ({a['type']})" for a in r["added"]]
+    for k, wave in enumerate(r["waves"]):
+        for i in wave:
+            e = r["evictions"][i]
+            lines.append(f"wave {k + 1}: {e['namespace']}/{e['pod']}: {e['from']} -> {e['to']}")
+    lines += [f"pending {p['pod']} -> {p['node']}" for p in r["placed"]]
+    lines += [f"cannot place {p['pod']}: {p['reason']}" for p in r["unplaced"]]
+    return lines
+
+
+SHOWN = ("cpu", "memory", "pods")
+"""The resources of a snapshot's per-node table (others are in the JSON)."""
+
+
+def snapshot_lines(facts: dict[str, Any]) -> list[str]:
+    """``vbp info``'s text for a snapshot."""
+    f = facts
+    types = ", ".join(f"{n} {t}" for t, n in f["types"].items())
+    rows = [
+        ("nodes", f"{f['nodes']:,} ({types}); {len(f['cordoned'])} cordoned"),
+        ("pods", f"{f['pods']:,} running or pending ({f['daemon_pods']:,} DaemonSet pods), "
+                 f"{len(f['pending']):,} pending, {f['finished_pods']:,} finished (hold nothing)"),
+        ("pinned", f"{len(f['pinned']):,} pods stay where they run"
+                   + (" (listed below)" if f["pinned"] else "")),
+        ("budgets", "; ".join(f"{b['budget']} allows {b['allowed']} at once" for b in f["budgets"])
+         or "none"),
+        ("resources", ", ".join(f["resources"])),
+        ("objects", ", ".join(f"{n:,} {k}" for k, n in f["objects"].items())),
+    ]
+    if f["unplaceable"]:
+        rows.append(("unplaceable", f"{len(f['unplaceable'])} pending pods fit on no node (listed below)"))
+    width = max(len(k) for k, _ in rows)
+    out = [f"{k.ljust(width)}  {v}" for k, v in rows]
+    rows_n = [["node", "type"] + [f"{r} req/alloc" for r in SHOWN]]
+    for n in f["per_node"]:
+        cells = [n["node"] + (" (cordoned)" if n["cordoned"] else ""), n["type"]]
+        for r in SHOWN:
+            cells.append(f"{_amount(r, n['requested'][r])}/{_amount(r, n['allocatable'][r])}")
+        rows_n.append(cells)
+    out += ["", *table(rows_n)]
+    out += [f"  pending: {x}" for x in f["pending"]]
+    for what, key in (("pinned", "pinned"), ("pending, fits nowhere", "unplaceable")):
+        out += [f"  {what}: {x['pod']}: {x['reason']}" for x in f[key]]
+    out += [f"  ignored: {x}" for x in f["ignored"]]
+    return out
+
+
+def _amount(resource: str, value: float) -> str:
+    return f"{value:.3g}" if resource != "pods" else f"{value:g}"
+
+
+__all__ = ["SHOWN", "consolidate_lines", "info_lines", "plan_text", "snapshot_lines", "table"]
