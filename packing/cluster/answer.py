@@ -170,12 +170,14 @@ def consolidation_of(problem: ClusterProblem, x: np.ndarray | None, *, status: s
     evictions: list[Eviction] = []
     placed: list[tuple[str, str]] = []
     for k, mv in enumerate(w.moves):
-        p = pods[mv.pod]
+        # a problem from a planning instance has containers, not pods: "<app>[<i>]"
+        ns, name = ((pods[mv.pod].namespace, pods[mv.pod].name) if pods
+                    else ("", f"{P.apps[mv.app].name}[{mv.pod}]"))
         if mv.src >= 0:
             idx[k] = len(evictions)
-            evictions.append(Eviction(p.name, p.namespace, P.host_names[mv.src], P.host_names[mv.dst]))
+            evictions.append(Eviction(name, ns, P.host_names[mv.src], P.host_names[mv.dst]))
         else:
-            placed.append((p.key, P.host_names[mv.dst]))
+            placed.append((f"{ns}/{name}" if ns else name, P.host_names[mv.dst]))
     waves_e = tuple(t for t in (tuple(idx[k] for k in wave if k in idx) for wave in w.waves) if t)
     o = outcome(P, x, "vbp")
     added = tuple((n, P.host_type[P.host_names.index(n)]) for n in o.added)

@@ -688,5 +688,61 @@ def _why_nowhere(dem: np.ndarray, ok: np.ndarray, capacity: np.ndarray, res: Seq
     return f"no node it may use has the free {', '.join(short)} it asks for"
 
 
-__all__ = ["DAEMON_TOLERATIONS", "NEW_NODE_PODS", "AppGroup", "ClusterProblem", "build_problem",
-           "slot_bound"]
+__all__ = ["BASE_SCALE", "DAEMON_TOLERATIONS", "NEW_NODE_PODS", "AppGroup", "ClusterProblem",
+           "build_problem", "from_instance", "slot_bound"]
+
+
+# ------------------------------------------------------------------------------------------------
+# a running cluster that is a planning instance (vbp plan --current)
+BASE_SCALE = {"cpu": 1000, "memory": 2**30, "gpu": 1}
+"""Base units per planning unit: millicores per core, bytes per GiB, cards."""
+
+
+def from_instance(instance: Instance, existing: np.ndarray, running: np.ndarray) -> ClusterProblem | None:
+    """A planning instance with running hosts as a consolidation problem (``None``: not modelled).
+
+    The hosts are the instance's, in its order; the running ones (``existing``) cost nothing
+    (already paid), the others their type's cost. ``running[a, h]`` containers of app ``a`` run
+    on host ``h`` now; an app with fewer containers in the demand keeps those on its first hosts.
+    Demands and capacities become integer base units (:data:`BASE_SCALE`: millicores, bytes,
+    cards; capacities rounded down, demands to the nearest, which must be within ``1e-6``).
+    Not modelled (then ``None``): ``<A, B, k>`` rules with ``k > 0``, topology rules, GPU cards
+    modelled per card, resources other than cpu, memory and gpu.
+    """
+    inst = instance
+    if any(r.k > 0 for r in inst.all_rules) or inst.has_topology or inst.max_gpus \
+            or any(r not in BASE_SCALE for r in inst.resources):
+        return None
+    scale = np.array([BASE_SCALE[r] for r in inst.resources], dtype=np.float64)
+    dem_f = inst.demand * scale
+    demand = np.rint(dem_f).astype(np.int64)
+    if (np.abs(dem_f - demand) > 1e-6).any():
+        return None
+    capacity = np.floor(inst.host_capacity * scale + 1e-6).astype(np.int64)
+    H, A = inst.n_hosts, inst.n_apps
+    orig = np.zeros((A, H), dtype=np.int64)
+    for a in range(A):
+        left = int(inst.counts[a])
+        for h in np.flatnonzero(running[a]).tolist():
+            k = min(left, int(running[a, h]))
+            orig[a, h] = k
+            left -= k
+    ok = inst.type_allowed
+    allowed_m = np.ones((A, H), dtype=bool) if ok is None else ok[:, inst.host_type_of]
+    idx = inst.app_index
+    excl = tuple(sorted({(min(idx[r.a], idx[r.b]), max(idx[r.a], idx[r.b])) for r in inst.all_rules}))
+    price = np.where(existing, 0.0, inst.host_cost)
+    groups, pos = [], 0
+    for t in inst.host_types:
+        groups.append((pos, t.count))
+        pos += t.count
+    apps = tuple(AppGroup(a.name, None, tuple(range(a.count))) for a in inst.apps)
+    snap = Snapshot((), (), resources=inst.resources)
+    P = ClusterProblem(snap, inst.resources, inst.host_names, np.full(H, -1, dtype=np.int64),
+                       tuple(inst.host_types[t].name for t in inst.host_type_of.tolist()),
+                       existing.copy(), np.zeros(H, dtype=bool), price, capacity,
+                       np.zeros((H, len(inst.resources)), dtype=np.int64), apps, demand, orig,
+                       allowed_m | (orig > 0), inst.cap.astype(np.int64), excl, groups=tuple(groups),
+                       admitted=allowed_m)
+    P.__dict__["instance"] = inst  # the planning instance itself (a cached property)
+    return P

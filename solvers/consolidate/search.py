@@ -5,9 +5,11 @@
   (fewest pods per price, then the emptiest), each pod best fit on the nodes still used, within
   the move budget, until no node can be emptied.
 * :func:`improve` is large neighbourhood search over hosts: a neighbourhood is a used host that
-  is little used, the used hosts with the most room, and (with new types) an unused slot of each
-  type; the CP-SAT model of :mod:`solvers.consolidate.model` re-places every pod on them, keeping
-  the rest, within the move budget; a better solution (cost, then moves) replaces the incumbent.
+  is dear and little used, the used hosts with the most room and a price to save (and some
+  others, the dearer the likelier), and (with new types) an unused slot of each type; one in five
+  takes every new host in use with a free one of each type and the nodes with the most room; the
+  CP-SAT model of :mod:`solvers.consolidate.model` re-places every pod on them, keeping the
+  rest, within the move budget; a better solution (cost, then moves) replaces the incumbent.
   Each sub-model gets a deterministic time; the neighbourhoods come from a seeded generator;
   the search ends when its deterministic work reaches the budget (or the wall-time limit, which
   on a loaded machine may come first).
@@ -94,6 +96,12 @@ def drain_nodes(problem: ClusterProblem, x: np.ndarray, max_moves: int | None,
 
 
 # ------------------------------------------------------------------------------------------------
+SLOTS_AT_ONCE = 60
+"""Up to this many new hosts in use, a neighbourhood may take all of them (repacking what is added)."""
+SLOT_SHARE = 0.2
+"""The share of neighbourhoods that take every new host in use (when there are few enough)."""
+
+
 @dataclass
 class SearchStats:
     """What the neighbourhood search did."""
@@ -102,6 +110,7 @@ class SearchStats:
     improvements: int = 0
     det_time: float = 0.0
     size: int = 0
+    stalled: bool = False
 
 
 def neighbourhood(problem: ClusterProblem, x: np.ndarray, size: int,
@@ -116,19 +125,33 @@ def neighbourhood(problem: ClusterProblem, x: np.ndarray, size: int,
         victims = np.flatnonzero(used)
     if not len(victims):
         return np.zeros(0, dtype=np.int64)
-    w = (1.0 - np.minimum(fill[victims], 1.0)) ** 2 + 1e-3
+    added = np.flatnonzero(used & ~P.existing)
+    if 0 < len(added) <= SLOTS_AT_ONCE and rng.random() < SLOT_SHARE:
+        # every new host in use, one free of each type, and the nodes with the most room
+        free_of: dict[str, int] = {}
+        for h in np.flatnonzero(~used & ~P.existing).tolist():
+            free_of.setdefault(P.host_type[h], h)
+        nodes = np.flatnonzero(used & P.existing)
+        roomy = nodes[np.argsort(fill[nodes], kind="stable")][: max(1, size // 2)]
+        return np.array(sorted({*added.tolist(), *free_of.values(), *roomy.tolist()}), dtype=np.int64)
+    w = P.price[victims] * (1.0 - np.minimum(fill[victims], 1.0)) ** 2 + 1e-3  # dear, empty first
     v = int(rng.choice(victims, p=w / w.sum()))
     others = np.flatnonzero(used)
     others = others[others != v]
     chosen = [v]
     if len(others):
+        # partners: room to take pods, and a price to save (hosts already paid for come last)
         room = 1.0 - np.minimum(fill[others], 1.0)
-        top = others[np.argsort(-room - 0.5 * rng.random(len(others)), kind="stable")]
+        dear = P.price[others] / max(float(P.price.max()), 1e-9)
+        score = (room + 0.1) * (dear + 0.05) * (0.5 + rng.random(len(others)))
+        top = others[np.argsort(-score, kind="stable")]
         half = max(1, (size - 1) // 2)
         chosen += top[:half].tolist()
         rest = np.setdiff1d(others, top[:half])
         if len(rest):
-            chosen += rng.choice(rest, size=min(len(rest), size - 1 - half), replace=False).tolist()
+            w = (P.price[rest] + 0.05 * max(float(P.price.max()), 1e-9))
+            chosen += rng.choice(rest, size=min(len(rest), size - 1 - half), replace=False,
+                                 p=w / w.sum()).tolist()
     free_slots: dict[str, int] = {}
     for h in np.flatnonzero(~used & ~P.existing).tolist():
         free_slots.setdefault(P.host_type[h], h)
@@ -142,7 +165,7 @@ def neighbourhood(problem: ClusterProblem, x: np.ndarray, size: int,
 
 def improve(problem: ClusterProblem, x: np.ndarray, max_moves: int | None, clock: Clock, *,
             work: float, seed: int = 0, front: Front | None = None, size: int = 8,
-            step: float = 0.5) -> tuple[np.ndarray, SearchStats]:
+            step: float = 0.5, patience: int | None = None) -> tuple[np.ndarray, SearchStats]:
     """Large neighbourhood search from ``x`` (see the module docstring).
 
     Args:
@@ -156,13 +179,20 @@ def improve(problem: ClusterProblem, x: np.ndarray, max_moves: int | None, clock
         size: hosts per neighbourhood to start with (it grows while sub-models are proven
             optimal quickly and shrinks when they are not).
         step: deterministic time per sub-model.
+        patience: stop after this many neighbourhoods in a row without an improvement
+            (``None``: never; the count is deterministic, so is where the search stops).
     """
     P = problem
     rng = np.random.default_rng(seed)
     best = x.copy()
     best_key = key(P, best)
     st = SearchStats(size=size)
+    since = 0
     while st.det_time < work and clock.left(0.0) > 0.05 and not clock.stopped:
+        if patience is not None and since >= patience:
+            st.stalled = True
+            break
+        since += 1
         S = neighbourhood(P, best, st.size, rng)
         if len(S) < 2:
             break
@@ -174,7 +204,7 @@ def improve(problem: ClusterProblem, x: np.ndarray, max_moves: int | None, clock
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = int(rng.integers(0, 2**31 - 1))
         solver.parameters.max_deterministic_time = float(step)
-        solver.parameters.max_time_in_seconds = max(0.01, min(clock.left(), 4 * step))
+        solver.parameters.max_time_in_seconds = max(0.01, min(clock.left(), 20 * step))
         status = run_cpsat(solver, mm.model, stop=clock.stop)
         st.det_time += float(solver.deterministic_time) + 0.01
         if status == cp_model.OPTIMAL and st.size < len(P.host_names):
@@ -188,6 +218,7 @@ def improve(problem: ClusterProblem, x: np.ndarray, max_moves: int | None, clock
         if k < best_key and (max_moves is None or k[1] <= max_moves):
             best, best_key = cand, k
             st.improvements += 1
+            since = 0
             if front is not None:
                 front.add(best)
     return best, st

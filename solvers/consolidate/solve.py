@@ -1,24 +1,39 @@
 """``consolidate``: the cheapest cluster reachable with a move budget, its evictions in waves, proven.
 
-The steps, in one budget of wall time (and, for repeatability, of CP-SAT's deterministic time):
+**A ladder of budgets.** The search climbs the move budgets ``0, 1, ..., 8, 12, 18, 27, ...``
+(up by half, below the pods that can move) and then no limit (:func:`ladder`); each rung starts
+from the answer of the rung below (which stays within its larger budget) and gets the same share of the time
+limit (:func:`shares`), whatever budget was asked. The answer for a budget ``M`` is the answer of
+the highest rung at most ``M``. So **more moves never cost more**, in one run and across runs: the run for a
+larger budget passes through the same rungs, with the same seeded, deterministic work, and may
+only climb further. The same ``seed`` gives the same answer, unless the wall clock (on a loaded
+machine) stops a rung before its deterministic work is done. Several budgets in one run
+(:func:`consolidate_budgets`) share one climb.
 
-1. :func:`packing.cluster.fit.start`: the running cluster, Pending pods placed;
-2. the proven bound of :func:`solvers.consolidate.bound.relaxation_bound`;
-3. :func:`solvers.consolidate.search.drain_nodes`, then, while time is left, either the whole
-   CP-SAT model (:mod:`solvers.consolidate.model`; when it is small: its solution is optimal
-   when CP-SAT proves it, and its bound joins the relaxation's) or large neighbourhood search
-   (:func:`solvers.consolidate.search.improve`);
-4. the answer is checked (:func:`packing.feasibility.checker.check` on the problem's instance,
-   and :func:`packing.feasibility.transition.check_transition`: pinned pods stay, cordoned nodes
-   take no new pod, the move budget), and its evictions ordered in waves that keep every
-   PodDisruptionBudget (:func:`packing.cluster.waves.plan_waves`); if some evictions cannot be
-   ordered, the cheapest solution found with fewer moves whose evictions can is returned (the
-   running cluster, with no move, always can).
+Each rung (:func:`search_rung`), in its share of the time:
 
-**More moves never cost more.** :func:`consolidate_budgets` solves several budgets in increasing
-order, each search starting from the answer of the budget before (which stays within the larger
-budget), so its costs never increase with the budget. The same ``seed`` gives the same answer
-when the search ends on its deterministic work budget or a proof (not cut by the wall clock).
+1. start from the rung below, or from :func:`packing.cluster.fit.start` (the running cluster,
+   Pending pods placed);
+2. :func:`solvers.consolidate.search.drain_nodes`;
+3. large neighbourhood search (:func:`solvers.consolidate.search.improve`): all the rung's time
+   when the whole model is large, :data:`LNS_SHARE` of it when mid-sized, none when small;
+4. on the first and the last rung, the whole CP-SAT model (:mod:`solvers.consolidate.model`, on
+   the hosts a cheaper solution may use, :func:`useful_hosts`), when it has at most
+   :data:`FULL_MODEL_VARS` variables: its solution when better, and its proven bound for the
+   rung's budget. The rungs between search only, until :data:`PATIENCE` neighbourhoods in a row
+   bring nothing; their unused time passes up.
+
+**The proof for the budget asked**: the relaxation of
+:func:`solvers.consolidate.bound.relaxation_bound` with that budget, and the whole model's bound
+with that budget (the last rung's, or a solve for the bound alone when the budget is no rung);
+"optimal" when the cost meets it. The answer is checked (:func:`packing.feasibility.checker.check` on the
+problem's instance, and :func:`packing.feasibility.transition.check_transition`: pinned pods
+stay, cordoned nodes take no new pod, the budget) and its evictions ordered in waves that keep
+every PodDisruptionBudget (:func:`packing.cluster.waves.plan_waves`); if some evictions cannot
+be ordered, the cheapest solution found whose evictions can is returned instead.
+
+A budget with no solution on any rung gets a proof: the relaxation or the whole model proves it
+infeasible (the reason names the nodes and resources over), or the status is ``unknown``.
 """
 
 from __future__ import annotations
@@ -26,6 +41,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -43,16 +60,62 @@ from solvers.consolidate.search import Front, drain_nodes, improve, key
 
 FULL_MODEL_VARS = 20_000
 """The whole model is solved when it has at most this many pod-count variables (apps x hosts
-they may use); larger problems use the neighbourhood search."""
+they may use); larger problems use the neighbourhood search only."""
+SMALL_MODEL_VARS = 2_000
+"""Up to this many variables the whole model is solved at once; above, the neighbourhood search
+takes :data:`LNS_SHARE` of the rung's time first."""
+LNS_SHARE = 0.6
+PATIENCE = 12
+"""A rung between the first and the last stops after this many neighbourhoods without progress."""
 BOUND_SHARE = 0.15
 """Share of the time limit the relaxation bound may take (at most :data:`BOUND_SECONDS`)."""
 BOUND_SECONDS = 30.0
 
 
-def model_size(problem: ClusterProblem) -> int:
+def ladder(problem: ClusterProblem) -> tuple[int | None, ...]:
+    """The budgets the search climbs.
+
+    0 to 8, then up by half (12, 18, 27, ...) below the pods that can move, then no limit.
+    """
+    n = int(problem.orig[~problem.pinned].sum()) if problem.n_apps else 0
+    out: list[int | None] = list(range(min(n, 9)))
+    r = 12
+    while r < n:
+        out.append(r)
+        r = math.ceil(r * 1.5)
+    if not out:
+        out.append(0)
+    out.append(None)
+    return tuple(out)
+
+
+def _within(r: int | None, budget: int | None) -> bool:
+    return budget is None or (r is not None and r <= budget)
+
+
+def useful_hosts(problem: ClusterProblem, x: np.ndarray) -> np.ndarray:
+    """The hosts a solution at most as cheap as ``x`` may use, shape ``(m,)``.
+
+    Every node of the cluster, and of each new type ``t`` its first ``floor(cost(x) / price_t)``
+    slots (the slots of a type are alike, and a cheaper solution cannot pay for more); the slots
+    ``x`` uses are among them.
+    """
+    P = problem
+    upper = int(P.scaled_price[P.used(x)].sum())
+    keep = P.existing | P.used(x)
+    for t in sorted({P.host_type[h] for h in np.flatnonzero(~P.existing).tolist()}):
+        hs = [h for h in np.flatnonzero(~P.existing).tolist() if P.host_type[h] == t]
+        p = int(P.scaled_price[hs[0]])
+        k = len(hs) if p <= 0 else min(len(hs), upper // p)
+        keep[hs[:k]] = True
+    return np.flatnonzero(keep)
+
+
+def model_size(problem: ClusterProblem, hosts: np.ndarray | None = None) -> int:
     """Pod-count variables of the whole model: pairs (movable app, host it may use)."""
     P = problem
-    return int((P.allowed[~P.pinned]).sum())
+    allowed = P.allowed if hosts is None else P.allowed[:, hosts]
+    return int(allowed[~P.pinned].sum())
 
 
 def verify(problem: ClusterProblem, x: np.ndarray, max_moves: int | None) -> list[str]:
@@ -66,124 +129,245 @@ def verify(problem: ClusterProblem, x: np.ndarray, max_moves: int | None) -> lis
     return out
 
 
+@dataclass
+class Rung:
+    """What one rung of the ladder found.
+
+    Attributes:
+        budget: the rung's move budget (``None``: none).
+        x: its solution, or ``None``.
+        found: which part found it.
+        bound: a proven lower bound on the cost with the rung's budget (0 when none is proven).
+        optimal: CP-SAT proved ``x`` optimal for the rung's budget.
+        spare: seconds of its share the rung did not need (deterministic: it ended by a proof or
+            by :data:`PATIENCE`), passed to the next rung.
+    """
+
+    budget: int | None
+    x: np.ndarray | None
+    found: str = ""
+    bound: float = 0.0
+    optimal: bool = False
+    spare: float = 0.0
+
+
+def _full_model(P: ClusterProblem, x: np.ndarray | None, hosts: np.ndarray | None, budget: int | None,
+                clock: Clock, threads: int, seed: int) -> tuple[Any, np.ndarray | None, float]:
+    """Solve the whole model from ``x``: ``(status, solution or None, bound)``."""
+    mm = build_model(P, P.orig if x is None else x, hosts, budget, hint=x is not None)
+    if not mm.feasible:
+        return cp_model.INFEASIBLE, None, math.inf
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = max(1, int(threads))
+    solver.parameters.interleave_search = True
+    solver.parameters.random_seed = int(seed)
+    solver.parameters.max_deterministic_time = max(0.05, clock.left())
+    solver.parameters.max_time_in_seconds = max(0.05, clock.left())
+    st = run_cpsat(solver, mm.model, stop=clock.stop)
+    if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return st, read_solution(mm, solver), cost_bound(mm, solver)
+    bound = cost_bound(mm, solver) if st != cp_model.INFEASIBLE else math.inf
+    return st, None, bound
+
+
+def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray | None, clock: Clock, *,
+                threads: int, seed: int, front: Front, full: bool = True) -> Rung:
+    """The best solution found with at most ``budget`` moves, from the rung below (module docstring).
+
+    Args:
+        problem: the problem.
+        budget: the rung's move budget.
+        below: the answer of the rung below (or a start), or ``None``.
+        clock: the rung's time.
+        threads: CP-SAT workers of the whole model.
+        seed: seeds the neighbourhood search and CP-SAT.
+        front: receives every solution found.
+        full: end with the whole model (when small enough); the rungs between the first and the
+            last search only, and stop when :data:`PATIENCE` neighbourhoods in a row bring nothing
+            (their unused time passes up: :attr:`Rung.spare`).
+    """
+    P = problem
+    x0 = start(P, budget)
+    if below is not None and (x0 is None or key(P, below) < key(P, x0)):
+        x0 = below.copy()
+    if x0 is None:  # nothing to start from: the whole model alone (small problems) may find one
+        if model_size(P) > FULL_MODEL_VARS:
+            return Rung(budget, None)
+        st, x, b = _full_model(P, None, None, budget, clock, threads, seed)
+        if x is not None:
+            front.add(x)
+        return Rung(budget, x, "cpsat", b, st == cp_model.OPTIMAL)
+    front.add(x0)
+    if budget == 0 and P.moves(x0) == 0 and (x0.sum(axis=1) == P.orig.sum(axis=1)).all():
+        return Rung(budget, x0, "start", P.cost(x0), True, clock.time_limit)  # nothing can change
+    found = "start"
+    x = drain_nodes(P, x0, budget, front, stop=lambda: clock.left(0.0) <= 0.02)
+    if key(P, x) < key(P, x0):
+        found = "drain"
+    size = model_size(P, useful_hosts(P, x))
+    solve_whole = full and size <= FULL_MODEL_VARS
+    spare = 0.0
+    if size > SMALL_MODEL_VARS or not solve_whole:
+        part = Clock((LNS_SHARE if solve_whole else 1.0) * clock.left(0.0), clock.stop)
+        x2, stats = improve(P, x, budget, part, work=part.time_limit, seed=seed, front=front,
+                            patience=None if full else PATIENCE)
+        if key(P, x2) < key(P, x):
+            x, found = x2, "lns"
+        if stats.stalled:
+            spare = max(0.0, part.time_limit - stats.det_time)
+    if not solve_whole or clock.left(0.0) <= 0.02:
+        return Rung(budget, x, found, spare=spare)
+    hosts = useful_hosts(P, x)
+    st, cand, b = _full_model(P, x, hosts if len(hosts) < P.n_hosts else None, budget, clock,
+                              threads, seed)
+    if cand is not None:
+        front.add(cand)
+        if key(P, cand) < key(P, x):
+            x, found = cand, "cpsat"
+    return Rung(budget, x, found, b if math.isfinite(b) else 0.0, st == cp_model.OPTIMAL)
+
+
+def shares(rungs: Sequence[int | None], first: float = 0.1, last: float = 1.0) -> list[float]:
+    """Each rung's share of the climb's time, normalised.
+
+    Weight ``first * n`` for rung 0, ``last * n`` for the last (no limit), 1 for the others
+    (``n`` rungs).
+    """
+    n = len(rungs)
+    w = [1.0] * n
+    w[0] = first * n if n > 1 else 1.0
+    if n > 1:
+        w[-1] = last * n
+    total = sum(w)
+    return [x / total for x in w]
+
+
+def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], *,
+                        time_limit: float = 60.0, threads: int = 2, seed: int = 0,
+                        stop: Stop | None = None, start_from: np.ndarray | None = None,
+                        first: float = 0.1, last: float = 1.0) -> list[Consolidation]:
+    """The answers for several move budgets from one climb of the ladder (see the module docstring).
+
+    Args:
+        problem: the cluster and the offers.
+        budgets: move budgets (``None``: no limit; 0: no pod moves), answered in the order given.
+        time_limit: wall-time budget of the whole climb to no limit, seconds; rung ``i`` gets
+            its share of it (:func:`shares`, also as deterministic work), plus the share of a
+            rung below that ended early by a proof; a climb that stops lower takes less.
+        threads: CP-SAT workers for the whole model.
+        seed: seeds the search.
+        stop: ends the search early (Ctrl-C); the best answers so far are returned.
+        start_from: a solution to start the first rung it fits from (its moves within the
+            rung's budget).
+        first: the weight of rung 0 (:func:`shares`): a plan on a running cluster, whose new
+            containers are placed with no move, weighs it more than a consolidation does.
+        last: the weight of the last rung (no limit).
+
+    Returns:
+        One answer per budget (checked; its evictions in waves).
+    """
+    P = problem
+    t0 = time.perf_counter()
+    rungs = ladder(P)
+    split = shares(rungs, first, last)
+    whole = (1.0 - BOUND_SHARE) * time_limit
+    top = None if any(b is None for b in budgets) else max(int(b) for b in budgets if b is not None)
+    front = Front(P)
+    climbed: list[Rung] = []
+    below: np.ndarray | None = None
+    carry = 0.0
+    for i, (r, share) in enumerate(zip(rungs, split, strict=True)):
+        if not _within(r, top):
+            break
+        if start_from is not None and below is None and _within(P.moves(start_from), r):
+            below = start_from
+        rung = search_rung(P, r, below, Clock(whole * share + carry, stop), threads=threads,
+                           seed=seed, front=front, full=i == 0 or r is None)
+        carry = (whole * share + carry) if rung.optimal else rung.spare
+        climbed.append(rung)
+        below = rung.x if rung.x is not None else below
+    out = []
+    for b in budgets:
+        got = [g for g in climbed if _within(g.budget, b)]
+        last_x = next((g for g in reversed(got) if g.x is not None), None)
+        out.append(_answer(P, b, last_x, got[-1] if got else None, front, time_limit, threads,
+                           seed, stop, t0))
+    return out
+
+
 def consolidate(problem: ClusterProblem, max_moves: int | None = None, *, time_limit: float = 60.0,
-                threads: int = 2, seed: int = 0, stop: Stop | None = None,
-                start_from: np.ndarray | None = None) -> Consolidation:
+                threads: int = 2, seed: int = 0, stop: Stop | None = None) -> Consolidation:
     """The cheapest consolidation found with at most ``max_moves`` evictions, and its proof.
 
     Args:
         problem: the cluster and the offers.
         max_moves: most pods evicted (``None``: no limit; 0: no pod moves).
-        time_limit: wall-time budget, seconds (also the deterministic work budget).
+        time_limit: wall-time budget of a climb to no limit, seconds (see :func:`consolidate_budgets`).
         threads: CP-SAT workers for the whole model.
         seed: seeds the search.
         stop: ends the search early (Ctrl-C); the best answer so far is returned.
-        start_from: a solution within the budget to start from (the answer of a smaller budget).
-
-    Returns:
-        The answer (checked; its evictions in waves).
     """
-    P = problem
-    t0 = time.perf_counter()
-    clock = Clock(time_limit, stop)
-    front = Front(P)
-    x0 = start(P, max_moves)
-    if start_from is not None and (x0 is None or key(P, start_from) < key(P, x0)):
-        x0 = start_from.copy()
-    bound, infeasible = relaxation_bound(P, max_moves, time_limit=min(
+    return consolidate_budgets(problem, [max_moves], time_limit=time_limit, threads=threads,
+                               seed=seed, stop=stop)[0]
+
+
+def _answer(P: ClusterProblem, budget: int | None, last: Rung | None, top: Rung | None, front: Front,
+            time_limit: float, threads: int, seed: int, stop: Stop | None, t0: float) -> Consolidation:
+    """The answer for ``budget``: the highest rung's solution, checked, in waves, with its proof."""
+    bound, infeasible = relaxation_bound(P, budget, time_limit=min(
         BOUND_SECONDS, max(0.5, BOUND_SHARE * time_limit)), seed=seed, stop=stop)
     proofs = {"bound": "relaxation"}
-    if x0 is None or infeasible:
-        return _no_start(P, max_moves, clock, threads, seed, infeasible, t0)
-    front.add(x0)
-    found = "start"
-    x = drain_nodes(P, x0, max_moves, front, stop=lambda: clock.left(0.0) <= 0.05)
-    if key(P, x) < key(P, x0):
-        found = "drain"
-    status = "feasible"
-    if model_size(P) <= FULL_MODEL_VARS:
-        mm = build_model(P, x, None, max_moves)
-        if mm.feasible:
-            solver = cp_model.CpSolver()
-            solver.parameters.num_workers = max(1, int(threads))
-            solver.parameters.interleave_search = True
-            solver.parameters.random_seed = int(seed)
-            solver.parameters.max_deterministic_time = max(0.1, clock.left())
-            solver.parameters.max_time_in_seconds = max(0.1, clock.left())
-            st = run_cpsat(solver, mm.model, stop=stop)
-            if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-                cand = read_solution(mm, solver)
-                if key(P, cand) < key(P, x):
-                    x, found = cand, "cpsat"
-                front.add(cand)
-                b = cost_bound(mm, solver)
-                if b > bound:
-                    bound, proofs = b, {"bound": "cpsat"}
-                if st == cp_model.OPTIMAL:
-                    status = "optimal"
-            elif st == cp_model.INFEASIBLE:  # never: x is a solution; kept as it is
-                pass
-    else:
-        x2, _stats = improve(P, x, max_moves, clock, work=clock.left(), seed=seed, front=front)
-        if key(P, x2) < key(P, x):
-            x, found = x2, "lns"
-    return _answer(P, x, front, max_moves, bound, status, {"solution": found, **proofs}, t0)
-
-
-def _answer(P: ClusterProblem, x: np.ndarray, front: Front, max_moves: int | None, bound: float,
-            status: str, proofs: dict[str, str], t0: float) -> Consolidation:
-    """Check ``x``, order its evictions; fall back to a front point whose evictions can be ordered."""
-    bad = verify(P, x, max_moves)
+    if top is not None and top.budget == budget and top.bound > bound:
+        bound, proofs = top.bound, {"bound": "cpsat"}
+    elif last is not None and last.x is not None and model_size(
+            P, useful_hosts(P, last.x)) <= FULL_MODEL_VARS:
+        # the budget is no rung: the whole model with this budget, for its bound only (its
+        # solution is not used: the answer stays the ladder's, so more moves never cost more)
+        hosts = useful_hosts(P, last.x)
+        left = max(BOUND_SHARE * time_limit, time_limit - (time.perf_counter() - t0))
+        _st, _x, b = _full_model(P, last.x, hosts if len(hosts) < P.n_hosts else None, budget,
+                                 Clock(left, stop), threads, seed)
+        if math.isfinite(b) and b > bound:
+            bound, proofs = b, {"bound": "cpsat"}
+    if last is None or last.x is None:
+        return _no_answer(P, budget, infeasible, threads, seed, stop, time_limit, t0)
+    x = last.x
+    proofs["solution"] = last.found
+    bad = verify(P, x, budget)
     if bad:
         raise RuntimeError(f"consolidate: a solution breaks the rules: {bad[:3]}")
     waves = plan_waves(P, x)
     if waves.stuck:
         for _k, y in sorted(front.points, key=lambda t: t[0]):
-            if y is not x and not verify(P, y, max_moves):
+            if y is not x and not verify(P, y, budget):
                 w = plan_waves(P, y)
                 if not w.stuck:
-                    x, waves, status = y, w, "feasible"
-                    proofs = dict(proofs, solution=proofs["solution"] + " (waves)")
+                    x, waves = y, w
+                    proofs["solution"] += " (waves)"
                     break
     cost = P.cost(x)
     bound = min(bound, cost)
-    tol = 1e-9 * max(1.0, cost)
-    if cost - bound <= tol:
+    proven = top is not None and last is top and top.optimal and top.budget == budget and x is last.x
+    status = "feasible"
+    if proven or cost - bound <= 1e-9 * max(1.0, cost):
         status, bound = "optimal", cost
-    return consolidation_of(P, x, status=status, bound=bound, max_moves=max_moves, proofs=proofs,
+    return consolidation_of(P, x, status=status, bound=bound, max_moves=budget, proofs=proofs,
                             seconds=time.perf_counter() - t0, waves=waves)
 
 
-def _no_start(P: ClusterProblem, max_moves: int | None, clock: Clock, threads: int, seed: int,
-              infeasible: bool, t0: float) -> Consolidation:
-    """No start solution: prove infeasibility (naming what is over) or report nothing found."""
-    reason = _over_reason(P, max_moves)
+def _no_answer(P: ClusterProblem, budget: int | None, infeasible: bool, threads: int, seed: int,
+               stop: Stop | None, time_limit: float, t0: float) -> Consolidation:
+    """No solution on any rung: prove infeasibility (naming what is over) or report nothing found."""
+    reason = _over_reason(P, budget)
+    if not infeasible and model_size(P) <= FULL_MODEL_VARS:
+        st, _x, _b = _full_model(P, None, None, budget, Clock(BOUND_SHARE * time_limit, stop),
+                                 threads, seed)
+        infeasible = st == cp_model.INFEASIBLE
     if infeasible:
-        return consolidation_of(P, None, status="infeasible", bound=math.inf, max_moves=max_moves,
-                                reason=reason, proofs={"bound": "relaxation"},
+        return consolidation_of(P, None, status="infeasible", bound=math.inf, max_moves=budget,
+                                reason=reason, proofs={"bound": "relaxation or cpsat"},
                                 seconds=time.perf_counter() - t0)
-    mm = build_model(P, P.orig, None, max_moves, hint=False)
-    if not mm.feasible:
-        return consolidation_of(P, None, status="infeasible", bound=math.inf, max_moves=max_moves,
-                                reason=reason, proofs={"bound": "model"},
-                                seconds=time.perf_counter() - t0)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = max(1, int(threads))
-    solver.parameters.random_seed = int(seed)
-    solver.parameters.max_time_in_seconds = max(0.1, clock.left())
-    st = run_cpsat(solver, mm.model, stop=clock.stop)
-    if st == cp_model.INFEASIBLE:
-        return consolidation_of(P, None, status="infeasible", bound=math.inf, max_moves=max_moves,
-                                reason=reason, proofs={"bound": "cpsat"},
-                                seconds=time.perf_counter() - t0)
-    if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        x = read_solution(mm, solver)
-        front = Front(P)
-        front.add(x)
-        return _answer(P, x, front, max_moves, cost_bound(mm, solver),
-                       "optimal" if st == cp_model.OPTIMAL else "feasible",
-                       {"solution": "cpsat", "bound": "cpsat"}, t0)
-    return consolidation_of(P, None, status="unknown", bound=0.0, max_moves=max_moves,
+    return consolidation_of(P, None, status="unknown", bound=0.0, max_moves=budget,
                             reason="no consolidation found within the time limit",
                             seconds=time.perf_counter() - t0)
 
@@ -210,32 +394,5 @@ def _over_reason(P: ClusterProblem, max_moves: int | None) -> str:
     return "; ".join(parts) or "no placement keeps every rule"
 
 
-def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], *,
-                        time_limit: float = 60.0, threads: int = 2, seed: int = 0,
-                        stop: Stop | None = None) -> list[Consolidation]:
-    """:func:`consolidate` for each budget, in increasing order, each starting from the last answer.
-
-    Args:
-        problem: the cluster and the offers.
-        budgets: move budgets (``None``: no limit); answered in the order given.
-        time_limit: per budget.
-        threads: CP-SAT workers.
-        seed: seeds each search.
-        stop: ends the searches early.
-
-    Returns:
-        One answer per budget, in the order of ``budgets``.
-    """
-    order = sorted(range(len(budgets)), key=lambda i: (budgets[i] is None, budgets[i] or 0))
-    out: dict[int, Consolidation] = {}
-    prev: np.ndarray | None = None
-    for i in order:
-        r = consolidate(problem, budgets[i], time_limit=time_limit, threads=threads, seed=seed,
-                        stop=stop, start_from=prev)
-        out[i] = r
-        if r.outcome is not None:
-            prev = r.outcome.x
-    return [out[i] for i in range(len(budgets))]
-
-
-__all__ = ["FULL_MODEL_VARS", "consolidate", "consolidate_budgets", "model_size", "verify"]
+__all__ = ["FULL_MODEL_VARS", "Rung", "consolidate", "consolidate_budgets", "ladder", "model_size",
+           "search_rung", "shares", "useful_hosts", "verify"]

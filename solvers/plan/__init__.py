@@ -5,5 +5,5 @@ Lives here: one scenario solved (:mod:`~solvers.plan.scenario`), a safe upper bo
 (:mod:`~solvers.plan.incremental`, :mod:`~solvers.plan.current`) and surviving the loss of a host
 (:mod:`~solvers.plan.failover`). The planning model is :mod:`packing.plan`.
 
-May import: packing, solvers.base, solvers.result, solvers.search, solvers.exact, solvers.
+May import: packing, solvers.base, solvers.search, solvers.exact, solvers.consolidate, solvers.
 """

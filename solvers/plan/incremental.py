@@ -379,6 +379,11 @@ def plan_incremental(cluster: Cluster, kind: str, max_moves: int | None = 0, *,
     if greedy is None:
         greedy, _ = first_fit(cluster, max_moves)
     time_limit = max(1.0, time_limit - (time.perf_counter() - t0))
+    if not cluster.removed:
+        done = with_consolidation(cluster, kind, max_moves, greedy, vol, rest_bound,
+                                  time_limit=time_limit, threads=threads, seed=seed)
+        if done is not None:
+            return done
     split = split_instance(cluster)
     # a plan at most as good as the start plan uses at most start / cost_t new type-t hosts
     upper = added_value(cluster, greedy, kind) if greedy is not None else None
@@ -452,6 +457,56 @@ def plan_incremental(cluster: Cluster, kind: str, max_moves: int | None = 0, *,
                              {"solution": found, "bound": "cpsat" if opt else bproof})
 
 
+def with_consolidation(cluster: Cluster, kind: str, max_moves: int | None, greedy: Placement | None,
+                       vol: float, rest_bound: float | None, *, time_limit: float, threads: int,
+                       seed: int) -> IncrementalResult | None:
+    """The plan by :func:`solvers.consolidate.solve.consolidate` (``None``: it does not apply).
+
+    The running cluster is a consolidation problem whose running hosts cost nothing
+    (:func:`packing.cluster.problem.from_instance`; not for instances with ``<A, B, k>`` rules,
+    topology rules or per-card GPUs, nor when the demand drops running containers). Its search
+    climbs the ladder of move budgets (rung 0, where the new containers are placed, weighs most;
+    more moves never cost more, across runs too, given the same start), starts from ``greedy``
+    (the first plan: the same for every budget; it is a solve of its own, repeatable when it ends
+    by a proof) and proves the relaxation bound (volume per resource and class of hosts, the move
+    budget); the bound reported is the best of that,
+    ``vol`` and ``rest_bound``. A proven infeasible budget names the hosts and resources over.
+    """
+    from packing.cluster.problem import from_instance
+    from solvers.consolidate.solve import consolidate_budgets
+
+    inst = cluster.instance
+    problem = from_instance(inst, cluster.existing, cluster.cur)
+    if problem is None:
+        return None
+    start = None
+    if greedy is not None and (max_moves is None or moves_of(cluster, greedy) <= max_moves):
+        start = problem.x_of(greedy.host_array(inst))
+    (r,) = consolidate_budgets(problem, [max_moves], time_limit=time_limit, threads=threads,
+                               seed=seed, start_from=start, first=1.0, last=0.5)
+    against = inst.meta.get("planned_against", "full capacity")
+    if r.status == "infeasible":
+        why = ("no plan keeps every running container in place" if max_moves == 0 else
+               f"no plan moves at most {max_moves} running containers" if max_moves is not None
+               else "the demand fits on no combination of existing and new hosts")
+        return IncrementalResult("infeasible", None, None, math.inf, 0, dict(r.proofs),
+                                 f"{why}: {r.reason} (planned against {against})")
+    if r.outcome is None:
+        return None
+    placement = problem.placement(r.outcome.x)
+    if check(inst, placement, require_all=True):
+        return None
+    value = added_value(cluster, placement, kind)
+    bound, proof = max((r.bound, r.proofs.get("bound", "relaxation")), (vol, "volume"),
+                       (rest_bound or 0.0, "must-add"))
+    bound = min(bound, value)
+    tol = 1e-6 * max(1.0, value)
+    status = "optimal" if value - bound <= tol else "feasible"
+    return IncrementalResult(status, placement, value, value if status == "optimal" else bound,
+                             moves_of(cluster, placement),
+                             {"solution": f"consolidate ({r.proofs.get('solution')})", "bound": proof})
+
+
 def _read(cluster: Cluster, cm: object, solver: object, assign_cards: object) -> Placement | None:
     """The placement of a CP-SAT solution: running containers stay where ``x`` keeps them."""
     inst = cluster.instance
@@ -475,4 +530,5 @@ def _read(cluster: Cluster, cm: object, solver: object, assign_cards: object) ->
 
 
 __all__ = ["Cluster", "IncrementalResult", "added_value", "first_fit", "moves_of",
-           "plan_incremental", "running_placement", "split_instance", "volume_bound", "with_current"]
+           "plan_incremental", "running_placement", "split_instance", "volume_bound", "with_consolidation",
+           "with_current"]

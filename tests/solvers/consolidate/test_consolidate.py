@@ -17,7 +17,7 @@ from packing.loaders.host_types import load_hosts
 from packing.loaders.snapshot import read_snapshot
 from packing.model.selection import allowed
 from packing.plan.model import HostOffer
-from solvers.consolidate.solve import consolidate, consolidate_budgets, verify
+from solvers.consolidate.solve import consolidate, consolidate_budgets, ladder, shares, verify
 from tests.solvers.consolidate.cluster_cases import offers, small_cluster, snapshot_of
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "k8s-snapshots"
@@ -154,6 +154,17 @@ def test_more_moves_never_cost_more_and_the_seed_repeats(seed: int, tmp_path: Pa
     again = consolidate_budgets(problem, BUDGETS, time_limit=10, seed=seed)
     strip = [dict(r.to_dict(), seconds=0) for r in rs]
     assert strip == [dict(r.to_dict(), seconds=0) for r in again]
+    # separate runs climb the same ladder: the same answers
+    alone = [consolidate(problem, b, time_limit=10, seed=seed) for b in BUDGETS]
+    assert [r.cost_after for r in alone] == costs
+
+
+def test_the_ladder() -> None:
+    problem = fixture_problem()
+    assert ladder(problem) == (0, 1, 2, 3, 4, 5, 6, 7, 8, None)  # 10 pods can move
+    assert sum(shares(ladder(problem))) == pytest.approx(1.0)
+    w = shares(ladder(problem), first=1.0, last=0.5)
+    assert w[0] == pytest.approx(2 * w[-1]) and w[1] == pytest.approx(w[0] / 10)
 
 
 @pytest.mark.parametrize("seed", range(3))
