@@ -47,8 +47,8 @@ def plan(
     """Plan hosts for a demand: one optimal (or proven-gap) plan per growth multiplier.
 
     Args:
-        demand: DEMAND file(s) (deployments CSV, instance file, Kubernetes manifests) or a
-            :class:`~packing.plan.model.Demand`.
+        demand: DEMAND file(s) (deployments CSV, instance file, Kubernetes manifests, a cluster
+            snapshot) or a :class:`~packing.plan.model.Demand`; none: the snapshot ``current``.
         hosts: host-type files (CSV/YAML), inline specs (``std=16c64g:price=0.8``,
             ``std:16c64g:0.8``; see ``docs/plan.md``), or
             :class:`~packing.plan.model.HostOffer` objects.
@@ -78,6 +78,7 @@ def plan(
     """
     from packing.loaders.deployments import load_demand
     from packing.loaders.host_types import load_hosts
+    from packing.loaders.snapshot import looks_like_snapshot, with_node_labels
     from packing.plan.model import check_selection, parse_growth, parse_headroom, parse_reserve
     from packing.sim.evaluation import make_executor
     from solvers.base import check_run_options
@@ -86,8 +87,12 @@ def plan(
     check_run_options(time_limit, threads, seed, workers_name="threads")
     user = Adjustment(parse_reserve(reserve), parse_headroom(headroom))
     growths = parse_growth(growth)
+    if not isinstance(demand, Demand) and not demand and current is not None:
+        demand = [current]  # the running cluster, a snapshot, is the demand
     dem = demand if isinstance(demand, Demand) else load_demand(demand)
     offers = load_hosts(hosts)
+    if isinstance(current, str | Path) and looks_like_snapshot(current):
+        offers = with_node_labels(current, offers)
     check_selection(dem, offers)
     adj = user.plus(dem.overhead)  # DaemonSets are added per host type when building
     for o in offers:  # a reserve that leaves nothing: an error before any work

@@ -133,6 +133,9 @@ class Pod(Namespaced):
     anti: tuple[Any, ...] = ()
     pinned: str | None = None
     source: str = ""
+    template: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    """``{"metadata": {"labels", "annotations"}, "spec"}`` as read (``spec.nodeName`` dropped):
+    the pod as ``vbp plan --k8s-out`` writes it back."""
 
 
 @dataclass(frozen=True)

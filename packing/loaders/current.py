@@ -1,4 +1,9 @@
-"""The running cluster for ``vbp plan --current``: a placement file, or an instance file with ``initial``.
+"""The running cluster for ``vbp plan --current``: a placement, an instance or a cluster snapshot.
+
+A **cluster snapshot** (``kubectl get nodes,pods,pdb -A -o yaml``, :mod:`packing.loaders.snapshot`):
+every node is a running host of the HOSTS type its instance type names (planned against that
+type's capacity, like new hosts: give the kubelet's reserve with ``--reserve``), and its pods run
+there; the DEMAND is the snapshot itself (:func:`packing.loaders.snapshot.snapshot_plan`).
 
 A **placement file** (``vbp-placement/1``, see ``docs/file-format.md``) names, per app, the host of
 each running container as ``"<type>#<i>"``, where ``<type>`` is a host type of the plan's HOSTS
@@ -57,12 +62,37 @@ def load_current(path: str | Path, types: Collection[str], apps: Collection[str]
         InputError: unreadable file, unknown host type, host name or app.
     """
     src = str(path)
+    from packing.loaders.snapshot import looks_like_snapshot
+
+    if looks_like_snapshot(path):
+        return _from_snapshot(path, types, apps)
     doc = read_document(path)
     if not isinstance(doc, Mapping):
         raise input_error(src, "<document>", "expected a placement or an instance object")
     if "apps" in doc:
         return _from_instance(doc, src, types, apps)
     return _from_placement(doc, src, types, apps)
+
+
+def _from_snapshot(path: str | Path, types: Collection[str], apps: Collection[str]) -> Current:
+    """The running cluster of a snapshot: its nodes as hosts of their type (by instance type)."""
+    from packing.loaders.snapshot import read_snapshot, snapshot_plan
+
+    src = str(path)
+    snap = read_snapshot(path)
+    for n in snap.nodes:
+        if n.type not in types:
+            raise input_error(src, f"Node/{n.name}", f"its type {n.type or '(no type label)'!r} is "
+                              f"no host type of HOSTS ({', '.join(sorted(types))})")
+    _demand, running = snapshot_plan(path)
+    for app in running:
+        if app not in apps:
+            raise input_error(src, app, f"unknown app {app!r} (not in DEMAND: plan the snapshot "
+                              "itself as DEMAND)")
+    existing: dict[str, int] = {}
+    for n in snap.nodes:
+        existing[n.type] = existing.get(n.type, 0) + 1
+    return Current(existing, dict(running), {}, src)
 
 
 def _from_instance(doc: Mapping[str, Any], src: str, types: Collection[str],

@@ -18,6 +18,8 @@ memory with a unit (``4Gi``, ``512Mi``, ``2G``; a plain number would be bytes an
 * a ``.yaml``/``.yml`` file or a folder whose documents have ``kind:`` (Kubernetes manifests):
   the manifest reader :data:`K8S_READER` of :mod:`packing.loaders.k8s`; its DaemonSet load per
   host becomes :attr:`~packing.plan.model.Demand.overhead`, added to the plan's reserve;
+* a cluster snapshot (``kubectl get nodes,pods,pdb -A -o yaml``): its apps, pods counted,
+  Pending ones included (:func:`packing.loaders.snapshot.snapshot_plan`);
 * anything else :func:`packing.loaders.load_any` reads (instance files): its apps, rules and
   exclusions (its host types are ignored: hosts come from the host list).
 """
@@ -212,6 +214,7 @@ def load_demand(paths: str | Path | Sequence[str | Path]) -> Demand:
         InputError: a path that cannot be read, or app names that clash between files.
     """
     from packing.loaders import load_any
+    from packing.loaders.snapshot import looks_like_snapshot, snapshot_plan
 
     items = [paths] if isinstance(paths, str | Path) else list(paths)
     if not items:
@@ -223,6 +226,8 @@ def load_demand(paths: str | Path | Sequence[str | Path]) -> Demand:
             raise input_error(str(p), "", "no such file or folder")
         if p.is_file() and p.suffix.lower() == ".csv":
             parts.append(load_deployments(p))
+        elif looks_like_snapshot(p):
+            parts.append(snapshot_plan(p)[0])
         elif is_manifest(p):
             parts.append(_k8s_demand(p))
         else:

@@ -337,8 +337,13 @@ def _pod(src: str, doc: Mapping[str, Any], nodes: Mapping[str, Node], problems: 
         ignored.append(f"{src}: {ident}: {fld}: not modelled in a snapshot (per-node rules only)")
     ignored.extend(line for line in scratch if line.endswith("(ignored)"))
     pinned = None if node is None or daemon else _pinned(doc, spec, controller, owner_kind)
+    ann = meta.get("annotations")
+    template = {"metadata": {"labels": dict(labels),
+                             "annotations": dict(ann) if isinstance(ann, Mapping) else {}},
+                "spec": {k: v for k, v in spec.items() if k != "nodeName"}}
     return Pod(ns, o.name, node, str(phase), _ready(status), controller, daemon, request,
-               w.labels, w.node_selector, w.node_affinity, w.tolerations, anti, pinned, src)
+               w.labels, w.node_selector, w.node_affinity, w.tolerations, anti, pinned, src,
+               template)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -446,8 +451,95 @@ def looks_like_snapshot(path: str | Path) -> bool:
     return False
 
 
-__all__ = ["DEFAULT_MAX_PODS", "KINDS", "base_amount", "looks_like_snapshot", "read_snapshot",
-           "resource_name"]
+__all__ = ["DEFAULT_MAX_PODS", "KINDS", "base_amount", "load_snapshot", "looks_like_snapshot",
+           "read_snapshot", "resource_name", "snapshot_plan", "with_node_labels"]
+
+
+def snapshot_plan(path: str | Path, type_label: str | None = None) -> tuple[Any, Any]:
+    """A snapshot as ``vbp plan``'s DEMAND and ``--current``: ``(Demand, per-app pods on nodes)``.
+
+    The apps are the snapshot's (one per controller and pod shape, as
+    :func:`packing.cluster.problem.build_problem` groups them; Pending pods count), with their
+    cpu, memory and GPU cards, per-node caps and exclusions, node selection of their first pod,
+    and their pods as templates for ``--k8s-out``; the DaemonSets are per-host loads on the host
+    types their pods' node selector and tolerations admit. Other resources (pods, ephemeral
+    storage, extended resources) are not planned.
+
+    Returns:
+        ``(demand, running)``: the :class:`~packing.plan.model.Demand`, and per app the node of
+        each of its pods (``None``: Pending), nodes as ``(type, index among the nodes of that
+        type in file order)``.
+    """
+    from packing.cluster.problem import DAEMON_TOLERATIONS, build_problem
+    from packing.model.instance import App
+    from packing.plan.model import DaemonLoad, Demand
+
+    snap = read_snapshot(path, type_label)
+    P = build_problem(snap)
+    res = list(P.resources)
+
+    def base(request: Mapping[str, int]) -> tuple[int, int, int]:
+        return (int(request.get("cpu", 0)), int(request.get("memory", 0)), int(request.get("gpu", 0)))
+
+    apps, pods, running = [], {}, {}
+    of_type: dict[str, int] = {}
+    slot: dict[str, tuple[str, int]] = {}
+    for n in snap.nodes:
+        slot[n.name] = (n.type, of_type.get(n.type, 0))
+        of_type[n.type] = of_type.get(n.type, 0) + 1
+    for a, g in enumerate(P.apps):
+        p = snap.pods[g.pods[0]]
+        d = {r: int(P.demand[a, res.index(r)]) if r in res else 0 for r in ("cpu", "memory", "gpu")}
+        apps.append(App(g.name, (d["cpu"] / 1000, d["memory"] / 2**30, float(d["gpu"])), len(g.pods),
+                        max_per_host=int(P.cap[a]) if P.cap[a] < len(g.pods) else None,
+                        node_selector=p.node_selector, node_affinity=p.node_affinity,
+                        tolerations=p.tolerations))
+        kind, ns, name = (g.controller or f"Pod/{p.namespace}/{p.name}").split("/", 2)
+        pods[g.name] = {"kind": kind, "namespace": ns, "name": name,
+                        "gpu_key": GPU_KEYS[0] if d["gpu"] else None, "template": p.template}
+        running[g.name] = tuple(None if snap.pods[i].node is None else slot[str(snap.pods[i].node)]
+                                for i in g.pods)
+    daemons = {q.controller: q for q in snap.pods if q.daemon and q.controller}
+    loads = tuple(DaemonLoad(c, base(q.request), q.node_selector, q.node_affinity,
+                             q.tolerations + DAEMON_TOLERATIONS) for c, q in daemons.items())
+    names = [g.name for g in P.apps]
+    demand = Demand(tuple(apps), exclusions=tuple((names[a], names[b]) for a, b in P.exclusions),
+                    sources={g.name: str(path) for g in P.apps}, pods=pods, daemons=loads)
+    return demand, running
+
+
+def with_node_labels(path: str | Path, offers: Sequence[Any]) -> tuple[Any, ...]:
+    """Host offers that name a node type of the snapshot, with its nodes' labels and taints.
+
+    An offer without labels and taints gets the labels (the hostname aside) and the taints that
+    every node of that type carries, so the pods that run there (a node selector, a toleration)
+    may run on more of them. Other offers stay as they are.
+
+    Raises:
+        InputError: a node whose type no offer names (one line per type).
+    """
+    import dataclasses
+
+    snap = read_snapshot(path)
+    names = {o.name for o in offers}
+    missing = {n.type: n.name for n in snap.nodes if n.type not in names}
+    if missing:
+        raise InputError([Problem(str(path), f"Node/{node}", f"its type {t or '(no type label)'!r} is "
+                                  f"no host type of HOSTS ({', '.join(sorted(names))})")
+                          for t, node in missing.items()])
+    out = []
+    for o in offers:
+        nodes = [n for n in snap.nodes if n.type == o.name]
+        if nodes and not o.labels and not o.taints:
+            shared = set(nodes[0].labels)
+            for n in nodes[1:]:
+                shared &= set(n.labels)
+            labels = tuple(sorted((k, v) for k, v in shared if k != "kubernetes.io/hostname"))
+            taints = tuple(t for t in nodes[0].taints if all(t in n.taints for n in nodes)
+                           and t.key != "node.kubernetes.io/unschedulable")
+            o = dataclasses.replace(o, labels=labels, taints=taints)
+        out.append(o)
+    return tuple(out)
 
 
 def load_snapshot(path: str | Path, hosts: str | None = None, type_label: str | None = None) -> Any:

@@ -83,6 +83,8 @@ class ScenarioResult:
     placement: Placement | None = None
     instance: Instance | None = None
     n_plus_one: dict[str, Any] | None = None
+    kept: tuple[str, ...] = ()
+    """The running cluster's hosts (``--current``): written as Nodes even when empty."""
     moves: dict[str, Any] | None = None
     replay: Replay | None = field(default=None, compare=False, repr=False)
 
@@ -99,7 +101,8 @@ class ScenarioResult:
     def to_kubernetes(self) -> list[dict[str, Any]]:
         """The plan as Kubernetes objects: a Node per used host, a bound Pod per container.
 
-        With ``n_plus_one``, its spare hosts are Nodes too (empty).
+        With ``n_plus_one``, its spare hosts are Nodes too (empty), and so are the running
+        cluster's hosts (``--current``): written back, the cluster reads as it was.
 
         See :mod:`packing.plan.k8s_out` (write them with :func:`packing.plan.k8s_out.write_objects`).
 
@@ -112,9 +115,10 @@ class ScenarioResult:
             raise ValueError(f"growth {self.growth:g}: no plan to write ({self.status})")
         if self.replay is None:
             raise ValueError("the scenario has no host offers; make it with vbp.plan")
-        spares = (self.n_plus_one or {}).get("spares") or ()
+        spares = tuple((self.n_plus_one or {}).get("spares") or ())
         return plan_objects(self.instance, self.placement, self.replay.offers,
-                            self.replay.reserve, self.replay.pods, tuple(spares))
+                            self.replay.reserve, self.replay.pods,
+                            spares + tuple(h for h in self.kept if h not in spares))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the scenario (see ``docs/plan.md``); infinities become ``null``."""

@@ -82,6 +82,7 @@ def current_scenario(instance: Instance, growth: float, offers: Sequence[HostOff
         if options.n_plus_one and not bad:
             res = with_n_plus_one(res, options, fixed, verify_only=True)
         return res
+    kept = tuple(inst.host_names[h] for h in fixed)
     r = plan_incremental(cluster, objective_of(offers), limit, time_limit=options.time_limit,
                          threads=options.threads, seed=options.seed)
     res = summarise(inst, growth, r.placement, r.status, exist_value + r.bound, offers,
@@ -99,7 +100,7 @@ def current_scenario(instance: Instance, growth: float, offers: Sequence[HostOff
                                   gap=gap_of(value, exist_value + r.bound))
     moves.update(used=r.moves, added_hosts=added_hosts, added_cost=r.added if priced else None,
                  added_bound=finite(r.bound))
-    res = dataclasses.replace(res, moves=moves)
+    res = dataclasses.replace(res, moves=moves, kept=kept)
     if options.n_plus_one and r.placement is not None:
         res = with_n_plus_one(res, options, fixed)
     return res

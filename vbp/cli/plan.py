@@ -16,7 +16,7 @@ from vbp.cli.outputs import check_outputs, force_option
 
 
 @click.command()
-@click.argument("demand", metavar="DEMAND...", nargs=-1, required=True)
+@click.argument("demand", metavar="[DEMAND...]", nargs=-1)
 @click.option("--hosts", "hosts", multiple=True, required=True, metavar="HOSTS",
               help="Host types: a CSV or YAML list (name,cpu,memory[,gpu][,price][,count]"
                    "[,labels...]) or inline [NAME=]16c64g[8gpu][:count=N][:price=P] (also "
@@ -55,9 +55,10 @@ from vbp.cli.outputs import check_outputs, force_option
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Plot hosts (or cost) against growth with the proven bound (PNG, SVG, PDF).")
 @click.option("--current", default=None, metavar="PLACEMENT",
-              help="The running cluster: a placement file naming hosts <type>#<i> of HOSTS, or "
-                   "an instance file with 'initial'. Its hosts are kept (already paid); the plan "
-                   "says which hosts to add. Running containers stay unless --max-moves.")
+              help="The running cluster: a placement file naming hosts <type>#<i> of HOSTS, "
+                   "an instance file with 'initial', or a cluster snapshot (nodes by type). Its "
+                   "hosts are kept (already paid); the plan says which hosts to add. Running "
+                   "containers stay unless --max-moves.")
 @click.option("--max-moves", type=click.IntRange(min=0), default=None,
               help="With --current: let at most this many running containers move "
                    "(default: none move).")
@@ -76,12 +77,13 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
     """Plan the hosts DEMAND needs: the fewest hosts (or the cheapest mix, with prices), proven.
 
     DEMAND is a deployments CSV (name,replicas,cpu,memory[,gpu][,max_per_host], Kubernetes
-    quantities), an instance file or Kubernetes manifests; several add up. A host type without
-    a count is available as many times as needed. Prints, per growth scenario, the status, hosts,
-    cost, proven lower bound and gap, and per host type the hosts, cost, utilisation, stranded
-    capacity and bottleneck. Exit status: 0 when every scenario has a plan, 2 on bad input, 3
-    when a scenario is proven infeasible, 4 when a scenario has no plan within --time-limit and
-    nothing is proven.
+    quantities), an instance file, Kubernetes manifests or a cluster snapshot; several add up.
+    Without DEMAND, --current SNAPSHOT (kubectl get nodes,pods,pdb -A -o yaml) is the demand.
+    A host type without a count is available as many times as needed. Prints, per growth
+    scenario, the status, hosts, cost, proven lower bound and gap, and per host type the hosts,
+    cost, utilisation, stranded capacity and bottleneck. Exit status: 0 when every scenario has
+    a plan, 2 on bad input, 3 when a scenario is proven infeasible, 4 when a scenario has no
+    plan within --time-limit and nothing is proven.
     """
     from packing.plan.model import parse_growth
     from packing.plan.result import scenario_path
@@ -90,6 +92,8 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
 
     if ray_address and executor_kind != "ray":
         raise InputError([Problem("--ray-address", ray_address, "only with --executor ray")])
+    if not demand and current is None:
+        raise click.UsageError("give DEMAND, or --current SNAPSHOT (its pods are the demand)")
     growths = parse_growth(growth)
     outs = ([(str(scenario_path(out, g, len(growths) > 1)), "--out", None) for g in growths]
             if out is not None else [])
