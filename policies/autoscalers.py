@@ -1,4 +1,6 @@
-"""What the autoscalers would do: cluster-autoscaler's scale-down and Karpenter's consolidation.
+"""What the autoscalers would do: scale-down, consolidation, and how both provision.
+
+:func:`provision` (first fit decreasing onto the cheapest type) is the baseline of ``vbp plan``.
 
 Baselines for ``vbp consolidate``, written from each project's published description of its
 behaviour (not from its code), on the same :class:`packing.cluster.problem.ClusterProblem`, with
@@ -22,14 +24,14 @@ is unused, so removed). Scale-up of Pending pods is not a scale-down: they are p
 **Karpenter** (:func:`karpenter`; Karpenter's "Disruption" page, section Consolidation,
 https://karpenter.sh/docs/concepts/disruption/): three mechanisms in order, repeated while one
 acts: *empty node consolidation* removes every node with no pod but DaemonSets (here: such a node
-is unused, so removed); *multi-node
-consolidation* removes two or more nodes at once, possibly launching a single replacement whose
-price is lower than theirs together, found among the candidates sorted by disruption cost (fewest
-pods first; Karpenter's heuristic tries the longest such prefix that works, searched here by
-bisection over at most 100 candidates); *single-node consolidation* removes one node, or replaces
-it with one cheaper node, each candidate in turn. A node with a pod that cannot be evicted
-(``karpenter.sh/do-not-disrupt``, the pinned pods) is no candidate. Replacements are new nodes of
-the offered types (``--replace``): the cheapest type that takes the pods left over.
+is unused, so removed); *multi-node consolidation* removes two or more nodes at once, possibly
+launching a single replacement whose price is lower than theirs together, found among the
+candidates sorted by disruption cost (fewest pods first; Karpenter's heuristic tries the longest
+such prefix that works, searched here by bisection over at most 100 candidates); *single-node
+consolidation* removes one node, or replaces it with one cheaper node, each candidate in turn. A
+node with a pod that cannot be evicted (``karpenter.sh/do-not-disrupt``, the pinned pods) is no
+candidate. Replacements are new nodes of the offered types (``--replace``): the cheapest type that
+takes the pods left over.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ import numpy as np
 from packing.cluster.answer import Outcome, outcome
 from packing.cluster.fit import ClusterFit, start
 from packing.cluster.problem import ClusterProblem
+from packing.feasibility.predicates import ClusterState
+from packing.model.instance import UNPLACED, Instance, Placement
 
 THRESHOLD = 0.5
 """cluster-autoscaler's default ``--scale-down-utilization-threshold``."""
@@ -143,4 +147,49 @@ def karpenter(problem: ClusterProblem, max_moves: int | None = None) -> Outcome:
     return outcome(P, fit.x, "karpenter", "empty, multi-node and single-node consolidation")
 
 
-__all__ = ["MULTI_NODE_CANDIDATES", "THRESHOLD", "cluster_autoscaler", "karpenter", "utilisation"]
+
+
+def provision(instance: Instance, initial: Placement | None = None) -> Placement | None:
+    """How cluster-autoscaler and Karpenter provision: first fit decreasing onto the cheapest type.
+
+    The containers not placed by ``initial`` (Pending pods), largest first (their largest share
+    of the largest capacity of any type), each on the first open host that takes it (a host in
+    use, or one of ``initial``'s), else on a new host of the cheapest type whose empty host takes
+    it: cluster-autoscaler's scale-up simulates the pending pods on a new node of a node group
+    (its FAQ, "How does scale-up work?"; the ``price`` expander picks the cheapest group), and
+    Karpenter launches the cheapest instance type that fits the pending pods ("Scheduling",
+    https://karpenter.sh/docs/concepts/scheduling/). Every rule is the one feasibility logic's
+    (:class:`packing.feasibility.predicates.ClusterState`).
+
+    Returns:
+        The placement, or ``None`` when a container fits on no host left.
+    """
+    inst = instance
+    host_of = (initial.host_array(inst) if initial is not None
+               else np.full(inst.n_containers, UNPLACED, dtype=np.int64))
+    st = ClusterState.from_placement(inst, host_of)
+    open_ = st.used_hosts().copy()
+    top = np.maximum(inst.type_capacity.max(axis=0), 1e-12) if inst.host_types else np.ones(0)
+    size = (inst.demand / top).max(axis=1) if inst.n_resources else np.zeros(inst.n_apps)
+    apps = inst.container_app
+    todo = sorted(np.flatnonzero(host_of == UNPLACED).tolist(), key=lambda c: (-size[apps[c]], c))
+    cheap = np.argsort(inst.host_cost, kind="stable")
+    for c in todo:
+        a = int(apps[c])
+        ok = st.mask(a)
+        here = np.flatnonzero(ok & open_)
+        if len(here):
+            h = int(here[0])
+        else:
+            fresh = [h for h in cheap.tolist() if ok[h] and not open_[h]]
+            if not fresh:
+                return None
+            h = fresh[0]
+            open_[h] = True
+        st.place(a, h)
+        host_of[c] = h
+    return Placement.from_arrays(inst, host_of)
+
+
+__all__ = ["MULTI_NODE_CANDIDATES", "THRESHOLD", "cluster_autoscaler", "karpenter", "provision",
+           "utilisation"]

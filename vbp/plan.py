@@ -81,6 +81,7 @@ def plan(
     from packing.loaders.snapshot import looks_like_snapshot, with_node_labels
     from packing.plan.model import check_selection, parse_growth, parse_headroom, parse_reserve
     from packing.sim.evaluation import make_executor
+    from policies.autoscalers import provision
     from solvers.base import check_run_options
     from solvers.plan.scenario import PlanOptions, ScenarioTask, run_scenario
 
@@ -108,6 +109,8 @@ def plan(
             results = ex.map(run_scenario, tasks)
     replay = Replay(offers, {o.name: adj.plus(dem.daemon_load(o)).reserve for o in offers},
                     dem.pods)
+    if current is None:  # what the autoscalers' first fit decreasing onto the cheapest type gives
+        results = [r.with_autoscaler(provision(r.instance)) if r.instance else r for r in results]
     return PlanResult(tuple(dataclasses.replace(r, replay=replay) for r in results),
                       adj.describe(daemons=bool(dem.daemons)), offers)
 

@@ -85,6 +85,19 @@ class ScenarioResult:
     n_plus_one: dict[str, Any] | None = None
     kept: tuple[str, ...] = ()
     """The running cluster's hosts (``--current``): written as Nodes even when empty."""
+    autoscaler: dict[str, Any] | None = None
+    """What the autoscalers' provisioning gives (:func:`policies.autoscalers.provision`):
+    ``{"hosts", "cost"}`` (``cost`` ``None`` without prices), or ``None``."""
+
+    def with_autoscaler(self, placement: Placement | None) -> ScenarioResult:
+        """The scenario with the autoscalers' placement measured (``None``: it places nothing)."""
+        import dataclasses
+
+        if placement is None or self.instance is None or self.cost is None and self.hosts is None:
+            return self
+        used = set(h for hs in placement.hosts.values() for h in hs if h >= 0)
+        cost = float(sum(self.instance.host_cost[h] for h in used)) if self.cost is not None else None
+        return dataclasses.replace(self, autoscaler={"hosts": len(used), "cost": cost})
     moves: dict[str, Any] | None = None
     replay: Replay | None = field(default=None, compare=False, repr=False)
 
@@ -133,6 +146,8 @@ class ScenarioResult:
             d["n_plus_one"] = self.n_plus_one
         if self.moves is not None:
             d["moves"] = self.moves
+        if self.autoscaler is not None:
+            d["autoscaler"] = self.autoscaler
         return d
 
 

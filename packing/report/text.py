@@ -140,6 +140,10 @@ def plan_text(result: Any) -> str:
             lines.append(f"n+1: {json.dumps(s.n_plus_one)}")
         if s.moves is not None:
             lines.append(f"moves: {json.dumps(s.moves)}")
+        if s.autoscaler is not None:
+            a = s.autoscaler
+            lines.append(f"autoscaler (first fit decreasing onto the cheapest type): {a['hosts']} "
+                         f"hosts, cost {_num(a['cost'], 6)}")
     return "\n".join(lines)
 
 

@@ -53,3 +53,22 @@ def test_karpenter_replaces_with_a_cheaper_node(tmp_path: Path) -> None:
     k = karpenter(P)
     assert k.added and k.cost_after < P.cost_before
     assert all(P.price[P.host_names.index(n)] < max(P.price[np.array(P.existing)]) for n in k.added)
+
+
+def test_provision_first_fit_decreasing_onto_the_cheapest_type(tmp_path: Path) -> None:
+    import vbp
+    from packing.model.instance import App, HostType, Instance
+    from policies.autoscalers import provision
+
+    # three 1.5-core pods: each opens a 2-core host (the cheapest that fits), 3.0 in all; the
+    # optimum puts two on a 4-core host and one on a 2-core host, 2.5
+    inst = Instance("p", ("cpu",), (HostType("small", (2.0,), 3, 1.0), HostType("big", (4.0,), 2, 1.5)),
+                    (App("a", (1.5,), 3),))
+    p = provision(inst)
+    used = {h for h in p.hosts["a"]}
+    assert sorted(inst.host_type_of[h] for h in used) == [0, 0, 0]
+    demand = tmp_path / "d.csv"
+    demand.write_text("name,replicas,cpu,memory\na,3,1500m,1Gi\n")
+    s = vbp.plan(str(demand), ["small=2c8g:price=1", "big=4c8g:price=1.5"], time_limit=10).scenarios[0]
+    assert s.cost == pytest.approx(2.5) and s.autoscaler == {"hosts": 3, "cost": 3.0}
+    assert s.to_dict()["autoscaler"] == {"hosts": 3, "cost": 3.0}
