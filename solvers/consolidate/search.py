@@ -1,9 +1,9 @@
 """Finding good consolidations: a start from the running cluster, node drains, neighbourhood search.
 
 * :func:`packing.cluster.fit.start` keeps every pod where it runs and places the Pending pods.
-* :func:`drain_nodes` empties nodes one at a time, the cheapest to empty per unit of price first
-  (fewest pods per price, then the emptiest), each pod best fit on the nodes still used, within
-  the move budget, until no node can be emptied.
+* :func:`drain_nodes` empties nodes one at a time, each pod best fit on the nodes still used,
+  within the move budget, until no node can be emptied, in several orders (the emptiest at the
+  start or now, the fewest pods, the fewest pods per price); the cheapest result wins.
 * :func:`improve` is large neighbourhood search over hosts: a neighbourhood is a used host that
   is dear and little used, the used hosts with the most room and a price to save (and some
   others, the dearer the likelier), and (with new types) an unused slot of each type; one in five
@@ -31,6 +31,9 @@ from packing.cluster.problem import ClusterProblem
 from solvers.base import Clock, run_cpsat
 from solvers.consolidate.model import build_model, read_solution
 
+FRONT_POINTS = 16
+"""The most solutions a :class:`Front` keeps."""
+
 
 def key(problem: ClusterProblem, x: np.ndarray) -> tuple[int, int]:
     """``(scaled cost, moves)`` of a solution: smaller is better."""
@@ -49,13 +52,20 @@ class Front:
     points: list[tuple[tuple[int, int], np.ndarray]] = field(default_factory=list)
 
     def add(self, x: np.ndarray) -> bool:
-        """Keep ``x`` if no point has its moves or fewer at its cost or less; ``True`` if kept."""
+        """Keep ``x`` if no point has its moves or fewer at its cost or less; ``True`` if kept.
+
+        At most :data:`FRONT_POINTS` points are kept: the fewest moves, the cheapest, and those
+        between spread over the moves.
+        """
         k = key(self.problem, x)
         if any(c <= k[0] and m <= k[1] for (c, m), _ in self.points):
             return False
         self.points = [(q, y) for q, y in self.points if not (k[0] <= q[0] and k[1] <= q[1])]
         self.points.append((k, x.copy()))
         self.points.sort(key=lambda t: (t[0][1], -t[0][0]))
+        if len(self.points) > FRONT_POINTS:
+            keep = np.unique(np.linspace(0, len(self.points) - 1, FRONT_POINTS).round().astype(int))
+            self.points = [self.points[i] for i in keep.tolist()]
         return True
 
     def best(self, max_moves: int | None) -> np.ndarray | None:
@@ -65,35 +75,59 @@ class Front:
 
 
 # ------------------------------------------------------------------------------------------------
+DRAIN_ORDERS = ("emptiest at the start", "emptiest now", "fewest pods", "fewest pods per price")
+"""The orders :func:`drain_nodes` tries its candidates in (the best result is kept)."""
+
+
 def drain_nodes(problem: ClusterProblem, x: np.ndarray, max_moves: int | None,
                 front: Front | None = None, stop: Callable[[], bool] | None = None) -> np.ndarray:
-    """Empty nodes one at a time while any can be (see the module docstring)."""
-    P = problem
-    fit = ClusterFit(P, x)
-    failed: set[int] = set()
-    while not (stop is not None and stop()):
-        used = fit.used()
-        on = fit.x[~P.pinned].sum(axis=0) if P.n_apps else np.zeros(P.n_hosts, np.int64)
-        load = P.load(fit.x)
-        fill = (load / np.maximum(P.capacity, 1)).max(axis=1)
-        cand = [h for h in np.flatnonzero(used & ~P.keep).tolist() if h not in failed]
-        cand.sort(key=lambda h: (float(on[h]) / max(float(P.price[h]), 1e-9), float(fill[h]), h))
-        progress = False
-        for h in cand:
-            if stop is not None and stop():
-                break
-            away = ~fit.used()
-            if fit.drain(h, away, max_moves, prefer=fit.used()):
-                progress = True
-                if front is not None:
-                    front.add(fit.x)
-                failed.clear()
-                break
-            failed.add(h)
-        if not progress:
-            break
-    return fit.x
+    """Empty nodes one at a time while any can be, in each of :data:`DRAIN_ORDERS`; the best wins.
 
+    A node's share is the sum over resources of its load over its free capacity. In each order the
+    first candidate that can be emptied (its pods best fit on the nodes in use, within the budget)
+    is, and the candidates are sorted again; a node that could not be emptied is tried again only
+    in a second sweep.
+    """
+    P = problem
+    start_share = (P.load(x) / np.maximum(P.capacity, 1)).sum(axis=1)
+    best = x
+    for order in DRAIN_ORDERS:
+        y = _drain(P, x, max_moves, order, start_share, front, stop)
+        if key(P, y) < key(P, best):
+            best = y
+    return best
+
+
+def _drain(P: ClusterProblem, x: np.ndarray, max_moves: int | None, order: str,
+           start_share: np.ndarray, front: Front | None, stop: Callable[[], bool] | None) -> np.ndarray:
+    fit = ClusterFit(P, x)
+    for _sweep in range(2):  # a second sweep retries the nodes that failed in the first
+        failed: set[int] = set()
+        while not (stop is not None and stop()):
+            used = fit.used()
+            on = fit.x[~P.pinned].sum(axis=0) if P.n_apps else np.zeros(P.n_hosts, np.int64)
+            share = start_share if order == "emptiest at the start" else (
+                P.load(fit.x) / np.maximum(P.capacity, 1)).sum(axis=1)
+            if order == "fewest pods":
+                rank = np.lexsort((-P.price, on))  # fewest pods, the dearest first
+            elif order == "fewest pods per price":
+                rank = np.argsort(on / np.maximum(P.price, 1e-9), kind="stable")
+            else:
+                rank = np.argsort(share, kind="stable")
+            cand = [h for h in rank.tolist() if used[h] and not P.keep[h] and h not in failed]
+            progress = False
+            for h in cand:
+                if stop is not None and stop():
+                    break
+                if fit.drain(h, ~fit.used(), max_moves, prefer=fit.used()):
+                    progress = True
+                    if front is not None:
+                        front.add(fit.x)
+                    break
+                failed.add(h)
+            if not progress:
+                break
+    return fit.x
 
 # ------------------------------------------------------------------------------------------------
 SLOTS_AT_ONCE = 60
@@ -224,4 +258,4 @@ def improve(problem: ClusterProblem, x: np.ndarray, max_moves: int | None, clock
     return best, st
 
 
-__all__ = ["Front", "SearchStats", "drain_nodes", "improve", "key", "neighbourhood"]
+__all__ = ["DRAIN_ORDERS", "Front", "SearchStats", "drain_nodes", "improve", "key", "neighbourhood"]

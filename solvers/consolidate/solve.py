@@ -14,7 +14,7 @@ Each rung (:func:`search_rung`), in its share of the time:
 
 1. start from the rung below, or from :func:`packing.cluster.fit.start` (the running cluster,
    Pending pods placed);
-2. :func:`solvers.consolidate.search.drain_nodes`;
+2. :func:`solvers.consolidate.search.drain_nodes` from both (the better is kept);
 3. large neighbourhood search (:func:`solvers.consolidate.search.improve`): all the rung's time
    when the whole model is large, :data:`LNS_SHARE` of it when mid-sized, none when small;
 4. on the first and the last rung, the whole CP-SAT model (:mod:`solvers.consolidate.model`, on
@@ -187,7 +187,8 @@ def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray |
             (their unused time passes up: :attr:`Rung.spare`).
     """
     P = problem
-    x0 = start(P, budget)
+    fresh = start(P, budget)
+    x0 = fresh
     if below is not None and (x0 is None or key(P, below) < key(P, x0)):
         x0 = below.copy()
     if x0 is None:  # nothing to start from: the whole model alone (small problems) may find one
@@ -201,9 +202,11 @@ def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray |
     if budget == 0 and P.moves(x0) == 0 and (x0.sum(axis=1) == P.orig.sum(axis=1)).all():
         return Rung(budget, x0, "start", P.cost(x0), True, clock.time_limit)  # nothing can change
     found = "start"
-    x = drain_nodes(P, x0, budget, front, stop=lambda: clock.left(0.0) <= 0.02)
-    if key(P, x) < key(P, x0):
-        found = "drain"
+    x = x0
+    for y0 in (x0, fresh) if fresh is not None and fresh is not x0 else (x0,):
+        y = drain_nodes(P, y0, budget, front, stop=lambda: clock.left(0.0) <= 0.02)
+        if key(P, y) < key(P, x):
+            x, found = y, "drain"
     size = model_size(P, useful_hosts(P, x))
     solve_whole = full and size <= FULL_MODEL_VARS
     spare = 0.0
