@@ -35,7 +35,8 @@ def consolidate(snapshot: str | Path, hosts: str | Sequence[str | Path | HostOff
             ``replace`` the types new nodes may be of.
         max_moves: the move budget(s): a number, ``"0,5,20"``, ``"all"`` or ``None`` (no limit).
         replace: new nodes of the host types may be added (m -> n consolidation).
-        time_limit: per budget, seconds.
+        time_limit: seconds for the climb of the ladder of budgets to no limit (a lower budget
+            stops earlier; :func:`solvers.consolidate.solve.consolidate_budgets`).
         threads: CP-SAT workers.
         seed: seeds the search.
         type_label: the node label naming node types (default ``node.kubernetes.io/instance-type``).

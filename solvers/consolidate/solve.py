@@ -7,7 +7,8 @@ limit (:func:`shares`), whatever budget was asked. The answer for a budget ``M``
 the highest rung at most ``M``. So **more moves never cost more**, in one run and across runs: the run for a
 larger budget passes through the same rungs, with the same seeded, deterministic work, and may
 only climb further. The same ``seed`` gives the same answer, unless the wall clock (on a loaded
-machine) stops a rung before its deterministic work is done. Several budgets in one run
+machine) stops a rung before its deterministic work is done, or the last rung solves a large
+whole model (CP-SAT's parallel portfolio is not repeatable). Several budgets in one run
 (:func:`consolidate_budgets`) share one climb.
 
 Each rung (:func:`search_rung`), in its share of the time:
@@ -19,9 +20,11 @@ Each rung (:func:`search_rung`), in its share of the time:
    when the whole model is large, :data:`LNS_SHARE` of it when mid-sized, none when small;
 4. on the first and the last rung, the whole CP-SAT model (:mod:`solvers.consolidate.model`, on
    the hosts a cheaper solution may use, :func:`useful_hosts`), when it has at most
-   :data:`FULL_MODEL_VARS` variables: its solution when better, and its proven bound for the
-   rung's budget. The rungs between search only, until :data:`PATIENCE` neighbourhoods in a row
-   bring nothing; their unused time passes up.
+   :data:`FULL_MODEL_VARS` variables (:data:`LARGE_MODEL_VARS` on the last rung, where it then
+   minimises the cost first with CP-SAT's parallel portfolio, and the moves at that cost after):
+   its solution when better, and its proven bound for the rung's budget. The rungs between
+   search only, until :data:`PATIENCE` neighbourhoods in a row bring nothing; their unused time
+   passes up.
 
 **The proof for the budget asked**: the relaxation of
 :func:`solvers.consolidate.bound.relaxation_bound` with that budget, and the whole model's bound
@@ -55,16 +58,22 @@ from packing.feasibility.checker import check
 from packing.feasibility.transition import check_transition
 from solvers.base import Clock, Stop, run_cpsat
 from solvers.consolidate.bound import relaxation_bound
-from solvers.consolidate.model import build_model, cost_bound, read_solution
+from solvers.consolidate.model import build_model, cost_bound, fewest_moves, read_solution
 from solvers.consolidate.search import Front, drain_nodes, improve, key
 
 FULL_MODEL_VARS = 20_000
 """The whole model is solved when it has at most this many pod-count variables (apps x hosts
 they may use); larger problems use the neighbourhood search only."""
+LARGE_MODEL_VARS = 120_000
+"""On the last rung the whole model is solved up to this many variables (cost first)."""
+MOVES_SHARE = 0.15
+"""Of a large whole model's time, the share for the fewest moves at the cost found."""
 SMALL_MODEL_VARS = 2_000
 """Up to this many variables the whole model is solved at once; above, the neighbourhood search
 takes :data:`LNS_SHARE` of the rung's time first."""
 LNS_SHARE = 0.6
+LARGE_LNS_SHARE = 0.1
+"""Before a large whole model (the last rung), the neighbourhood search's share of its time."""
 PATIENCE = 12
 """A rung between the first and the last stops after this many neighbourhoods without progress."""
 BOUND_SHARE = 0.15
@@ -153,21 +162,40 @@ class Rung:
 
 def _full_model(P: ClusterProblem, x: np.ndarray | None, hosts: np.ndarray | None, budget: int | None,
                 clock: Clock, threads: int, seed: int) -> tuple[Any, np.ndarray | None, float]:
-    """Solve the whole model from ``x``: ``(status, solution or None, bound)``."""
-    mm = build_model(P, P.orig if x is None else x, hosts, budget, hint=x is not None)
+    """Solve the whole model from ``x``: ``(status, solution or None, bound on the cost)``.
+
+    Up to :data:`FULL_MODEL_VARS` variables CP-SAT minimises ``W * cost + moves`` in its
+    deterministic (interleaved) mode. A larger model (up to :data:`LARGE_MODEL_VARS`, the last
+    rung) first minimises the cost alone with CP-SAT's parallel portfolio (much stronger there;
+    not repeatable), then, with :data:`MOVES_SHARE` of the time, the moves at that cost.
+    """
+    size = model_size(P, hosts)
+    lexicographic = size <= FULL_MODEL_VARS
+    mm = build_model(P, P.orig if x is None else x, hosts, budget, hint=x is not None,
+                     lexicographic=lexicographic)
     if not mm.feasible:
         return cp_model.INFEASIBLE, None, math.inf
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = max(1, int(threads))
-    solver.parameters.interleave_search = True
-    solver.parameters.random_seed = int(seed)
-    solver.parameters.max_deterministic_time = max(0.05, clock.left())
-    solver.parameters.max_time_in_seconds = max(0.05, clock.left())
-    st = run_cpsat(solver, mm.model, stop=clock.stop)
-    if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return st, read_solution(mm, solver), cost_bound(mm, solver)
-    bound = cost_bound(mm, solver) if st != cp_model.INFEASIBLE else math.inf
-    return st, None, bound
+
+    def run(seconds: float) -> Any:
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = max(1, int(threads))
+        solver.parameters.interleave_search = lexicographic
+        solver.parameters.random_seed = int(seed)
+        solver.parameters.max_time_in_seconds = max(0.05, seconds)
+        if lexicographic:
+            solver.parameters.max_deterministic_time = max(0.05, seconds)
+        return solver, run_cpsat(solver, mm.model, stop=clock.stop)
+
+    solver, st = run(clock.left() * (1.0 if lexicographic else 1.0 - MOVES_SHARE))
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return st, None, (cost_bound(mm, solver) if st != cp_model.INFEASIBLE else math.inf)
+    sol, bound = read_solution(mm, solver), cost_bound(mm, solver)
+    if not lexicographic and clock.left(0.0) > 0.05:
+        fewest_moves(mm, solver)
+        solver2, st2 = run(clock.left())
+        if st2 in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            sol = read_solution(mm, solver2)
+    return st, sol, bound
 
 
 def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray | None, clock: Clock, *,
@@ -208,10 +236,11 @@ def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray |
         if key(P, y) < key(P, x):
             x, found = y, "drain"
     size = model_size(P, useful_hosts(P, x))
-    solve_whole = full and size <= FULL_MODEL_VARS
+    solve_whole = full and size <= (LARGE_MODEL_VARS if budget is None else FULL_MODEL_VARS)
     spare = 0.0
     if size > SMALL_MODEL_VARS or not solve_whole:
-        part = Clock((LNS_SHARE if solve_whole else 1.0) * clock.left(0.0), clock.stop)
+        share = (LNS_SHARE if size <= FULL_MODEL_VARS else LARGE_LNS_SHARE) if solve_whole else 1.0
+        part = Clock(share * clock.left(0.0), clock.stop)
         x2, stats = improve(P, x, budget, part, work=part.time_limit, seed=seed, front=front,
                             patience=None if full else PATIENCE)
         if key(P, x2) < key(P, x):
@@ -230,7 +259,7 @@ def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray |
     return Rung(budget, x, found, b if math.isfinite(b) else 0.0, st == cp_model.OPTIMAL)
 
 
-def shares(rungs: Sequence[int | None], first: float = 0.1, last: float = 1.0) -> list[float]:
+def shares(rungs: Sequence[int | None], first: float = 0.1, last: float = 2.0) -> list[float]:
     """Each rung's share of the climb's time, normalised.
 
     Weight ``first * n`` for rung 0, ``last * n`` for the last (no limit), 1 for the others
@@ -248,7 +277,7 @@ def shares(rungs: Sequence[int | None], first: float = 0.1, last: float = 1.0) -
 def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], *,
                         time_limit: float = 60.0, threads: int = 2, seed: int = 0,
                         stop: Stop | None = None, start_from: np.ndarray | None = None,
-                        first: float = 0.1, last: float = 1.0) -> list[Consolidation]:
+                        first: float = 0.1, last: float = 2.0) -> list[Consolidation]:
     """The answers for several move budgets from one climb of the ladder (see the module docstring).
 
     Args:
