@@ -307,7 +307,7 @@ def generate_cluster(nodes: int = 240, pods: int = 1600, *, seed: int = 0,
         on = on[: n_daemon - made]
         for k in on:
             req = {"cpu": f"{milli}m"} | ({"memory": f"{mib}Mi"} if mib else {})
-            out.append(pod_object(f"{ds}-{_hash(names[k])[:5]}", ns, names[k], requests=req,
+            out.append(pod_object(f"{ds}-{_hash(names[k])[:8]}", ns, names[k], requests=req,
                                   owner=("DaemonSet", ds), labels={"k8s-app": ds,
                                   "controller-revision-hash": "6b9c4d7f8"}, image=f"{ds}:v1",
                                   tolerations=[{"operator": "Exists"}],
