@@ -101,14 +101,17 @@ def _cheapest_replacement(P: ClusterProblem, fit: ClusterFit, nodes: Sequence[in
             if P.host_type[s] in seen:
                 continue
             seen.add(P.host_type[s])
-        trial = ClusterFit(P, fit.x)
+        before = fit.cost()
+        at = fit.mark()
         ex = away | ~fit.used()  # removed nodes and new nodes not launched
         ex[list(nodes)] = True
-        allow = np.zeros(P.n_hosts, dtype=bool) if s is None else np.eye(P.n_hosts, dtype=bool)[s]
-        ok = all(trial.drain(h, ex & ~allow, budget, prefer=trial.used() | allow) for h in nodes)
-        if ok and trial.cost() < fit.cost():
-            fit.x, fit.state, fit.n_moves = trial.x, trial.state, trial.n_moves
+        allow = np.zeros(P.n_hosts, dtype=bool)
+        if s is not None:
+            allow[s] = True
+        ok = all(fit.drain(h, ex & ~allow, budget, prefer=fit.used() | allow) for h in nodes)
+        if ok and fit.cost() < before:
             return True
+        fit.rollback(at)
     return False
 
 
@@ -130,11 +133,12 @@ def karpenter(problem: ClusterProblem, max_moves: int | None = None) -> Outcome:
         best = 0
         while lo <= hi:  # the longest prefix of candidates that consolidates
             mid = (lo + hi) // 2
-            trial = ClusterFit(P, fit.x)
-            if _cheapest_replacement(P, trial, cand[:mid], away, max_moves):
+            at = fit.mark()
+            if _cheapest_replacement(P, fit, cand[:mid], away, max_moves):
                 best, lo = mid, mid + 1
             else:
                 hi = mid - 1
+            fit.rollback(at)
         if best:
             acted = _cheapest_replacement(P, fit, cand[:best], away, max_moves)
         if not acted:

@@ -11,8 +11,6 @@ baselines (:mod:`policies.autoscalers`) move pods through it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from packing.cluster.problem import ClusterProblem
@@ -33,6 +31,7 @@ class ClusterFit:
         inst = problem.instance
         self.state = ClusterState.from_placement(inst, problem.assign(self.x))
         self.n_moves = problem.moves(self.x)
+        self.log: list[tuple[int, int, int]] = []
         scale = np.where(problem.capacity > 0, problem.capacity, 1).astype(np.float64)
         self._scale = scale  # (H, R)
 
@@ -59,9 +58,21 @@ class ClusterFit:
         """The price of the used hosts."""
         return float(self.problem.price[self.used()].sum())
 
+    def mark(self) -> int:
+        """A point to :meth:`rollback` to."""
+        return len(self.log)
+
+    def rollback(self, mark: int) -> None:
+        """Undo every move made since ``mark``."""
+        while len(self.log) > mark:
+            app, src, dst = self.log.pop()
+            self.move(app, dst, src)
+            self.log.pop()
+
     def move(self, app: int, src: int, dst: int) -> None:
         """Move one pod of ``app`` from host ``src`` to host ``dst`` (``src`` -1: a Pending pod)."""
         P = self.problem
+        self.log.append((app, src, dst))
         if src >= 0:
             if self.x[app, src] <= P.orig[app, src]:
                 self.n_moves += 1
@@ -115,25 +126,20 @@ class ClusterFit:
         if P.pinned[self.x[:, host] > 0].any():
             return False
         size = (P.demand[apps] / self._scale[host]).max(axis=1) if len(apps) else np.zeros(0)
-        done: list[tuple[int, int]] = []
+        start = self.mark()
         ex = exclude.copy()
         ex[host] = True
         for a in apps[np.argsort(-size, kind="stable")].tolist():
             for _ in range(int(self.x[a, host])):
                 dst = self.best_fit(a, ex, prefer)
                 if dst < 0:
-                    self._undo(done, host)
+                    self.rollback(start)
                     return False
                 self.move(a, host, dst)
-                done.append((a, dst))
                 if budget is not None and self.n_moves > budget:
-                    self._undo(done, host)
+                    self.rollback(start)
                     return False
         return True
-
-    def _undo(self, done: Sequence[tuple[int, int]], host: int) -> None:
-        for a, dst in reversed(done):
-            self.move(a, dst, host)
 
 
 def start(problem: ClusterProblem, max_moves: int | None = None) -> np.ndarray | None:
