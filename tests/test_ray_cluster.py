@@ -404,10 +404,34 @@ def test_a_machine_without_the_clusters_token_gets_one_line_and_exit_2(
         assert message in lines[0] and "~/.ray/auth_token" in lines[0]
 
 
+STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"
+RAY_LOG_LINE = re.compile(rf"{STAMP}\s+(DEBUG|INFO|WARNING|ERROR|CRITICAL) \S+:\d+ -- "
+                          rf"|\[{STAMP} [DIWEF] \d+ \d+\] ")
+"""A line of Ray's own logging (Python's format, then its C++ one), which vbp does not write."""
+
+
+def vbp_lines(stderr: str) -> list[str]:
+    """The lines of ``stderr`` that are not Ray's own log lines (vbp's)."""
+    return [ln for ln in stderr.strip().splitlines() if not RAY_LOG_LINE.match(ln)]
+
+
+def test_ray_log_lines_are_told_from_vbps() -> None:
+    ray_lines = ["2026-01-02 03:04:05,678\tWARNING services.py:443 -- Found multiple active Ray instances: "
+                 "{'10.0.0.1:6379', '10.0.0.1:6380'}. Connecting to latest cluster at 10.0.0.1:6379.",
+                 "[2026-01-02 03:04:05,678 W 123 456] gcs_client.cc:210: Failed to get cluster ID"]
+    mine = ["error: --workers: 2: Ray connects to the cluster", "2026 was a year"]
+    assert vbp_lines("\n".join([ray_lines[0], mine[0], ray_lines[1], mine[1]])) == mine
+
+
 def test_workers_for_a_local_ray_while_ray_start_runs_here_is_one_line(cluster: Cluster) -> None:
-    """Without an address Ray joins the cluster ``ray start`` runs on this machine (CPUs fixed)."""
+    """Without an address Ray joins the cluster ``ray start`` runs on this machine (CPUs fixed).
+
+    When more Ray clusters run on the machine (another test's, another user's), Ray logs a warning
+    that it found several before it joins the one ``ray start`` started last; vbp writes one line.
+    """
     r = vbp({**cluster.env, "RAY_TMPDIR": str(cluster.tmpdir)}, "compare", "sigma", "--policies", "ff",
             "--orders", "1", "--json", "--executor", "ray", "--workers", "2")
     assert r.returncode == 2, r.stderr
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: --workers: 2: Ray connects to the cluster")
+    lines = vbp_lines(r.stderr)
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("error: --workers: 2: Ray connects to the cluster")
