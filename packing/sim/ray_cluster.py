@@ -78,7 +78,8 @@ def split_address(address: str) -> tuple[str, int]:
 def token_source() -> str | None:
     """Where Ray would take this process's token from, or ``None`` when there is none.
 
-    Ray's order: ``RAY_AUTH_TOKEN``, then the file ``RAY_AUTH_TOKEN_PATH``, then ``~/.ray/auth_token``.
+    Ray's documented order (https://docs.ray.io/en/latest/ray-security/token-auth.html):
+    ``RAY_AUTH_TOKEN``, then the file ``RAY_AUTH_TOKEN_PATH``, then ``~/.ray/auth_token``.
     """
     if os.environ.get("RAY_AUTH_TOKEN"):
         return "RAY_AUTH_TOKEN"
