@@ -332,8 +332,6 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
     is ``clock``'s, the placement to start from ``hint``, on the reduced instance).
     """
     workers, seed, callback = opts.workers, opts.seed, opts.callback
-    from solvers.exact.cpsat import model_size, solve_cpsat
-
     time_limit = clock.time_limit
     history: list[Progress] = []
 
@@ -362,6 +360,9 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         return SolveResult("optimal", greedy.objective, greedy.objective, greedy.placement(inst),
                            _n_hosts(greedy.host_of), "auto", clock.elapsed, kind,
                            {"solution": "ffd", "bound": lb_name}, None, tuple(history))
+
+    # the solvers' libraries are imported only now: first fit and the cheap bounds come first
+    from solvers.exact.cpsat import model_size, solve_cpsat
 
     best: SolveResult | None = None  # best solution so far (any stage)
     run_stop: Stop | None = clock.stop  # the main stages' stop; also set when stage 1e proves
@@ -425,6 +426,11 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
             return 0.0
         return clock.time_limit - clock.elapsed - cfg.margin
 
+    def threads() -> int:
+        # the cores the main stages may use: ``workers`` less the one the arc-flow MIP beside
+        # them takes (its CBC child process) while it runs
+        return max(1, workers - (1 if background is not None else 0))
+
     def collect(wait: bool = False) -> None:
         # the arc-flow MIP running beside the other stages (stage 1e): its result once it has
         # ended; with ``wait`` now (stopped at once when the gap is closed, else at its end)
@@ -443,7 +449,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         # only solutions better than the best so far are of use: ``below`` cuts the rest, and
         # proves the best optimal when nothing is below it
         below = best.objective if best is not None and kind != "deployed" else None
-        return solve_cpsat(inst, SolveOptions(time_limit=budget, workers=workers, seed=seed,
+        return solve_cpsat(inst, SolveOptions(time_limit=budget, workers=threads(), seed=seed,
                                               objective=kind, callback=relay, hint=hint_pl,
                                               stop=run_stop),
                            lower_bound=lb if kind != "deployed" else None, start=greedy,
@@ -472,7 +478,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         from solvers.exact.arcflow import solve_arcflow
 
         take(solve_arcflow(inst, SolveOptions(time_limit=min(cfg.arcflow_lp_max, left()),
-                                              workers=workers, seed=seed, objective=kind,
+                                              workers=threads(), seed=seed, objective=kind,
                                               callback=relay, hint=hint_pl, stop=clock.stop),
                            lower_bound=lb, mip=False))
         lp_done = True
@@ -481,7 +487,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
     # stage 1e: the arc-flow MIP runs beside every stage below (its CBC is a child process, so it
     # takes the second core): whichever settles the instance first ends the others
     beside = False
-    if (use_arcflow and cfg.arcflow_beside and greedy.complete and not closed()
+    if (use_arcflow and cfg.arcflow_beside and workers >= 2 and greedy.complete and not closed()
             and left() >= cfg.arcflow_early_min_left and not clock.stopped):
         from solvers.exact.arcflow import solve_arcflow
 
@@ -519,7 +525,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         from solvers.search.tabu import applicable
 
         if applicable(inst) and left() > 0 and (left() >= cfg.search_min_left or _search_warm()):
-            r = _search_to_bound(inst, kind, clock, lb, opts, hint_pl, relay, cfg)
+            r = _search_to_bound(inst, kind, clock, lb, opts.replace(workers=threads()), hint_pl,
+                                 relay, cfg)
             if r is not None:
                 take(r)
                 if closed() or (best is None and _closed(greedy.objective, lb, kind)):
@@ -532,7 +539,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         from solvers.exact.arcflow import solve_arcflow
 
         take(solve_arcflow(inst, SolveOptions(time_limit=min(cfg.arcflow_lp_max, left()),
-                                              workers=workers, seed=seed, objective=kind,
+                                              workers=threads(), seed=seed, objective=kind,
                                               callback=relay, hint=hint_pl, stop=clock.stop),
                            lower_bound=lb, mip=False))
         if closed():
@@ -546,7 +553,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
 
         arcflow_early = True
         take(solve_arcflow(inst, SolveOptions(time_limit=cfg.arcflow_early_share * left(),
-                                              workers=workers, seed=seed, objective=kind,
+                                              workers=threads(), seed=seed, objective=kind,
                                               callback=relay, hint=hint_pl, stop=clock.stop),
                            lower_bound=lb))
         if closed():
@@ -573,7 +580,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         from solvers.exact.colgen import solve_colgen
 
         share = cfg.colgen_share if size <= cfg.cpsat_small else cfg.colgen_share_large
-        cg = solve_colgen(inst, SolveOptions(time_limit=share * left(), workers=workers,
+        cg = solve_colgen(inst, SolveOptions(time_limit=share * left(), workers=threads(),
                                              seed=seed, objective=kind, callback=relay,
                                              hint=hint_pl, stop=run_stop))
         if cg.status == "infeasible" and not placed():
@@ -591,7 +598,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         from solvers.exact.arcflow import solve_arcflow
 
         r = solve_arcflow(inst, SolveOptions(time_limit=cfg.arcflow_share * left(),
-                                             workers=workers, seed=seed, objective=kind,
+                                             workers=threads(), seed=seed, objective=kind,
                                              callback=relay, hint=hint_pl, stop=clock.stop),
                           lower_bound=lb)
         take(r)
@@ -614,14 +621,14 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
 
         if (applicable(inst) and best is not None and best.placement is not None
                 and (left() >= cfg.search_min_left or _search_warm(cover=False))):
-            r = _tabu(inst, kind, clock, opts.replace(time_limit=0.5 * left()), lb,
+            r = _tabu(inst, kind, clock, opts.replace(time_limit=0.5 * left(), workers=threads()), lb,
                       best.placement, relay)
             if r is not None:
                 take(r)
                 if closed():
                     return finish()
-        _improve_lns(inst, kind, clock, opts.replace(time_limit=left()), lb, best, greedy, take,
-                     relay)
+        _improve_lns(inst, kind, clock, opts.replace(time_limit=left(), workers=threads()), lb, best,
+                     greedy, take, relay)
     return finish()
 
 
