@@ -479,6 +479,20 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
                            lower_bound=lb if kind != "deployed" else None, start=greedy,
                            below=below)
 
+    def colgen() -> SolveResult | None:
+        # column generation (stage 1g or 2) for its share of the time left; the result to return
+        # when it proves the instance infeasible (no placement in hand), else None
+        from solvers.exact.colgen import solve_colgen
+
+        share = cfg.colgen_share if size <= cfg.cpsat_small else cfg.colgen_share_large
+        cg = solve_colgen(inst, SolveOptions(time_limit=share * left(), workers=threads(),
+                                             seed=seed, objective=kind, callback=relay,
+                                             hint=hint_pl, stop=run_stop))
+        if cg.status == "infeasible" and not placed():
+            return infeasible(cg)
+        take(cg)
+        return None
+
     # stage 1a: the arc-flow LP bound first (the Gilmore-Gomory bound in a second or two): the
     # cover and the tabu search then aim at it, and an instance whose LP bound is above the cheap
     # bound goes to the arc-flow MIP right after them
@@ -561,15 +575,9 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
                 take(r)
                 if closed():
                     return finish()
-        from solvers.exact.colgen import solve_colgen
-
-        share = cfg.colgen_share if size <= cfg.cpsat_small else cfg.colgen_share_large
-        cg = solve_colgen(inst, SolveOptions(time_limit=share * left(), workers=threads(),
-                                             seed=seed, objective=kind, callback=relay,
-                                             hint=hint_pl, stop=run_stop))
-        if cg.status == "infeasible" and not placed():
-            return infeasible(cg)
-        take(cg)
+        proof = colgen()
+        if proof is not None:
+            return proof
         colgen_early = True
         if closed() or (best is None and _closed(greedy.objective, lb, kind)):
             return finish()
@@ -630,15 +638,9 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
             return finish()
     # stage 2: column generation for the strong LP bound and a solution from its columns
     if use_colgen and not colgen_early and left() > 0.2:
-        from solvers.exact.colgen import solve_colgen
-
-        share = cfg.colgen_share if size <= cfg.cpsat_small else cfg.colgen_share_large
-        cg = solve_colgen(inst, SolveOptions(time_limit=share * left(), workers=threads(),
-                                             seed=seed, objective=kind, callback=relay,
-                                             hint=hint_pl, stop=run_stop))
-        if cg.status == "infeasible" and not placed():
-            return infeasible(cg)
-        take(cg)
+        proof = colgen()
+        if proof is not None:
+            return proof
         collect()
         if closed():
             return finish()

@@ -87,7 +87,7 @@ from solvers.base import (
     resolve_objective,
     run_cpsat,
 )
-from solvers.exact.model_size import model_hosts, model_size
+from solvers.exact.model_size import limit_by_type, model_hosts, model_size
 from solvers.exact.scaling import (
     CPSAT_COEF_LIMIT,
     CPSAT_LIMIT,
@@ -181,23 +181,13 @@ def _upper_counts_int(instance: Instance, hosts: np.ndarray, sc: Scaled) -> np.n
         per_type = np.minimum(per_type, fit)
     per_type = np.minimum(per_type, inst.cap[:, None].astype(np.int64))
     share, card = sc.cards.demand, sc.cards.capacity
-    allowed = inst.type_allowed
-    for a, app in enumerate(inst.apps):
-        for ti, t in enumerate(inst.host_types):
-            if allowed is not None and not allowed[a, ti]:
-                per_type[a, ti] = 0
-            elif app.gpu_cards:
-                if t.gpus < app.gpu_cards:
-                    per_type[a, ti] = 0
-                elif app.gpu_whole:
-                    per_type[a, ti] = min(per_type[a, ti], t.gpus // app.gpu_cards)
-                else:
-                    s = share[a]
-                    per_card = min([int(card[ti, q]) // int(s[q]) for q in range(len(s))
-                                    if s[q] > 0], default=big)
-                    if per_card < big:
-                        per_type[a, ti] = min(per_type[a, ti],
-                                              (t.gpus * per_card) // app.gpu_cards)
+
+    def per_card(a: int, ti: int) -> int | None:
+        s = share[a]
+        most = min([int(card[ti, q]) // int(s[q]) for q in range(len(s)) if s[q] > 0], default=big)
+        return most if most < big else None
+
+    limit_by_type(inst, per_type, per_card)
     per_type = np.minimum(per_type, inst.counts[:, None])
     return per_type[:, t_of].astype(np.int64)
 

@@ -8,6 +8,7 @@ a short solve, so the counting lives here and :mod:`solvers.exact.cpsat` builds 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -64,9 +65,34 @@ def _upper_counts(instance: Instance, hosts: np.ndarray) -> np.ndarray:
     per_type = np.floor(ratio.min(axis=2) + 1e-9) if inst.n_resources else np.full(
         (inst.n_apps, len(inst.host_types)), np.inf)
     per_type = np.minimum(per_type, inst.cap[:, None].astype(np.float64))
-    allowed = inst.type_allowed
-    for a, app in enumerate(inst.apps):
-        for ti, t in enumerate(inst.host_types):
+
+    def per_card(a: int, ti: int) -> float | None:
+        s = np.asarray(inst.apps[a].gpu_per_card, dtype=np.float64)
+        c = np.asarray(inst.host_types[ti].gpu_capacity, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            most = float(np.where(s > 0, np.floor(c / s + 1e-9), np.inf).min(initial=np.inf))
+        return most if np.isfinite(most) else None
+
+    limit_by_type(inst, per_type, per_card)
+    per_type = np.where(np.isfinite(per_type), per_type, inst.counts[:, None])
+    return per_type[:, t_of].astype(np.int64)
+
+
+def limit_by_type(instance: Instance, per_type: np.ndarray,
+                  per_card: Callable[[int, int], float | None]) -> None:
+    """Lower the most containers per host to what host types and GPU cards allow, in place.
+
+    Args:
+        instance: the instance.
+        per_type: most containers of each app one host of each type holds, shape
+            ``(n_apps, n_types)``; apps a type may not run get 0, apps of GPU cards at most
+            what the type's cards hold.
+        per_card: ``per_card(app, type)``: most card-shares of a shared-card app one card of the
+            type holds (``None``: no limit).
+    """
+    allowed = instance.type_allowed
+    for a, app in enumerate(instance.apps):
+        for ti, t in enumerate(instance.host_types):
             if allowed is not None and not allowed[a, ti]:
                 per_type[a, ti] = 0
             elif app.gpu_cards:
@@ -75,14 +101,9 @@ def _upper_counts(instance: Instance, hosts: np.ndarray) -> np.ndarray:
                 elif app.gpu_whole:
                     per_type[a, ti] = min(per_type[a, ti], t.gpus // app.gpu_cards)
                 else:
-                    s = np.asarray(app.gpu_per_card, dtype=np.float64)
-                    c = np.asarray(t.gpu_capacity, dtype=np.float64)
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        per_card = np.where(s > 0, np.floor(c / s + 1e-9), np.inf).min(
-                            initial=np.inf)
-                    per_type[a, ti] = min(per_type[a, ti], (t.gpus * per_card) // app.gpu_cards)
-    per_type = np.where(np.isfinite(per_type), per_type, inst.counts[:, None])
-    return per_type[:, t_of].astype(np.int64)
+                    most = per_card(a, ti)
+                    if most is not None:
+                        per_type[a, ti] = min(per_type[a, ti], (t.gpus * most) // app.gpu_cards)
 
 
-__all__ = ["model_hosts", "model_size"]
+__all__ = ["limit_by_type", "model_hosts", "model_size"]
