@@ -287,10 +287,14 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             print("highs: highspy not installed, skipped")
             solvers.remove("highs")
-    if "vbp" in solvers:  # import the modules and load compiled code before the clock starts
+    if "vbp" in solvers or "vbp-cli" in solvers:
+        # compiled code into numba's disk cache (for the command line) and this process, and the
+        # modules imported, before any clock starts
         from packing.generators.hard1d import petersen_instance
         from solvers import solve
+        from solvers.exact.warmup import warm_up
 
+        warm_up()
         solve(petersen_instance(), time_limit=5, workers=1)
     rows: list[tuple[str, str, dict[str, Outcome]]] = []
     bad = 0

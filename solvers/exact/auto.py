@@ -229,6 +229,8 @@ class AutoSettings:
             Caprara-Toth instances 1 and 2: classes 2, 3, 6, 7 and 8 (1.8-2.5 containers per
             host) prove there in a fraction of a second to a few seconds; on classes 1, 9 and
             10 (3-4 per host) column generation is slow and the cover or the tabu search fast.
+        colgen_early_min: stage 1g needs at least this many containers (on fewer, the cover
+            enumerates every pattern at once and settles the instance first).
         colgen_early_tabu: seconds of tabu search towards the cheap bound before stage 1g.
         colgen_early_min_left: stage 1g runs with at least this many seconds left.
     """
@@ -277,6 +279,7 @@ class AutoSettings:
     spread_balance_slack: tuple[float, ...] = (0.04, 0.05, 0.03)
     spread_balance_min_left: float = 240.0
     colgen_early_items: float = 2.75
+    colgen_early_min: int = 20
     colgen_early_tabu: float = 0.5
     colgen_early_min_left: float = 1.0
 
@@ -563,7 +566,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
     # the cheap bound; the cover and the tabu search of 1b then aim at the stronger bound
     colgen_early = False
     if (use_colgen and inst.n_resources >= 2 and kind == "hosts" and greedy.complete and not closed()
-            and inst.n_containers <= cfg.colgen_early_items * max(1.0, lb)
+            and cfg.colgen_early_min <= inst.n_containers <= cfg.colgen_early_items * max(1.0, lb)
             and left() >= cfg.colgen_early_min_left and not clock.stopped):
         from solvers.search.tabu import applicable
 
