@@ -27,7 +27,8 @@
 1g. Before 1b, on instances of two resources or more whose containers are so
    large that few share a host (at most ``colgen_early_items`` per host of the cheap bound:
    Caprara–Toth classes 2, 3, 6, 7 and 8, where the cheap bounds are weak): a short tabu search
-   towards the cheap bound (``colgen_early_tabu`` seconds), then column generation (stage 3)
+   towards the cheap bound (``colgen_early_tabu`` seconds, when first fit is within
+   ``colgen_early_tabu_gap`` of it), then column generation (stage 3)
    with its budget, for the Gilmore–Gomory bound and a solution; 1b then aims at that bound.
 2. When the aggregated CP-SAT model is small (at most ``cpsat_small`` count variables, see
    :func:`solvers.exact.cpsat.model_size`): a first, short CP-SAT run (``cpsat_first`` of the budget,
@@ -231,7 +232,10 @@ class AutoSettings:
             10 (3-4 per host) column generation is slow and the cover or the tabu search fast.
         colgen_early_min: stage 1g needs at least this many containers (on fewer, the cover
             enumerates every pattern at once and settles the instance first).
-        colgen_early_tabu: seconds of tabu search towards the cheap bound before stage 1g.
+        colgen_early_tabu: seconds of tabu search towards the cheap bound before stage 1g,
+            when first fit is within ``colgen_early_tabu_gap`` (relative) of that bound (the
+            bound may be reachable: Caprara-Toth classes 6 and 7; classes 2, 3 and 8, 10-25 %
+            above it, go to column generation at once, without loading the compiled search).
         colgen_early_min_left: stage 1g runs with at least this many seconds left.
     """
 
@@ -281,6 +285,7 @@ class AutoSettings:
     colgen_early_items: float = 2.75
     colgen_early_min: int = 20
     colgen_early_tabu: float = 0.5
+    colgen_early_tabu_gap: float = 0.1
     colgen_early_min_left: float = 1.0
 
 
@@ -571,6 +576,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         from solvers.search.tabu import applicable
 
         if (cfg.colgen_early_tabu > 0 and hint_pl is not None and applicable(inst)
+                and greedy.objective <= (1 + cfg.colgen_early_tabu_gap) * lb
                 and (left() >= cfg.search_min_left or _search_warm(cover=False))):
             r = _tabu(inst, kind, clock, opts.replace(time_limit=min(cfg.colgen_early_tabu, left())),
                       lb, hint_pl, relay)
