@@ -8,12 +8,14 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 # Property tests draw the same examples on every run (a failure is reproducible and the suite's
-# verdict does not depend on luck); VBP_HYPOTHESIS=explore draws fresh ones.
-settings.register_profile("seeded", derandomize=True)
-settings.register_profile("explore", derandomize=False)
+# verdict does not depend on luck); VBP_HYPOTHESIS=explore draws fresh ones. No verdict depends on
+# wall time: no deadline per example, no health check on slow data generation (a loaded machine).
+TIMELESS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("seeded", derandomize=True, **TIMELESS)
+settings.register_profile("explore", derandomize=False, **TIMELESS)
 settings.load_profile(os.environ.get("VBP_HYPOTHESIS", "seeded"))
 
 REPO = Path(__file__).resolve().parents[1]
