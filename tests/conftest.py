@@ -58,8 +58,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """Drop a stale numba cache, then compile the solvers' numba code into it.
 
     Runs once, in the xdist controller (or the only process), before any test imports a compiled
-    module. Compiling (15-40 s on a fresh clone, nothing once cached) happens here rather than
-    inside the first test that solves under a time limit (:mod:`tests.solvers.warm`).
+    module. Compiling (15-40 s on a fresh clone, about a second of imports once cached) happens
+    here rather than inside the first test that solves under a time limit (:mod:`tests.solvers.warm`).
     """
     if hasattr(config, "workerinput"):
         return
