@@ -836,7 +836,8 @@ def _solve_cpsat(
         reason = infeasibility_reason(inst) or (
             "CP-SAT proved that no placement of all containers exists on the available hosts")
         return infeasible_result(inst, kind, "cpsat", clock, "cpsat", history, reason)
-    if not exact:
+    if not exact or (kind == "deployed" and status not in (cp_model.OPTIMAL, cp_model.FEASIBLE)):
+        # stopped before it had a solution, CP-SAT leaves its bound at 0: no upper bound at all
         bound = lb
     elif kind == "deployed":
         bound = float(math.floor(solver.best_objective_bound + 1e-6))
