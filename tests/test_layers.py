@@ -201,8 +201,10 @@ def test_rooms_import_only_what_their_docstring_allows() -> None:
 
 def test_the_room_check_catches_a_forbidden_import(tmp_path: Path) -> None:
     f = tmp_path / "m.py"
-    f.write_text("def f():\n    from packing.sim.engine import Engine\n    from packing.errors import InputError\n"
-                 "    from solvers.exact.cpsat import solve_cpsat\n    return Engine, InputError, solve_cpsat\n")
+    f.write_text("def f():\n    from packing.sim.engine import Engine\n"
+                 "    from packing.errors import InputError\n"
+                 "    from solvers.exact.cpsat import solve_cpsat\n"
+                 "    return Engine, InputError, solve_cpsat\n")
     assert room_imports("packing.model.x", f) == {("packing.model.x", "packing.sim")}
     assert room_imports("packing.sim.x", f) == set()
     assert room_imports("solvers.search.x", f) == {("solvers.search.x", "solvers.exact")}
