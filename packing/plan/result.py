@@ -33,13 +33,14 @@ class Replay:
 
     Attributes:
         offers: the host types offered.
-        reserve: per host type (by name), the amount off allocatable (``--reserve`` plus the
-            DaemonSets it runs), base units, shape ``(3,)``.
+        reserve: per host type (by name), the amount off allocatable per resource (``--reserve``
+            plus the DaemonSets it runs, their pod slots included), base units
+            (:func:`packing.plan.model.reserved`).
         pods: per app, the workload and its pod template (:attr:`packing.plan.model.Demand.pods`).
     """
 
     offers: tuple[HostOffer, ...]
-    reserve: Mapping[str, tuple[int, int, int]]
+    reserve: Mapping[str, Mapping[str, int]]
     pods: Mapping[str, Mapping[str, Any]]
 
 

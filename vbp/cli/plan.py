@@ -20,8 +20,12 @@ from vbp.cli.outputs import check_outputs, force_option
 @click.argument("demand", metavar="DEMAND...", nargs=-1, required=True)
 @click.option("--hosts", "hosts", multiple=True, required=True, metavar="HOSTS",
               help="Host types: a CSV or YAML list (name,cpu,memory[,gpu][,price][,count]"
-                   "[,labels...]) or inline [NAME=]16c64g[8gpu][:count=N][:price=P] (also "
-                   "NAME:16c64g[:PRICE[:COUNT]] and 16c64g:COUNT); repeatable.")
+                   "[,pods][,zone][,labels...]) or inline [NAME=]16c64g[8gpu][:count=N][:price=P]"
+                   "[:pods=N][:KEY=VALUE] (also NAME:16c64g[:PRICE[:COUNT]] and 16c64g:COUNT); "
+                   "repeatable.")
+@click.option("--zones", default=None, metavar="LIST",
+              help="Make every host type without a zone one type per zone: a,b,c (each named "
+                   "<type>-<zone>, labelled topology.kubernetes.io/zone).")
 @click.option("--headroom", default=None, metavar="SHARE",
               help="Keep this share of every host free: 15% (cpu and memory) or "
                    "cpu=20%,memory=10%,gpu=25%.")
@@ -69,7 +73,7 @@ from vbp.cli.outputs import check_outputs, force_option
               help="With --current: plan nothing, check that the running cluster holds the "
                    "demand (and, with --n-plus-one, survives losing any host).")
 @force_option
-def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
+def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, headroom: str | None,
          reserve: str | None, growth: str, time_limit: float, method: str, threads: int,
          seed: int, executor_kind: str, workers: int | None, ray_address: str | None,
          as_json: bool, out: str | None, k8s_out: str | None, plot: str | None, current: str | None,
@@ -101,7 +105,7 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
                       growth=growths, time_limit=time_limit, method=method, threads=threads,
                       seed=seed, executor=executor_kind, workers=workers, address=ray_address,
                       current=current, max_moves=max_moves, n_plus_one=n_plus_one,
-                      verify_only=verify_only)
+                      verify_only=verify_only, zones=tuple((zones or "").split(",")))
     written = []
     if out is not None:
         from packing.io import save_placement
