@@ -65,21 +65,22 @@ def shared_data() -> Path:
 
 @pytest.fixture(autouse=True)
 def _replay_every_kubernetes_plan(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every plan a test writes as Kubernetes objects (``--k8s-out``, ``write_objects``) is
-    replayed by the independent scheduler replay (``tests/k8s_replay.py``) and every object is
-    checked against the Kubernetes OpenAPI schemas (``kubernetes-validate``, strict)."""
+    """Every plan a test writes as Kubernetes objects (``--k8s-out``, ``write_objects``: both
+    through ``dump_yaml``) is replayed by the independent scheduler replay
+    (``tests/k8s_replay.py``) and every object is checked against the Kubernetes OpenAPI schemas
+    (``kubernetes-validate``, strict)."""
     from packing.plan import k8s_out
 
-    write = k8s_out.write_objects
+    dump = k8s_out.dump_yaml
 
-    def checked(path, objects):  # type: ignore[no-untyped-def]
+    def checked(objects):  # type: ignore[no-untyped-def]
         from tests.k8s_replay import replay
 
         problems = replay(objects) + schema_problems(objects)
-        assert problems == [], f"{path}: the objects written fail: {problems[:5]}"
-        return write(path, objects)
+        assert problems == [], f"the Kubernetes objects written fail: {problems[:5]}"
+        return dump(objects)
 
-    monkeypatch.setattr(k8s_out, "write_objects", checked)
+    monkeypatch.setattr(k8s_out, "dump_yaml", checked)
 
 
 KUBERNETES_VERSION = "1.33"

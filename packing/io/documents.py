@@ -296,6 +296,16 @@ def write_document(path: str | Path, doc: Any) -> None:
         InputError: the file cannot be written, or would be larger than :data:`MAX_FILE_BYTES`
             (which vbp would refuse to read).
     """
+    write_text(path, document_text(path, doc))
+
+
+def document_text(path: str | Path, doc: Any) -> str:
+    """``doc`` as the text :func:`write_document` writes to ``path``: YAML or JSON by extension.
+
+    Raises:
+        InputError: the text would be larger than :data:`MAX_FILE_BYTES` (which vbp would refuse
+            to read).
+    """
     p = Path(path)
     if p.suffix.lower() in (".yaml", ".yml"):
         import yaml
@@ -307,10 +317,10 @@ def write_document(path: str | Path, doc: Any) -> None:
             len(text) * 4 > MAX_FILE_BYTES and len(text.encode("utf-8")) > MAX_FILE_BYTES):
         raise InputError([Problem(str(p), "", f"would be larger than {MAX_FILE_BYTES:,} bytes, "
                                   "the most vbp reads (packing.io.MAX_FILE_BYTES); not written")])
-    write_text(p, text)
+    return text
 
 
 __all__: list[str] = [
-    "MAX_DEPTH", "MAX_FILE_BYTES", "read_bytes_limited", "read_document", "read_documents",
-    "read_text_limited", "write_document",
+    "MAX_DEPTH", "MAX_FILE_BYTES", "document_text", "read_bytes_limited", "read_document",
+    "read_documents", "read_text_limited", "write_document",
 ]

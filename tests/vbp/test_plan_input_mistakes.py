@@ -143,3 +143,25 @@ def test_numbers_yaml_versions_read_differently_are_refused(capsys, tmp_path, va
     assert (code, out) == (2, "")
     assert err.strip() == (f"error: {p}: line 5, column 13: the number {value} has {why}"
                            + err.strip().split(why, 1)[1])
+
+
+def test_the_files_of_a_run_are_written_together(capsys, tmp_path, monkeypatch):
+    """--out and --k8s-out are one set: Ctrl-C while the second file is written replaces none,
+    and the message says so."""
+    from packing.io import atomic
+
+    d = write(tmp_path, "d.csv", "name,replicas,cpu,memory\nweb,2,1,1Gi\n")
+    out = write(tmp_path, "p.json", "old placement")
+    k8s = write(tmp_path, "nodes.yaml", "old nodes")
+    calls: list[int] = []
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
+    code, _, err = run(capsys, "plan", str(d), "--hosts", "std=4c8g", "--out", str(out),
+                       "--k8s-out", str(k8s), "--force")
+    assert code == 130 and err.strip() == "error: interrupted: none of the 2 files was replaced"
+    assert (out.read_text(), k8s.read_text()) == ("old placement", "old nodes")

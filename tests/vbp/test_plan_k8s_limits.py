@@ -174,3 +174,28 @@ def test_zones_option_and_column(tmp_path):
                time_limit=30)
     assert [t.name for t in opt.host_types] == ["t-a", "t-b", "t-c"]
     assert opt.scenarios[0].status == "optimal"
+
+
+@pytest.mark.parametrize(("demand", "plan_hosts", "fleet", "extra"), [
+    (K8S / "rules" / "combined.yaml", str(K8S / "rules" / "zones.csv"),
+     "ssd-a=8c16g:count=4:zone=eu-1a:disk=ssd,ssd-b=8c16g:count=4:zone=eu-1b:disk=ssd,"
+     "hdd-c=8c16g:count=4:zone=eu-1c:disk=hdd", ()),
+    (LIMITS / "host-ports.yaml", "h=4c8g", "h=4c8g:count=9", ("--n-plus-one",)),
+    (LIMITS / "many-pods.yaml", "std=16c64g", "std=16c64g:count=6", ("--growth", "1,1.5")),
+])
+def test_a_plans_placement_passes_validate_on_the_fleet(capsys, tmp_path, demand, plan_hosts,
+                                                        fleet, extra):
+    """One truth: the placement of every scenario (N+1 spares included) passes ``vbp validate``
+    of the same manifests on the fleet with any counts (the zones of the types it leaves unused
+    included)."""
+    out = tmp_path / "p.json"
+    code, _, err = run(capsys, "plan", str(demand), "--hosts", plan_hosts, "--out", str(out),
+                       "--time-limit", "30", *extra)
+    assert code == 0, err
+    files = sorted(tmp_path.glob("p*.json"))
+    assert files
+    for f in files:
+        growth = f.stem.split("-x")[1] if "-x" in f.stem else "1"  # p-x1.5.json: --scale 1.5
+        code, text, err = run(capsys, "validate", str(demand), "--hosts", fleet, "--placement",
+                              str(f), "--require-all", "--scale", growth)
+        assert code == 0, (f, text, err)
