@@ -199,3 +199,21 @@ def test_a_plans_placement_passes_validate_on_the_fleet(capsys, tmp_path, demand
         code, text, err = run(capsys, "validate", str(demand), "--hosts", fleet, "--placement",
                               str(f), "--require-all", "--scale", growth)
         assert code == 0, (f, text, err)
+
+
+def test_policies_and_the_simulator_keep_pod_slots() -> None:
+    """many-pods.yaml on 5 hosts of 16c64g: every online policy (the simulator's mask, the
+    compiled kernels) needs 4 hosts, as the pod slots do; the checker accepts their placements."""
+    from packing.feasibility.checker import check
+    from packing.loaders import load_any
+    from packing.sim.simulator import evaluate, sample_orders
+    from policies.registry import get_policy
+
+    inst = load_any(LIMITS / "many-pods.yaml", hosts="16c64g:5")
+    assert inst.resources == ("cpu", "memory", "pods")
+    orders = sample_orders(inst, 2, seed=0)
+    for name in ("ff", "bf", "wf", "dot"):
+        s = evaluate(get_policy(name), inst, orders)
+        assert s.min >= 4, name  # 330 pods, 109 slots per host
+        for r in s.results:
+            assert check(inst, r.placement) == [], name
