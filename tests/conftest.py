@@ -8,12 +8,14 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 # Property tests draw the same examples on every run (a failure is reproducible and the suite's
-# verdict does not depend on luck); VBP_HYPOTHESIS=explore draws fresh ones.
-settings.register_profile("seeded", derandomize=True)
-settings.register_profile("explore", derandomize=False)
+# verdict does not depend on luck); VBP_HYPOTHESIS=explore draws fresh ones. No verdict depends on
+# wall time: no deadline per example, no health check on slow data generation (a loaded machine).
+TIMELESS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("seeded", derandomize=True, **TIMELESS)
+settings.register_profile("explore", derandomize=False, **TIMELESS)
 settings.load_profile(os.environ.get("VBP_HYPOTHESIS", "seeded"))
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,16 +36,13 @@ def _numba_sources_digest() -> str:
     return h.hexdigest()
 
 
-def pytest_configure(config: pytest.Config) -> None:
+def _drop_stale_numba_cache() -> None:
     """Drop numba's on-disk cache when any source of the compiled packages changed.
 
     numba's ``cache=True`` checks only the source file of the compiled function itself: a caller
     compiled against an older callee in another module is reused stale (a changed signature in
-    ``solvers/search/tabu.py`` once passed here and failed on a clean clone). Runs once, in the xdist
-    controller (or the only process), before any test imports a compiled module.
+    ``solvers/search/tabu.py`` once passed here and failed on a clean clone).
     """
-    if hasattr(config, "workerinput"):
-        return
     stamp = REPO / "packing" / "__pycache__" / "vbp-numba-sources.sha256"
     digest = _numba_sources_digest()
     if stamp.is_file() and stamp.read_text().strip() == digest:
@@ -53,6 +52,21 @@ def pytest_configure(config: pytest.Config) -> None:
             f.unlink(missing_ok=True)
     stamp.parent.mkdir(exist_ok=True)
     stamp.write_text(digest + "\n")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Drop a stale numba cache, then compile the solvers' numba code into it.
+
+    Runs once, in the xdist controller (or the only process), before any test imports a compiled
+    module. Compiling (15-40 s on a fresh clone, about a second of imports once cached) happens
+    here rather than inside the first test that solves under a time limit (:mod:`tests.solvers.warm`).
+    """
+    if hasattr(config, "workerinput"):
+        return
+    _drop_stale_numba_cache()
+    from tests.solvers.warm import warm_compiled
+
+    warm_compiled()
 
 
 @pytest.fixture
