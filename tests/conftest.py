@@ -75,3 +75,41 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"{SHARED_DATA} is absent")
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def _replay_every_kubernetes_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every plan a test writes as Kubernetes objects (``--k8s-out``, ``write_objects``: both
+    through ``dump_yaml``) is replayed by the independent scheduler replay
+    (``tests/k8s_replay.py``) and every object is checked against the Kubernetes OpenAPI schemas
+    (``kubernetes-validate``, strict)."""
+    from packing.plan import k8s_out
+
+    dump = k8s_out.dump_yaml
+
+    def checked(objects):  # type: ignore[no-untyped-def]
+        from tests.k8s_replay import replay
+
+        problems = replay(objects) + schema_problems(objects)
+        assert problems == [], f"the Kubernetes objects written fail: {problems[:5]}"
+        return dump(objects)
+
+    monkeypatch.setattr(k8s_out, "dump_yaml", checked)
+
+
+KUBERNETES_VERSION = "1.33"
+"""The API version the objects written are validated against (``kubernetes-validate``)."""
+
+
+def schema_problems(objects: list) -> list[str]:
+    """Every object that the Kubernetes OpenAPI schema refuses (strict: no unknown field)."""
+    import kubernetes_validate
+
+    out = []
+    for o in objects:
+        try:
+            kubernetes_validate.validate(o, KUBERNETES_VERSION, strict=True)
+        except kubernetes_validate.ValidationError as e:
+            out.append(f"{o.get('kind')}/{o.get('metadata', {}).get('name')}: "
+                       f"{str(e).splitlines()[0]}")
+    return out
