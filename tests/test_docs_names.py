@@ -16,6 +16,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+SCRIPTS = [*sorted((REPO / ".ci").iterdir()), *sorted((REPO / "scripts").glob("*.sh"))]
+"""The CI and setup scripts: the test files and modules they name exist too."""
 PACKAGES = ("packing", "policies", "solvers", "vbp")
 DOTTED = re.compile(r"(?<![\w./-])((?:" + "|".join(PACKAGES) + r")(?:\.[A-Za-z_]\w*)+)(?![\w/-])")
 PATH = re.compile(r"(?<![\w./-])((?:" + "|".join((*PACKAGES, "benchmarks", "examples", "tests", "scripts"))
@@ -50,7 +52,7 @@ def test_dotted_names_in_the_docs_exist(page: Path) -> None:
     assert not bad, f"{page.name} names what does not exist: {bad}"
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize("page", PAGES + SCRIPTS, ids=lambda p: p.name)
 def test_paths_in_the_docs_exist(page: Path) -> None:
     found = set(PATH.findall(page.read_text(encoding="utf-8")))
     bad = sorted(p for p in found if "*" not in p and not (REPO / p).exists())
