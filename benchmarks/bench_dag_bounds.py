@@ -5,8 +5,10 @@ seeded Poisson arrivals every ``--interarrival`` s), from all jobs of DATA (``--
 the held-out half of ``benchmarks/bench_jobfusion_agent.py`` (``--pool held``: the seeded permutation
 12345, second half). Each sample runs the policies through :func:`vbp.jobfusion.compare_dag` (nested
 carving, large share 0.6, Q = 4) and prints both bounds, the best policy and ``best / bound``; then
-the means over the samples and how many are within 25 % of the capacity bound. A sample whose
-carving fails is reported and left out. Seeds ``--first-seed`` to ``--first-seed + --seeds - 1``.
+the means over the samples, how many are within 25 % of the capacity bound and each policy's sum of
+mean JCT over the samples. ``--policies`` takes what ``vbp jobs compare --policies`` takes, trained
+agent files too. A sample whose carving fails is reported and left out. Seeds ``--first-seed`` to
+``--first-seed + --seeds - 1``.
 With ``--bound-only`` it times the capacity bound alone (CPU seconds) on each sample's carving for SJF's
 partition and runs no policy. ``--jobs 0`` takes every job of DATA.
 
@@ -14,6 +16,8 @@ partition and runs no policy. ``--jobs 0`` takes every job of DATA.
         --hosts 32c64g:4,92c288g:2 --pool held --seeds 3
     python benchmarks/bench_dag_bounds.py ../shared/data/alibaba-v2018-batch-dag --jobs 1000 --seeds 1 \
         --bound-only
+    python benchmarks/bench_dag_bounds.py ../shared/data/alibaba-v2018-batch-dag --pool held --seeds 8 \
+        --policies sjf,sjf-cp,jf.pt        # an agent from `vbp train gcn DATA --out jf.pt`
 """
 
 from __future__ import annotations
@@ -28,9 +32,8 @@ from packing.dag.bounds import capacity_bound
 from packing.dag.engine import NO_OVERHEADS, Overheads
 from packing.dag.loader import load_dag_folder
 from packing.dag.model import Workload
-from packing.dag.policy import DagPolicy
 from packing.errors import InputError
-from policies.dag import make_dag_policy
+from policies.dag import make_dag_policy, parse_dag_policies
 from vbp.jobfusion import carve_sample, compare_dag, parse_hosts, sample_jobs
 
 
@@ -44,7 +47,9 @@ def main() -> None:
     ap.add_argument("--hosts", default="32c64g:8,92c288g:8")
     ap.add_argument("--pool", choices=["all", "held"], default="all")
     ap.add_argument("--interarrival", type=float, default=10.0)
-    ap.add_argument("--policies", default="sjf,sjf-cp,fifo,cpf,sjf-reserve,sjf-headroom")
+    ap.add_argument("--policies", default="sjf,sjf-cp,fifo,cpf,sjf-reserve,sjf-headroom",
+                    help="DAG baselines or trained agent files (MODEL.pt from `vbp train gcn DATA`, a row "
+                         "named by the file's stem), as `vbp jobs compare --policies` takes them.")
     ap.add_argument("--no-overheads", action="store_true")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--bound-only", action="store_true", help="Time the capacity bound alone; no policy.")
@@ -60,7 +65,7 @@ def main() -> None:
     rows = []
     for s in range(a.first_seed, a.first_seed + a.seeds):
         sample = sample_jobs(w, a.jobs or None, s, a.interarrival)
-        pols: list[DagPolicy] = [make_dag_policy(n.strip(), s) for n in a.policies.split(",") if n.strip()]
+        labels, pols = parse_dag_policies(a.policies, s)
         t = time.perf_counter()
         try:
             res = compare_dag(sample, pols, q=4, hosts=parse_hosts(a.hosts), overheads=oh, seed=s,
@@ -69,6 +74,8 @@ def main() -> None:
             print(f"seed {s}: no result ({e})")
             continue
         secs = time.perf_counter() - t
+        for p, label in zip(res["policies"], labels, strict=True):
+            p["name"] = label  # a policy's name, a model file's stem, or NAME= (as vbp jobs compare)
         b = res["bounds"]
         best = min(res["policies"], key=lambda p: p["mean_jct"])
         row = {"seed": s, "jobs": sample.n_jobs, "tasks": sample.n_tasks, "cp": b["critical_path_mean_jct"],
@@ -84,6 +91,9 @@ def main() -> None:
     means = {k: float(np.mean([r[k] for r in rows])) for k in ("cp", "capacity", "best")}
     print(f"means over the samples: critical-path bound {means['cp']:.1f} s, capacity bound "
           f"{means['capacity']:.1f} s, best policy {means['best']:.1f} s")
+    if rows:
+        print("sums of mean JCT over the samples: " + ", ".join(
+            f"{n} {sum(r['mean_jct'][n] for r in rows):.1f} s" for n in rows[0]["mean_jct"]))
     print(f"mean best / capacity bound {np.mean([r['ratio_capacity'] for r in rows]):.3f}, "
           f"best / critical path {np.mean([r['ratio_cp'] for r in rows]):.3f}; best within 25 % of the "
           f"capacity bound on {sum(r['ratio_capacity'] <= 1.25 for r in rows)} of {len(rows)} samples")

@@ -9,7 +9,7 @@ same tie-break (highest score, then the lowest rank of the policy's host order, 
 and the same card choice.
 
 Kinds: :data:`DOTPROD`, :data:`BESTFIT`, :data:`PACKING`, :data:`CLUSTERING`, :data:`FGD`,
-:data:`FGD_LOOK` (FGD with the lookahead term of :class:`policies.gpu.FGDLookahead`). Random stays on
+:data:`FGD_LOOK` (FGD with the lookahead term of :class:`policies.gpu.FGDPack`). Random stays on
 the numpy path (its NumPy Generator cannot be replayed in numba).
 
 FGD caches the best (score, card) per host and app, invalidated when the host changes, and per host

@@ -32,3 +32,11 @@ def test_bound_only_prints_the_bound_of_the_compared_run() -> None:
 def test_bench_help_names_bound_only() -> None:
     r = subprocess.run([sys.executable, str(BENCH), "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "--bound-only" in r.stdout
+
+
+def test_policies_as_vbp_jobs_compare_takes_them_and_their_sums() -> None:
+    out = run("--jobs", "0", "--seeds", "1", "--hosts", "32c64g:1", "--policies", "sjf,cp=sjf-cp")
+    best = float(re.search(r"best \S+ ([0-9.]+) s", out).group(1))
+    sums = re.search(r"sums of mean JCT over the samples: sjf ([0-9.]+) s, cp ([0-9.]+) s", out)
+    assert sums is not None, out
+    assert min(map(float, sums.groups())) == round(best, 1)  # one sample: the sums are its mean JCTs

@@ -199,7 +199,7 @@ def test_ray_executor_starts_and_stops_only_its_own_ray(
     fake = FakeRay(initialized)
     monkeypatch.setitem(sys.modules, "ray", fake)
     monkeypatch.setattr("packing.sim.ray_cluster.check_reachable", lambda *a: None)  # no cluster here
-    monkeypatch.setattr("packing.sim.ray_cluster.ensure_token", lambda *a: None)
+    monkeypatch.setattr("packing.sim.ray_cluster.check_connects", lambda *a: None)
     if env is None:
         monkeypatch.delenv("RAY_ADDRESS", raising=False)
     else:

@@ -15,7 +15,9 @@ the docstring and the code cannot disagree. The top level of each package holds 
 The command line is the top: nothing outside ``vbp/cli`` (the libraries, ``vbp``'s orchestration,
 the examples and the benchmarks) imports ``vbp.cli``. A private name is private to where it is
 defined: a ``_name`` of a module is imported by no other module, and a ``_module`` only by the
-modules of its own package.
+modules of its own package. Ray is used through its public API only: no module (nor example, nor
+benchmark) imports a private name of Ray (``ray._raylet``, ``ray._private...``) or reads one off the
+``ray`` module.
 """
 
 from __future__ import annotations
@@ -279,6 +281,62 @@ def test_the_checks_catch_a_cli_import_and_a_private_import(tmp_path: Path) -> N
                                                ("solvers.x", "packing.loaders._csv")}
     assert private_imports("packing.loaders.x", f) == {
         ("packing.loaders.x", "packing.feasibility.bounds._slack")}
+
+
+def private_ray_names(path: Path) -> set[tuple[int, str]]:
+    """``(line, name)`` for every private name of Ray the file imports or reads off the ``ray`` module.
+
+    A name is private when a dotted component after ``ray`` starts with ``_`` (``ray._raylet``,
+    ``ray._private.worker``, ``ray.util._x``); dunders such as ``ray.__version__`` are public.
+    ``import ray`` (or ``import ray as r``) then ``ray._private.services`` counts as well.
+    """
+
+    def private(name: str) -> str | None:
+        parts = name.split(".")
+        if parts[0] != "ray":
+            return None
+        for i, part in enumerate(parts[1:], start=2):
+            if part.startswith("_") and not (part.startswith("__") and part.endswith("__")):
+                return ".".join(parts[:i])
+        return None
+
+    out = {(line, p) for line, mod in imports(path) if (p := private(mod))}
+    tree = ast.parse(path.read_text(), filename=str(path))
+    bound: dict[str, str] = {}  # local name -> the module or name of Ray it stands for
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):  # `import ray.x` binds ray; `import ray.x as y` binds y to ray.x
+            for a in node.names:
+                if a.name.split(".")[0] == "ray":
+                    bound[a.asname or "ray"] = a.name if a.asname else "ray"
+        elif isinstance(node, ast.ImportFrom) and not node.level \
+                and (node.module or "").split(".")[0] == "ray":
+            bound.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            chain, value = [node.attr], node.value
+            while isinstance(value, ast.Attribute):
+                chain.insert(0, value.attr)
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in bound \
+                    and (p := private(".".join([bound[value.id], *chain]))):
+                out.add((node.lineno, p))
+    return out
+
+
+def test_no_module_uses_a_private_name_of_ray() -> None:
+    found = {(name, line, p) for name, path in {**MODULES, **SCRIPTS}.items()
+             for line, p in private_ray_names(path)}
+    assert found == set(), "private names of Ray (use its public API and documented settings)"
+
+
+def test_the_check_catches_a_private_ray_name(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("import ray as r\nimport ray.exceptions\nfrom ray import __version__, util\n"
+                 "def f():\n    from ray._raylet import GcsClient\n    import ray.util._hidden.x\n"
+                 "    return GcsClient, ray.exceptions.AuthenticationError, r._private.services.x\n"
+                 "def g():\n    return ray._private, util._x, __version__, r.init, util.state\n")
+    assert private_ray_names(f) == {(5, "ray._raylet"), (6, "ray.util._hidden"), (7, "ray._private"),
+                                    (9, "ray._private"), (9, "ray.util._x")}
 
 
 def test_the_checker_catches_an_upward_import(tmp_path: Path) -> None:

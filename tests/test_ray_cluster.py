@@ -28,6 +28,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,15 @@ import pytest
 from click.testing import CliRunner
 
 from packing.errors import InputError
-from packing.sim.ray_cluster import check_reachable, split_address, token_source
+from packing.sim import ray_cluster
+from packing.sim.ray_cluster import (
+    EnvChanges,
+    Probe,
+    check_connects,
+    check_reachable,
+    split_address,
+    token_source,
+)
 from vbp.cli import cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -92,6 +101,102 @@ def test_token_is_looked_up_where_ray_looks(monkeypatch: pytest.MonkeyPatch, tmp
     assert token_source() == "RAY_AUTH_TOKEN_PATH=/some/file"
     monkeypatch.setenv("RAY_AUTH_TOKEN", "t1")
     assert token_source() == "RAY_AUTH_TOKEN"
+
+
+@pytest.fixture
+def no_token_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """No Ray token variables and an empty home (no ~/.ray/auth_token); returns the home."""
+    for name in RAY_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
+
+
+def probe_as(monkeypatch: pytest.MonkeyPatch, result: Probe) -> list[str | None]:
+    """Replace the probe by one that returns ``result``; returns the ``RAY_AUTH_MODE`` it saw."""
+    seen: list[str | None] = []
+
+    def fake(address: str, timeout: float) -> Probe:
+        seen.append(os.environ.get("RAY_AUTH_MODE"))
+        return result
+    monkeypatch.setattr(ray_cluster, "probe", fake)
+    return seen
+
+
+@pytest.mark.parametrize("ray_imported", [False, True])
+def test_a_token_here_switches_token_authentication_on_before_ray_is_imported(
+        monkeypatch: pytest.MonkeyPatch, no_token_settings: Path, ray_imported: bool) -> None:
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "t")
+    if ray_imported:
+        monkeypatch.setitem(sys.modules, "ray", types.ModuleType("ray"))
+    else:
+        monkeypatch.delitem(sys.modules, "ray", raising=False)
+    seen = probe_as(monkeypatch, Probe("ok"))
+    env = EnvChanges()
+    check_connects("127.0.0.1:1", 1.0, env)
+    want = None if ray_imported else "token"  # a Ray already imported may have read the variable
+    assert seen == [want] and os.environ.get("RAY_AUTH_MODE") == want
+    env.restore()
+    assert "RAY_AUTH_MODE" not in os.environ
+
+
+@pytest.mark.parametrize(("settings", "result", "message"), [
+    ({}, Probe("timeout"), "no connection within 1 s and this machine has no token: if the cluster uses "
+                           "token authentication, give this machine the cluster's token"),
+    ({"RAY_AUTH_TOKEN": "t"}, Probe("timeout"),
+     "no connection within 1 s with the token from RAY_AUTH_TOKEN: check that it is the cluster's token"),
+    ({"RAY_AUTH_TOKEN": "t"}, Probe("connection", "ConnectionError", "Failed to connect"),
+     "no connection within 1 s with the token from RAY_AUTH_TOKEN"),
+    ({"RAY_AUTH_TOKEN": "t", "RAY_AUTH_MODE": "disabled"}, Probe("timeout"),
+     "no connection within 1 s with RAY_AUTH_MODE=disabled here (no token sent): if the cluster uses "
+     "token authentication, unset RAY_AUTH_MODE"),
+    ({"RAY_AUTH_MODE": "token"}, Probe("timeout"), "RAY_AUTH_MODE=token here but this machine has no token"),
+    ({"RAY_AUTH_TOKEN_PATH": "/nowhere"}, Probe("auth", "AuthenticationError", "RAY_AUTH_TOKEN_PATH is set "
+                                                "but file cannot be opened or is empty: /nowhere.\nmore"),
+     "Ray rejects this machine's token settings (AuthenticationError: RAY_AUTH_TOKEN_PATH is set but file "
+     "cannot be opened or is empty: /nowhere.): give this machine"),
+    ({}, Probe("error", "RuntimeError", "Version mismatch\ndetails"),
+     "could not connect to the Ray cluster: RuntimeError: Version mismatch (check that the cluster runs the "
+     "same Ray and Python versions"),
+])
+def test_a_failed_connection_names_what_this_machine_presented(
+        monkeypatch: pytest.MonkeyPatch, no_token_settings: Path, settings: dict[str, str],
+        result: Probe, message: str) -> None:
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delitem(sys.modules, "ray", raising=False)
+    probe_as(monkeypatch, result)
+    with pytest.raises(InputError) as e:
+        check_connects("127.0.0.1:1", 1.0, EnvChanges())
+    p = e.value.problems[0]
+    assert (p.source, p.field) == ("--ray-address", "127.0.0.1:1") and p.reason.startswith(message)
+    assert os.environ.get("RAY_AUTH_MODE") == settings.get("RAY_AUTH_MODE")  # put back
+
+
+def test_a_token_but_ray_imported_first_says_to_set_the_mode_before_python_starts(
+        monkeypatch: pytest.MonkeyPatch, no_token_settings: Path) -> None:
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "t")
+    monkeypatch.setitem(sys.modules, "ray", types.ModuleType("ray"))
+    probe_as(monkeypatch, Probe("timeout"))
+    with pytest.raises(InputError, match="Ray was imported in this process before token authentication "
+                                         "could be switched on for the token from RAY_AUTH_TOKEN.*set "
+                                         "RAY_AUTH_MODE=token before Python starts"):
+        check_connects("127.0.0.1:1", 1.0, EnvChanges())
+
+
+def test_a_port_that_is_not_a_ray_clusters_is_one_input_error_within_the_timeout(
+        no_token_settings: Path) -> None:
+    """A new process tries ``ray.init`` and is stopped after the timeout (its import of Ray aside)."""
+    pytest.importorskip("ray")
+    with socket.socket() as server:  # accepts TCP connections, answers nothing
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        t0 = time.monotonic()
+        with pytest.raises(InputError) as e:
+            ray_cluster.check(address, timeout=2.0)
+        assert time.monotonic() - t0 < 2.0 + 30  # the timeout, and starting Python with Ray
+    assert e.value.problems[0].reason.startswith("no connection within 2 s and this machine has no token")
 
 
 def test_cli_unreachable_cluster_exits_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -284,8 +389,12 @@ def table(path: Path) -> list[dict[str, str]]:
 
 def test_a_machine_without_the_clusters_token_gets_one_line_and_exit_2(
         cluster: Cluster, tmp_path: Path) -> None:
-    cases = [({"HOME": str(tmp_path)}, "uses token authentication and this machine has no token"),
-             ({"RAY_AUTH_TOKEN": "not-the-token"}, "refused the token from RAY_AUTH_TOKEN")]
+    cases = [({"HOME": str(tmp_path)}, "no connection within 10 s and this machine has no token"),
+             ({"RAY_AUTH_TOKEN": "not-the-token"},
+              "no connection within 10 s with the token from RAY_AUTH_TOKEN: check that it is the "
+              "cluster's token"),
+             ({"RAY_AUTH_TOKEN_PATH": str(tmp_path / "no-such-file")},
+              "Ray rejects this machine's token settings (AuthenticationError: RAY_AUTH_TOKEN_PATH")]
     for extra, message in cases:
         r = vbp({**cluster.env, **extra}, "compare", "sigma", "--policies", "ff", "--orders", "1",
                 "--executor", "ray", "--ray-address", cluster.address)
@@ -295,10 +404,34 @@ def test_a_machine_without_the_clusters_token_gets_one_line_and_exit_2(
         assert message in lines[0] and "~/.ray/auth_token" in lines[0]
 
 
+STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"
+RAY_LOG_LINE = re.compile(rf"{STAMP}\s+(DEBUG|INFO|WARNING|ERROR|CRITICAL) \S+:\d+ -- "
+                          rf"|\[{STAMP} [DIWEF] \d+ \d+\] ")
+"""A line of Ray's own logging (Python's format, then its C++ one), which vbp does not write."""
+
+
+def vbp_lines(stderr: str) -> list[str]:
+    """The lines of ``stderr`` that are not Ray's own log lines (vbp's)."""
+    return [ln for ln in stderr.strip().splitlines() if not RAY_LOG_LINE.match(ln)]
+
+
+def test_ray_log_lines_are_told_from_vbps() -> None:
+    ray_lines = ["2026-01-02 03:04:05,678\tWARNING services.py:443 -- Found multiple active Ray instances: "
+                 "{'10.0.0.1:6379', '10.0.0.1:6380'}. Connecting to latest cluster at 10.0.0.1:6379.",
+                 "[2026-01-02 03:04:05,678 W 123 456] gcs_client.cc:210: Failed to get cluster ID"]
+    mine = ["error: --workers: 2: Ray connects to the cluster", "2026 was a year"]
+    assert vbp_lines("\n".join([ray_lines[0], mine[0], ray_lines[1], mine[1]])) == mine
+
+
 def test_workers_for_a_local_ray_while_ray_start_runs_here_is_one_line(cluster: Cluster) -> None:
-    """Without an address Ray joins the cluster ``ray start`` runs on this machine (CPUs fixed)."""
+    """Without an address Ray joins the cluster ``ray start`` runs on this machine (CPUs fixed).
+
+    When more Ray clusters run on the machine (another test's, another user's), Ray logs a warning
+    that it found several before it joins the one ``ray start`` started last; vbp writes one line.
+    """
     r = vbp({**cluster.env, "RAY_TMPDIR": str(cluster.tmpdir)}, "compare", "sigma", "--policies", "ff",
             "--orders", "1", "--json", "--executor", "ray", "--workers", "2")
     assert r.returncode == 2, r.stderr
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: --workers: 2: Ray connects to the cluster")
+    lines = vbp_lines(r.stderr)
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("error: --workers: 2: Ray connects to the cluster")

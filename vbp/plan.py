@@ -43,6 +43,7 @@ def plan(
     max_moves: int | None = None,
     n_plus_one: bool = False,
     verify_only: bool = False,
+    zones: Sequence[str] = (),
 ) -> PlanResult:
     """Plan hosts for a demand: one optimal (or proven-gap) plan per growth multiplier.
 
@@ -67,6 +68,7 @@ def plan(
         max_moves: most containers moved from ``current``.
         n_plus_one: check that the plan survives losing any one host.
         verify_only: only verify ``current``.
+        zones: every host type without a zone once per zone (``--zones``).
 
     Returns:
         The :class:`~packing.plan.result.PlanResult`.
@@ -79,7 +81,16 @@ def plan(
     from packing.loaders.deployments import load_demand
     from packing.loaders.host_types import load_hosts
     from packing.loaders.snapshot import looks_like_snapshot, with_node_labels
-    from packing.plan.model import check_selection, parse_growth, parse_headroom, parse_reserve
+    from packing.plan.model import (
+        check_resources,
+        check_selection,
+        offers_for,
+        parse_growth,
+        parse_headroom,
+        parse_reserve,
+        plan_resources,
+        reserved,
+    )
     from packing.sim.evaluation import make_executor
     from policies.autoscalers import provision
     from solvers.base import check_run_options
@@ -91,13 +102,16 @@ def plan(
     if not isinstance(demand, Demand) and not demand and current is not None:
         demand = [current]  # the running cluster, a snapshot, is the demand
     dem = demand if isinstance(demand, Demand) else load_demand(demand)
-    offers = load_hosts(hosts)
+    offers = load_hosts(hosts, zones)
     if isinstance(current, str | Path) and looks_like_snapshot(current):
         offers = with_node_labels(current, offers)
+    offers = offers_for(dem, offers)
     check_selection(dem, offers)
+    check_resources(dem, offers)
     adj = user.plus(dem.overhead)  # DaemonSets are added per host type when building
+    res = plan_resources(dem, offers)
     for o in offers:  # a reserve that leaves nothing: an error before any work
-        adj.planned(o, extra=dem.daemon_load(o))
+        adj.planned(o, extra=dem.daemon_load(o, res), resources=res)
     options = PlanOptions(adj, float(time_limit), method, int(threads), int(seed), current,
                           max_moves, bool(n_plus_one), bool(verify_only))
     tasks = [ScenarioTask(g, dem, offers, options) for g in growths]
@@ -107,8 +121,7 @@ def plan(
     else:
         with make_executor(executor, workers, address) as ex:
             results = ex.map(run_scenario, tasks)
-    replay = Replay(offers, {o.name: adj.plus(dem.daemon_load(o)).reserve for o in offers},
-                    dem.pods)
+    replay = Replay(offers, {o.name: reserved(adj, dem, o, res) for o in offers}, dem.pods)
     if current is None:  # what the autoscalers' first fit decreasing onto the cheapest type gives
         results = [r.with_autoscaler(provision(r.instance)) if r.instance else r for r in results]
     return PlanResult(tuple(dataclasses.replace(r, replay=replay) for r in results),

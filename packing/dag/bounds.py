@@ -104,6 +104,19 @@ EXACT_JOBS = 200
 """Above this many jobs the threshold search of :func:`order_bounds` runs on a grid (still valid)."""
 
 
+ROUND_DOWN = 1e-12
+"""Relative amount every reported bound is lowered by (:func:`down`)."""
+
+
+def down(x: Any) -> Any:
+    """A bound lowered past its float rounding: ``x - ROUND_DOWN * max(1, |x|)`` (elementwise).
+
+    A bound is a sum of many floats; a schedule's JCT sums the same amounts in another order, so
+    without this a bound equal to an optimum can print one ulp above it (a gap of -0.0%).
+    """
+    return x - ROUND_DOWN * np.maximum(1.0, np.abs(x))
+
+
 def path_lengths(job: Job, stage_length: np.ndarray) -> float:
     """Longest path through ``job``'s DAG with the given stage lengths, shape ``(n_stages,)`` -> seconds."""
     if not job.stages:
@@ -131,7 +144,8 @@ def critical_path_bounds(workload: Workload, capacity: np.ndarray, overheads: Ov
             without preemption, :mod:`packing.dag.delays`); None: the least delay (every episode).
 
     Returns:
-        ``{"jct": (J,) array, "critical_path_mean_jct": float, "makespan": float}``.
+        ``{"jct": (J,) array, "critical_path_mean_jct": float, "makespan": float}``, each lowered
+        past its float rounding (:func:`down`).
     """
     _, _, ntask, dur = workload.stage_table()
     first, _, _ = _stage_overheads(ntask, np.ones(len(ntask)), overheads, seed)
@@ -143,7 +157,8 @@ def critical_path_bounds(workload: Workload, capacity: np.ndarray, overheads: Ov
     work = np.sum([j.work for j in workload.jobs], axis=0) if workload.jobs else np.zeros(2)
     mk = max(float((arr + jct).max() - t0) if len(arr) else 0.0,
              float((work / np.maximum(capacity, 1e-12)).max()))
-    return {"jct": jct, "critical_path_mean_jct": float(jct.mean()) if len(jct) else 0.0, "makespan": mk}
+    return {"jct": down(jct), "critical_path_mean_jct": float(down(jct.mean())) if len(jct) else 0.0,
+            "makespan": float(down(mk))}
 
 
 def _stage_overheads(ntask: np.ndarray, per_slot: np.ndarray, overheads: Overheads | None,
@@ -628,9 +643,12 @@ def capacity_bound(workload: Workload, cluster: Cluster, overheads: Overheads | 
              "order": float((fo.sum() - arr.sum()) / J),
              "tails": (max(tail_sums) - float(arr.sum())) / J if tail_sums else 0.0,
              "shifts": (shifted - float(arr.sum())) / J, "busy": (busy - float(arr.sum())) / J}
-    return CapacityBound(float((total - arr.sum()) / J), own_jct, fo, mk, parts, tuple(names))
+    return CapacityBound(float(down((total - arr.sum()) / J)), down(own_jct), down(fo),
+                         float(down(mk)), {k: float(down(v)) for k, v in parts.items()},
+                         tuple(names))
 
 
-__all__ = ["EXACT_JOBS", "MAX_MACHINES", "SEARCH_MACHINES", "SHIFT_JOBS", "SHIFT_ROUNDS", "TAIL_LEVELS",
+__all__ = ["EXACT_JOBS", "MAX_MACHINES", "ROUND_DOWN", "SEARCH_MACHINES", "SHIFT_JOBS", "SHIFT_ROUNDS",
+           "TAIL_LEVELS", "down",
            "TAIL_MACHINES", "CapacityBound", "capacity_bound", "critical_path_bounds", "order_bounds",
            "path_lengths", "shift_search", "srpt_completions", "stage_fit", "tail_order_sum"]

@@ -185,12 +185,12 @@ def _fewest_hosts_many(need: np.ndarray, caps: np.ndarray, counts: np.ndarray,
 def _excluded_bound(instance: Instance, weight: np.ndarray, clique_apps: tuple[str, ...]
                     ) -> tuple[int, tuple[str, ...]]:
     """The forced-hosts-plus-excluded-volume bound (see the module docstring)."""
-    import scipy.sparse as sp
-
     inst = instance
     edges = _conflict_edges(inst, inst.counts > 0)
     if not edges:
         return 0, ()
+    import scipy.sparse as sp  # only with conflicts: the import costs more than the rest
+
     e = np.array(edges, dtype=np.int64)
     n = inst.n_apps
     rows = np.concatenate([e[:, 0], e[:, 1]])
@@ -247,13 +247,13 @@ def _greedy_clique(nodes: list[int], adj: dict[int, set[int]], w: dict[int, int]
 
 
 def _clique_bound(instance: Instance, weight: np.ndarray) -> tuple[int, tuple[str, ...], bool]:
-    import networkx as nx
-
     active = instance.counts > 0
     edges = _conflict_edges(instance, active)
     if not edges:
         i = int(np.argmax(weight)) if len(weight) else 0
         return (int(weight[i]), (instance.apps[i].name,), True) if len(weight) else (0, (), True)
+    import networkx as nx  # only with conflicts: the import costs more than the rest
+
     g = nx.Graph()
     g.add_edges_from(edges)
     best, best_c, exact = 0, [], True

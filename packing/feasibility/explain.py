@@ -16,15 +16,21 @@ import numpy as np
 from packing.feasibility.bounds import fewest_hosts, lower_bounds, per_host_max, slack
 from packing.feasibility.predicates import fits
 from packing.model.instance import App, HostType, Instance
+from packing.model.node_labels import shown
 from packing.model.selection import reasons
-from packing.model.topology import cap_shortfalls
+from packing.model.topology import HOSTNAME, cap_shortfalls
 
 MAX_TYPES_NAMED = 3
 """At most this many host types are named when saying why an app fits none."""
 
 
-def _type_problems(inst: Instance, app: App, t: HostType) -> list[str]:
-    """Why one container of ``app`` cannot run on a host of type ``t`` (empty: it can)."""
+def type_problems(inst: Instance, app: App, t: HostType) -> list[str]:
+    """Why one container of ``app`` cannot run on a host of type ``t`` (empty: it can).
+
+    Each reason names the failing predicate: a resource with both amounts (``cpu 5 > 4``), the
+    node selector or affinity not matched, the untolerated taint, a spread's ``topologyKey`` the
+    type has no label for (with the labels it has), GPU cards and models.
+    """
     out: list[str] = []
     for r, name in enumerate(inst.resources):
         if not fits(app.demand[r], t.capacity[r]):
@@ -32,6 +38,10 @@ def _type_problems(inst: Instance, app: App, t: HostType) -> list[str]:
     if app.gpu_models and t.gpu_model not in app.gpu_models:
         out.append(f"GPU model {t.gpu_model!r} not in {list(app.gpu_models)}")
     out += reasons(app.node_selector, app.node_affinity, app.tolerations, t.labels, t.taints)
+    for key, _ in app.spreads:
+        if key != HOSTNAME and key not in dict(t.labels):
+            out.append(f"its topology spread over {key} needs that label; the type has "
+                       f"{shown(t.name, t.labels)}")
     if app.gpu_cards:
         if t.gpus < app.gpu_cards:
             out.append(f"{t.gpus} GPU cards < {app.gpu_cards}")
@@ -47,7 +57,7 @@ def _fits_nowhere(inst: Instance, i: int) -> str | None:
     app = inst.apps[i]
     if not inst.host_types:
         return f"app {app.name!r}: the instance has no host types"
-    why = [(t, _type_problems(inst, app, t)) for t in inst.host_types]
+    why = [(t, type_problems(inst, app, t)) for t in inst.host_types]
     if any(not p for _, p in why):
         return None
     # a single resource that no host type has enough of says it best
@@ -65,10 +75,20 @@ def _fits_nowhere(inst: Instance, i: int) -> str | None:
         if most < app.gpu_cards:
             return (f"app {app.name!r}: a container needs {app.gpu_cards} GPU cards, but no host "
                     f"type has more than {most}")
-    parts = [f"{t.name} ({'; '.join(p)})" for t, p in why[:MAX_TYPES_NAMED]]
-    more = len(why) - MAX_TYPES_NAMED
-    tail = f" and {more} more" if more > 0 else ""
-    return f"app {app.name!r}: a container fits no host type: {', '.join(parts)}{tail}"
+    return f"app {app.name!r}: a container fits no host type: {refusals(inst, i)}"
+
+
+def refusals(inst: Instance, i: int, shown_types: int = MAX_TYPES_NAMED) -> str:
+    """Per host type, why a container of app ``i`` cannot run there: ``std (cpu 5 > 4), ...``.
+
+    At most ``shown_types`` types are named (then how many more); a type that admits the app
+    reads ``fits``.
+    """
+    app = inst.apps[i]
+    why = [(t, type_problems(inst, app, t)) for t in inst.host_types]
+    parts = [f"{t.name} ({'; '.join(p) or 'fits'})" for t, p in why[:shown_types]]
+    more = len(why) - shown_types
+    return ", ".join(parts) + (f" and {more} more" if more > 0 else "")
 
 
 def _cap_source(inst: Instance, i: int) -> str:
@@ -157,4 +177,4 @@ def explain_infeasibility(instance: Instance) -> list[str]:
     return out
 
 
-__all__ = ["explain_infeasibility"]
+__all__ = ["explain_infeasibility", "refusals", "type_problems"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 from packing.io.documents import (
     MAX_DEPTH,
     MAX_FILE_BYTES,
+    document_text,
     read_bytes_limited,
     read_document,
     read_documents,
@@ -56,7 +57,8 @@ from packing.model.validation import (
 __all__: list[str] = [
     "INSTANCE_FORMAT", "MAX_CELLS", "MAX_CONTAINERS", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_GPUS",
     "MAX_HOSTS", "MAX_NUMBER", "MAX_RESOURCES", "PLACEMENT_FORMAT", "check_instance",
-    "escape_control", "has_control", "instance_from_dict", "instance_problems", "instance_to_dict",
+    "document_text", "escape_control", "has_control", "instance_from_dict", "instance_problems",
+    "instance_to_dict",
     "load_instance", "load_placement", "placement_from_dict", "placement_to_dict",
     "read_bytes_limited", "read_document", "read_documents", "read_text_limited", "save_instance",
     "save_placement", "write_document",

@@ -14,6 +14,8 @@ Every file vbp writes (instances, placements, tables, plots, policies, model fil
   the old or the new file, never a part;
 * on any exception, Ctrl-C (SIGINT), SIGTERM or SIGHUP during the write, the temporary is removed
   and the target left as it was;
+* several files of one run (:func:`write_texts`) are replaced all or none: every temporary is
+  written first, then they are renamed with the catchable signals held back;
 * a ``kill -9`` (or a power cut) cannot run any clean-up: in the instant between naming and
   renaming (or during the whole write, without anonymous files) it may leave one temporary file of
   that pattern next to the target, never a damaged target. The next write into that folder removes
@@ -348,5 +350,90 @@ def write_text(path: str | Path, text: str) -> Path:
     return Path(path)
 
 
-__all__ = ["ANONYMOUS", "TEMP_MARK", "atomic_path", "check_target", "check_writable", "is_temporary",
-           "remove_stale_temporaries", "same_file", "save_figure", "temp_path", "write_text", "write_with"]
+class SetInterrupted(KeyboardInterrupt):
+    """Ctrl-C while :func:`write_texts` wrote a set of files; the message says which were replaced."""
+
+
+_HELD = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+"""Signals held back while the files of a set are renamed into place."""
+
+
+@contextlib.contextmanager
+def _deferred() -> Iterator[list[int]]:
+    """Hold SIGINT, SIGTERM and SIGHUP back: the signals that arrive are listed, not acted on.
+
+    Only in the main thread (where Python runs signal handlers); an ignored signal stays ignored.
+    """
+    caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+    previous = {}
+    for s in _HELD:
+        with contextlib.suppress(OSError, ValueError):
+            if signal.getsignal(s) is not signal.SIG_IGN:
+                previous[s] = signal.signal(s, lambda signum, frame: caught.append(signum))
+    try:
+        yield caught
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def write_texts(items: Iterable[tuple[str | Path, str]]) -> list[Path]:
+    """Write several files as one: every file replaced, or none (UTF-8 texts).
+
+    Every text is first written in full to a temporary beside its target and flushed to disk; an
+    error, Ctrl-C, SIGTERM or SIGHUP in that phase removes them all and replaces nothing. Then the
+    temporaries are renamed over their targets one after another with SIGINT, SIGTERM and SIGHUP
+    held back, so no signal a process can catch separates them (a signal that arrives then acts
+    once every file is in place). Only ``kill -9`` or a power cut in those microseconds can leave
+    the set part old, part new (and a temporary of the :func:`temp_path` pattern, removed by the
+    next write).
+
+    Returns:
+        The targets, in order.
+
+    Raises:
+        SetInterrupted: Ctrl-C; its message says whether none or all of the files were replaced.
+        InputError: a folder or file cannot be written (nothing replaced).
+    """
+    pairs = [(Path(os.path.realpath(p)) if Path(p).is_symlink() else Path(p), t) for p, t in items]
+    n = len(pairs)
+    done: list[tuple[Path, Path]] = []
+    with _signals_exit():
+        try:
+            for target, text in pairs:
+                try:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    remove_stale_temporaries(target.parent)
+                    tmp = temp_path(target)
+                    with open(tmp, "x", encoding="utf-8") as f:
+                        done.append((tmp, target))
+                        f.write(text)
+                        f.flush()
+                        os.fsync(f.fileno())
+                    os.chmod(tmp, _mode(target))
+                except OSError as e:
+                    raise _cannot_write(target, e) from None
+        except BaseException as e:
+            for tmp, _ in done:
+                tmp.unlink(missing_ok=True)
+            if isinstance(e, KeyboardInterrupt):
+                raise SetInterrupted(f"none of the {n} files was replaced") from None
+            raise
+        with _deferred() as caught:
+            for tmp, target in done:
+                os.replace(tmp, target)
+        if caught:
+            if caught[0] == getattr(signal, "SIGINT", None):
+                raise SetInterrupted(f"all {n} files were replaced")
+            raise SystemExit(128 + caught[0])
+    for folder in {t.parent for _, t in done}:
+        _sync_folder(folder)
+    return [p for p, _ in pairs]
+
+
+__all__ = ["ANONYMOUS", "TEMP_MARK", "SetInterrupted", "atomic_path", "check_target", "check_writable",
+           "is_temporary", "remove_stale_temporaries", "same_file", "save_figure", "temp_path",
+           "write_text", "write_texts", "write_with"]

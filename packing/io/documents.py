@@ -43,34 +43,82 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _yaml_loader() -> type:
-    """A safe YAML loader that refuses duplicate keys and aliases (``*name``)."""
+ALIASES = "YAML aliases (*name) are not supported"
+"""Why a YAML file with an alias is refused."""
+
+
+def _alias_mark(text: str) -> str:
+    """Where the first YAML alias of ``text`` is (a second pass, on the error path only)."""
     import yaml
 
-    class StrictLoader(yaml.SafeLoader):
-        def compose_node(self, parent: Any, index: Any) -> Any:
+    loader = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+    for ev in yaml.parse(text, Loader=loader):  # noqa: S506 - events only, nothing constructed
+        if isinstance(ev, yaml.AliasEvent):
+            return _mark(ev.start_mark)
+    return ""
+
+
+def _yaml_loader() -> type:
+    """A safe YAML loader that refuses duplicate keys, aliases (``*name``) and ambiguous numbers.
+
+    A number that YAML 1.1 (PyYAML, and the YAML library behind ``kubectl``) and YAML 1.2 read
+    differently is refused, not guessed: ``1_0`` (10, or the string "1_0"), ``1:30``
+    (base 60: 90, or a string) and ``010`` (octal 8, or 10).
+    """
+    import yaml
+
+    base: Any = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader  # libyaml when present
+
+    class StrictLoader(base):
+        def compose_node(self, parent: Any, index: Any) -> Any:  # the pure-Python parser only
             if self.check_event(yaml.AliasEvent):
                 ev = self.peek_event()
-                raise _ParseError(_mark(ev.start_mark), "YAML aliases (*name) are not supported")
+                raise _ParseError(_mark(ev.start_mark), ALIASES)
             return super().compose_node(parent, index)
 
-        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            seen: set[Any] = set()
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    dup = key in seen
-                    seen.add(key)
-                except TypeError:
-                    raise _ParseError(_mark(key_node.start_mark),
-                                      "keys must be plain values") from None
-                if dup:
-                    raise _ParseError(_mark(key_node.start_mark),
-                                      f"key {key!r} appears twice in the same object (the first "
-                                      "value would be silently dropped)")
-            return super().construct_mapping(node, deep=deep)
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            # libyaml composes aliases itself: an aliased node is met a second time here
+            if node in self.constructed_objects or node in self.recursive_objects:
+                raise _ParseError("", ALIASES)  # read_documents finds where the alias is
+            return super().construct_object(node, deep=deep)
 
+        def construct_yaml_int(self, node: Any) -> Any:
+            _unambiguous(node)
+            return super().construct_yaml_int(node)
+
+        def construct_yaml_float(self, node: Any) -> Any:
+            _unambiguous(node)
+            return super().construct_yaml_float(node)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            out = super().construct_mapping(node, deep=deep)
+            if len(out) < len(node.value):  # a key given twice: name it
+                seen: set[Any] = set()
+                for key_node, _ in node.value:
+                    key = self.constructed_objects.get(key_node)
+                    if key in seen:
+                        raise _ParseError(_mark(key_node.start_mark),
+                                          f"key {key!r} appears twice in the same object (the "
+                                          "first value would be silently dropped)")
+                    seen.add(key)
+            return out
+
+    StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
+    StrictLoader.add_constructor("tag:yaml.org,2002:float", StrictLoader.construct_yaml_float)
     return StrictLoader
+
+
+def _unambiguous(node: Any) -> None:
+    """Refuse a YAML number that YAML 1.1 and 1.2 read differently (see :func:`_yaml_loader`)."""
+    text = str(node.value)
+    digits = text.lstrip("+-")
+    why = ("'_' (YAML 1.1 drops it, YAML 1.2 reads a string)" if "_" in text
+           else "':' (YAML 1.1 reads base 60, YAML 1.2 a string)" if ":" in text
+           else "a leading 0 (YAML 1.1 reads octal, YAML 1.2 decimal)"
+           if len(digits) > 1 and digits[0] == "0" and digits.isdigit() else None)
+    if why is not None:
+        raise _ParseError(_mark(node.start_mark), f"the number {text} has {why}: write it "
+                          "without, or quote it to mean a string")
 
 
 def _mark(m: Any) -> str:
@@ -204,12 +252,15 @@ def read_documents(path: str | Path, *, multi: bool = True) -> list[Any]:
             else:
                 docs = [yaml.load(text, Loader=_yaml_loader())]  # noqa: S506 - a SafeLoader subclass
         except _ParseError as e:
-            raise InputError([Problem(src, e.where, e.reason)]) from None
+            where = e.where or (_alias_mark(text) if e.reason == ALIASES else "")
+            raise InputError([Problem(src, where, e.reason)]) from None
         except RecursionError:
             raise InputError([Problem(src, "", too_deep)]) from None
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
             reason = getattr(e, "problem", None) or str(e)
+            if "nesting depth" in reason:  # libyaml's own limit (1000) is above MAX_DEPTH
+                raise InputError([Problem(src, "", too_deep)]) from None
             raise InputError([Problem(src, _mark(mark), f"malformed YAML: {reason}")]) from None
     else:
         try:
@@ -245,6 +296,16 @@ def write_document(path: str | Path, doc: Any) -> None:
         InputError: the file cannot be written, or would be larger than :data:`MAX_FILE_BYTES`
             (which vbp would refuse to read).
     """
+    write_text(path, document_text(path, doc))
+
+
+def document_text(path: str | Path, doc: Any) -> str:
+    """``doc`` as the text :func:`write_document` writes to ``path``: YAML or JSON by extension.
+
+    Raises:
+        InputError: the text would be larger than :data:`MAX_FILE_BYTES` (which vbp would refuse
+            to read).
+    """
     p = Path(path)
     if p.suffix.lower() in (".yaml", ".yml"):
         import yaml
@@ -256,10 +317,10 @@ def write_document(path: str | Path, doc: Any) -> None:
             len(text) * 4 > MAX_FILE_BYTES and len(text.encode("utf-8")) > MAX_FILE_BYTES):
         raise InputError([Problem(str(p), "", f"would be larger than {MAX_FILE_BYTES:,} bytes, "
                                   "the most vbp reads (packing.io.MAX_FILE_BYTES); not written")])
-    write_text(p, text)
+    return text
 
 
 __all__: list[str] = [
-    "MAX_DEPTH", "MAX_FILE_BYTES", "read_bytes_limited", "read_document", "read_documents",
-    "read_text_limited", "write_document",
+    "MAX_DEPTH", "MAX_FILE_BYTES", "document_text", "read_bytes_limited", "read_document",
+    "read_documents", "read_text_limited", "write_document",
 ]

@@ -26,7 +26,6 @@ memory with a unit (``4Gi``, ``512Mi``, ``2G``; a plain number would be bytes an
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import importlib
 import math
@@ -39,7 +38,8 @@ from packing.errors import InputError, Problem, input_error
 from packing.io.documents import read_document
 from packing.loaders.tables import CsvReader
 from packing.model.instance import App, Instance
-from packing.plan.model import BASE_UNIT, PLAN_RESOURCES, DaemonLoad, Demand, base_to_units, to_base
+from packing.model.quantity import PODS, resource_name_problem
+from packing.plan.model import PLAN_RESOURCES, DaemonLoad, Demand, base_to_units, to_base, unit_of
 
 COLUMNS = ("name", "replicas", "cpu", "memory", "gpu", "max_per_host")
 """The columns of a deployments CSV (the last two optional)."""
@@ -60,20 +60,27 @@ def load_deployments(path: str | Path) -> Demand:
     """
     source = str(path)
     reader = CsvReader(path, COLUMNS, header=True, optional=("gpu", "max_per_host"))
-    header = _header(reader)
-    unknown = [c for c in header if c not in COLUMNS]
-    if unknown:
+    header = reader.header_fields()
+    extra = sorted(c for c in header if c not in COLUMNS and resource_name_problem(c) is None
+                   and c not in ("cpu", "memory"))
+    unknown = [c for c in header if c not in COLUMNS and c not in extra]
+    dup = sorted({c for c in header if header.count(c) > 1})
+    if unknown or dup:
         raise InputError([Problem(source, f"line 1, column {c}",
-                                  f"unknown column; the columns are {', '.join(COLUMNS)}")
-                          for c in unknown])
+                                  f"unknown column; the columns are {', '.join(COLUMNS)} and "
+                                  "resources (ephemeral-storage, hugepages-<size>, "
+                                  "example.com/foo)") for c in unknown]
+                         + [Problem(source, f"line 1, column {c}", "the column is given twice")
+                            for c in dup])
+    resources = (*PLAN_RESOURCES, *extra)
     apps: list[App] = []
     seen: dict[str, int] = {}
     for line, row in reader.rows():
         name = reader.name(line, "name", row["name"])
         replicas = reader.integer(line, "replicas", row["replicas"].strip())
         base: list[int] = []
-        for r in PLAN_RESOURCES:
-            text = row.get(r, "").strip() or ("0" if r == "gpu" else "")
+        for r in resources:
+            text = row.get(r, "").strip() or ("0" if r not in ("cpu", "memory") else "")
             if not text:
                 reader.bad(line, r, "must not be empty")
                 continue
@@ -86,71 +93,88 @@ def load_deployments(path: str | Path) -> Demand:
         if name is not None and name in seen:
             reader.bad(line, "name", f"duplicate name {name!r} (also on line {seen[name]})")
             continue
-        if name is None or replicas is None or len(base) != 3 or (cap_text and cap is None):
+        if name is None or replicas is None or len(base) != len(resources) or (
+                cap_text and cap is None):
             continue
         seen[name] = line
-        demand = tuple(base_to_units(r, b) for r, b in zip(PLAN_RESOURCES, base, strict=True))
+        demand = tuple(base_to_units(r, b) for r, b in zip(resources, base, strict=True))
         apps.append(App(name, demand, replicas, max_per_host=cap))
     reader.require_rows("one line per deployment: " + ",".join(COLUMNS))
     reader.raise_if_bad()
-    return Demand(tuple(apps), sources={a.name: source for a in apps})
+    return Demand(tuple(apps), sources={a.name: source for a in apps}, resources=resources)
 
 
-def _header(reader: CsvReader) -> list[str]:
-    try:
-        text = reader.path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise input_error(reader.source, "", "no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise input_error(reader.source, "", f"cannot read: {e}") from None
-    first = next(csv.reader(text.splitlines()), None)
-    return [c.strip() for c in first] if first else []
+ALIAS = {"cpu": "cpu", "memory": "memory", "mem": "memory", "gpu": "gpu"}
+"""Resource names of an instance file read as the planning resources (case-insensitive)."""
+
+
+def _plan_names(resources: Sequence[str], source: str) -> list[str]:
+    """The planning name of each resource of an instance (``pods`` kept: one per container).
+
+    Raises:
+        InputError: a resource that cannot be planned (naming it).
+    """
+    out, problems = [], []
+    for i, r in enumerate(resources):
+        name = ALIAS.get(r.lower(), r)
+        if name not in (*PLAN_RESOURCES, PODS) and resource_name_problem(name) is not None:
+            problems.append(Problem(source, f"resources[{i}]", f"resource {r!r} cannot be planned; "
+                                    "plan knows cpu (cores), memory or mem (GiB), gpu (cards), "
+                                    "pods (one per container), ephemeral-storage and hugepages-* "
+                                    "(GiB) and extended resources such as example.com/foo"))
+        out.append(name)
+    if problems:
+        raise InputError(problems)
+    return out
 
 
 def demand_from_instance(inst: Instance, source: str) -> Demand:
     """The apps, rules and exclusions of an instance, on the planning resources.
 
     Resources are matched by name: ``cpu`` (cores), ``memory`` or ``mem`` (GiB), ``gpu``
-    (cards). GPU apps of the card model must take whole cards (``gpu.whole``): they become
-    ``cards`` of the ``gpu`` resource; shares of a card cannot be planned.
+    (cards), ``pods`` (a pod slot: every container takes exactly one, as in the plan), and the
+    other resources a pod may request (``ephemeral-storage``, ``hugepages-*`` in GiB, extended
+    resources in whole units). GPU apps of the card model must take whole cards
+    (``gpu.whole``): they become ``cards`` of the ``gpu`` resource; shares of a card cannot be
+    planned.
 
     Raises:
-        InputError: another resource, or a GPU app taking shares of cards.
+        InputError: another resource, a container taking other than one pod slot, or a GPU app
+            taking shares of cards.
     """
-    alias = {"cpu": 0, "memory": 1, "mem": 1, "gpu": 2}
-    idx = []
+    names = _plan_names(inst.resources, source)
+    res = (*PLAN_RESOURCES, *sorted(set(names) - {*PLAN_RESOURCES, PODS}))
     problems = []
-    for i, r in enumerate(inst.resources):
-        if r.lower() not in alias:
-            problems.append(Problem(source, f"resources[{i}]", f"resource {r!r} cannot be planned; "
-                                    "plan knows cpu (cores), memory or mem (GiB) and gpu (cards)"))
-        else:
-            idx.append(alias[r.lower()])
-    apps = []
     for a in inst.apps:
         if a.gpu_cards and not a.gpu_whole:
             problems.append(Problem(source, f"apps ({a.name}).gpu", "shares of GPU cards cannot "
                                     "be planned; plan counts whole cards (gpu.whole: true)"))
+        if PODS in names and a.demand[names.index(PODS)] != 1:
+            problems.append(Problem(source, f"apps ({a.name}).pods", "a container takes one pod "
+                                    f"slot, got {a.demand[names.index(PODS)]:g}"))
     if problems:
         raise InputError(problems)
+    apps = []
     for a in inst.apps:
-        d = [0.0, 0.0, 0.0]
-        for j, v in zip(idx, a.demand, strict=True):
-            d[j] = float(v)
-        d[2] += a.gpu_cards
+        d = dict.fromkeys(res, 0.0)
+        for r, v in zip(names, a.demand, strict=True):
+            if r != PODS:
+                d[r] = float(v)
+        d["gpu"] += a.gpu_cards
         # node selection and topology rules stay with the app; GPU cards become resource gpu
-        apps.append(App(a.name, tuple(d), a.count, max_per_host=a.max_per_host,
+        apps.append(App(a.name, tuple(d.values()), a.count, max_per_host=a.max_per_host,
                         node_selector=a.node_selector, node_affinity=a.node_affinity,
                         tolerations=a.tolerations, domain_caps=a.domain_caps,
                         spreads=a.spreads))
-    return Demand(tuple(apps), inst.rules, inst.exclusions, {a.name: source for a in apps})
+    return Demand(tuple(apps), inst.rules, inst.exclusions, {a.name: source for a in apps},
+                  resources=res)
 
 
 def is_manifest(path: Path) -> bool:
     """Whether ``path`` is Kubernetes manifests: a folder, or a YAML file with ``kind:`` documents."""
-    if path.is_dir():
+    if path.is_dir():  # read recursively, as the manifest reader does
         return not any(path.glob("*.json")) and any(
-            p.suffix.lower() in (".yaml", ".yml") for p in path.iterdir())
+            p.suffix.lower() in (".yaml", ".yml") for p in path.rglob("*") if p.is_file())
     if path.suffix.lower() not in (".yaml", ".yml"):
         return False
     try:
@@ -182,23 +206,24 @@ def _k8s_demand(path: Path) -> Demand:
     resources = tuple(got.resources)
     inst = Instance("k8s", resources, (), tuple(got.apps), (), tuple(got.exclusions))
     demand = demand_from_instance(inst, str(path))
-    alias = {"cpu": 0, "memory": 1, "mem": 1, "gpu": 2}
+    names = _plan_names(resources, str(path))
 
-    def base(v: Sequence[float]) -> tuple[int, int, int]:
-        out = [0, 0, 0]
-        for r, x in zip(resources, v, strict=True):
-            j = alias[r.lower()]
-            out[j] = math.ceil(Fraction(str(float(x))) / BASE_UNIT[PLAN_RESOURCES[j]])
-        return (out[0], out[1], out[2])
+    def base(v: Sequence[float]) -> dict[str, int]:
+        return {r: math.ceil(Fraction(str(float(x))) / unit_of(r))
+                for r, x in zip(names, v, strict=True) if r != PODS}
 
     if hasattr(got, "daemons"):  # the manifest reader: each DaemonSet on the host types it admits
         over = (0, 0, 0)
+        loads = [base(dem) for dem in got.daemon_demand]
         daemons = tuple(
-            DaemonLoad(f"{d.kind}/{d.name}", base(dem), d.node_selector, d.node_affinity,
-                       tuple(d.tolerations) + tuple(getattr(got, "daemon_tolerations", ())))
-            for d, dem in zip(got.daemons, got.daemon_demand, strict=True))
+            DaemonLoad(f"{d.kind}/{d.name}", (b.get("cpu", 0), b.get("memory", 0), b.get("gpu", 0)),
+                       d.node_selector, d.node_affinity,
+                       tuple(d.tolerations) + tuple(getattr(got, "daemon_tolerations", ())),
+                       tuple((r, x) for r, x in sorted(b.items()) if r not in PLAN_RESOURCES))
+            for d, b in zip(got.daemons, loads, strict=True))
     else:  # a reader that gives one load for every host
-        over = base(getattr(got, "reserve", [0.0] * len(resources)))
+        b = base(getattr(got, "reserve", [0.0] * len(resources)))
+        over = (b.get("cpu", 0), b.get("memory", 0), b.get("gpu", 0))
         daemons = ()
     pods = {a.name: {"kind": w.kind, "namespace": w.namespace, "name": w.name,
                      "gpu_key": w.gpu_key, "template": w.template}

@@ -2,7 +2,7 @@
 
 :func:`read_manifests` reads a manifest file (multi-document YAML or JSON), a ``List`` object
 (``kind: List`` or any ``*List`` with ``items``, as ``kubectl get -o yaml`` prints) or a folder of
-``*.yaml``/``*.yml``/``*.json`` files (not recursive, as ``kubectl apply -f DIR``). YAML is parsed
+``*.yaml``/``*.yml``/``*.json`` files, read recursively (as ``kubectl apply -R -f DIR``). YAML is parsed
 with the strict loader of :mod:`packing.io` (no aliases, no duplicate keys).
 
 Objects
@@ -92,7 +92,7 @@ import dataclasses
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -109,10 +109,13 @@ from packing.loaders.k8s_pod import (
     WORKLOADS,
     ObjectReader,
     Workload,
+    ports_conflict,
     read_workload,
 )
-from packing.model.host_spec import HostSpec, parse_host_specs
+from packing.model.host_spec import HostSpec, parse_host_specs, zone_types
 from packing.model.instance import App, HostType, Instance
+from packing.model.node_labels import INSTANCE_TYPE, label_value, well_known
+from packing.model.quantity import DEFAULT_PODS, GIB, PODS, grain, parse_quantity, planning_unit
 from packing.model.selection import Toleration, allowed, requirement_holds
 from packing.model.validation import check_instance
 
@@ -131,7 +134,9 @@ class Manifests:
     """What a set of manifests asks of a cluster.
 
     Attributes:
-        resources: ``("cpu", "memory")``, plus ``"gpu"`` when a pod asks for GPU cards.
+        resources: ``("cpu", "memory")``, plus ``"gpu"`` when a pod asks for GPU cards, then
+            ``"pods"`` (every pod takes one slot), then every other resource some pod requests
+            (``ephemeral-storage``, ``hugepages-*`` in GiB, extended resources in units), sorted.
         apps: one app per workload (not DaemonSets); demand in ``resources`` order.
         exclusions: pairs of apps that may not share a host (pod anti-affinity).
         daemons: the DaemonSets, one pod per admitted host each.
@@ -155,6 +160,8 @@ class Manifests:
     workloads: tuple[Workload, ...] = field(default=())
     daemon_tolerations: tuple[Toleration, ...] = DAEMON_TOLERATIONS
     """Tolerations the DaemonSet controller adds to every daemon pod (:data:`DAEMON_TOLERATIONS`)."""
+    best_effort: tuple[str, ...] = ()
+    """Apps whose pods request nothing (QoS class BestEffort): they take only a pod slot."""
 
     def overhead(self, host_types: Sequence[HostType]) -> np.ndarray:
         """DaemonSet load per host of each type, shape ``(n_types, n_resources)``.
@@ -181,7 +188,9 @@ class Manifests:
         """The instance: these apps on ``host_types``, each host's capacity less its overhead.
 
         Args:
-            host_types: capacities in :attr:`resources` order (cores, GiB, cards).
+            host_types: capacities in :attr:`resources` order (cores, GiB, cards, pod slots,
+                ...); a capacity of only the resources before ``pods`` gets 110 pod slots and
+                none of the others.
             name: the instance name.
             source: named in errors.
 
@@ -190,6 +199,7 @@ class Manifests:
                 more than it has.
         """
         problems: list[Problem] = []
+        host_types = [self._padded(ht) for ht in host_types]
         over = self.overhead(host_types)
         types: list[HostType] = []
         for t, ht in enumerate(host_types):
@@ -212,14 +222,27 @@ class Manifests:
                         meta=meta)
         return check_instance(inst, source)
 
+    def _padded(self, ht: HostType) -> HostType:
+        """``ht`` padded with 110 pod slots and none of the other resources.
+
+        Only when its capacity gives just the resources before ``pods`` (``cpu``, ``memory``,
+        ``gpu``).
+        """
+        core = self.resources.index(PODS)
+        if len(ht.capacity) != core:
+            return ht
+        pad = tuple(float(DEFAULT_PODS) if r == PODS else 0.0 for r in self.resources[core:])
+        return dataclasses.replace(ht, capacity=(*ht.capacity, *pad))
+
     def summary(self, host_types: Sequence[HostType] = ()) -> dict[str, Any]:
         """Plain facts for ``vbp info`` and ``Instance.meta``."""
-        over = self.overhead(host_types)
+        over = self.overhead([self._padded(ht) for ht in host_types])
         return {
             "objects": dict(sorted(self.kinds.items())),
             "skipped": dict(sorted(self.skipped.items())),
             "ignored": list(self.ignored),
             "daemonsets": [d.key for d in self.daemons],
+            "best_effort": list(self.best_effort),
             "reserve": [float(x) for x in self.reserve],
             "overhead": {ht.name: [float(x) for x in row] for ht, row in zip(host_types, over,
                                                                           strict=True)},
@@ -234,10 +257,16 @@ def _replace_capacity(ht: HostType, capacity: tuple[float, ...]) -> HostType:
 # ------------------------------------------------------------------------------------------------
 # reading documents
 def manifest_files(path: str | Path) -> list[Path]:
-    """The files a path names: itself, or a folder's manifest files (sorted, not recursive)."""
+    """The files a path names: itself, or a folder's manifest files, read recursively.
+
+    As ``kubectl apply -R -f DIR``: every ``*.yaml``, ``*.yml`` and ``*.json`` file in the folder
+    and its subfolders (one folder per service, as many applications ship), sorted by path;
+    hidden files and folders (``.git``) are skipped.
+    """
     p = Path(path)
     if p.is_dir():
-        return sorted(q for q in p.iterdir() if q.is_file() and q.suffix.lower() in SUFFIXES)
+        return sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in SUFFIXES
+                      and not any(part.startswith(".") for part in q.relative_to(p).parts))
     return [p]
 
 
@@ -347,8 +376,8 @@ def _build(workloads: list[Workload], kinds: Counter[str], skipped: Counter[str]
     apps_w = [w for w in workloads if w.kind != "DaemonSet"]
     daemons = [w for w in workloads if w.kind == "DaemonSet"]
     gpu = any(w.request[2] for w in workloads)
-    resources = ("cpu", "memory", "gpu") if gpu else ("cpu", "memory")
-    n_r = len(resources)
+    other = sorted({r for w in workloads for r, _ in w.other})
+    resources = (*(("cpu", "memory", "gpu") if gpu else ("cpu", "memory")), PODS, *other)
     names = _names(apps_w)
     problems = [] if problems is None else problems
 
@@ -395,17 +424,55 @@ def _build(workloads: list[Workload], kinds: Counter[str], skipped: Counter[str]
                             f"selects other workloads' pods ({others})")
             else:
                 spreads[i][key] = min(spreads[i].get(key, skew), skew)
+    _port_rules(apps_w, daemons, names, cap1, excl, unsupported)
     apps = tuple(
-        App(n, w.request[:n_r] if gpu else w.request[:2], w.pods,
+        App(n, _vector(w, resources), w.pods,
             max_per_host=1 if i in cap1 else None, node_selector=w.node_selector,
             node_affinity=w.node_affinity, tolerations=w.tolerations,
             domain_caps=tuple(sorted(caps[i].items())),
             spreads=tuple(sorted(spreads[i].items())))
         for i, (n, w) in enumerate(zip(names, apps_w, strict=True)))
-    dd = np.array([d.request[:n_r] for d in daemons], dtype=np.float64).reshape(len(daemons), n_r)
+    n_r = len(resources)
+    dd = np.array([_vector(d, resources) for d in daemons], dtype=np.float64).reshape(
+        len(daemons), n_r)
     dd.setflags(write=False)
+    best_effort = tuple(n for n, w in zip(names, apps_w, strict=True) if w.best_effort)
     return Manifests(resources, apps, tuple(sorted(excl)), tuple(daemons), dd, dict(kinds),
-                     dict(skipped), tuple(ignored), tuple(files), tuple(apps_w))
+                     dict(skipped), tuple(ignored), tuple(files), tuple(apps_w), best_effort=best_effort)
+
+
+def _vector(w: Workload, resources: Sequence[str]) -> tuple[float, ...]:
+    """One pod of ``w`` over ``resources``: cores, GiB, cards, one pod slot, then the others."""
+    core = dict(zip(("cpu", "memory", "gpu"), w.request, strict=True))
+    other = dict(w.other)
+    return tuple(float(core[r]) if r in core else 1.0 if r == PODS
+                 else float(Fraction(other.get(r, 0)) / planning_unit(r)) for r in resources)
+
+
+def _port_rules(apps: Sequence[Workload], daemons: Sequence[Workload], names: Sequence[str],
+                cap1: set[int], excl: set[tuple[str, str]],
+                unsupported: Callable[[Workload, str, str], None]) -> None:
+    """Host ports as rules: two pods that take the same host port never share a node.
+
+    Pods of one workload with a host port: at most one per host (``cap1``); two workloads whose
+    host ports conflict (:func:`packing.loaders.k8s_pod.ports_conflict`): an exclusion. A
+    workload whose host port conflicts with a DaemonSet's is refused (it could run only where
+    that DaemonSet does not), as not modelled.
+    """
+    for i, w in enumerate(apps):
+        if not w.ports:
+            continue
+        if w.pods > 1:
+            cap1.add(i)
+        for j in range(i + 1, len(apps)):
+            if any(ports_conflict(a, b) for a in w.ports for b in apps[j].ports):
+                a_, b_ = sorted((names[i], names[j]))
+                excl.add((a_, b_))
+        for d in daemons:
+            hit = next((a for a in w.ports for b in d.ports if ports_conflict(a, b)), None)
+            if hit is not None:
+                unsupported(w, "spec.template.spec.containers.ports", f"host port {hit[2]}/{hit[1]} "
+                            f"also taken by DaemonSet {d.name}")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -438,11 +505,13 @@ def hosts_file(m: Manifests, path: Path) -> tuple[HostType, ...]:
     """Host types from a file: ``resources`` and ``host_types`` as in an instance file.
 
     Capacities are matched to :attr:`Manifests.resources` by name (a resource the file does not
-    name is 0, e.g. ``gpu`` on CPU hosts); labels and taints are kept; apps in the file are ignored.
+    name is 0, e.g. ``gpu`` on CPU hosts; ``pods`` is 110 when not named); labels and taints are
+    kept, with the kubelet's well-known labels added (:func:`packing.model.node_labels.well_known`);
+    apps in the file are ignored.
 
     Raises:
         InputError: the file is not a valid instance file, or names a resource the manifests do
-            not plan (only ``cpu``, ``memory`` and ``gpu`` are).
+            not plan.
     """
     doc = read_document(path)
     if not isinstance(doc, Mapping):
@@ -456,36 +525,73 @@ def hosts_file(m: Manifests, path: Path) -> tuple[HostType, ...]:
         raise InputError([Problem(str(path), "resources", f"{', '.join(map(repr, extra))} "
                                   f"not planned from manifests (they give {', '.join(m.resources)})")])
     idx = {r: i for i, r in enumerate(inst.resources)}
-    return tuple(dataclasses.replace(t, capacity=tuple(
-        float(t.capacity[idx[r]]) if r in idx else 0.0 for r in m.resources))
-        for t in inst.host_types)
+    return tuple(dataclasses.replace(t, labels=well_known(t.name, t.labels), capacity=tuple(
+        float(t.capacity[idx[r]]) if r in idx else float(DEFAULT_PODS) if r == PODS else 0.0
+        for r in m.resources)) for t in inst.host_types)
+
+
+def _capacity(s: HostSpec, resources: Sequence[str], source: str) -> tuple[float, ...]:
+    """An inline host type's capacity over ``resources`` (rounded down to millicores and bytes).
+
+    Raises:
+        InputError: a capacity that is not a quantity.
+    """
+    given: dict[str, Fraction] = {"cpu": Fraction(s.cores), "memory": Fraction(s.memory) * GIB,
+                                  "gpu": Fraction(s.gpus),
+                                  PODS: Fraction(DEFAULT_PODS if s.pods is None else s.pods)}
+    for r, q in s.resources:
+        try:
+            given[r] = parse_quantity(q)
+        except ValueError as e:
+            raise InputError([Problem(source, f"hosts {s.label}.{r}", str(e))]) from None
+    for k, v in s.labels:  # an extended resource the pods request, given as KEY=VALUE
+        if k in resources and k not in given:
+            try:
+                given[k] = parse_quantity(v)
+            except ValueError as e:
+                raise InputError([Problem(source, f"hosts {s.label}.{k}", str(e))]) from None
+    return tuple(float(math.floor(given.get(r, Fraction(0)) / grain(r)) * grain(r)
+                       / planning_unit(r)) for r in resources)
 
 
 def host_types(m: Manifests, spec: str, source: str = "") -> tuple[HostType, ...]:
     """Host types for ``m`` from a ``--hosts`` spec or file (automatic counts as documented)."""
     if Path(spec).suffix.lower() in (".json", ".yaml", ".yml"):
         return hosts_file(m, Path(spec))
-    n_r = len(m.resources)
     types = []
     for s in _host_specs(spec, source):
-        name, count = s.label, s.count
-        cap = (float(s.cores), float(s.memory), s.gpus)
         cost = 1.0 if s.price is None else s.price
-        ht = HostType(name, tuple(float(x) for x in cap[:n_r]), count or 1, cost)
-        if count is None:
-            left = np.asarray(ht.capacity) - m.overhead([ht])[0]
-            dem = np.array([a.demand for a in m.apps], dtype=np.float64).reshape(-1, n_r)
-            cnt = np.array([a.count for a in m.apps], dtype=np.float64)
-            need = (dem * cnt[:, None]).sum(axis=0)
-            ok = left > 0
-            volume = float(np.max(need[ok] / left[ok])) if ok.any() and len(cnt) else 0.0
-            most = max((a.count for a in m.apps if a.max_per_host == 1), default=0)
-            count = max(2 * math.ceil(volume - 1e-9), most, 1)
-            ht = HostType(name, ht.capacity, count, cost)
-        types.append(ht)
+        cap = _capacity(s, m.resources, source)
+        labels = tuple((k, v) for k, v in s.labels if k not in m.resources)
+        variants = ([(s.label, labels)] if not s.zones else
+                    [(n, (*labels, (INSTANCE_TYPE, label_value(s.label)), *z))
+                     for n, z in zone_types(s.label, s.zones)])
+        for name, lab in variants:
+            ht = HostType(name, cap, s.count or 1, cost, labels=well_known(name, lab))
+            if s.count is None:
+                ht = dataclasses.replace(ht, count=_derived_count(m, ht))
+            types.append(ht)
     if len({t.name for t in types}) != len(types):
         raise InputError([Problem(source, "hosts", "the same host type is given twice")])
     return tuple(types)
+
+
+def _derived_count(m: Manifests, ht: HostType) -> int:
+    """Hosts of a type without a count: ``max(2 * volume bound, hosts the caps need, 1)``.
+
+    The volume counts only the pods that fit alone on an empty host of the type, and no type
+    gets more hosts than there are pods (a pod too large for every type is then named by the
+    solver, not lost in a count beyond the model's limits).
+    """
+    left = np.asarray(ht.capacity) - m.overhead([ht])[0]
+    dem = np.array([a.demand for a in m.apps], dtype=np.float64).reshape(-1, len(m.resources))
+    cnt = np.array([a.count for a in m.apps], dtype=np.float64)
+    fits = (dem <= left + 1e-9).all(axis=1) if len(cnt) else np.zeros(0, dtype=bool)
+    need = (dem[fits] * cnt[fits, None]).sum(axis=0)
+    ok = left > 0
+    volume = float(np.max(need[ok] / left[ok])) if ok.any() and fits.any() else 0.0
+    most = max((a.count for a in m.apps if a.max_per_host == 1), default=0)
+    return max(min(2 * math.ceil(volume - 1e-9), int(cnt.sum())), most, 1)
 
 
 def load_k8s(path: str | Path, hosts: str | None = None, scale: float | None = None,

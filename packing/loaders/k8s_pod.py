@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from packing.errors import Problem
-from packing.model.quantity import GIB, parse_quantity
+from packing.model.quantity import GIB, parse_quantity, resource_name_problem, unit_problem
 from packing.model.selection import (
     NODE_OPERATORS,
     Labels,
@@ -40,6 +40,18 @@ AntiTerm = tuple[tuple[Requirement, ...], tuple[str, ...] | None, str, str]
 """A required pod anti-affinity term: ``(selector, namespaces, topology key, field)``."""
 SpreadTerm = tuple[str, int, tuple[Requirement, ...] | None, str]
 """A ``DoNotSchedule`` spread constraint: ``(topology key, maxSkew, selector, field)``."""
+HostPort = tuple[str, str, int]
+"""A host port a pod takes: ``(hostIP, protocol, port)``, ``0.0.0.0`` and ``TCP`` when not given."""
+
+
+def ports_conflict(a: HostPort, b: HostPort) -> bool:
+    """Whether two host ports cannot be on one node (the NodePorts filter).
+
+    The same protocol and port, and the same host IP or either of them ``0.0.0.0`` (every
+    address): ``HostPortInfo.CheckConflict`` in ``pkg/scheduler/framework/types.go``
+    (https://kubernetes.io/docs/concepts/scheduling-eviction/kube-scheduler/, filter NodePorts).
+    """
+    return a[1:] == b[1:] and (a[0] == b[0] or "0.0.0.0" in (a[0], b[0]))
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,9 @@ class Workload:
         gpu_key: the GPU resource the pod asks for (``nvidia.com/gpu``, ...), or ``None``.
         template: the pod template as read: ``{"metadata": ..., "spec": ...}`` (a Pod's own
             metadata and spec), for writing the pods back out (:mod:`packing.plan.k8s_out`).
+        other: the pod's request of every other resource (``ephemeral-storage``,
+            ``hugepages-*`` in bytes, extended resources in units), rounded up, sorted pairs.
+        ports: the host ports the pod takes (:data:`HostPort`).
     """
 
     kind: str
@@ -80,6 +95,13 @@ class Workload:
     gpu_key: str | None = None
     spreads: tuple[SpreadTerm, ...] = ()
     template: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    other: tuple[tuple[str, int], ...] = ()
+    ports: tuple[HostPort, ...] = ()
+
+    @property
+    def best_effort(self) -> bool:
+        """Whether the pod requests nothing (QoS class BestEffort): it takes only a pod slot."""
+        return not any(self.request) and not any(v for _, v in self.other)
 
     @property
     def key(self) -> str:
@@ -212,11 +234,14 @@ def _misspelt(o: ObjectReader, c: Mapping[str, Any], fld: str) -> None:
                       "read from resources)")
 
 
-def _container_requests(o: ObjectReader, c: Any, fld: str, ign: set[str]) -> dict[str, Fraction]:
+def _container_requests(o: ObjectReader, c: Any, fld: str) -> dict[str, Fraction]:
     """One container's requests per resource (requests, or the limit when only that is set).
 
-    As the API server validates a container: GPU cards are whole, and no request is above its
-    limit; a misspelt ``resources`` is refused (:data:`CONTAINER_FIELDS`).
+    As the API server validates a container: resource names are standard or domain-qualified
+    (:func:`packing.model.quantity.resource_name_problem`: ``CPU`` or ``cpus`` are refused, not
+    read as zero), GPU cards and extended resources are whole, and no request is above its limit;
+    a misspelt ``resources`` is refused (:data:`CONTAINER_FIELDS`). A quantity in another
+    resource's unit (``cpu: 1Gi``) is refused too.
     """
     c = o.mapping(c, fld)
     _misspelt(o, c, fld)
@@ -226,9 +251,14 @@ def _container_requests(o: ObjectReader, c: Any, fld: str, ign: set[str]) -> dic
         values = o.mapping(res.get(part), f"{fld}.resources.{part}")
         got = parts[part] = {}
         for r, v in values.items():
-            q = _quantity(o, v, f"{fld}.resources.{part}.{r}")
+            f = f"{fld}.resources.{part}.{r}"
+            why = resource_name_problem(r)
+            if why is not None:
+                o.bad(f, why)
+                continue
+            q = _quantity(o, v, f, str(r))
             if q is not None and r in GPU_KEYS and q.denominator != 1:
-                o.bad(f"{fld}.resources.{part}.{r}", f"GPU cards are whole, got {v!r}")
+                o.bad(f, f"GPU cards are whole, got {v!r}")
             elif q is not None:
                 got[str(r)] = q
     for r, q in parts["requests"].items():
@@ -236,14 +266,10 @@ def _container_requests(o: ObjectReader, c: Any, fld: str, ign: set[str]) -> dic
         if limit is not None and q > limit:
             o.bad(f"{fld}.resources.requests.{r}", f"{res['requests'][r]!r} is above the limit "
                   f"{res['limits'][r]!r} (the API server refuses such a container)")
-    out = {**parts["limits"], **parts["requests"]}  # requests win over limits
-    for r in out:
-        if r not in ("cpu", "memory") and r not in GPU_KEYS:
-            ign.add(str(r))
-    return out
+    return {**parts["limits"], **parts["requests"]}  # requests win over limits
 
 
-def _quantity(o: ObjectReader, v: Any, fld: str) -> Fraction | None:
+def _quantity(o: ObjectReader, v: Any, fld: str, resource: str | None = None) -> Fraction | None:
     try:
         q = parse_quantity(v)
     except ValueError as e:
@@ -251,6 +277,10 @@ def _quantity(o: ObjectReader, v: Any, fld: str) -> Fraction | None:
         return None
     if q < 0:
         o.bad(fld, f"must not be negative, got {v!r}")
+        return None
+    why = unit_problem(resource, v) if resource is not None else None
+    if why is not None:
+        o.bad(fld, why)
         return None
     return q
 
@@ -270,19 +300,28 @@ def _max(a: dict[str, Fraction], b: Mapping[str, Fraction]) -> dict[str, Fractio
 
 
 def pod_request(o: ObjectReader, spec: Mapping[str, Any], fld: str) -> dict[str, Fraction]:
-    """The pod's effective request per resource name (exact; see the module docstring)."""
-    ign: set[str] = set()
+    """The pod's effective request per resource name (exact; see the module docstring).
+
+    Args:
+        o: the object being read (problems are recorded on it).
+        spec: the pod spec.
+        fld: the spec's field path (for problems), e.g. ``spec.template.spec``.
+
+    Returns:
+        Every resource the pod requests (``cpu``, ``memory``, ``ephemeral-storage``,
+        ``nvidia.com/gpu``, ...), as the quantity's exact value (cores, bytes, units).
+    """
     containers = o.seq(spec.get("containers"), f"{fld}.containers")
     if not containers and not o.failed:
         o.bad(f"{fld}.containers", "a workload needs at least one container")
     total: dict[str, Fraction] = {}
     for i, c in enumerate(containers):
-        total = _add(total, _container_requests(o, c, f"{fld}.containers[{i}]", ign))
+        total = _add(total, _container_requests(o, c, f"{fld}.containers[{i}]"))
     sidecars: dict[str, Fraction] = {}
     init_need: dict[str, Fraction] = {}
     for i, c in enumerate(o.seq(spec.get("initContainers"), f"{fld}.initContainers")):
         f = f"{fld}.initContainers[{i}]"
-        r = _container_requests(o, c, f, ign)
+        r = _container_requests(o, c, f)
         policy = c.get("restartPolicy") if isinstance(c, Mapping) else None
         if policy == "Always":
             total = _add(total, r)
@@ -300,20 +339,20 @@ def pod_request(o: ObjectReader, spec: Mapping[str, Any], fld: str) -> dict[str,
         plim = o.mapping(pod_res.get("limits"), f"{fld}.resources.limits")
         for name in ("cpu", "memory"):
             if name in preq:
-                q = _quantity(o, preq[name], f"{fld}.resources.requests.{name}")
+                q = _quantity(o, preq[name], f"{fld}.resources.requests.{name}", name)
                 if q is not None:
                     total[name] = q
             elif name in plim:
                 o.unsupported(f"{fld}.resources.limits.{name}", "a pod-level limit without a "
                               "pod-level request")
     for key, v in o.mapping(spec.get("overhead"), f"{fld}.overhead").items():
-        q = _quantity(o, v, f"{fld}.overhead.{key}")
+        why = resource_name_problem(key)
+        if why is not None:
+            o.bad(f"{fld}.overhead.{key}", why)
+            continue
+        q = _quantity(o, v, f"{fld}.overhead.{key}", str(key))
         if q is not None:
             total[str(key)] = total.get(str(key), Fraction(0)) + q
-            if key not in ("cpu", "memory") and key not in GPU_KEYS:
-                ign.add(str(key))
-    for res in sorted(ign):
-        o.soft(f"{fld} resource {res}", "not modelled (vbp plans cpu, memory and GPU cards)")
     return total
 
 
@@ -323,6 +362,48 @@ def _request_vector(total: Mapping[str, Fraction]) -> tuple[float, float, int]:
     mem = math.ceil(total.get("memory", Fraction(0))) / GIB
     gpu = sum(math.ceil(total.get(k, Fraction(0))) for k in GPU_KEYS)
     return cpu, mem, gpu
+
+
+def _other(total: Mapping[str, Fraction]) -> tuple[tuple[str, int], ...]:
+    """Every other resource of a request (bytes, units), rounded up as the scheduler reads it."""
+    return tuple(sorted((r, math.ceil(q)) for r, q in total.items()
+                        if r not in ("cpu", "memory") and r not in GPU_KEYS and q > 0))
+
+
+PROTOCOLS = ("TCP", "UDP", "SCTP")
+"""A container port's protocols (``Protocol`` in ``k8s.io/api/core/v1``)."""
+
+
+def host_ports(o: ObjectReader, spec: Mapping[str, Any], fld: str) -> tuple[HostPort, ...]:
+    """The host ports of a pod's app containers, as the NodePorts filter reads them.
+
+    A container port with ``hostPort`` > 0 (``getContainerPorts`` of
+    ``pkg/scheduler/framework/plugins/nodeports/node_ports.go`` reads ``spec.containers``, not
+    init containers); with ``hostNetwork: true`` every container port is also a host port (the
+    API server defaults ``hostPort`` to ``containerPort``, ``SetDefaults_Pod`` in
+    ``pkg/apis/core/v1/defaults.go``). ``protocol`` defaults to TCP, ``hostIP`` to ``0.0.0.0``.
+    """
+    net = spec.get("hostNetwork") is True
+    out: list[HostPort] = []
+    for i, c in enumerate(o.seq(spec.get("containers"), f"{fld}.containers")):
+        if not isinstance(c, Mapping):
+            continue
+        for j, p in enumerate(o.seq(c.get("ports"), f"{fld}.containers[{i}].ports")):
+            f = f"{fld}.containers[{i}].ports[{j}]"
+            p = o.mapping(p, f)
+            port = p.get("hostPort", p.get("containerPort") if net else None)
+            if port is None or port == 0:
+                continue
+            proto, ip = p.get("protocol") or "TCP", p.get("hostIP") or "0.0.0.0"
+            if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+                o.bad(f"{f}.hostPort", f"expected a port number 1-65535, got {port!r}")
+            elif proto not in PROTOCOLS:
+                o.bad(f"{f}.protocol", f"expected TCP, UDP or SCTP, got {proto!r}")
+            elif not isinstance(ip, str):
+                o.bad(f"{f}.hostIP", f"expected an IP address, got {ip!r}")
+            elif (ip, proto, port) not in out:
+                out.append((ip, proto, port))
+    return tuple(out)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -524,6 +605,7 @@ def read_workload(o: ObjectReader, scale: Fraction) -> Workload | None:
     if pod_spec.get("nodeName"):
         o.soft(f"{fld}.nodeName", "a pod bound to a named node (planned as any other pod)")
     tols = _tolerations(o, pod_spec.get("tolerations"), f"{fld}.tolerations")
+    ports = host_ports(o, pod_spec, fld)
     if o.failed:
         return None
     keys = [k for k in GPU_KEYS if total.get(k)]
@@ -533,7 +615,7 @@ def read_workload(o: ObjectReader, scale: Fraction) -> Workload | None:
     cpu, mem, gpu = _request_vector(total)
     return Workload(o.kind, o.namespace, o.name, o.src, pods, (cpu, mem, gpu), labels,
                     node_selector, node_aff, tols, anti, keys[0] if keys else None, spreads,
-                    {"metadata": dict(pod_meta), "spec": dict(pod_spec)})
+                    {"metadata": dict(pod_meta), "spec": dict(pod_spec)}, _other(total), ports)
 
 
 label_selector = _label_selector

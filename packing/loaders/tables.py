@@ -80,6 +80,11 @@ class CsvReader:
         except InputError as e:  # name the source as the reader does
             raise InputError([Problem(self.source, p.field, p.reason) for p in e.problems]) from None
 
+    def header_fields(self) -> list[str]:
+        """The fields of the first line, stripped (empty for an empty file)."""
+        first = next(csv.reader(self._text().splitlines()), None)
+        return [c.strip() for c in first] if first else []
+
     def rows(self) -> Iterator[tuple[int, dict[str, str]]]:
         """Yield ``(line number, {column: value})`` for every non-empty data row.
 

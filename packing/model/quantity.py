@@ -17,6 +17,20 @@ rounding *up* (``Quantity.MilliValue`` and ``Quantity.Value`` are ``ceil`` of th
 do :func:`cpu_cores` and :func:`memory_bytes` here.
 
 vbp's units for planning: CPU in cores, memory in GiB (``2**30`` bytes), GPU in whole cards.
+
+Resource names
+--------------
+A container may request (``validateContainerResourceName`` in ``pkg/apis/core/validation/
+validation.go`` with ``IsStandardContainerResourceName`` and ``IsExtendedResourceName`` of
+``pkg/apis/core/helper/helpers.go``; https://kubernetes.io/docs/concepts/configuration/
+manage-resources-containers/): the standard names ``cpu``, ``memory``, ``ephemeral-storage`` and
+``hugepages-<size>``, or a domain-qualified *extended resource* outside the ``kubernetes.io``
+domain (``example.com/foo``, ``nvidia.com/gpu``), whose amounts are whole numbers. Any other
+name (``CPU``, ``cpus``, ``Memory``) is refused by the API server, and so by
+:func:`resource_name_problem`. vbp plans byte resources (``memory``, ``ephemeral-storage``,
+``hugepages-*``) in GiB, CPU in cores and every other resource (GPU cards, pod slots, extended
+resources) in whole units (:func:`planning_unit`); the scheduler reads millicores, bytes and
+whole units (:func:`grain`).
 """
 
 from __future__ import annotations
@@ -80,6 +94,96 @@ def parse_quantity(value: str | int | float) -> Fraction:
     else:
         q *= _SUFFIX[m.group("suffix") or ""]
     return -q if m.group("sign") == "-" else q
+
+
+STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+"""The unprefixed resource names a container may request, besides ``hugepages-<size>``."""
+HUGEPAGES = "hugepages-"
+"""The prefix of huge page resources (``hugepages-2Mi``, ``hugepages-1Gi``)."""
+PODS = "pods"
+"""The node resource of pod slots (``status.allocatable.pods``); every pod takes one."""
+DEFAULT_PODS = 110
+"""Pod slots of a node that does not say: the kubelet's default ``maxPods``
+(https://kubernetes.io/docs/reference/command-line-tools-reference/kubelet/, ``--max-pods``)."""
+_QUALIFIED = re.compile(r"(?:[a-z0-9]([-a-z0-9]*[a-z0-9])?\.)*[a-z0-9]([-a-z0-9]*[a-z0-9])?/"
+                        r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+"""``<DNS subdomain>/<name>``: a domain-qualified name."""
+_BINARY = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+
+
+def is_byte_resource(name: str) -> bool:
+    """Whether a resource is measured in bytes: memory, ephemeral storage, huge pages."""
+    return name in ("memory", "ephemeral-storage") or name.startswith(HUGEPAGES)
+
+
+def is_extended_resource(name: str) -> bool:
+    """Whether ``name`` is a domain-qualified extended resource (not in ``kubernetes.io``)."""
+    return (_QUALIFIED.fullmatch(name) is not None and "kubernetes.io/" not in name
+            and not name.startswith("requests."))
+
+
+def resource_name_problem(name: object) -> str | None:
+    """Why a container may not request ``name`` (``None``: a name the API server accepts).
+
+    See the module docstring; ``CPU``, ``cpus`` or ``Memory`` are refused with the name meant.
+    """
+    if not isinstance(name, str) or not name:
+        return f"a resource name is a non-empty string, got {name!r}"
+    if name in STANDARD_RESOURCES or is_extended_resource(name):
+        return None
+    if name.startswith(HUGEPAGES) and len(name) > len(HUGEPAGES):
+        try:
+            parse_quantity(name[len(HUGEPAGES):])
+            return None
+        except ValueError:
+            return f"{name!r}: a huge page resource is hugepages-<size>, e.g. hugepages-2Mi"
+    known = (*STANDARD_RESOURCES, "hugepages-2Mi")
+    near = [k for k in known if k == name.lower() or k.rstrip("s") == name.lower().rstrip("s")]
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return (f"{name!r} is not a resource a container can request: the API server accepts cpu, "
+            f"memory, ephemeral-storage, hugepages-<size> and domain-qualified extended "
+            f"resources such as example.com/foo{hint}")
+
+
+def planning_unit(resource: str) -> Fraction:
+    """One planning unit of a resource as a quantity: a core, a GiB (byte resources), one unit."""
+    return Fraction(GIB) if is_byte_resource(resource) else Fraction(1)
+
+
+def grain(resource: str) -> Fraction:
+    """The smallest amount the scheduler reads, as a quantity: a millicore, a byte, one unit."""
+    return Fraction(1, 1000) if resource == "cpu" else Fraction(1)
+
+
+def unit_problem(resource: str, value: str | int | float) -> str | None:
+    """Why ``value`` is no amount of ``resource`` (a unit of another resource), or ``None``.
+
+    CPU and counted resources (GPU cards, pod slots, extended resources) take no binary suffix
+    (``1.5Gi`` CPU is a memory amount); byte resources take none of ``m``, ``u``, ``n`` (a
+    thousandth of a byte); counted resources are whole numbers.
+    """
+    text = value.strip() if isinstance(value, str) else ""
+    m = _QUANTITY.fullmatch(text) if text else None
+    suffix = (m.group("suffix") or "") if m else ""
+    if is_byte_resource(resource):
+        if suffix in ("m", "u", "n"):
+            return (f"{value!r} is a fraction of a byte ({suffix}); {resource} takes bytes with a "
+                    "unit such as 512Mi, 4Gi or 2G")
+        return None
+    if suffix in _BINARY:
+        return (f"{value!r} has the byte unit {suffix}; {resource} is "
+                + ("CPU in cores or millicores, e.g. 500m or 1.5" if resource == "cpu"
+                   else "a whole count"))
+    if resource != "cpu":
+        try:
+            q = parse_quantity(value)
+        except ValueError:
+            return None
+        if q.denominator != 1:
+            if resource in ("gpu", "nvidia.com/gpu", "amd.com/gpu"):
+                return f"GPU cards are whole, got {value!r}"
+            return f"{resource} is counted in whole units, got {value!r}"
+    return None
 
 
 def cpu_cores(value: str | int | float) -> float:

@@ -15,9 +15,12 @@ hosts collectively, so a per-host label cannot be written on a type).
   domains differ by at most ``max_skew``. The eligible domains are the key's values on the host
   types whose labels satisfy the app's node selector and required node affinity (taints are
   ignored: the scheduler's defaults ``nodeAffinityPolicy: Honor``, ``nodeTaintsPolicy: Ignore``).
-  For :data:`HOSTNAME` the eligible domains are the *used* hosts (running at least one
-  container of any app) of those types: a host that runs nothing is not provisioned, so it is no
-  node the scheduler could count.
+  A domain is eligible whether or not the instance has hosts of its types (a type's count may
+  be 0, e.g. when a plan derives that none of its hosts can be used): the fleet offered in a
+  zone is what defines the zone, so a plan, ``vbp solve`` on the same fleet with any counts, the
+  checker and the simulator agree on the domains. For :data:`HOSTNAME` the eligible domains are
+  the *used* hosts (running at least one container of any app) of those types: a host that runs
+  nothing is not provisioned, so it is no node the scheduler could count.
 
 The checker applies the rules to a final placement (:func:`violations`); the simulator's filter
 (:func:`mask`) to one more container: a domain cap forbids the placement that would exceed it,
@@ -62,6 +65,9 @@ class Domains:
     key: str
     of_host: np.ndarray
     names: tuple[str, ...]
+    of_type: np.ndarray | None = None
+    """Domain index of each host type, shape ``(n_types,)`` (-1: no label); ``None`` for
+    :data:`HOSTNAME`."""
 
     @property
     def per_host(self) -> bool:
@@ -86,8 +92,9 @@ def domains(inst: Instance, key: str) -> Domains:
             v = dict(ht.labels).get(key)
             if v is not None:
                 per_type[t] = values.setdefault(v, len(values))
+        per_type.setflags(write=False)
         d = Domains(key, per_type[inst.host_type_of] if inst.n_hosts else per_type[:0],
-                    tuple(values))
+                    tuple(values), per_type)
     d.of_host.setflags(write=False)
     if len(_CACHE) >= 256:
         _CACHE.clear()
@@ -136,11 +143,12 @@ def eligible_domains(inst: Instance, app: int, key: str,
             (required there), where the eligible domains are the used hosts of eligible types.
     """
     d = domains(inst, key)
-    ok_host = spread_types(inst, app, key)[inst.host_type_of]
+    ok_type = spread_types(inst, app, key)
     if d.per_host:
         assert used is not None
-        return np.flatnonzero(ok_host & used)
-    return np.unique(d.of_host[ok_host & (d.of_host >= 0)])
+        return np.flatnonzero(ok_type[inst.host_type_of] & used)
+    assert d.of_type is not None
+    return np.unique(d.of_type[ok_type & (d.of_type >= 0)])
 
 
 def domain_counts(d: Domains, host_counts: np.ndarray) -> np.ndarray:

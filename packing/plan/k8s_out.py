@@ -8,15 +8,17 @@ scheduler simulator (kube-scheduler-simulator, KWOK) replays:
   (``k`` counts the written hosts of the type from 0; the name is lowercased, characters other
   than ``a-z0-9.-`` become ``-``), with
   the type's labels plus ``kubernetes.io/hostname`` and ``vbp.io/host-type``, the type's taints,
-  ``status.capacity`` (the host type's CPU in millicores, memory, GPU cards, ``pods: "110"``) and
-  ``status.allocatable`` = capacity minus the reserve (``--reserve`` plus the DaemonSets' load).
+  ``status.capacity`` (the host type's CPU in millicores, memory, GPU cards, pod slots and every
+  other resource the plan uses that the type has) and ``status.allocatable`` = capacity minus
+  the reserve (``--reserve`` plus the DaemonSets' load, their pod slots included).
   The headroom is a planning target, not part of allocatable. The annotation ``vbp.io/host``
   names the host in the placement (``<type>#<i>``).
 * one ``Pod`` per container, ``<workload>-<i>`` in the workload's namespace with the labels,
   annotations and spec of its pod template and ``spec.nodeName`` set; the annotation
   ``vbp.io/workload`` names the object (``<kind>/<namespace>/<name>``). Apps not read from
   manifests (a deployments CSV, an instance file) become a pod of one ``pause`` container that
-  requests the app's demand, in namespace ``default``, labelled ``app: <name>``.
+  requests the app's demand (extended resources and huge pages with an equal limit, as the API
+  server requires), in namespace ``default``, labelled ``app: <name>``.
 
 * one ``Namespace`` per namespace of the pods other than ``default``, first, so that ``kubectl
   apply`` finds it.
@@ -33,6 +35,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +43,8 @@ import yaml
 
 from packing.io.atomic import write_text
 from packing.model.instance import UNPLACED, Instance, Placement
-from packing.plan.model import HostOffer
+from packing.model.quantity import PODS, is_byte_resource
+from packing.plan.model import PLAN_RESOURCES, HostOffer, unit_of
 
 HOST_TYPE_LABEL = "vbp.io/host-type"
 """The node label naming a Node's host type (its pool)."""
@@ -48,8 +52,8 @@ HOST_ANNOTATION = "vbp.io/host"
 """The node annotation naming the host in the placement (``<type>#<i>``)."""
 WORKLOAD_ANNOTATION = "vbp.io/workload"
 """The pod annotation naming the workload (``<kind>/<namespace>/<name>``)."""
-MAX_PODS = "110"
-"""``status.capacity.pods`` of every Node (the kubelet's default ``maxPods``)."""
+ALWAYS = ("cpu", "memory", PODS)
+"""Resources every Node lists, even at 0."""
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 """The image of the pods of apps that have no pod template."""
 GPU_KEY = "nvidia.com/gpu"
@@ -70,11 +74,18 @@ def memory_quantity(n: int) -> str:
     return str(n)
 
 
-def _resources(cpu_milli: int, mem: int, gpus: int, gpu_key: str) -> dict[str, str]:
-    out = {"cpu": f"{cpu_milli}m", "memory": memory_quantity(mem)}
-    if gpus:
-        out[gpu_key] = str(gpus)
-    return out
+def quantity(resource: str, base: int) -> str:
+    """A base-unit amount (millicores, bytes, units) as a quantity: ``1500m``, ``4Gi``, ``2``."""
+    if resource == "cpu":
+        return f"{base}m"
+    return memory_quantity(base) if is_byte_resource(resource) else str(base)
+
+
+def _resource_list(amounts: Mapping[str, int], gpu_key: str, keep: Sequence[str] = ()
+                   ) -> dict[str, str]:
+    """A ``ResourceList``: each resource's amount as a quantity (zeros left out but ``keep``)."""
+    return {(gpu_key if r == "gpu" else r): quantity(r, v) for r, v in amounts.items()
+            if v or r in keep}
 
 
 def _node_names(instance: Instance, used: Sequence[int]) -> dict[int, str]:
@@ -96,7 +107,7 @@ def _node_names(instance: Instance, used: Sequence[int]) -> dict[int, str]:
 
 
 def plan_objects(instance: Instance, placement: Placement, offers: Sequence[HostOffer],
-                 reserve: Sequence[int] | Mapping[str, Sequence[int]] = (0, 0, 0),
+                 reserve: Sequence[int] | Mapping[str, Mapping[str, int]] = (0, 0, 0),
                  pods: Mapping[str, Mapping[str, Any]] | None = None,
                  spares: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The Nodes and Pods of a plan (see the module docstring).
@@ -105,9 +116,10 @@ def plan_objects(instance: Instance, placement: Placement, offers: Sequence[Host
         instance: the planning instance (hosts ``<type>#<i>``, types in ``offers`` order).
         placement: where every container goes (checked; every container placed).
         offers: the host types offered, one per ``instance.host_types``.
-        reserve: per-host amount taken off capacity for allocatable, base units (millicores,
-            bytes, cards), shape ``(3,)``; or one such amount per host type, by name (the
-            DaemonSets a type runs differ).
+        reserve: per host type (by name), the amount taken off capacity for allocatable, per
+            resource in base units (millicores, bytes, cards, pod slots; :func:`packing.plan.
+            model.reserved`: the DaemonSets a type runs differ); or one amount for every type
+            in :data:`packing.plan.model.PLAN_RESOURCES` order.
         pods: per app name, ``{"kind", "namespace", "name", "gpu_key", "template"}``
             (:attr:`packing.plan.model.Demand.pods`); apps without an entry get a ``pause`` pod.
         spares: hosts (``<type>#<i>``) written as Nodes even when empty (the N+1 spares).
@@ -144,18 +156,17 @@ def plan_objects(instance: Instance, placement: Placement, offers: Sequence[Host
         ht = instance.host_types[int(types[h])]
         o = by_name[ht.name]
         labels = {**dict(o.labels), "kubernetes.io/hostname": names[h], HOST_TYPE_LABEL: ht.name}
-        cap = o.exact()
-        off = reserve[ht.name] if isinstance(reserve, Mapping) else reserve
-        left = [max(0, c - int(r)) for c, r in zip(cap, off, strict=True)]
+        cap = {r: o.capacity(r) for r in (*instance.resources, PODS)}
+        off = reserve[ht.name] if isinstance(reserve, Mapping) else dict(
+            zip(PLAN_RESOURCES, reserve, strict=False))
+        left = {r: max(0, c - int(off.get(r, 0))) if c else 0 for r, c in cap.items()}
         node: dict[str, Any] = {
             "apiVersion": "v1", "kind": "Node",
             "metadata": {"name": names[h], "labels": labels,
                          "annotations": {HOST_ANNOTATION: host_names[h]}},
             "spec": {},
-            "status": {
-                "capacity": {**_resources(cap[0], cap[1], cap[2], gpu_key), "pods": MAX_PODS},
-                "allocatable": {**_resources(left[0], left[1], left[2] if cap[2] else 0,
-                                             gpu_key), "pods": MAX_PODS}},
+            "status": {"capacity": _resource_list(cap, gpu_key, ALWAYS),
+                       "allocatable": _resource_list(left, gpu_key, ALWAYS)},
         }
         if o.taints:
             node["spec"]["taints"] = [{"key": t.key, "value": t.value, "effect": t.effect}
@@ -182,10 +193,13 @@ def plan_objects(instance: Instance, placement: Placement, offers: Sequence[Host
                      WORKLOAD_ANNOTATION: f"{info['kind']}/{ns}/{info['name']}"}
         else:
             ns, base = "default", dns_name(a.name, "app")
-            d = list(a.demand) + [0.0] * (3 - len(a.demand))
-            req = _resources(_ceil(d[0] * 1000), _ceil(d[1] * 2**30), _ceil(d[2]), gpu_key)
+            amounts = {r: _ceil(float(Fraction(d) / unit_of(r))) for r, d in
+                       zip(instance.resources, a.demand, strict=True) if r != PODS}
+            req = _resource_list(amounts, gpu_key)
+            lim = {k: v for k, v in req.items() if k not in ("cpu", "memory", "ephemeral-storage")}
             spec = {"containers": [{"name": "app", "image": PAUSE_IMAGE,
-                                    "resources": {"requests": req}}]}
+                                    "resources": {"requests": req, **({"limits": lim} if lim
+                                                                       else {})}}]}
             labels = {"app": base[:63].strip("-.")}
             notes = {WORKLOAD_ANNOTATION: a.name}
         for i, h in enumerate(assign[a.name]):

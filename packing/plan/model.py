@@ -6,9 +6,16 @@ numbers off a placement (:mod:`packing.plan.result` turns them into a scenario's
 solving a scenario lives in :mod:`solvers.plan.scenario` and the orchestration in ``vbp.plan``.
 
 Units (vbp's planning units, as in :mod:`packing.model.quantity`): CPU in cores, memory in GiB
-(``2**30`` bytes), GPU in whole cards. The planning resources are :data:`PLAN_RESOURCES`;
-an instance built here has ``("cpu", "memory")``, plus ``"gpu"`` when any app or host type has
-GPU cards. Whole GPU cards are a plain resource: cards are interchangeable and a container
+(``2**30`` bytes), GPU in whole cards, other byte resources (``ephemeral-storage``,
+``hugepages-*``) in GiB, pod slots and extended resources in whole units. A demand's vectors
+are in :attr:`Demand.resources` order (:data:`PLAN_RESOURCES`, then the other resources its pods
+request). An instance built here (:func:`plan_resources`) has ``("cpu", "memory")``, plus
+``"gpu"`` when any app or host type has GPU cards, then ``"pods"``: every container is a pod and
+takes one of its host's pod slots (``allocatable.pods``, 110 unless the host type says), as every
+DaemonSet pod does on the hosts it runs on (the NodeResourcesFit filter counts pods like any
+resource, https://kubernetes.io/docs/concepts/scheduling-eviction/resource-bin-packing/ and
+``pkg/scheduler/framework/plugins/noderesources/fit.go``), then every other resource some pod
+requests. Whole GPU cards are a plain resource: cards are interchangeable and a container
 taking ``k`` whole cards needs ``k`` free cards, so a count of cards is exact.
 
 Planned capacity
@@ -46,6 +53,7 @@ the stranded amounts of its used hosts are summed.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,15 +66,31 @@ from packing.errors import InputError, Problem, input_error
 from packing.feasibility.metrics import state_loads
 from packing.feasibility.predicates import ClusterState, fits
 from packing.model.instance import App, HostType, Instance, Placement, Rule
-from packing.model.quantity import GIB, parse_quantity
+from packing.model.node_labels import shown as shown_labels
+from packing.model.quantity import (
+    DEFAULT_PODS,
+    GIB,
+    PODS,
+    grain,
+    is_byte_resource,
+    parse_quantity,
+    planning_unit,
+    unit_problem,
+)
 from packing.model.selection import Labels, Taint, Term, Toleration, allowed, reasons
 
 PLAN_RESOURCES: tuple[str, ...] = ("cpu", "memory", "gpu")
-"""The planning resources, in the order of every demand vector of a :class:`Demand`."""
+"""The first planning resources, in the order of every demand vector of a :class:`Demand`; other
+resources a pod requests (``ephemeral-storage``, ``hugepages-*``, extended resources) follow in
+:attr:`Demand.resources`."""
 
 BASE_UNIT: dict[str, Fraction] = {"cpu": Fraction(1, 1000), "memory": Fraction(1, GIB),
                                   "gpu": Fraction(1)}
-"""The exact unit of each planning resource, in planning units: a millicore, a byte, a card."""
+"""The exact unit of each of :data:`PLAN_RESOURCES`, in planning units (:func:`unit_of`)."""
+
+def unit_of(resource: str) -> Fraction:
+    """The base unit of a resource in planning units: a millicore, a byte (in GiB), one unit."""
+    return grain(resource) / planning_unit(resource)
 
 
 @dataclass(frozen=True)
@@ -83,7 +107,11 @@ class HostOffer:
         labels: extra columns of the host list: the host type's node labels (node selection,
             topology rules such as a ``topology.kubernetes.io/zone`` column) and in the output.
         source: where the offer was read (a file, or ``"--hosts"``).
-        taints: the host type's node taints (YAML host lists only).
+        taints: the host type's node taints.
+        pods: pod slots per host (``allocatable.pods``; the kubelet's default 110).
+        other: capacities of other resources in base units (bytes for ``ephemeral-storage`` and
+            ``hugepages-*``, whole units for extended resources), as ``(name, amount)`` pairs;
+            a resource not named is 0.
     """
 
     name: str
@@ -95,10 +123,21 @@ class HostOffer:
     labels: tuple[tuple[str, str], ...] = ()
     source: str = "--hosts"
     taints: tuple[Taint, ...] = ()
+    pods: int = DEFAULT_PODS
+    other: tuple[tuple[str, int], ...] = ()
 
     def exact(self) -> tuple[int, int, int]:
         """Capacity in base units (millicores, bytes, cards), in :data:`PLAN_RESOURCES` order."""
         return (self.cpu_milli, self.memory_bytes, self.gpus)
+
+    def capacity(self, resource: str) -> int:
+        """Capacity of one resource in base units (0 for a resource the type does not name)."""
+        core = dict(zip(PLAN_RESOURCES, self.exact(), strict=True))
+        if resource in core:
+            return core[resource]
+        if resource == PODS:
+            return self.pods
+        return dict(self.other).get(resource, 0)
 
 
 @dataclass(frozen=True)
@@ -111,6 +150,8 @@ class DaemonLoad:
         node_selector: required labels (``nodeSelector``).
         node_affinity: required node affinity terms (ORed), or ``None``.
         tolerations: the taints it tolerates (the DaemonSet controller's own included).
+        other: its load of other resources in base units, ``(name, amount)`` pairs; it takes
+            one pod slot besides.
     """
 
     name: str
@@ -118,6 +159,13 @@ class DaemonLoad:
     node_selector: Labels = ()
     node_affinity: tuple[Term, ...] | None = None
     tolerations: tuple[Toleration, ...] = ()
+    other: tuple[tuple[str, int], ...] = ()
+
+    def amount(self, resource: str) -> int:
+        """Its load of one resource in base units (one pod slot)."""
+        if resource in PLAN_RESOURCES:
+            return self.base[PLAN_RESOURCES.index(resource)]
+        return 1 if resource == PODS else dict(self.other).get(resource, 0)
 
     def runs_on(self, offer: HostOffer) -> bool:
         """Whether a host of ``offer`` runs it (its labels and taints admit it)."""
@@ -127,22 +175,28 @@ class DaemonLoad:
 
 @dataclass(frozen=True)
 class Demand:
-    """What must be placed: apps with demand in :data:`PLAN_RESOURCES` order, and their rules.
+    """What must be placed: apps with demand in :attr:`resources` order, and their rules.
+
+    Every container is one pod: it takes one pod slot of its host (resource ``pods``, added
+    when the planning instance is built, :func:`build_instance`).
 
     Attributes:
-        apps: the apps; ``demand`` has shape ``(3,)``: cores, GiB, cards.
+        apps: the apps; ``demand`` has shape ``(len(resources),)``: cores, GiB, cards, then the
+            other resources (GiB for byte resources, whole units for extended resources).
         rules: ``<A, B, k>`` rules between them.
         exclusions: pairs of apps that never share a host.
         sources: the file each app was read from, by app name.
         overhead: load on every host that is not an app, in base units (millicores, bytes,
             cards), shape ``(3,)``: Kubernetes DaemonSets (one pod per host). It adds to the
             plan's reserve.
-        daemons: per-host loads that run only on the host types their node selection admits
-            (Kubernetes DaemonSets), added to the reserve of those types
-            (:meth:`daemon_load`).
         pods: for apps read from Kubernetes manifests, by app name: the workload's kind,
             namespace, name, GPU resource and pod template (``{"metadata", "spec"}``), for
             writing the plan back out as Kubernetes objects (:mod:`packing.plan.k8s_out`).
+        daemons: per-host loads that run only on the host types their node selection admits
+            (Kubernetes DaemonSets), added to the reserve of those types
+            (:meth:`daemon_load`); each takes a pod slot.
+        resources: :data:`PLAN_RESOURCES`, then the other resources some pod requests
+            (sorted by name).
     """
 
     apps: tuple[App, ...]
@@ -152,45 +206,62 @@ class Demand:
     overhead: tuple[int, int, int] = (0, 0, 0)
     pods: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     daemons: tuple[DaemonLoad, ...] = ()
+    resources: tuple[str, ...] = PLAN_RESOURCES
 
     def __post_init__(self) -> None:
         """Check the apps, rules and exclusions as an instance's (:mod:`packing.model.validation`).
 
         A demand built in Python is refused as a DEMAND file would be: a demand vector that is
-        not ``(cores, GiB, cards)`` of finite numbers, or whole cards, a bad count, a duplicate
-        name, a rule on an unknown app. Lists become tuples and a demand given by resource name
-        (``{"cpu": 1, "memory": 2}``) the vector, as in an :class:`~packing.model.instance.Instance`.
+        not ``(cores, GiB, cards, ...)`` of finite numbers, or whole cards, a bad count, a
+        duplicate name, a rule on an unknown app. Lists become tuples and a demand given by
+        resource name (``{"cpu": 1, "memory": 2}``) the vector, as in an
+        :class:`~packing.model.instance.Instance`.
 
         Raises:
             InputError: every problem, the source named ``demand``.
         """
-        inst = Instance("demand", PLAN_RESOURCES, (), self.apps, self.rules, self.exclusions)
+        res = tuple(self.resources)
+        if res[:3] != PLAN_RESOURCES or PODS in res or len(set(res)) != len(res):
+            raise InputError([Problem("demand", "resources", f"expected cpu, memory, gpu and "
+                                      f"then other resources once each (not pods), got {res}")])
+        inst = Instance("demand", res, (), self.apps, self.rules, self.exclusions)
         cards = [Problem("demand", f"apps[{i}] ({a.name}).demand[2]",
                          f"GPU cards are whole, got {a.demand[2]:g}")
                  for i, a in enumerate(inst.apps) if a.demand[2] != int(a.demand[2])]
         if cards:
             raise InputError(cards)
+        object.__setattr__(self, "resources", res)
         for f in ("apps", "rules", "exclusions"):  # canonical: tuples, vectors by name resolved
             object.__setattr__(self, f, getattr(inst, f))
 
-    def daemon_load(self, offer: HostOffer) -> tuple[int, int, int]:
-        """Load of the daemons a host of ``offer`` runs, base units, shape ``(3,)``.
+    @property
+    def other(self) -> tuple[str, ...]:
+        """The resources after :data:`PLAN_RESOURCES`."""
+        return self.resources[3:]
 
-        Added to that host type's reserve (the uniform :attr:`overhead` is in every reserve).
+    def daemon_load(self, offer: HostOffer, resources: Sequence[str] = PLAN_RESOURCES
+                    ) -> tuple[int, ...]:
+        """Load of the daemons a host of ``offer`` runs, base units, shape ``(len(resources),)``.
+
+        Added to that host type's reserve (the uniform :attr:`overhead` is in every reserve);
+        each daemon takes one slot of ``pods``.
         """
-        out = [0, 0, 0]
-        for d in self.daemons:
-            if d.runs_on(offer):
-                out = [x + y for x, y in zip(out, d.base, strict=True)]
-        return (out[0], out[1], out[2])
+        run = [d for d in self.daemons if d.runs_on(offer)]
+        return tuple(sum(d.amount(r) for d in run) for r in resources)
+
+    def demand_of(self, app: App, resources: Sequence[str]) -> tuple[float, ...]:
+        """One container's demand of ``app`` over ``resources`` (``pods``: 1; unknown: 0)."""
+        mine = dict(zip(self.resources, app.demand, strict=True))
+        return tuple(1.0 if r == PODS else float(mine.get(r, 0.0)) for r in resources)
 
     @staticmethod
     def combine(parts: Sequence[Demand]) -> Demand:
-        """Several demands added up.
+        """Several demands added up (their resources united).
 
         Raises:
             InputError: an app name appears in two parts (naming both files).
         """
+        res = (*PLAN_RESOURCES, *sorted({r for p in parts for r in p.other}))
         apps: list[App] = []
         rules: list[Rule] = []
         excl: list[tuple[str, str]] = []
@@ -210,13 +281,14 @@ class Demand:
                                             "names must be unique over all DEMAND files"))
                     continue
                 sources[a.name] = src
-                apps.append(a)
+                apps.append(a if part.resources == res
+                            else _replace_app(a, demand=part.demand_of(a, res)))
             rules.extend(part.rules)
             excl.extend(part.exclusions)
         if problems:
             raise InputError(problems)
         return Demand(tuple(apps), tuple(rules), tuple(excl), sources, (over[0], over[1], over[2]),
-                      pods, tuple(daemons))
+                      pods, tuple(daemons), res)
 
     def scaled(self, growth: float) -> Demand:
         """The demand with every app's replicas multiplied by ``growth``, rounded up.
@@ -231,13 +303,10 @@ class Demand:
         apps = tuple(
             a if g == 1 else _replace_app(a, count=math.ceil(a.count * g)) for a in self.apps
         )
-        return Demand(apps, self.rules, self.exclusions, self.sources, self.overhead, self.pods,
-                      self.daemons)
+        return dataclasses.replace(self, apps=apps)
 
 
 def _replace_app(a: App, **changes: Any) -> App:
-    import dataclasses
-
     return dataclasses.replace(a, **changes)
 
 
@@ -302,34 +371,50 @@ class Adjustment:
         """Whether nothing comes off."""
         return not any(self.reserve) and not any(self.headroom)
 
-    def planned(self, offer: HostOffer, grid: Sequence[int | None] = (1, 1, 1),
-                extra: Sequence[int] = (0, 0, 0)) -> tuple[Fraction, Fraction, Fraction]:
+    def planned(self, offer: HostOffer, grid: Sequence[int | None] | None = None,
+                extra: Sequence[int] | None = None, resources: Sequence[str] = PLAN_RESOURCES
+                ) -> tuple[Fraction, ...]:
         """Planned capacity of ``offer`` in base units (see the module docstring).
 
         Args:
             offer: the host type.
-            extra: more reserve on this host type (its DaemonSets: :meth:`Demand.daemon_load`),
-                base units, shape ``(3,)``.
             grid: per resource, the step every demand is a multiple of (base units), or ``None``
-                when the demands are not whole base units; shape ``(3,)``. The capacity is
-                rounded down to a multiple of the step (no sum of demands is lost); with
-                ``None`` it is kept exact.
+                when the demands are not whole base units; shape ``(len(resources),)``
+                (default: steps of 1). The capacity is rounded down to a multiple of the step
+                (no sum of demands is lost); with ``None`` it is kept exact.
+            extra: more reserve on this host type (its DaemonSets: :meth:`Demand.daemon_load`),
+                base units, shape ``(len(resources),)`` (default: none).
+            resources: the resources, in order; the reserve and headroom apply to
+                :data:`PLAN_RESOURCES` only.
+
+        Returns:
+            The planned capacity, shape ``(len(resources),)``.
 
         Raises:
-            InputError: the reserve leaves no CPU or no memory on the host type.
+            InputError: the reserve leaves no CPU or no memory on the host type, or the
+                DaemonSets need more of a resource (pod slots included) than it has.
         """
         out: list[Fraction] = []
-        reserve = [a + int(b) for a, b in zip(self.reserve, extra, strict=True)]
-        for r, cap, res, h, g in zip(PLAN_RESOURCES, offer.exact(), reserve, self.headroom,
-                                     grid, strict=True):
+        n = len(resources)
+        steps = list(grid) if grid is not None else [1] * n
+        more = list(extra) if extra is not None else [0] * n
+        for r, g, x in zip(resources, steps, more, strict=True):
+            j = PLAN_RESOURCES.index(r) if r in PLAN_RESOURCES else None
+            cap = offer.capacity(r)
+            res = int(x) + (self.reserve[j] if j is not None else 0)
+            h = self.headroom[j] if j is not None else Fraction(0)
             left = cap - res
-            if left <= 0 and (r != "gpu" or cap > 0):
+            if left <= 0 and r in ("cpu", "memory"):
                 raise input_error(offer.source, f"{offer.name}.{r}",
                                   f"the reserve ({_show(r, res)}) leaves no {r} on this host "
                                   f"type ({_show(r, cap)})")
+            if left < 0:
+                raise input_error(offer.source, f"{offer.name}.{r}",
+                                  f"its DaemonSets and reserve need {_show(r, res)} {r}, more "
+                                  f"than the host type has ({_show(r, cap)})")
             exact = max(Fraction(0), left * (1 - h))
             out.append(exact if g is None else Fraction(math.floor(exact / g) * g))
-        return (out[0], out[1], out[2])
+        return tuple(out)
 
     def describe(self, daemons: bool = False) -> str:
         """One line: what the capacity is planned against (``daemons``: per-host-type loads too)."""
@@ -352,7 +437,7 @@ def _show(resource: str, base: int) -> str:
     """A base-unit amount in words: ``100m``, ``128Mi``, ``2`` cards."""
     if resource == "cpu":
         return f"{base}m" if base % 1000 else f"{base // 1000}"
-    if resource == "memory":
+    if is_byte_resource(resource):
         for unit, size in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
             if base % size == 0 and base >= size:
                 return f"{base // size}{unit}"
@@ -368,15 +453,26 @@ def _resource_name(name: str, source: str, text: str) -> str:
     return n
 
 
-def to_base(resource: str, value: str | int | float, source: str, fld: str) -> int:
-    """A quantity in base units of ``resource``: millicores (rounded up), bytes, whole cards.
+def to_base(resource: str, value: str | int | float, source: str, fld: str, *,
+            up: bool = True) -> int:
+    """A quantity in base units of ``resource``: millicores, bytes, whole units.
 
-    Memory needs a unit (``64Gi``, ``512Mi``, ``2G``): a plain number would be bytes in
-    Kubernetes and is refused as a likely mistake.
+    A byte resource (memory, ephemeral storage, huge pages) needs a unit (``64Gi``, ``512Mi``,
+    ``2G``): a plain number would be bytes in Kubernetes and is refused as a likely mistake. A
+    unit of another resource (``1.5Gi`` CPU, ``128m`` memory) is refused
+    (:func:`packing.model.quantity.unit_problem`).
+
+    Args:
+        resource: the resource.
+        value: the quantity.
+        source: the file (for errors).
+        fld: the field (for errors).
+        up: round a demand up to whole millicores and bytes, as the scheduler reads it; a
+            capacity (``up=False``) is rounded down, never up.
 
     Raises:
-        InputError: not a quantity, negative, a memory value without a unit, or a fraction of a
-            card.
+        InputError: not a quantity, negative, a byte amount without a unit, a unit of another
+            resource, or a fraction of a counted unit (GPU cards, pods, extended resources).
     """
     try:
         q = parse_quantity(value)
@@ -384,17 +480,18 @@ def to_base(resource: str, value: str | int | float, source: str, fld: str) -> i
         raise input_error(source, fld, str(e)) from None
     if q < 0:
         raise input_error(source, fld, f"must not be negative, got {value!r}")
-    if resource == "memory":
+    if resource == "gpu" and q.denominator != 1:
+        raise input_error(source, fld, f"GPU cards are whole, got {value!r}")
+    why = unit_problem(resource, value)
+    if why is not None:
+        raise input_error(source, fld, why)
+    if is_byte_resource(resource):
         text = str(value).strip()
         if q != 0 and (not isinstance(value, str) or text[-1].isdigit()):
-            raise input_error(source, fld, f"memory needs a unit, e.g. 4Gi, 512Mi or 2G (a plain "
-                              f"number would be bytes), got {value!r}")
-        return math.ceil(q)
-    if resource == "cpu":
-        return math.ceil(q * 1000)
-    if q.denominator != 1:
-        raise input_error(source, fld, f"GPU cards are whole, got {value!r}")
-    return int(q)
+            raise input_error(source, fld, f"{resource} needs a unit, e.g. 4Gi, 512Mi or 2G (a "
+                              f"plain number would be bytes), got {value!r}")
+    scaled = q / grain(resource)
+    return math.ceil(scaled) if up else math.floor(scaled)
 
 
 def parse_reserve(text: str | Mapping[str, str] | None, source: str = "--reserve"
@@ -492,7 +589,7 @@ def _pairs(text: str | Mapping[str, Any], source: str) -> dict[str, Any]:
 
 def base_to_units(resource: str, base: int | Fraction) -> float:
     """A base-unit amount as a float in planning units (cores, GiB, cards), rounded down."""
-    exact = Fraction(base) * BASE_UNIT[resource]
+    exact = Fraction(base) * unit_of(resource)
     x = float(exact)
     return math.nextafter(x, -math.inf) if Fraction(x) > exact else x
 
@@ -504,37 +601,48 @@ def _whole_base(x: float, resource: str) -> int | None:
     reading (CPU: 0.7 cores is the float nearest to 7/10, i.e. 700 millicores).
     """
     for q in (Fraction(x), Fraction(repr(float(x)))):
-        v = q / BASE_UNIT[resource]
+        v = q / unit_of(resource)
         if v.denominator == 1:
             return int(v)
     return None
 
 
-def demand_grid(demand: Demand) -> tuple[int | None, int | None, int | None]:
-    """Per resource, the greatest common divisor of the demands in base units, shape ``(3,)``.
+def demand_grid(demand: Demand, resources: Sequence[str] = PLAN_RESOURCES
+                ) -> tuple[int | None, ...]:
+    """Per resource, the greatest common divisor of the demands in base units.
 
     ``None`` for a resource whose demands are not all whole base units (instance files may hold
-    any number); 1 when no app asks for the resource.
+    any number); 1 when no app asks for the resource (and for ``pods``: one per container).
+
+    Returns:
+        One step per resource, shape ``(len(resources),)``.
     """
     out: list[int | None] = []
-    for j, r in enumerate(PLAN_RESOURCES):
+    for r in resources:
         g: int | None = 0
         for a in demand.apps:
-            q = _whole_base(a.demand[j], r)
+            q = _whole_base(demand.demand_of(a, (r,))[0], r)
             if q is None:
                 g = None
                 break
             g = math.gcd(g or 0, q)
         out.append(None if g is None else (g or 1))
-    return (out[0], out[1], out[2])
+    return tuple(out)
 
 
 # ------------------------------------------------------------------------------------------------
 # building the instance
 def plan_resources(demand: Demand, offers: Sequence[HostOffer]) -> tuple[str, ...]:
-    """The resources of the planning instance: cpu, memory, and gpu when anything has cards."""
+    """The resources of the planning instance.
+
+    ``cpu``, ``memory``, ``gpu`` when anything has cards, ``pods`` (every container takes a
+    slot), then every other resource some app or DaemonSet asks for.
+    """
     gpu = any(a.demand[2] > 0 for a in demand.apps) or any(o.gpus > 0 for o in offers)
-    return PLAN_RESOURCES if gpu else PLAN_RESOURCES[:2]
+    asked = [r for j, r in enumerate(demand.other, start=3)
+             if any(a.demand[j] > 0 for a in demand.apps)
+             or any(d.amount(r) > 0 for d in demand.daemons)]
+    return (*(PLAN_RESOURCES if gpu else PLAN_RESOURCES[:2]), PODS, *asked)
 
 
 def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence[int],
@@ -549,27 +657,100 @@ def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence
         name: the instance name.
 
     Returns:
-        The instance; a host type's cost is its price (1 without prices), its labels the offer's,
-        hosts are named ``"<type>#<i>"``.
+        The instance over :func:`plan_resources` (each container takes one of its host's
+        ``pods``, each DaemonSet one on the hosts it runs on); a host type's cost is its price
+        (1 without prices), its labels the offer's, hosts are named ``"<type>#<i>"``.
     """
     adj = adjustment or Adjustment()
     res = plan_resources(demand, offers)
-    n = len(res)
-    grid = demand_grid(demand)
+    grid = demand_grid(demand, res)
     types = []
     exact: dict[str, list[float]] = {}
     for o, c in zip(offers, counts, strict=True):
-        extra = demand.daemon_load(o)
-        planned = adj.planned(o, grid, extra)
-        cap = tuple(base_to_units(r, b) for r, b in zip(PLAN_RESOURCES, planned, strict=True))[:n]
+        extra = demand.daemon_load(o, res)
+        planned = adj.planned(o, grid, extra, res)
+        cap = tuple(base_to_units(r, b) for r, b in zip(res, planned, strict=True))
         types.append(HostType(o.name, cap, int(c), cost=1.0 if o.price is None else float(o.price),
                               labels=tuple(sorted(o.labels)), taints=o.taints))
-        unrounded = adj.planned(o, (None, None, None), extra)
-        exact[o.name] = [base_to_units(r, b) for r, b in zip(PLAN_RESOURCES, unrounded, strict=True)][:n]
-    apps = tuple(_replace_app(a, demand=tuple(a.demand[:n])) for a in demand.apps)
+        unrounded = adj.planned(o, [None] * len(res), extra, res)
+        exact[o.name] = [base_to_units(r, b) for r, b in zip(res, unrounded, strict=True)]
+    apps = tuple(_replace_app(a, demand=demand.demand_of(a, res)) for a in demand.apps)
     return Instance(name, res, tuple(types), apps, demand.rules, demand.exclusions,
                     meta={"planned_against": adj.describe(bool(demand.daemons)),
                           "planned_capacity": exact})
+
+
+def reserved(adjustment: Adjustment, demand: Demand, offer: HostOffer,
+             resources: Sequence[str]) -> dict[str, int]:
+    """What comes off a host of ``offer`` before its pods, per resource (base units).
+
+    The reserve (``--reserve`` and the demand's uniform overhead, on :data:`PLAN_RESOURCES`)
+    plus the DaemonSets the type runs (their pod slots included): capacity minus this is the
+    Node's ``allocatable`` (:mod:`packing.plan.k8s_out`).
+    """
+    daemons = demand.daemon_load(offer, resources)
+    return {r: d + (adjustment.reserve[PLAN_RESOURCES.index(r)] if r in PLAN_RESOURCES else 0)
+            for r, d in zip(resources, daemons, strict=True)}
+
+
+def check_resources(demand: Demand, offers: Sequence[HostOffer]) -> None:
+    """Refuse a demand that asks for a resource no host type offers (bad input), one line each.
+
+    Raises:
+        InputError: per resource, naming the first app (or DaemonSet) that asks for it, the
+            amount, and how to state it on the host types.
+    """
+    problems = []
+    for j, r in enumerate(demand.other, start=3):
+        if any(o.capacity(r) > 0 for o in offers):
+            continue
+        app = next((a for a in demand.apps if a.demand[j] > 0), None)
+        if app is not None:
+            src, who = demand.sources.get(app.name, "<demand>"), app.name
+            base = math.ceil(Fraction(repr(app.demand[j])) / unit_of(r))
+        else:
+            d = next((d for d in demand.daemons if d.amount(r) > 0), None)
+            if d is None:
+                continue
+            src, who, base = "<demand>", d.name, d.amount(r)
+        problems.append(Problem(src, who, f"requests {r} {_show(r, base)}, which no host type "
+                                f"offers; state it on the host types: a {r!r} column, {r}= "
+                                f"inline or {r}: in a YAML host list"))
+    if problems:
+        raise InputError(problems)
+
+
+def offers_for(demand: Demand, offers: Sequence[HostOffer]) -> tuple[HostOffer, ...]:
+    """The offers with their labels named after a resource the demand asks for read as capacity.
+
+    A host-list column (or inline ``key=value``) is a label, except when it names a resource some
+    app or DaemonSet requests: ``example.com/foo`` is then that extended resource's capacity (a
+    whole number; empty means 0). ``pods``, ``ephemeral-storage`` and ``hugepages-*`` are read as
+    capacities when the host list is read.
+
+    Raises:
+        InputError: such a label is not a whole, non-negative amount.
+    """
+    wanted = set(demand.other)
+    out = []
+    problems: list[Problem] = []
+    for o in offers:
+        move = [(k, v) for k, v in o.labels if k in wanted]
+        if not move:
+            out.append(o)
+            continue
+        other = dict(o.other)
+        for k, v in move:
+            try:
+                other[k] = to_base(k, v, o.source, f"{o.name}.{k}", up=False)
+            except InputError as e:
+                problems.extend(e.problems)
+        out.append(dataclasses.replace(o, labels=tuple((k, v) for k, v in o.labels
+                                                       if k not in wanted),
+                                       other=tuple(sorted(other.items()))))
+    if problems:
+        raise InputError(problems)
+    return tuple(out)
 
 
 def check_selection(demand: Demand, offers: Sequence[HostOffer]) -> None:
@@ -591,8 +772,9 @@ def check_selection(demand: Demand, offers: Sequence[HostOffer]) -> None:
         more = f"; and {len(offers) - len(shown)} more" if len(offers) > len(shown) else ""
         why = "; ".join(f"{o.name}: {', '.join(reasons(*sel, o.labels, o.taints))}"
                         for o in shown)
-        labels = "; ".join(f"{o.name} {{{', '.join(f'{k}={v}' for k, v in o.labels)}}}"
-                           for o in shown)
+        keys = {k for k, _ in a.node_selector} | {r.key for t in a.node_affinity or ()
+                                                   for r in t}
+        labels = "; ".join(f"{o.name} {shown_labels(o.name, o.labels, keys)}" for o in shown)
         problems.append(Problem(demand.sources.get(a.name, "<demand>"), a.name,
                                 f"its node selection matches no host type ({why}{more}); "
                                 f"host type labels: {labels}"))
@@ -671,8 +853,7 @@ def full_capacity(instance: Instance, offers: Sequence[HostOffer]) -> list[tuple
         if o is None:
             out.append(tuple(t.capacity))
             continue
-        base = dict(zip(PLAN_RESOURCES, o.exact(), strict=True))
-        out.append(tuple(base_to_units(r, base[r]) for r in instance.resources))
+        out.append(tuple(base_to_units(r, o.capacity(r)) for r in instance.resources))
     return out
 
 
@@ -776,8 +957,9 @@ def type_usage(instance: Instance, placement: Placement, priced: bool,
 
 
 __all__ = [
-    "BASE_UNIT", "MAX_TYPES_SHOWN", "PLAN_RESOURCES", "Adjustment", "DaemonLoad", "Demand",
-    "HostOffer", "TypeUsage", "base_to_units", "build_instance", "check_selection",
+    "BASE_UNIT", "DEFAULT_PODS", "MAX_TYPES_SHOWN", "PLAN_RESOURCES", "Adjustment", "DaemonLoad",
+    "Demand", "HostOffer", "TypeUsage", "base_to_units", "build_instance", "check_resources",
+    "check_selection", "offers_for", "reserved", "unit_of",
     "full_capacity", "parse_growth", "parse_headroom", "parse_reserve", "plan_resources",
     "planned_capacity", "stranded", "to_base", "type_usage",
 ]

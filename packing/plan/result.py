@@ -33,13 +33,14 @@ class Replay:
 
     Attributes:
         offers: the host types offered.
-        reserve: per host type (by name), the amount off allocatable (``--reserve`` plus the
-            DaemonSets it runs), base units, shape ``(3,)``.
+        reserve: per host type (by name), the amount off allocatable per resource (``--reserve``
+            plus the DaemonSets it runs, their pod slots included), base units
+            (:func:`packing.plan.model.reserved`).
         pods: per app, the workload and its pod template (:attr:`packing.plan.model.Demand.pods`).
     """
 
     offers: tuple[HostOffer, ...]
-    reserve: Mapping[str, tuple[int, int, int]]
+    reserve: Mapping[str, Mapping[str, int]]
     pods: Mapping[str, Mapping[str, Any]]
 
 
@@ -246,6 +247,39 @@ def summarise(instance: Instance, growth: float, placement: Placement | None, st
                           seconds, dict(proofs or {}), reason, placement, instance)
 
 
+def plan_files(scenarios: Sequence[ScenarioResult], out: str | Path | None = None,
+               k8s_out: str | Path | None = None) -> list[tuple[Path, str, str]]:
+    """The files ``--out`` and ``--k8s-out`` write for a plan, as texts (nothing written yet).
+
+    One placement file per scenario with a plan (:func:`scenario_path`), then one Kubernetes file
+    per such scenario; write them with :func:`packing.io.atomic.write_texts` (all or none).
+
+    Returns:
+        ``(path, text, what)`` per file: ``what`` is ``"placement"`` or the Kubernetes objects'
+        summary (``"2 Nodes (std x2), 5 Pods"``).
+
+    Raises:
+        ValueError: a scenario cannot be written as Kubernetes objects (see
+            :meth:`ScenarioResult.to_kubernetes`).
+    """
+    from packing.io.documents import document_text
+    from packing.io.placement_file import placement_to_dict
+    from packing.plan import k8s_out as k8s
+
+    done = [(s, s.placement, s.instance) for s in scenarios
+            if s.placement is not None and s.instance is not None]
+    several = len(scenarios) > 1
+    files: list[tuple[Path, str, str]] = []
+    for s, placement, inst in done if out is not None else ():
+        p = scenario_path(out or "", s.growth, several)
+        files.append((p, document_text(p, placement_to_dict(placement, inst)), "placement"))
+    for s, _, _ in done if k8s_out is not None else ():
+        objs = s.to_kubernetes()
+        files.append((scenario_path(k8s_out or "", s.growth, several), k8s.dump_yaml(objs),
+                      k8s.summary(objs)))
+    return files
+
+
 def scenario_path(out: str | Path, growth: float, several: bool) -> Path:
     """Where ``--out`` writes a scenario's file: ``out`` itself, or ``<stem>-x<growth><suffix>``."""
     p = Path(out)
@@ -253,4 +287,4 @@ def scenario_path(out: str | Path, growth: float, several: bool) -> Path:
 
 
 __all__ = ["BOUND_KIND", "FORMAT", "PlanResult", "Replay", "ScenarioResult", "finite", "gap_of",
-           "scenario_path", "summarise"]
+           "plan_files", "scenario_path", "summarise"]

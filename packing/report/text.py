@@ -45,6 +45,9 @@ def _k8s_rows(d: dict[str, Any]) -> tuple[list[tuple[str, str]], list[str]]:
     if not d["host_types"]:
         rows.append(("hosts", "none: manifests carry no hosts; give them with --hosts, e.g. "
                               "--hosts 16c64g:10 (cores, GiB, optional <n>gpu, count)"))
+    if k.get("best_effort"):
+        rows.append(("BestEffort", f"{len(k['best_effort']):,} apps request nothing, a pod slot "
+                                   f"each ({', '.join(k['best_effort'])})"))
     rows.append(("ignored", f"{len(k['ignored']):,} soft or unmodelled terms"
                  + (" (listed below)" if k["ignored"] else "")))
     return rows, [f"  {x}" for x in k["ignored"]]

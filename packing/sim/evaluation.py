@@ -487,12 +487,13 @@ class RayExecutor(Executor):
 
     If Ray is already initialised in this process it is used and left running. Otherwise, when
     ``address`` (or the ``RAY_ADDRESS`` environment variable) is set, the cluster is checked when the
-    executor is made (:func:`packing.sim.ray_cluster.check`: reachable, and the cluster's token where it
-    uses token authentication) and connected to on first use (:func:`packing.sim.ray_cluster.connect`);
-    a cluster that cannot be reached or refuses this machine is an :class:`InputError` within about
-    ``connect_timeout`` seconds. Without an address a local Ray starts with ``workers`` CPUs
-    (default: all) and no dashboard. On a cluster, the workers must be able to import vbp (install
-    it there, or pass a ``runtime_env`` in ``init_options``); see ``docs/scale-out.md``.
+    executor is made (:func:`packing.sim.ray_cluster.check`: reachable, and a new process connects
+    with this machine's token settings) and connected to on first use
+    (:func:`packing.sim.ray_cluster.connect`); a cluster that cannot be reached or does not let this
+    machine connect is an :class:`InputError` within about ``connect_timeout`` seconds. Without an
+    address a local Ray starts with ``workers`` CPUs (default: all) and no dashboard. On a cluster,
+    the workers must be able to import vbp (install it there, or pass a ``runtime_env`` in
+    ``init_options``); see ``docs/scale-out.md``.
 
     Args:
         address: a Ray cluster address (``"host:6379"``, ``"ray://host:10001"`` or ``"auto"``).
@@ -500,11 +501,12 @@ class RayExecutor(Executor):
             cluster's CPUs).
         chunksize: items per Ray task (default: about four tasks per worker).
         init_options: extra keyword arguments of ``ray.init``.
-        connect_timeout: seconds for each connection check and for ``ray.init``'s retries.
+        connect_timeout: seconds for each connection check (the TCP one, and the connection from a
+            new process).
 
     Raises:
-        InputError: Ray is not installed, or the cluster at ``address`` cannot be reached or refuses
-            this machine.
+        InputError: Ray is not installed, or the cluster at ``address`` cannot be reached or does not
+            let this machine connect.
     """
 
     name = "ray"

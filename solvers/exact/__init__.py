@@ -1,6 +1,7 @@
 """Exact methods: models that prove, and the ``auto`` method that orders them.
 
-Lives here: the CP-SAT model (:mod:`~solvers.exact.cpsat`), column generation and its pricing
+Lives here: the CP-SAT model (:mod:`~solvers.exact.cpsat`, its size counted without OR-Tools in
+:mod:`~solvers.exact.model_size`), column generation and its pricing
 (:mod:`~solvers.exact.colgen`, :mod:`~solvers.exact.pricing`), arc flow and its pattern stages
 (:mod:`~solvers.exact.arcflow`, :mod:`~solvers.exact.arcflow_patterns`,
 :mod:`~solvers.exact.arcflow_partition`), the PuLP/CBC model (:mod:`~solvers.exact.pulp_model`,

@@ -490,17 +490,29 @@ def solve_mip_stoppable(g: ArcGraph, lo: int, hi: int, time_limit: float, seed: 
                       data["loss"] if has else None, float(data["bound"]))
 
 
-def run_child(module: str, payload: bytes, time_limit: float, stop: Stop | None) -> bytes | None:
+def run_child(module: str, payload: bytes, time_limit: float, stop: Stop | None,
+              standalone: bool = False) -> bytes | None:
     """``python -m module`` with ``payload`` on stdin; its stdout, or ``None``.
 
     The child is terminated when ``stop`` is set or ``time_limit`` seconds have passed; a
-    stopped, timed-out or failed child gives ``None``.
+    stopped, timed-out or failed child gives ``None``. With ``standalone`` (a module that imports
+    only NumPy and OR-Tools) its file runs as the main module without importing its packages
+    first (``solvers`` and ``packing``: a tenth of a CPU second saved on every child).
     """
     import subprocess
     import sys
     import threading
 
-    proc = subprocess.Popen([sys.executable, "-m", module], stdin=subprocess.PIPE,
+    if standalone:
+        from importlib.util import find_spec
+
+        spec = find_spec(module)
+        assert spec is not None and spec.origin is not None
+        args = ["-c", "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__main__')",
+                spec.origin]
+    else:
+        args = ["-m", module]
+    proc = subprocess.Popen([sys.executable, *args], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     got: list[bytes] = []
 

@@ -128,7 +128,7 @@ def partition_stoppable(pats: np.ndarray, counts: np.ndarray, hosts: int, time_l
     np.savez(buf, pats=pats.astype(np.int32), counts=counts.astype(np.int64),
              hosts=np.array(hosts), limit=np.array(CBC_SHARE * time_limit),
              levels=np.zeros(0, np.int64) if levels is None else np.asarray(levels, np.int64))
-    got = run_child("solvers.exact.arcflow_partition", buf.getvalue(), time_limit, stop)
+    got = run_child("solvers.exact.arcflow_partition", buf.getvalue(), time_limit, stop, standalone=True)
     if got is None:
         return "unknown", None
     data = np.load(io.BytesIO(got), allow_pickle=False)

@@ -24,6 +24,12 @@
    of the budget); when no cover exists the bound rises by one host and the cover is tried again
    (this proves Caprara–Toth class 9 optima above the Gilmore–Gomory bound). Then tabu search
    from first fit towards that bound (:func:`solvers.search.tabu.tabu_pack`, up to ``tabu_share``).
+1g. Before 1b, on instances of two resources or more whose containers are so
+   large that few share a host (at most ``colgen_early_items`` per host of the cheap bound:
+   Caprara–Toth classes 2, 3, 6, 7 and 8, where the cheap bounds are weak): a short tabu search
+   towards the cheap bound (``colgen_early_tabu`` seconds, when first fit is within
+   ``colgen_early_tabu_gap`` of it), then column generation (stage 3)
+   with its budget, for the Gilmore–Gomory bound and a solution; 1b then aims at that bound.
 2. When the aggregated CP-SAT model is small (at most ``cpsat_small`` count variables, see
    :func:`solvers.exact.cpsat.model_size`): a first, short CP-SAT run (``cpsat_first`` of the budget,
    at most ``cpsat_first_max`` s); the cheap bound is often tight and CP-SAT then proves it
@@ -215,6 +221,22 @@ class AutoSettings:
             on the contest machines 2,319 hosts against 2,491 for one shaped filling) and keep
             the fewest hosts; the shaped fillings are then skipped and the tabu search runs on
             the host type the packing uses.
+        colgen_early_items: on instances of two resources or more (one resource: the arc-flow
+            LP bound of stage 1a is this bound) and the objective hosts, with at most this many
+            containers per host of the cheap bound (large containers,
+            few per host: the cheap bounds are weak and the Gilmore-Gomory bound strong),
+            column generation runs before the cover and the tabu search of stage 1b (stage
+            1g), with the budget it would get in stage 2, and stage 2 is skipped. Chosen on
+            Caprara-Toth instances 1 and 2: classes 2, 3, 6, 7 and 8 (1.8-2.5 containers per
+            host) prove there in a fraction of a second to a few seconds; on classes 1, 9 and
+            10 (3-4 per host) column generation is slow and the cover or the tabu search fast.
+        colgen_early_min: stage 1g needs at least this many containers (on fewer, the cover
+            enumerates every pattern at once and settles the instance first).
+        colgen_early_tabu: seconds of tabu search towards the cheap bound before stage 1g,
+            when first fit is within ``colgen_early_tabu_gap`` (relative) of that bound (the
+            bound may be reachable: Caprara-Toth classes 6 and 7; classes 2, 3 and 8, 10-25 %
+            above it, go to column generation at once, without loading the compiled search).
+        colgen_early_min_left: stage 1g runs with at least this many seconds left.
     """
 
     cpsat_first: float = 0.3
@@ -260,6 +282,11 @@ class AutoSettings:
     spread_balance: bool = True
     spread_balance_slack: tuple[float, ...] = (0.04, 0.05, 0.03)
     spread_balance_min_left: float = 240.0
+    colgen_early_items: float = 2.75
+    colgen_early_min: int = 20
+    colgen_early_tabu: float = 0.5
+    colgen_early_tabu_gap: float = 0.1
+    colgen_early_min_left: float = 1.0
 
 
 DEFAULT_SETTINGS = AutoSettings()
@@ -332,8 +359,6 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
     is ``clock``'s, the placement to start from ``hint``, on the reduced instance).
     """
     workers, seed, callback = opts.workers, opts.seed, opts.callback
-    from solvers.exact.cpsat import model_size, solve_cpsat
-
     time_limit = clock.time_limit
     history: list[Progress] = []
 
@@ -363,6 +388,8 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
                            _n_hosts(greedy.host_of), "auto", clock.elapsed, kind,
                            {"solution": "ffd", "bound": lb_name}, None, tuple(history))
 
+    from solvers.exact.model_size import model_size
+
     best: SolveResult | None = None  # best solution so far (any stage)
     run_stop: Stop | None = clock.stop  # the main stages' stop; also set when stage 1e proves
     background: _Background | None = None  # stage 1e, the arc-flow MIP beside the others
@@ -388,6 +415,9 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
             lb, bound_by = r.bound, r.proofs.get("bound", r.method)
         if r.placement is not None and r.objective is not None and (
                 best is None or _better(r.objective, best.objective, kind)):
+            if r.proofs.get("solution") == "hint" and hint is None:
+                # the placement handed to the stage came back: first fit's (nothing better yet)
+                r = dataclasses.replace(r, proofs={**r.proofs, "solution": "ffd"})
             best = r
             hint_pl = r.placement
 
@@ -425,6 +455,11 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
             return 0.0
         return clock.time_limit - clock.elapsed - cfg.margin
 
+    def threads() -> int:
+        # the cores the main stages may use: ``workers`` less the one the arc-flow MIP beside
+        # them takes (its CBC child process) while it runs
+        return max(1, workers - (1 if background is not None else 0))
+
     def collect(wait: bool = False) -> None:
         # the arc-flow MIP running beside the other stages (stage 1e): its result once it has
         # ended; with ``wait`` now (stopped at once when the gap is closed, else at its end)
@@ -441,13 +476,30 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
 
     def cpsat(budget: float) -> SolveResult:
         # only solutions better than the best so far are of use: ``below`` cuts the rest, and
-        # proves the best optimal when nothing is below it
+        # proves the best optimal when nothing is below it (CP-SAT, and the pandas OR-Tools
+        # imports with it, load only when a stage needs them)
+        from solvers.exact.cpsat import solve_cpsat
+
         below = best.objective if best is not None and kind != "deployed" else None
-        return solve_cpsat(inst, SolveOptions(time_limit=budget, workers=workers, seed=seed,
+        return solve_cpsat(inst, SolveOptions(time_limit=budget, workers=threads(), seed=seed,
                                               objective=kind, callback=relay, hint=hint_pl,
                                               stop=run_stop),
                            lower_bound=lb if kind != "deployed" else None, start=greedy,
                            below=below)
+
+    def colgen() -> SolveResult | None:
+        # column generation (stage 1g or 2) for its share of the time left; the result to return
+        # when it proves the instance infeasible (no placement in hand), else None
+        from solvers.exact.colgen import solve_colgen
+
+        share = cfg.colgen_share if size <= cfg.cpsat_small else cfg.colgen_share_large
+        cg = solve_colgen(inst, SolveOptions(time_limit=share * left(), workers=threads(),
+                                             seed=seed, objective=kind, callback=relay,
+                                             hint=hint_pl, stop=run_stop))
+        if cg.status == "infeasible" and not placed():
+            return infeasible(cg)
+        take(cg)
+        return None
 
     # stage 1a: the arc-flow LP bound first (the Gilmore-Gomory bound in a second or two): the
     # cover and the tabu search then aim at it, and an instance whose LP bound is above the cheap
@@ -472,7 +524,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         from solvers.exact.arcflow import solve_arcflow
 
         take(solve_arcflow(inst, SolveOptions(time_limit=min(cfg.arcflow_lp_max, left()),
-                                              workers=workers, seed=seed, objective=kind,
+                                              workers=threads(), seed=seed, objective=kind,
                                               callback=relay, hint=hint_pl, stop=clock.stop),
                            lower_bound=lb, mip=False))
         lp_done = True
@@ -481,7 +533,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
     # stage 1e: the arc-flow MIP runs beside every stage below (its CBC is a child process, so it
     # takes the second core): whichever settles the instance first ends the others
     beside = False
-    if (use_arcflow and cfg.arcflow_beside and greedy.complete and not closed()
+    if (use_arcflow and cfg.arcflow_beside and workers >= 2 and greedy.complete and not closed()
             and left() >= cfg.arcflow_early_min_left and not clock.stopped):
         from solvers.exact.arcflow import solve_arcflow
 
@@ -514,12 +566,37 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         collect()
         if closed():
             return finish()
+    # stage 1g: containers so large that few share a host (the cheap bounds are weak there):
+    # column generation's LP bound (and its solution) first, after a short tabu search towards
+    # the cheap bound; the cover and the tabu search of 1b then aim at the stronger bound
+    colgen_early = False
+    if (use_colgen and inst.n_resources >= 2 and kind == "hosts" and greedy.complete and not closed()
+            and cfg.colgen_early_min <= inst.n_containers <= cfg.colgen_early_items * max(1.0, lb)
+            and left() >= cfg.colgen_early_min_left and not clock.stopped):
+        from solvers.search.tabu import applicable
+
+        if (cfg.colgen_early_tabu > 0 and hint_pl is not None and applicable(inst)
+                and greedy.objective <= (1 + cfg.colgen_early_tabu_gap) * lb
+                and (left() >= cfg.search_min_left or _search_warm(cover=False))):
+            r = _tabu(inst, kind, clock, opts.replace(time_limit=min(cfg.colgen_early_tabu, left())),
+                      lb, hint_pl, relay)
+            if r is not None:
+                take(r)
+                if closed():
+                    return finish()
+        proof = colgen()
+        if proof is not None:
+            return proof
+        colgen_early = True
+        if closed() or (best is None and _closed(greedy.objective, lb, kind)):
+            return finish()
     # stage 1b: tabu search and the exact cover by tight patterns, towards the best bound
     if kind != "deployed" and greedy.complete:
         from solvers.search.tabu import applicable
 
         if applicable(inst) and left() > 0 and (left() >= cfg.search_min_left or _search_warm()):
-            r = _search_to_bound(inst, kind, clock, lb, opts, hint_pl, relay, cfg)
+            r = _search_to_bound(inst, kind, clock, lb, opts.replace(workers=threads()), hint_pl,
+                                 relay, cfg)
             if r is not None:
                 take(r)
                 if closed() or (best is None and _closed(greedy.objective, lb, kind)):
@@ -532,7 +609,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         from solvers.exact.arcflow import solve_arcflow
 
         take(solve_arcflow(inst, SolveOptions(time_limit=min(cfg.arcflow_lp_max, left()),
-                                              workers=workers, seed=seed, objective=kind,
+                                              workers=threads(), seed=seed, objective=kind,
                                               callback=relay, hint=hint_pl, stop=clock.stop),
                            lower_bound=lb, mip=False))
         if closed():
@@ -546,7 +623,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
 
         arcflow_early = True
         take(solve_arcflow(inst, SolveOptions(time_limit=cfg.arcflow_early_share * left(),
-                                              workers=workers, seed=seed, objective=kind,
+                                              workers=threads(), seed=seed, objective=kind,
                                               callback=relay, hint=hint_pl, stop=clock.stop),
                            lower_bound=lb))
         if closed():
@@ -569,16 +646,10 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         if closed():
             return finish()
     # stage 2: column generation for the strong LP bound and a solution from its columns
-    if use_colgen and left() > 0.2:
-        from solvers.exact.colgen import solve_colgen
-
-        share = cfg.colgen_share if size <= cfg.cpsat_small else cfg.colgen_share_large
-        cg = solve_colgen(inst, SolveOptions(time_limit=share * left(), workers=workers,
-                                             seed=seed, objective=kind, callback=relay,
-                                             hint=hint_pl, stop=run_stop))
-        if cg.status == "infeasible" and not placed():
-            return infeasible(cg)
-        take(cg)
+    if use_colgen and not colgen_early and left() > 0.2:
+        proof = colgen()
+        if proof is not None:
+            return proof
         collect()
         if closed():
             return finish()
@@ -591,7 +662,7 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
         from solvers.exact.arcflow import solve_arcflow
 
         r = solve_arcflow(inst, SolveOptions(time_limit=cfg.arcflow_share * left(),
-                                             workers=workers, seed=seed, objective=kind,
+                                             workers=threads(), seed=seed, objective=kind,
                                              callback=relay, hint=hint_pl, stop=clock.stop),
                           lower_bound=lb)
         take(r)
@@ -614,14 +685,14 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
 
         if (applicable(inst) and best is not None and best.placement is not None
                 and (left() >= cfg.search_min_left or _search_warm(cover=False))):
-            r = _tabu(inst, kind, clock, opts.replace(time_limit=0.5 * left()), lb,
+            r = _tabu(inst, kind, clock, opts.replace(time_limit=0.5 * left(), workers=threads()), lb,
                       best.placement, relay)
             if r is not None:
                 take(r)
                 if closed():
                     return finish()
-        _improve_lns(inst, kind, clock, opts.replace(time_limit=left()), lb, best, greedy, take,
-                     relay)
+        _improve_lns(inst, kind, clock, opts.replace(time_limit=left(), workers=threads()), lb, best,
+                     greedy, take, relay)
     return finish()
 
 
@@ -1050,11 +1121,10 @@ def _arcflow_applies(inst: Instance, kind: Objective) -> bool:
 
 
 def _colgen_available() -> bool:
-    try:
-        import solvers.exact.colgen  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether column generation's libraries (OR-Tools, numba) are installed; nothing is imported."""
+    from importlib.util import find_spec
+
+    return all(find_spec(name) is not None for name in ("ortools", "numba"))
 
 
 def _better(value: float, other: float | None, kind: str) -> bool:

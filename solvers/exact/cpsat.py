@@ -87,6 +87,7 @@ from solvers.base import (
     resolve_objective,
     run_cpsat,
 )
+from solvers.exact.model_size import limit_by_type, model_hosts, model_size
 from solvers.exact.scaling import (
     CPSAT_COEF_LIMIT,
     CPSAT_LIMIT,
@@ -180,23 +181,13 @@ def _upper_counts_int(instance: Instance, hosts: np.ndarray, sc: Scaled) -> np.n
         per_type = np.minimum(per_type, fit)
     per_type = np.minimum(per_type, inst.cap[:, None].astype(np.int64))
     share, card = sc.cards.demand, sc.cards.capacity
-    allowed = inst.type_allowed
-    for a, app in enumerate(inst.apps):
-        for ti, t in enumerate(inst.host_types):
-            if allowed is not None and not allowed[a, ti]:
-                per_type[a, ti] = 0
-            elif app.gpu_cards:
-                if t.gpus < app.gpu_cards:
-                    per_type[a, ti] = 0
-                elif app.gpu_whole:
-                    per_type[a, ti] = min(per_type[a, ti], t.gpus // app.gpu_cards)
-                else:
-                    s = share[a]
-                    per_card = min([int(card[ti, q]) // int(s[q]) for q in range(len(s))
-                                    if s[q] > 0], default=big)
-                    if per_card < big:
-                        per_type[a, ti] = min(per_type[a, ti],
-                                              (t.gpus * per_card) // app.gpu_cards)
+
+    def per_card(a: int, ti: int) -> int | None:
+        s = share[a]
+        most = min([int(card[ti, q]) // int(s[q]) for q in range(len(s)) if s[q] > 0], default=big)
+        return most if most < big else None
+
+    limit_by_type(inst, per_type, per_card)
     per_type = np.minimum(per_type, inst.counts[:, None])
     return per_type[:, t_of].astype(np.int64)
 
@@ -260,74 +251,6 @@ def _local_index(hosts: np.ndarray, t_of: np.ndarray) -> np.ndarray:
     return local
 
 
-def model_hosts(instance: Instance, kind: Objective, upper: float | None) -> np.ndarray:
-    """The hosts the model needs, shape ``(m,)``: per type the first ``n_t`` hosts.
-
-    ``n_t = min(count, n_containers, floor(upper / cost))`` when an upper bound on the objective is
-    known (``hosts``/``cost``): no solution at most as good as ``upper`` uses more hosts of a type.
-    """
-    inst = instance
-    out = []
-    start = 0
-    for t in inst.host_types:
-        n = min(t.count, inst.n_containers)
-        if upper is not None and kind != "deployed":
-            c = t.cost if kind == "cost" else 1.0
-            if c > 0:
-                n = min(n, int(math.floor(upper / c + 1e-9)))
-        out.append(np.arange(start, start + n))
-        start += t.count
-    return np.concatenate(out).astype(np.int64) if out else np.zeros(0, dtype=np.int64)
-
-
-def model_size(instance: Instance, kind: Objective, upper: float | None = None) -> int:
-    """Count variables ``x[a, j]`` the aggregated model of ``instance`` would have (at most).
-
-    Args:
-        instance: the instance.
-        kind: the objective.
-        upper: a known objective value limiting the hosts (see :func:`model_hosts`).
-    """
-    inst = instance
-    hosts = model_hosts(inst, kind, upper)
-    if not len(hosts) or not inst.n_apps:
-        return 0
-    types, first, per_type = np.unique(inst.host_type_of[hosts], return_index=True,
-                                       return_counts=True)
-    ub = _upper_counts(inst, hosts[first])  # (A, n_types in the model)
-    return int(((ub > 0).sum(axis=0) * per_type).sum())
-
-
-def _upper_counts(instance: Instance, hosts: np.ndarray) -> np.ndarray:
-    """Most containers of each app one model host can hold alone, shape ``(n_apps, m)``."""
-    inst = instance
-    t_of = inst.host_type_of[hosts]
-    cap_t = inst.type_capacity  # (T, R)
-    d = inst.demand  # (A, R)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(d[:, None, :] > 0, cap_t[None, :, :] / d[:, None, :], np.inf)
-    per_type = np.floor(ratio.min(axis=2) + 1e-9) if inst.n_resources else np.full(
-        (inst.n_apps, len(inst.host_types)), np.inf)
-    per_type = np.minimum(per_type, inst.cap[:, None].astype(np.float64))
-    allowed = inst.type_allowed
-    for a, app in enumerate(inst.apps):
-        for ti, t in enumerate(inst.host_types):
-            if allowed is not None and not allowed[a, ti]:
-                per_type[a, ti] = 0
-            elif app.gpu_cards:
-                if t.gpus < app.gpu_cards:
-                    per_type[a, ti] = 0
-                elif app.gpu_whole:
-                    per_type[a, ti] = min(per_type[a, ti], t.gpus // app.gpu_cards)
-                else:
-                    s = np.asarray(app.gpu_per_card, dtype=np.float64)
-                    c = np.asarray(t.gpu_capacity, dtype=np.float64)
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        per_card = np.where(s > 0, np.floor(c / s + 1e-9), np.inf).min(
-                            initial=np.inf)
-                    per_type[a, ti] = min(per_type[a, ti], (t.gpus * per_card) // app.gpu_cards)
-    per_type = np.where(np.isfinite(per_type), per_type, inst.counts[:, None])
-    return per_type[:, t_of].astype(np.int64)
 
 
 def build_model(
@@ -913,7 +836,8 @@ def _solve_cpsat(
         reason = infeasibility_reason(inst) or (
             "CP-SAT proved that no placement of all containers exists on the available hosts")
         return infeasible_result(inst, kind, "cpsat", clock, "cpsat", history, reason)
-    if not exact:
+    if not exact or (kind == "deployed" and status not in (cp_model.OPTIMAL, cp_model.FEASIBLE)):
+        # stopped before it had a solution, CP-SAT leaves its bound at 0: no upper bound at all
         bound = lb
     elif kind == "deployed":
         bound = float(math.floor(solver.best_objective_bound + 1e-6))

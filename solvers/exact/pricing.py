@@ -567,11 +567,11 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
         stop: a stop request (:class:`solvers.base.StopFlag`): CP-SAT stops when it is set
             (the bound stays valid).
     """
-    from ortools.sat.python import cp_model
-
     dp = price_dp(instance, tr, duals)
     if dp is not None:
         return dp
+    from ortools.sat.python import cp_model  # only now: the DP needs none of it
+
     n_apps = instance.n_apps
     vals = np.maximum(duals, 0.0)
     use = np.flatnonzero((vals > 1e-12) & (tr.ub > 0))

@@ -1,10 +1,11 @@
 """Compile the solvers' numba code once, into numba's disk cache, outside any time limit.
 
 ``auto`` runs its compiled stages (the tabu search, the exact cover's and stage 1f's pattern
-enumerations) under a short time limit only when they run without compiling (:mod:`solvers.search.jit`).
-On a machine where they never ran, compiling costs about 15-25 s, so the first solves with a limit
-below ``AutoSettings.search_min_left`` (20 s) go without them. Warming fills the cache once; every
-later process loads the code in well under a second::
+enumerations; the large-scale path's filling, repacking and time-curve balancing, and column
+generation's pricing DP) under a short time limit only when they run without compiling
+(:mod:`solvers.search.jit`). On a machine where they never ran, compiling costs about 15-25 s,
+so the first solves with a limit below ``AutoSettings.search_min_left`` (20 s) go without them.
+Warming fills the cache once; every later process loads the code in well under a second::
 
     python -m solvers.exact.warmup
 
@@ -20,9 +21,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from packing.model.instance import App, HostType, Instance
+from packing.model.instance import App, HostType, Instance, Rule
 from solvers.exact import arcflow_patterns, cover
 from solvers.search import tabu
+from solvers.search.jit import ready
 
 
 def _ruled() -> Instance:
@@ -57,10 +59,46 @@ def _patterns() -> None:
     arcflow_patterns.small_rc_patterns(g, pi, best, 1.0)
 
 
+def _large() -> None:
+    from solvers.search import curves, repack, spread
+
+    # two points of a time curve, day and night containers, a cap: the balancing needs a third
+    # host beyond the two it opens (first fit finishes it)
+    curve = Instance("warm-curves", ("cpu_t00", "cpu_t01"), (HostType("h", (5.0, 5.0), 6),),
+                     (App("day", (4.0, 1.0), 3), App("night", (1.0, 4.0), 3)), (Rule("day", "day", 1),))
+    host_of = curves.balance(curve, 2)
+    spread.fill(curve)
+    repack.repack(curve, host_of, time_limit=600, max_iters=20)
+
+
+def _large_warm(on_disk: bool = False) -> bool:
+    from solvers.search import curves, repack, spread
+
+    return ready(spread._fill_hosts, repack._search, curves._balance, curves._first_fit, on_disk=on_disk)
+
+
+def _pricing() -> None:
+    from solvers import solve
+
+    # integral data, no rules: column generation prices by the compiled DP
+    two_d = Instance("warm-dp", ("a", "b"), (HostType("h", (10.0, 10.0), 6),),
+                     tuple(App(f"i{k}", s, 1) for k, s in enumerate(
+                         [(6.0, 2.0), (2.0, 6.0), (6.0, 2.0), (2.0, 6.0), (4.0, 4.0)])))
+    solve(two_d, "colgen", time_limit=600, workers=1)
+
+
+def _pricing_warm(on_disk: bool = False) -> bool:
+    from solvers.exact import pricing
+
+    return ready(pricing._knapsack2, on_disk=on_disk)
+
+
 PARTS: dict[str, tuple[Callable[[], None], Callable[..., bool]]] = {
     "tabu search": (_tabu, tabu.warm),
     "exact cover": (_cover, cover.warm),
     "stage 1f patterns": (_patterns, arcflow_patterns.warm),
+    "large path": (_large, _large_warm),
+    "pricing DP": (_pricing, _pricing_warm),
 }
 """Part -> (what runs it on a tiny instance, its ``warm(on_disk=)`` check)."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -102,7 +102,9 @@ def current_scenario(instance: Instance, growth: float, offers: Sequence[HostOff
                  added_bound=finite(r.bound))
     res = dataclasses.replace(res, moves=moves, kept=kept)
     if options.n_plus_one and r.placement is not None:
-        res = with_n_plus_one(res, options, fixed)
+        res = with_n_plus_one(res, options, fixed, limits={
+            o.name: None if o.count is None else o.count + cur.existing.get(o.name, 0)
+            for o in offers})
     return res
 
 
@@ -112,7 +114,8 @@ def objective_of(offers: Sequence[HostOffer]) -> str:
 
 
 def with_n_plus_one(res: ScenarioResult, options: Any, fixed: Sequence[int] = (),
-                    verify_only: bool = False) -> ScenarioResult:
+                    verify_only: bool = False,
+                    limits: Mapping[str, int | None] | None = None) -> ScenarioResult:
     """Make a scenario's plan N+1 (or only verify it) and record ``n_plus_one``.
 
     Args:
@@ -120,6 +123,8 @@ def with_n_plus_one(res: ScenarioResult, options: Any, fixed: Sequence[int] = ()
         options: the plan's :class:`solvers.plan.scenario.PlanOptions`.
         fixed: hosts in the plan even when empty (the running cluster's).
         verify_only: verify only, add no spare.
+        limits: most hosts of each type (by name) the plan may have, spares included: the
+            count the host list gives (plus the running hosts); ``None``: no limit.
     """
     from solvers.plan.failover import extra_lower_bound, plan_spares, verify_n_plus_one
     from solvers.plan.failover import plan_hosts as in_plan
@@ -135,7 +140,9 @@ def with_n_plus_one(res: ScenarioResult, options: Any, fixed: Sequence[int] = ()
                               time_limit=budget, threads=options.threads)
         return dataclasses.replace(res, n_plus_one=n1_dict(v, 0, 0.0 if priced else None,
                                                            None, ()))
-    sp = plan_spares(inst, placement, fixed=fixed, time_limit=budget, threads=options.threads)
+    lim = [None if limits is None else limits.get(t.name) for t in inst.host_types]
+    sp = plan_spares(inst, placement, fixed=fixed, time_limit=budget, threads=options.threads,
+                     limits=lim)
     spares = sp.spares
     types = sp.instance.host_type_of[list(spares)].tolist()
     extra_cost = float(sum(sp.instance.type_cost[t] for t in types)) if priced else None
@@ -154,6 +161,7 @@ def with_n_plus_one(res: ScenarioResult, options: Any, fixed: Sequence[int] = ()
         extra_bound = max(0.0, bound - plain)
         if not priced:
             extra_bound = float(math.ceil(extra_bound - 1e-9))
+    needed = bound  # what an N+1 plan needs at least (before the plan's own value caps it)
     bound = min(bound, value)
     gap = gap_of(value, bound)
     per_type = list(res.per_type)
@@ -166,6 +174,17 @@ def with_n_plus_one(res: ScenarioResult, options: Any, fixed: Sequence[int] = ()
                     cost=None if u.cost is None else u.cost + float(sp.instance.type_cost[t]))
     status = res.status
     reason = res.reason
+    n1 = n1_dict(sp.check, len(spares), extra_cost, extra_bound,
+                 [sp.instance.host_names[s] for s in spares])
+    most = _most(sp.instance, lim, priced)
+    if sp.check.holds is not True and most is not None and most < needed - 1e-9:
+        what = "cost" if priced else "hosts"
+        return dataclasses.replace(
+            res, status="infeasible", hosts=None, cost=None, bound=math.inf, gap=None,
+            placement=None, per_type=(), n_plus_one=n1,
+            reason=f"an N+1 plan needs {what} of at least {needed:g} (the plain plan's proven "
+                   f"bound and a host that may be lost), and the host counts given allow "
+                   f"{most:g}")
     if sp.check.holds is not True:
         status = "unknown"
         reason = "the plan is not proven to survive losing any one host"
@@ -174,9 +193,15 @@ def with_n_plus_one(res: ScenarioResult, options: Any, fixed: Sequence[int] = ()
     return dataclasses.replace(
         res, hosts=hosts, cost=cost, bound=bound, gap=gap, per_type=tuple(per_type),
         status=status, reason=reason, instance=sp.instance, placement=sp.placement,
-        max_hosts={t.name: t.count for t in sp.instance.host_types},
-        n_plus_one=n1_dict(sp.check, len(spares), extra_cost, extra_bound,
-                           [sp.instance.host_names[s] for s in spares]))
+        max_hosts={t.name: t.count for t in sp.instance.host_types}, n_plus_one=n1)
+
+
+def _most(instance: Instance, limits: Sequence[int | None], priced: bool) -> float | None:
+    """The most hosts (or cost) the host counts allow, or ``None`` when a type has no count."""
+    if any(m is None for m in limits):
+        return None
+    return float(sum(int(m or 0) * (float(t.cost) if priced else 1.0)
+                     for m, t in zip(limits, instance.host_types, strict=True)))
 
 
 def n1_dict(v: Any, extra: int, extra_cost: float | None, extra_bound: float | None,

@@ -342,7 +342,8 @@ class SparePlan:
 
 
 def plan_spares(instance: Instance, placement: Placement, *, fixed: Sequence[int] = (),
-                max_spares: int = 3, time_limit: float = 10.0, threads: int = 1) -> SparePlan:
+                max_spares: int = 3, time_limit: float = 10.0, threads: int = 1,
+                limits: Sequence[int | None] | None = None) -> SparePlan:
     """Add spare hosts until the plan is N+1.
 
     First the sets of up to ``max_spares`` spares in order of total cost (then fewer hosts, then
@@ -357,14 +358,18 @@ def plan_spares(instance: Instance, placement: Placement, *, fixed: Sequence[int
         max_spares: most spares added before giving up (the last verdict is returned).
         time_limit: budget of each exact check, seconds.
         threads: CP-SAT workers of the exact checks.
+        limits: most hosts of each type the plan may have, spares included (a count the host
+            list gives), shape ``(n_types,)``; ``None`` entries (or ``None``): no limit. A
+            spare is an idle host of its type, or a new one only below the limit.
     """
+    lim = list(limits) if limits is not None else [None] * len(instance.host_types)
     spares: list[int] = list(fixed)
     n_fixed = len(spares)
     verdict = verify_n_plus_one(instance, placement, plan_hosts(instance, placement, spares),
                                 time_limit=time_limit, threads=threads)
     inst, pl = instance, placement
     if verdict.holds is not True:
-        found = _cheapest_set(inst, pl, spares, max_spares)
+        found = _cheapest_set(inst, pl, spares, max_spares, lim)
         if found is not None:
             inst, pl, spares, verdict = found
     while verdict.holds is not True and len(spares) - n_fixed < max_spares:
@@ -375,6 +380,8 @@ def plan_spares(instance: Instance, placement: Placement, *, fixed: Sequence[int
             if len(idle):
                 i2, p2, h = inst, pl, int(idle[0])
                 s2 = [*spares, h]
+            elif lim[t] is not None and inst.host_types[t].count >= int(lim[t] or 0):
+                continue  # the host list allows no more hosts of this type
             else:
                 i2, p2, h = with_extra_host(inst, pl, t)
                 s2 = [s + 1 if s >= h else s for s in spares] + [h]
@@ -385,7 +392,8 @@ def plan_spares(instance: Instance, placement: Placement, *, fixed: Sequence[int
             if v.holds is True:
                 best = (i2, p2, s2, v)
                 break
-        assert best is not None
+        if best is None:  # every type is at its limit: no spare can be added
+            break
         inst, pl, spares, verdict = best
     bad = check(inst, pl, require_all=True)
     if bad:
@@ -397,17 +405,23 @@ SPARE_SETS = 60
 """Most spare sets :func:`plan_spares` tries by first fit before adding spares one by one."""
 
 
-def _add(inst: Instance, pl: Placement, spares: list[int],
-         t: int) -> tuple[Instance, Placement, list[int]]:
-    """One more spare of type ``t``: an allowed idle host of the type, or a new one."""
+def _add(inst: Instance, pl: Placement, spares: list[int], t: int,
+         limit: int | None = None) -> tuple[Instance, Placement, list[int]] | None:
+    """One more spare of type ``t``: an allowed idle host of the type, or a new one.
+
+    A new host only below ``limit`` hosts of the type; ``None`` when there is neither.
+    """
     idle = np.flatnonzero(~plan_hosts(inst, pl, spares) & (inst.host_type_of == t))
     if len(idle):
         return inst, pl, [*spares, int(idle[0])]
+    if limit is not None and inst.host_types[t].count >= limit:
+        return None
     i2, p2, h = with_extra_host(inst, pl, t)
     return i2, p2, [s + 1 if s >= h else s for s in spares] + [h]
 
 
-def _cheapest_set(inst: Instance, pl: Placement, spares: list[int], max_spares: int
+def _cheapest_set(inst: Instance, pl: Placement, spares: list[int], max_spares: int,
+                  limits: Sequence[int | None]
                   ) -> tuple[Instance, Placement, list[int], FailoverCheck] | None:
     """The cheapest set of spares that first fit proves N+1, or ``None``."""
     import itertools
@@ -421,9 +435,13 @@ def _cheapest_set(inst: Instance, pl: Placement, spares: list[int], max_spares: 
     sets.sort(key=lambda c: (float(sum(inst.type_cost[t] for t in c)), len(c),
                              -float(sum(share[t] for t in c)), c))
     for c in sets[:SPARE_SETS]:
-        i2, p2, s2 = inst, pl, list(spares)
+        got: tuple[Instance, Placement, list[int]] | None = (inst, pl, list(spares))
         for t in c:
-            i2, p2, s2 = _add(i2, p2, s2, t)
+            if got is not None:
+                got = _add(*got, t, limits[t])
+        if got is None:
+            continue
+        i2, p2, s2 = got
         v = verify_n_plus_one(i2, p2, plan_hosts(i2, p2, s2), exact=False)
         if v.holds is True:
             return i2, p2, s2, v

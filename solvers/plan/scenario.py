@@ -108,8 +108,15 @@ def solve_scenario(instance: Instance, growth: float, offers: Sequence[HostOffer
     nowhere = [a.name for a, ok, c in zip(instance.apps, anywhere, instance.counts.tolist(),
                                           strict=True) if c > 0 and not ok]
     if nowhere:
+        from packing.feasibility.explain import refusals
+        from packing.plan.model import planned_capacity
+
+        exact = instance.replace(host_types=tuple(  # the amounts as planned, not the solvers' grid
+            dataclasses.replace(t, capacity=c)
+            for t, c in zip(instance.host_types, planned_capacity(instance), strict=True)))
         reason = (f"app {nowhere[0]!r} fits on no host type (planned against "
-                  f"{instance.meta.get('planned_against', 'full host capacity')})"
+                  f"{instance.meta.get('planned_against', 'full host capacity')}): "
+                  f"{refusals(exact, instance.app_index[nowhere[0]])}"
                   + (f"; {len(nowhere) - 1} more apps neither" if len(nowhere) > 1 else ""))
         return summarise(instance, growth, None, "infeasible", math.inf, offers,
                          time.perf_counter() - t0, reason=reason)
@@ -119,7 +126,9 @@ def solve_scenario(instance: Instance, growth: float, offers: Sequence[HostOffer
                 seed=options.seed, objective=kind, settings=auto_settings(instance, fit, options))
     out = summarise(instance, growth, res.placement, res.status, res.bound, offers,
                     time.perf_counter() - t0, res.proofs, res.reason)
-    return with_n_plus_one(out, options) if options.n_plus_one and out.placement else out
+    if options.n_plus_one and out.placement:
+        return with_n_plus_one(out, options, limits={o.name: o.count for o in offers})
+    return out
 
 
 def auto_settings(instance: Instance, fit: Any, options: PlanOptions) -> Any:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from packing.feasibility.predicates import ClusterState
+from packing.feasibility.predicates import TOL, ClusterState, over_cap
 from packing.model.instance import UNPLACED, Instance, Placement
 from solvers.base import objective_value, resolve_objective
 from solvers.result import Objective
@@ -117,6 +117,8 @@ def first_fit(instance: Instance, kind: Objective, measure: str = "max") -> Gree
         if compiled is not None:
             return compiled
     st = ClusterState(inst)
+    if plain_applies(st):
+        return _first_fit_plain(inst, kind, measure, apps, order)
     host_of = np.full(inst.n_containers, UNPLACED, dtype=np.int64)
     cards_of: list[tuple[int, ...]] = [()] * inst.n_containers
     for a in apps:
@@ -138,6 +140,56 @@ def first_fit(instance: Instance, kind: Objective, measure: str = "max") -> Gree
         cards_of = [()] * inst.n_containers
     placed = int(np.count_nonzero(host_of != UNPLACED))
     return Greedy(host_of, cards_of, objective_value(inst, host_of, kind), kind, placed, measure)
+
+
+def plain_applies(state: ClusterState) -> bool:
+    """Whether only capacities and per-host caps bind (no rules, GPU cards, host-type limits, topology)."""
+    return state.simple and len(state.instance.rule_arrays[0]) == 0
+
+
+def _first_fit_plain(inst: Instance, kind: Objective, measure: str, apps: np.ndarray,
+                     order: np.ndarray) -> Greedy:
+    """:func:`first_fit` where only capacities and per-host caps bind: the same placement, faster.
+
+    It serves instances without rules, GPU cards, host-type restrictions or topology. First fit
+    opens hosts in ``order``, so only the hosts up to the last one used can hold containers; a
+    container that fits none of them goes to the first later host it fits when empty. Loads
+    are summed in the same order and compared with the same arithmetic as
+    :meth:`packing.feasibility.predicates.ClusterState.mask` (``fits`` and ``over_cap``), so the
+    result is the placement the general path gives.
+    """
+    cap = inst.host_capacity[order]  # (n_hosts, n_resources), in first fit's host order
+    room = cap + TOL * np.maximum(1.0, np.abs(cap))  # fits(load, cap) is load <= room
+    used = np.zeros_like(cap)
+    host_of = np.full(inst.n_containers, UNPLACED, dtype=np.int64)
+    n_open = 0  # hosts at positions >= n_open are empty
+    caps = inst.cap
+    for a in apps.tolist():
+        lo, hi = int(inst.offsets[a]), int(inst.offsets[a + 1])
+        d = inst.demand[a]
+        limit = int(caps[a])
+        count = np.zeros(len(order), dtype=np.int64) if limit < hi - lo else None
+        fresh = np.flatnonzero((d <= room).all(axis=1))  # positions an empty host takes it at
+        for j in range(lo, hi):
+            ok = (used[:n_open] + d <= room[:n_open]).all(axis=1)
+            if count is not None:
+                ok &= ~over_cap(count[:n_open] + 1, limit)
+            hits = np.flatnonzero(ok)
+            if len(hits):
+                p = int(hits[0])
+            else:
+                k = int(np.searchsorted(fresh, n_open))
+                if k == len(fresh) or limit < 1:
+                    break  # no host takes another container of this app
+                p = int(fresh[k])
+                n_open = p + 1
+            used[p] += d
+            if count is not None:
+                count[p] += 1
+            host_of[j] = order[p]
+    placed = int(np.count_nonzero(host_of != UNPLACED))
+    return Greedy(host_of, [()] * inst.n_containers, objective_value(inst, host_of, kind), kind,
+                  placed, measure)
 
 
 def _first_fit_compiled(inst: Instance, kind: Objective, measure: str, apps: np.ndarray
@@ -220,7 +272,9 @@ def ffd(instance: Instance, objective: str | None = None) -> Greedy:
             :func:`solvers.base.resolve_objective`).
     """
     kind = resolve_objective(instance, objective)
-    measures = SIZE_MEASURES if instance.max_gpus else SIZE_MEASURES[:2]
+    measures: tuple[str, ...] = SIZE_MEASURES if instance.max_gpus else SIZE_MEASURES[:2]
+    if instance.n_resources <= 1 and not instance.max_gpus:
+        measures = measures[:1]  # one resource: every measure sorts the containers alike
     best: Greedy | None = None
     for m in measures:
         g = _checked(instance, first_fit(instance, kind, m), kind, m)

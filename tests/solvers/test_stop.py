@@ -1,7 +1,8 @@
 """Cooperative stop (``solve(..., stop=StopFlag())``): every method returns its best so far.
 
-A stop set from another thread ends the solve within a couple of seconds, with a checked
-placement, a proven bound on the right side of it and ``interrupted=True``.
+A stop set from another thread ends the solve long before its time limit (within a couple of
+seconds on a quiet machine; the tests allow ten times that and more, for a loaded one), with a
+checked placement, a proven bound on the right side of it and ``interrupted=True``.
 """
 
 from __future__ import annotations
@@ -56,16 +57,18 @@ def test_stop_ends_a_long_auto_solve() -> None:
 @pytest.mark.parametrize("method", ["cpsat", "colgen", "pulp"])
 def test_stop_ends_a_long_method(method: str) -> None:
     """CP-SAT is stopped mid-search (``stop_search``), column generation between iterations, CBC
-    (``pulp``, more than 30 s on this instance) by an interrupt to its process."""
+    (``pulp``) by an interrupt to its process. Each runs to its time limit without the stop (over
+    120 s); stopped, it returns 0.1 s (CP-SAT, column generation) to 3 s (``pulp``: the model is
+    built first) after the stop on a quiet machine."""
     if not available(method):
         pytest.skip(f"{method} not installed")
     inst = generate_random(100, 1500, binding="two", seed=3)
     stop = threading.Event()  # a plain Event works as well as a StopFlag
     t0 = time.perf_counter()
     _stop_after(1.5, stop)
-    res = solve(inst, method, time_limit=60, stop=stop)
+    res = solve(inst, method, time_limit=600, stop=stop)
     took = time.perf_counter() - t0
-    assert took < 1.5 + 6.0, took  # far below the 60 s limit; margin for a loaded CI machine
+    assert took < 1.5 + 40.0, took  # far below the 600 s limit; ten times what it takes on a quiet machine
     _assert_best_so_far(inst, res)
 
 

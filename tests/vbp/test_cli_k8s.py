@@ -97,7 +97,8 @@ def test_info_counts_restricted_apps(capsys, tmp_path):
                  "   taints: [{key: dedicated, value: gpu, effect: NoSchedule}]}\n")
     code, out, _ = run(capsys, "info", str(RULES / "taints.yaml"), "--hosts", str(p))
     assert code == 0
-    assert "selection   2 apps restricted to some host types; 1 host types with labels" in out
+    # both types carry the kubelet's well-known labels (kubernetes.io/os, ...)
+    assert "selection   2 apps restricted to some host types; 2 host types with labels" in out
 
 
 def test_scale_on_the_command_line(capsys):

@@ -85,7 +85,7 @@ def test_solve_infeasible_and_validate(tmp_path: Path, capsys: pytest.CaptureFix
 def test_info(capsys: pytest.CaptureFixture[str]) -> None:
     doc = run_json(["info", "sigma", "--json"], capsys)
     assert (doc["apps"], doc["containers"], doc["hosts"]) == (30, 235, 30)
-    doc = run_json(["info", str(DATA / "k8s"), "--json"], capsys)
+    doc = run_json(["info", str(DATA / "k8s" / "shapes" / "hotel"), "--json"], capsys)  # subfolders
     assert doc["containers"] >= 1
 
 

@@ -33,10 +33,11 @@ def test_utilisation_of_full_and_planned_capacity(tmp_path: Path,
     (s,) = plan(d, ["std=4c8g"], headroom="50%", time_limit=10).scenarios
     (t,) = s.per_type
     assert (s.status, s.hosts, t.hosts) == ("optimal", 2, 2)
-    assert t.utilisation == {"cpu": 0.5, "memory": 0.25}
-    assert t.utilisation_of_planned == {"cpu": 1.0, "memory": 0.5}
-    assert t.capacity == {"cpu": 2.0, "memory": 4.0}
-    assert t.host_capacity == {"cpu": 4.0, "memory": 8.0}
+    # pods: 4 pods on 2 hosts of 110 slots (the headroom is CPU and memory only)
+    assert t.utilisation == {"cpu": 0.5, "memory": 0.25, "pods": 4 / 220}
+    assert t.utilisation_of_planned == {"cpu": 1.0, "memory": 0.5, "pods": 4 / 220}
+    assert t.capacity == {"cpu": 2.0, "memory": 4.0, "pods": 110}
+    assert t.host_capacity == {"cpu": 4.0, "memory": 8.0, "pods": 110}
     assert t.bottleneck == "cpu"
     code, out, _ = run(["plan", str(d), "--hosts", "std=4c8g", "--headroom", "50%",
                         "--time-limit", "10"], capsys)
@@ -61,18 +62,21 @@ def test_full_host_capacity_is_the_real_capacity(tmp_path: Path) -> None:
     (t,) = s.per_type
     assert res.planned_against == "full host capacity"
     assert (s.status, s.hosts) == ("optimal", 3)
-    assert t.capacity == t.host_capacity == {"cpu": 3.5, "memory": 4.0}
-    assert t.utilisation == t.utilisation_of_planned == pytest.approx({"cpu": 7 / 10.5, "memory": 7 / 12})
+    assert t.capacity == t.host_capacity == {"cpu": 3.5, "memory": 4.0, "pods": 110}
+    assert t.utilisation == t.utilisation_of_planned == pytest.approx(
+        {"cpu": 7 / 10.5, "memory": 7 / 12, "pods": 7 / 330})
     placed = sorted(s.placement.host_array(s.instance).tolist()) if s.placement is not None else []
     per_host = sorted(placed.count(h) for h in set(placed))
     stranded_cpu = sum(3.5 - k for k in per_host if 3.5 - k < 1 or 4 - k < 1)
     stranded_mem = sum(4 - k for k in per_host if 3.5 - k < 1 or 4 - k < 1)
-    assert t.stranded == pytest.approx({"cpu": stranded_cpu, "memory": stranded_mem})
+    stranded_pods = sum(110 - k for k in per_host if 3.5 - k < 1 or 4 - k < 1)
+    assert t.stranded == pytest.approx({"cpu": stranded_cpu, "memory": stranded_mem,
+                                        "pods": stranded_pods})
     assert per_host in ([1, 3, 3], [2, 2, 3])  # either way some capacity is stranded
     assert t.stranded["cpu"] > 0
     # with 10% headroom: 3.15 cores planned (the solvers see 3), 7 / 9.45 of it
     (h,) = plan(d, ["h=3.5c4g"], headroom="10%", time_limit=10).scenarios
-    assert h.per_type[0].capacity == pytest.approx({"cpu": 3.15, "memory": 3.6})
+    assert h.per_type[0].capacity == pytest.approx({"cpu": 3.15, "memory": 3.6, "pods": 110})
     assert h.per_type[0].utilisation_of_planned["cpu"] == pytest.approx(7 / 9.45)
 
 
@@ -113,7 +117,7 @@ def test_json_bound_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_a_node_selection_no_host_type_matches_is_bad_input(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # rules/selectors.yaml: ssd-app needs disk=ssd; new-gen needs gen>3 and zone in [a, b], or a
-    # pool label. Host types labelled zone=a only admit neither.
+    # pool label. Host types in zone a (the zone column: topology.kubernetes.io/zone) admit neither.
     hosts = tmp_path / "hosts.csv"
     hosts.write_text("name,cpu,memory,zone\nstd,16,64Gi,a\n")
     code, out, err = run(["plan", str(RULES / "selectors.yaml"), "--hosts", str(hosts),
@@ -122,7 +126,7 @@ def test_a_node_selection_no_host_type_matches_is_bad_input(
     lines = err.splitlines()
     assert len(lines) == 2
     assert "ssd-app: its node selection matches no host type (std: node selector disk=ssd not " \
-           "matched); host type labels: std {zone=a}" in lines[0]
+           "matched); host type labels: std {topology.kubernetes.io/zone=a}" in lines[0]
     assert "new-gen" in lines[1] and "no required node affinity term matches" in lines[1]
     # the same in Python, and an app that no host type is large enough for stays infeasible (3)
     ssd = App("ssd", (1.0, 1.0, 0.0), 1, node_selector=(("disk", "ssd"),))

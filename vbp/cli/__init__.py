@@ -157,8 +157,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
         object.__setattr__(e, "message", escape_control(e.message))  # no forged lines
         e.show()
         sys.exit(e.exit_code)
-    except (click.Abort, KeyboardInterrupt):
-        _error("interrupted")
+    except (click.Abort, KeyboardInterrupt) as e:
+        why = str(e.__cause__ if isinstance(e, click.Abort) and e.__cause__ else e)
+        _error(f"interrupted: {why}" if why else "interrupted")  # which files were written, if any
         sys.exit(INTERRUPTED)
     except VbpError as e:  # infeasible, no placement, a policy or solver failure: one line each
         for line in str(e).splitlines() or [type(e).__name__]:

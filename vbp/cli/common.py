@@ -159,8 +159,8 @@ def data_options(fn: Any) -> Any:
         click.option("--hosts", default=None, metavar="SPEC",
                      help="Tianchi 2018: a uniform fleet instead of the contest machines, "
                           "<cores>c<GB>g[:count], e.g. 64c128g (CPU and memory only). "
-                          "Kubernetes manifests: the host types, <cores>c<GiB>g[<cards>gpu]"
-                          "[:count], several separated by commas."),
+                          "Kubernetes manifests: the host types, [NAME=]<cores>c<GiB>g[<cards>gpu]"
+                          "[:count=N][:pods=N][:KEY=VALUE], several separated by commas."),
         click.option("--rules", type=click.Choice(["all", "cross", "none"]), default=None,
                      help="Tianchi 2018: every rule (default), the cross-app rules only, or none."),
         click.option("--round-up", is_flag=True, default=False,

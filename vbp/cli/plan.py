@@ -19,8 +19,12 @@ from vbp.cli.outputs import check_outputs, force_option
 @click.argument("demand", metavar="[DEMAND...]", nargs=-1)
 @click.option("--hosts", "hosts", multiple=True, required=True, metavar="HOSTS",
               help="Host types: a CSV or YAML list (name,cpu,memory[,gpu][,price][,count]"
-                   "[,labels...]) or inline [NAME=]16c64g[8gpu][:count=N][:price=P] (also "
-                   "NAME:16c64g[:PRICE[:COUNT]] and 16c64g:COUNT); repeatable.")
+                   "[,pods][,zone][,labels...]) or inline [NAME=]16c64g[8gpu][:count=N][:price=P]"
+                   "[:pods=N][:KEY=VALUE] (also NAME:16c64g[:PRICE[:COUNT]] and 16c64g:COUNT); "
+                   "repeatable.")
+@click.option("--zones", default=None, metavar="LIST",
+              help="Make every host type without a zone one type per zone: a,b,c (each named "
+                   "<type>-<zone>, labelled topology.kubernetes.io/zone).")
 @click.option("--headroom", default=None, metavar="SHARE",
               help="Keep this share of every host free: 15% (cpu and memory) or "
                    "cpu=20%,memory=10%,gpu=25%.")
@@ -69,7 +73,7 @@ from vbp.cli.outputs import check_outputs, force_option
               help="With --current: plan nothing, check that the running cluster holds the "
                    "demand (and, with --n-plus-one, survives losing any host).")
 @force_option
-def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
+def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, headroom: str | None,
          reserve: str | None, growth: str, time_limit: float, method: str, threads: int,
          seed: int, executor_kind: str, workers: int | None, ray_address: str | None,
          as_json: bool, out: str | None, k8s_out: str | None, plot: str | None, current: str | None,
@@ -105,18 +109,17 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], headroom: str | None,
                       growth=growths, time_limit=time_limit, method=method, threads=threads,
                       seed=seed, executor=executor_kind, workers=workers, address=ray_address,
                       current=current, max_moves=max_moves, n_plus_one=n_plus_one,
-                      verify_only=verify_only)
-    written = []
-    if out is not None:
-        from packing.io import save_placement
+                      verify_only=verify_only, zones=tuple((zones or "").split(",")))
+    from packing.io.atomic import write_texts
+    from packing.plan.result import plan_files
 
-        several = len(result.scenarios) > 1
-        for s in result.scenarios:
-            if s.placement is not None and s.instance is not None:
-                p = scenario_path(out, s.growth, several)
-                save_placement(s.placement, s.instance, p)
-                written.append(str(p))
-    k8s_written = write_kubernetes(k8s_out, result.scenarios) if k8s_out is not None else []
+    try:
+        files = plan_files(result.scenarios, out, k8s_out)
+    except ValueError as e:
+        raise InputError([Problem(str(k8s_out), "--k8s-out", str(e))]) from None
+    write_texts([(p, text) for p, text, _ in files])  # all the files of the run, or none
+    written = [str(p) for p, _, what in files if what == "placement"]
+    k8s_written = [(str(p), what) for p, _, what in files if what != "placement"]
     if plot is not None:
         plot_plan(plot, result.scenarios)
     if as_json:
@@ -142,23 +145,6 @@ K8S_SUFFIXES = (".yaml", ".yml")
 """Suffixes ``--k8s-out`` accepts."""
 
 
-def write_kubernetes(path: str, scenarios: Sequence[Any]) -> list[tuple[str, str]]:
-    """Write each planned scenario as Kubernetes objects; ``(file, summary)`` per file written."""
-    from packing.plan.k8s_out import summary, write_objects
-    from packing.plan.result import scenario_path
-
-    out = []
-    for s in scenarios:
-        if s.placement is None or s.instance is None:
-            continue
-        try:
-            objs = s.to_kubernetes()
-        except ValueError as e:
-            raise InputError([Problem(path, "--k8s-out", str(e))]) from None
-        p = scenario_path(path, s.growth, len(scenarios) > 1)
-        write_objects(p, objs)
-        out.append((str(p), summary(objs)))
-    return out
 
 
 def plot_plan(path: str | Path, scenarios: Sequence[Any]) -> Path:

@@ -436,3 +436,14 @@ def test_real_samples_every_policy_above_the_bound(shared_data: Path, seed: int)
         res, _ = run_dag(DagEngine(w, cl, overheads=Overheads(), seed=seed), pol)
         assert res.mean_jct >= cb.mean_jct - 1e-6, name
         assert np.all(res.jct >= cb.jct - 1e-6), name
+
+
+@pytest.mark.parametrize(("seed", "overheads"), [(2, DRAWN), (3, DETERMINISTIC), (5, DETERMINISTIC),
+                                                 (53, DRAWN), (84, DRAWN)])
+def test_bounds_never_sit_above_the_best_episode_by_rounding(seed: int, overheads: Overheads) -> None:
+    """Cases where a bound equals the optimum: its float sum may not land an ulp above the
+    episode's (a gap of -0.0%), so the comparison is strict, with no tolerance."""
+    w, cl = tiny_case(seed)
+    best = best_episode(w, cl, overheads, seed=seed)
+    assert capacity_bound(w, cl, overheads, seed=seed).mean_jct <= best
+    assert critical_path_bounds(w, cl.capacity, overheads, seed=seed)["critical_path_mean_jct"] <= best

@@ -180,3 +180,48 @@ def test_no_signal_handler_is_left_behind(tmp_path: Path) -> None:
     before = signal.getsignal(signal.SIGTERM)
     write_text(tmp_path / "x.txt", "x")
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+# -- several files as one ---------------------------------------------------------------------------
+def test_a_set_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch) -> None:
+    """write_texts: an error or Ctrl-C while the texts are written replaces none of the files, and
+    a Ctrl-C during the renames waits until every file is in place; the message says which."""
+    from packing.io import atomic
+    from packing.io.atomic import SetInterrupted, write_texts
+
+    a, b = tmp_path / "a.json", tmp_path / "b.yaml"
+    a.write_text("old a")
+    b.write_text("old b")
+    assert write_texts([(a, "new a"), (b, "new b")]) == [a, b]
+    assert (a.read_text(), b.read_text()) == ("new a", "new b")
+    a.write_text("old a")
+    b.write_text("old b")
+    calls = []
+
+    def fsync(fd: int) -> None:  # Ctrl-C while the second file is written
+        calls.append(fd)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
+    with pytest.raises(SetInterrupted, match="none of the 2 files was replaced"):
+        write_texts([(a, "new a"), (b, "new b")])
+    monkeypatch.undo()
+    assert (a.read_text(), b.read_text()) == ("old a", "old b")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.yaml"]  # no temporary left
+    with pytest.raises(InputError, match="cannot write"):  # the second folder is a file
+        write_texts([(a, "new a"), (a / "x.yaml", "x")])
+    assert a.read_text() == "old a"
+    replace = os.replace
+
+    def interrupted(src, dst):  # type: ignore[no-untyped-def]  # Ctrl-C between the renames
+        if not calls:
+            calls.append(1)
+            os.kill(os.getpid(), signal.SIGINT)
+        replace(src, dst)
+
+    calls.clear()
+    monkeypatch.setattr(atomic.os, "replace", interrupted)
+    with pytest.raises(SetInterrupted, match="all 2 files were replaced"):
+        write_texts([(a, "new a"), (b, "new b")])
+    assert (a.read_text(), b.read_text()) == ("new a", "new b")

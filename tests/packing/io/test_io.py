@@ -40,7 +40,8 @@ def valid_requests(inst):
         inst = inst.replace(requests=inst.requests[:i] + inst.requests[i + 1:])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(inst=instances(initial=True, requests=True))
 def test_round_trip(tmp_path: Path, inst) -> None:
     inst = valid_requests(inst)
@@ -51,7 +52,8 @@ def test_round_trip(tmp_path: Path, inst) -> None:
         assert load_instance(path) == inst
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(ip=instance_and_placement())
 def test_placement_round_trip(tmp_path: Path, ip) -> None:
     inst, p = ip

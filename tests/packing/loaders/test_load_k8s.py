@@ -25,7 +25,11 @@ MI = 1 / 1024
 
 
 def demand(m, name):
-    return {a.name: a for a in m.apps}[name].demand
+    """An app's demand without its pod slot (every pod takes exactly one)."""
+    a = {a.name: a for a in m.apps}[name]
+    by = dict(zip(m.resources, a.demand, strict=True))
+    assert by.pop("pods") == 1.0
+    return tuple(by.values())
 
 
 def count(m, name):
@@ -35,7 +39,7 @@ def count(m, name):
 def test_online_boutique_small():
     """Source: online-boutique-small.yaml (requests copied from the upstream file)."""
     m = read_manifests(K8S / "online-boutique-small.yaml")
-    assert m.resources == ("cpu", "memory")
+    assert m.resources == ("cpu", "memory", "pods")
     assert [a.name for a in m.apps] == ["frontend", "redis-cart", "loadgenerator"]
     # frontend 100m/64Mi; redis-cart lists limits (125m/256Mi) before requests (70m/200Mi);
     # loadgenerator's init container asks for nothing, its main container 300m/256Mi
@@ -94,7 +98,7 @@ def test_limits_only():
 def test_gpu_and_job():
     """Source: rules/gpu.yaml."""
     m = read_manifests(RULES / "gpu.yaml")
-    assert m.resources == ("cpu", "memory", "gpu")
+    assert m.resources == ("cpu", "memory", "gpu", "pods")
     assert demand(m, "train") == (4.0, 16.0, 2)
     assert count(m, "train") == 2
     assert demand(m, "infer") == (1.5, 4.0, 1)
@@ -107,18 +111,20 @@ def test_daemonset_overhead():
     assert [a.name for a in m.apps] == ["web"]
     assert [d.key for d in m.daemons] == ["DaemonSet/monitoring/node-exporter",
                                           "DaemonSet/kube-system/gpu-plugin"]
-    assert m.reserve.tolist() == [0.1, 50 * MI]
-    inst = m.instance([HostType("h", (4.0, 8.0), 2)])
-    assert inst.host_types[0].capacity == (4.0 - 0.1, 8.0 - 50 * MI)
+    assert m.reserve.tolist() == [0.1, 50 * MI, 1]  # node-exporter: 100m, 50Mi, one pod slot
+    inst = m.instance([HostType("h", (4.0, 8.0, 110), 2)])
+    assert inst.host_types[0].capacity == (4.0 - 0.1, 8.0 - 50 * MI, 109)
     with pytest.raises(InputError, match="DaemonSets need more cpu"):
-        m.instance([HostType("tiny", (0.05, 8.0), 1)])
+        m.instance([HostType("tiny", (0.05, 8.0, 110), 1)])
+    with pytest.raises(InputError, match="DaemonSets need more pods"):
+        m.instance([HostType("full", (4.0, 8.0, 0), 1)])
 
 
 def test_lists_and_skipped_kinds():
     """Source: rules/list.yaml."""
     m = read_manifests(RULES / "list.yaml")
     assert [(a.name, a.count, a.demand) for a in m.apps] == [
-        ("a", 1, (0.5, 0.5)), ("b", 1, (0.25, 0.25)), ("d", 3, (1.0, 1.0))]
+        ("a", 1, (0.5, 0.5, 1)), ("b", 1, (0.25, 0.25, 1)), ("d", 3, (1.0, 1.0, 1))]
     assert m.skipped == {"ConfigMap": 1, "Service": 1}
 
 
@@ -225,7 +231,7 @@ def test_scale_rounds_up():
     assert [a.count for a in m.apps] == [2, 2, 5]  # ceil(1.5), ceil(1.5), ceil(4.5)
     m = read_manifests(RULES / "daemonset.yaml", scale=0.3)
     assert [a.count for a in m.apps] == [2]  # ceil(1.2)
-    assert m.reserve.tolist() == [0.1, 50 * MI]
+    assert m.reserve.tolist() == [0.1, 50 * MI, 1]
     with pytest.raises(InputError, match="scale"):
         read_manifests(RULES / "list.yaml", scale=0)
 
@@ -331,7 +337,7 @@ def test_detect_and_load_any(tmp_path):
     assert detect(RULES / "init.yaml") == ("k8s", RULES / "init.yaml")
     assert detect(K8S) == ("k8s", K8S)
     inst = load_any(RULES / "daemonset.yaml", hosts="4c8g:3")
-    assert inst.n_hosts == 3 and inst.host_types[0].capacity == (3.9, 8 - 50 * MI)
+    assert inst.n_hosts == 3 and inst.host_types[0].capacity == (3.9, 8 - 50 * MI, 109)
     assert inst.meta["k8s"]["skipped"] == {}
     inst = load_any(RULES / "daemonset.yaml")
     assert inst.n_hosts == 0
@@ -354,7 +360,8 @@ def test_instance_has_exact_volume(tmp_path):
     """Source: rules/sidecar.yaml on 2 hosts of 2 cores: 2 pods of 1.1 cores need both hosts."""
     m = read_manifests(RULES / "sidecar.yaml")
     inst = m.instance([HostType("h", (2.0, 4.0), 2)])
-    assert np.allclose(inst.demand, [[1.1, 1.0]])
+    assert np.allclose(inst.demand, [[1.1, 1.0, 1]])
+    assert inst.host_types[0].capacity == (2.0, 4.0, 110)  # pods: the kubelet's default
 
 
 def test_saved_instance_is_not_a_manifest(tmp_path):
@@ -369,16 +376,17 @@ def test_saved_instance_is_not_a_manifest(tmp_path):
         assert load_any(p) == inst
 
 
-def test_pod_level_requests_and_unmodelled_resources(tmp_path):
+def test_pod_level_requests_and_other_resources(tmp_path):
     """Source: a Pod written here: pod-level cpu 2 replaces the containers' 500m (memory stays
-    the containers' 1Gi); ephemeral-storage is listed as ignored."""
+    the containers' 1Gi); ephemeral-storage is a resource of the instance (10 GiB)."""
     p = tmp_path / "p.yaml"
     p.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resources:\n"
                  "    requests: {cpu: '2'}\n  containers:\n  - name: c\n    resources:\n"
                  "      requests: {cpu: 500m, memory: 1Gi, ephemeral-storage: 10Gi}\n")
     m = read_manifests(p)
-    assert demand(m, "p") == (2.0, 1.0)
-    assert len(m.ignored) == 1 and "ephemeral-storage" in m.ignored[0]
+    assert m.resources == ("cpu", "memory", "pods", "ephemeral-storage")
+    assert demand(m, "p") == (2.0, 1.0, 10.0)
+    assert m.ignored == ()
 
 
 HOSTS = [  # labelled and tainted host types for the node-selection manifests
@@ -408,13 +416,13 @@ def test_taints_tolerations_and_daemonsets_per_type():
     gpu = HostType("gpu", (16.0, 64.0, 4.0), 2, labels=(("accelerator", "nvidia"),),
                    taints=(Taint("dedicated", "gpu", "NoSchedule"),))
     m = read_manifests(RULES / "taints.yaml")
-    assert m.resources == ("cpu", "memory", "gpu")
+    assert m.resources == ("cpu", "memory", "gpu", "pods")
     over = m.overhead([cpu, gpu])
-    assert over.tolist() == [[0.1, 100 * MI, 0.0], [0.05, 20 * MI, 0.0]]
+    assert over.tolist() == [[0.1, 100 * MI, 0.0, 1.0], [0.05, 20 * MI, 0.0, 1.0]]
     inst = m.instance([cpu, gpu])
     rows = {a.name: inst.type_allowed[i].tolist() for i, a in enumerate(inst.apps)}
     assert rows == {"trainer": [False, True], "anywhere": [True, True], "plain": [True, False]}
-    assert inst.host_types[1].capacity == (16 - 0.05, 64 - 20 * MI, 4.0)
+    assert inst.host_types[1].capacity == (16 - 0.05, 64 - 20 * MI, 4.0, 109)
 
 
 def test_bad_node_selection_fields(tmp_path):
@@ -449,8 +457,9 @@ def test_hosts_from_a_file(tmp_path):
     p.write_text(CLUSTER)
     inst = load_any(RULES / "taints.yaml", hosts=str(p))
     assert [t.name for t in inst.host_types] == ["cpu", "gpu"]
-    assert inst.host_types[0].capacity == (16 - 0.1, 64 - 100 * MI, 0.0)
-    assert inst.host_types[1].labels == (("accelerator", "nvidia"),)
+    assert inst.host_types[0].capacity == (16 - 0.1, 64 - 100 * MI, 0.0, 109)
+    assert dict(inst.host_types[1].labels)["accelerator"] == "nvidia"
+    assert dict(inst.host_types[1].labels)["kubernetes.io/os"] == "linux"  # the kubelet's
     assert inst.type_allowed.tolist() == [[False, True], [True, True], [True, False]]
     # a CPU-only file for CPU-only manifests; a resource the manifests do not plan is refused
     p.write_text("resources: [cpu, memory]\nhost_types: [{name: h, capacity: [4, 8], count: 2}]\n")
@@ -476,8 +485,8 @@ def test_replicaset_and_amd_gpus(tmp_path):
     p = tmp_path / "rs.yaml"
     p.write_text(RS.format(name="r", gpu="amd.com/gpu"))
     m = read_manifests(p)
-    assert m.resources == ("cpu", "memory", "gpu")
-    assert [(a.name, a.count, a.demand) for a in m.apps] == [("r", 1, (0.25, 0.0, 2))]
+    assert m.resources == ("cpu", "memory", "gpu", "pods")
+    assert [(a.name, a.count, a.demand) for a in m.apps] == [("r", 1, (0.25, 0.0, 2, 1))]
     (tmp_path / "rs2.yaml").write_text(RS.format(name="n", gpu="nvidia.com/gpu"))
     with pytest.raises(InputError, match="both nvidia.com/gpu and amd.com/gpu"):
         read_manifests(tmp_path)

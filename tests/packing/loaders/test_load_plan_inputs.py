@@ -86,7 +86,12 @@ def test_host_csv_labels_and_errors(tmp_path: Path) -> None:
     p = _write(tmp_path, "h.csv", "name,cpu,memory,gpu,price,count,zone\n"
                "std,16,64Gi,,0.8,,eu-1a\ngpu,32,256Gi,8,12.5,4,eu-1b\n")
     std, gpu = load_hosts([str(p)])
-    assert std.labels == (("zone", "eu-1a"),) and std.count is None and std.price == 0.8
+    # zone is the shorthand of topology.kubernetes.io/zone; the kubelet's labels come with
+    assert dict(std.labels) == {"topology.kubernetes.io/zone": "eu-1a", "kubernetes.io/os": "linux",
+                                "beta.kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+                                "beta.kubernetes.io/arch": "amd64",
+                                "node.kubernetes.io/instance-type": "std"}
+    assert std.count is None and std.price == 0.8 and std.pods == 110
     assert gpu.gpus == 8 and gpu.count == 4
     bad = _write(tmp_path, "z.csv", "name,cpu,memory\nstd,0,64Gi\n")
     with pytest.raises(InputError, match="needs CPU"):
@@ -101,7 +106,8 @@ def test_host_yaml(tmp_path: Path) -> None:
     p = _write(tmp_path, "h.yaml", "- {name: std, cpu: 16, memory: 64Gi, labels: {zone: a}}\n"
                "- {name: big, cpu: 64000m, memory: 256Gi, count: 3}\n")
     std, big = load_hosts([str(p)])
-    assert std.labels == (("zone", "a"),) and big.cpu_milli == 64000 and big.count == 3
+    assert dict(std.labels)["zone"] == "a"  # a label given under labels is taken as it is
+    assert big.cpu_milli == 64000 and big.count == 3
     q = _write(tmp_path, "q.yaml", "- {name: std, cpu: 16, memory: 64Gi, disk: 1}\n")
     with pytest.raises(InputError, match="unknown key"):
         load_hosts([str(q)])

@@ -370,7 +370,8 @@ def test_replace_fast_path_agrees_with_a_full_check(inst: Instance, data: st.Dat
     assert fast == full
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(inst=instances(initial=True, requests=True))
 def test_valid_instances_build_and_round_trip(tmp_path: Path, inst: Instance) -> None:
     by_name = Instance(

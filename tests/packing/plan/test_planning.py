@@ -47,8 +47,8 @@ def test_grid_rounding_loses_no_packing() -> None:
     _c, m, _g = adj.planned(HostOffer("h", 3000, 3 * GI), demand_grid(d))
     assert m == 2.5 * GI  # 2.7 GiB floored to a multiple of 0.25 GiB
     inst = build_instance(d, [HostOffer("h", 3000, 3 * GI)], [2], adj)
-    assert inst.host_types[0].capacity == (2.5, 2.5)  # 2.7 cores floored to 0.5 steps
-    assert inst.resources == ("cpu", "memory")
+    assert inst.host_types[0].capacity == (2.5, 2.5, 110)  # 2.7 cores floored to 0.5 steps
+    assert inst.resources == ("cpu", "memory", "pods")
 
 
 def test_grid_reads_millicores_and_bytes() -> None:

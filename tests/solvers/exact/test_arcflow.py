@@ -118,16 +118,18 @@ def test_bounds_and_checker_on_a_hard_instance() -> None:
 
 
 def test_stop_flag_ends_the_mip() -> None:
+    # without the stop the MIP runs to the time limit (70 hosts, bound 69 after 120 s); stopped
+    # after 1 s, the solve returns at once on a quiet machine
     inst = generate_hard1d(11, n_items=200)
     flag = StopFlag()
     timer = threading.Timer(1.0, flag.set)
     timer.start()
     t0 = time.perf_counter()
     try:
-        res = solve(inst, "arcflow", time_limit=120, stop=flag)
+        res = solve(inst, "arcflow", time_limit=600, stop=flag)
     finally:
         timer.cancel()
-    assert time.perf_counter() - t0 < 15.0
+    assert time.perf_counter() - t0 < 60.0  # far below the 600 s limit, even on a loaded machine
     assert res.placement is not None
     assert check(inst, res.placement, require_all=True) == []
     assert res.bound <= inst.meta["planted_optimum"] <= res.objective  # type: ignore[operator]

@@ -69,15 +69,16 @@ def test_large_model_path_colgen_then_improve(monkeypatch: pytest.MonkeyPatch,
         return SolveResult("feasible", 8.0, 3.0, pl, 8, "colgen", 0.0, "hosts",
                            {"solution": "rounding", "bound": "colgen"})
 
+    if improver != "lns":  # compiled before colgen is stubbed (the warm-up runs colgen too)
+        from tests.solvers.warm import warm_search
+
+        warm_search()
     monkeypatch.setattr(colgen, "solve_colgen", stub)
     settings = AutoSettings(cpsat_small=0, cpsat_large=0)
     if improver == "lns":
         monkeypatch.setattr(tabu, "applicable", lambda instance: False)
         limit = 8.0
     else:  # no stage 1b (it would solve this at once); stage 3 needs search_min_left seconds
-        from tests.solvers.warm import warm_search
-
-        warm_search()
         settings = dataclasses.replace(settings, tabu_share=0.0, cover_share=0.0)
         limit = 2 * settings.search_min_left
     res = solve(inst, "auto", time_limit=limit, settings=settings)

@@ -1,8 +1,9 @@
 """PuLP's CBC as an interruptible process (:mod:`solvers.exact.cbc_run`).
 
 A solve that ends on its own sets values and statuses as ``LpProblem.solve`` does (minimise and
-maximise); a hard model whose CBC limit is 60 s is interrupted at its deadline or on a stop and
-returns within a few seconds, with CBC's best solution when it has one.
+maximise); a hard model whose CBC limit is 600 s is interrupted at its deadline or on a stop and
+returns within a few seconds (the tests allow 30 s more than CBC's grace, for a loaded machine), with
+CBC's best solution when it has one.
 """
 
 from __future__ import annotations
@@ -63,9 +64,9 @@ def test_a_finished_solve_sets_values_and_statuses() -> None:
 def test_a_long_solve_is_interrupted_at_its_deadline() -> None:
     prob, _, _ = _hard()
     t0 = time.perf_counter()
-    status = solve_interruptible(prob, time_limit=60, deadline=t0 + 2.0)
+    status = solve_interruptible(prob, time_limit=600, deadline=t0 + 2.0)
     took = time.perf_counter() - t0
-    assert took < 2.0 + GRACE + 3.0, took  # far below CBC's own 60 s
+    assert took < 2.0 + GRACE + 30.0, took  # far below CBC's own 600 s
     assert status != pulp.LpStatusOptimal
 
 
@@ -76,14 +77,19 @@ def test_a_stop_interrupts_cbc() -> None:
     timer.daemon = True
     timer.start()
     t0 = time.perf_counter()
-    solve_interruptible(prob, time_limit=60, deadline=t0 + 60, stop=stop)
-    assert time.perf_counter() - t0 < 1.5 + GRACE + 3.0
+    solve_interruptible(prob, time_limit=600, deadline=t0 + 600, stop=stop)
+    assert time.perf_counter() - t0 < 1.5 + GRACE + 30.0
 
 
 def test_an_interrupted_solve_hands_back_its_incumbent() -> None:
-    """Started from first fit and interrupted after 2 s, CBC returns a packing (SIGINT, not a kill)."""
+    """Started from first fit and interrupted after 2 s, CBC returns a packing (SIGINT, not a kill).
+
+    60 items in 30 bins: CBC holds the start (26 bins) as its incumbent after 0.2 s on a loaded
+    machine (150 items in 80 bins: only after more than 2 s), and it is far from proving anything at
+    2 s (the volume bound is 23; with a minute on a loaded machine it still has not).
+    """
     rng = random.Random(3)
-    w = [rng.randint(250, 500) for _ in range(150)]
+    w = [rng.randint(250, 500) for _ in range(60)]
     loads: list[int] = []
     start = []
     for size in w:  # first fit
@@ -92,13 +98,13 @@ def test_an_interrupted_solve_hands_back_its_incumbent() -> None:
             loads.append(0)
         loads[j] += size
         start.append(j)
-    prob, x, _ = _bin_packing(w, 80, start)
+    prob, x, _ = _bin_packing(w, 30, start)
     t0 = time.perf_counter()
-    solve_interruptible(prob, time_limit=60, deadline=t0 + 2.0, warm_start=True)
-    assert time.perf_counter() - t0 < 2.0 + GRACE + 3.0
+    solve_interruptible(prob, time_limit=600, deadline=t0 + 2.0, warm_start=True)
+    assert time.perf_counter() - t0 < 2.0 + GRACE + 30.0
     assert prob.sol_status == pulp.LpSolutionIntegerFeasible
-    got = {i: [j for j in range(80) if x[i, j].value() > 0.5] for i in range(len(w))}
+    got = {i: [j for j in range(30) if x[i, j].value() > 0.5] for i in range(len(w))}
     assert all(len(js) == 1 for js in got.values())  # every item in exactly one bin
-    per_bin = [sum(w[i] for i, js in got.items() if js[0] == j) for j in range(80)]
+    per_bin = [sum(w[i] for i, js in got.items() if js[0] == j) for j in range(30)]
     assert max(per_bin) <= 1000
     assert sum(load > 0 for load in per_bin) <= len(loads)  # no worse than the start

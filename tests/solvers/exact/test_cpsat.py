@@ -137,3 +137,29 @@ def test_bound_of_a_run_cut_short_stays_below_the_planted_optimum() -> None:
     res = solve_cpsat(inst, SolveOptions(time_limit=1.0, workers=1, seed=0))
     assert res.objective is not None and res.bound <= opt
     assert (res.status == "optimal") == (res.objective == opt)
+
+
+def test_deployed_run_stopped_before_any_solution_proves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # first fit deploys 3 of 4 (4 + 4 on one host, a 6 on the other); 6 + 4 twice deploys all 4.
+    # CP-SAT stopped before any solution (status UNKNOWN) reports a bound of 0: it is no upper bound
+    # on the tasks deployed, and first fit's 3 is not proven optimal by it
+    import time
+
+    from ortools.sat.python import cp_model
+
+    import solvers.exact.cpsat as cs
+
+    inst = Instance("d", ("s",), (HostType("h", (10.0,), 2),),
+                    (App("six", (6.0,), 2), App("four", (4.0,), 2)))
+    assert ffd(inst, "deployed").objective == 3
+    statuses: list[int] = []
+    real = cs.run_cpsat
+
+    def no_time(solver, model, callback=None, stop=None, deadline=None):  # type: ignore[no-untyped-def]
+        statuses.append(real(solver, model, callback, stop, deadline=time.perf_counter() - 1.0))
+        return statuses[-1]
+
+    monkeypatch.setattr(cs, "run_cpsat", no_time)
+    res = solve_cpsat(inst, SolveOptions(time_limit=10, objective="deployed"))
+    assert statuses == [cp_model.UNKNOWN]
+    assert res.status == "feasible" and res.objective == 3 and res.bound == 4

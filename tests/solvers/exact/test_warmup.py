@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
-PROBE = ("from solvers.exact import arcflow_patterns, cover; from solvers.search import tabu; "
-         "print(tabu.warm(on_disk=True), cover.warm(on_disk=True), arcflow_patterns.warm(on_disk=True))")
+PROBE = "from solvers.exact.warmup import PARTS; print(*(w(on_disk=True) for _, w in PARTS.values()))"
+PARTS = 5
+"""The compiled parts: tabu search, exact cover, stage 1f patterns, the large path, the pricing DP."""
 
 
 def _run(args: list[str], cache: Path) -> subprocess.CompletedProcess[str]:
@@ -27,10 +28,10 @@ def test_warmup_fills_an_empty_cache(tmp_path: Path) -> None:
     cache = tmp_path / "numba"
     before = _run(["-c", PROBE], cache)
     assert before.returncode == 0, before.stderr
-    assert before.stdout.split() == ["False", "False", "False"]
+    assert before.stdout.split() == ["False"] * PARTS
     warm = _run(["-m", "solvers.exact.warmup"], cache)
     assert warm.returncode == 0, warm.stdout + warm.stderr
     lines = warm.stdout.splitlines()
-    assert [ln.split()[-1] for ln in lines] == ["cached"] * 3, warm.stdout
+    assert [ln.split()[-1] for ln in lines] == ["cached"] * PARTS, warm.stdout
     after = _run(["-c", PROBE], cache)
-    assert after.stdout.split() == ["True", "True", "True"], after.stdout + after.stderr
+    assert after.stdout.split() == ["True"] * PARTS, after.stdout + after.stderr

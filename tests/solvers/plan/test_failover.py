@@ -188,3 +188,24 @@ def test_zone_caps_make_a_fit_no_proof() -> None:
     pl = Placement({"q": (0, 2), "f": (1,)})
     v = verify_n_plus_one(inst, pl, time_limit=5)
     assert v.holds is not True
+
+
+def test_spares_keep_the_given_counts() -> None:
+    """Two 1-core pods on small=2c4g: with count=1 no N+1 plan exists (it needs 2 hosts), proven;
+    with count=3 the plan has 2 hosts; a spare is never one more host than the count allows."""
+    from packing.plan.model import Demand, HostOffer
+    from vbp import plan
+
+    demand = Demand((App("web", (1.0, 1.0, 0.0), 2),))
+    one = HostOffer("small", 2000, 4 * 2**30, count=1)
+    (s,) = plan(demand, [one], n_plus_one=True, time_limit=10).scenarios
+    assert s.status == "infeasible" and s.placement is None
+    assert "allow 1" in (s.reason or "")
+    (s,) = plan(demand, [HostOffer("small", 2000, 4 * 2**30, count=3)], n_plus_one=True,
+                time_limit=10).scenarios
+    assert (s.status, s.hosts) == ("optimal", 2)
+    # a count of 2 when the plain plan needs 2 (4 pods): no room for a spare
+    (s,) = plan(Demand((App("web", (1.0, 1.0, 0.0), 4),)),
+                [HostOffer("small", 2000, 4 * 2**30, count=2)], n_plus_one=True,
+                time_limit=10).scenarios
+    assert s.status == "infeasible"
