@@ -4,7 +4,7 @@ A drain plan runs wave by wave: the nodes to remove are cordoned and the new nod
 then each wave evicts its pods at once, and every evicted pod is running again (on its target)
 before the next wave starts. A wave is valid when
 
-* no budget loses more of its pods in it than it allows at once (:func:`packing.cluster.budgets.allowed`:
+* no budget loses more of its pods in it than it allows at once (:func:`packing.cluster.budgets.budget_state`:
   ``healthy - desired``; the pods of earlier waves run again, so each wave has the whole
   allowance), and
 * after it, every host holds what it runs within its free capacity: the pods that have moved
