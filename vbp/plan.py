@@ -80,7 +80,7 @@ def plan(
     """
     from packing.loaders.deployments import load_demand
     from packing.loaders.host_types import load_hosts
-    from packing.loaders.snapshot import looks_like_snapshot, with_node_labels
+    from packing.loaders.snapshot import looks_like_snapshot, with_node_types
     from packing.plan.model import (
         check_resources,
         check_selection,
@@ -104,7 +104,7 @@ def plan(
     dem = demand if isinstance(demand, Demand) else load_demand(demand)
     offers = load_hosts(hosts, zones)
     if isinstance(current, str | Path) and looks_like_snapshot(current):
-        offers = with_node_labels(current, offers)
+        offers = with_node_types(current, offers)
     offers = offers_for(dem, offers)
     check_selection(dem, offers)
     check_resources(dem, offers)

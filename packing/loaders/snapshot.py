@@ -84,7 +84,8 @@ from packing.loaders.k8s_pod import (
     pod_request,
     read_workload,
 )
-from packing.model.quantity import parse_quantity
+from packing.model.node_labels import well_known
+from packing.model.quantity import parse_quantity, planning_unit
 from packing.model.selection import Taint, taint_problem
 
 KINDS = ("Node", "Pod", "PodDisruptionBudget")
@@ -452,7 +453,7 @@ def looks_like_snapshot(path: str | Path) -> bool:
 
 
 __all__ = ["DEFAULT_MAX_PODS", "KINDS", "base_amount", "load_snapshot", "looks_like_snapshot",
-           "read_snapshot", "resource_name", "snapshot_plan", "with_node_labels"]
+           "read_snapshot", "resource_name", "snapshot_plan", "with_node_types"]
 
 
 def snapshot_plan(path: str | Path, type_label: str | None = None) -> tuple[Any, Any]:
@@ -460,10 +461,10 @@ def snapshot_plan(path: str | Path, type_label: str | None = None) -> tuple[Any,
 
     The apps are the snapshot's (one per controller and pod shape, as
     :func:`packing.cluster.problem.build_problem` groups them; Pending pods count), with their
-    cpu, memory and GPU cards, per-node caps and exclusions, node selection of their first pod,
-    and their pods as templates for ``--k8s-out``; the DaemonSets are per-host loads on the host
-    types their pods' node selector and tolerations admit. Other resources (pods, ephemeral
-    storage, extended resources) are not planned.
+    cpu, memory, GPU cards and every other resource a pod requests (ephemeral storage,
+    hugepages, extended resources; each pod takes a slot), per-node caps and exclusions, node
+    selection of their first pod, and their pods as templates for ``--k8s-out``; the DaemonSets
+    are per-host loads on the host types their pods' node selector and tolerations admit.
 
     Returns:
         ``(demand, running)``: the :class:`~packing.plan.model.Demand`, and per app the node of
@@ -481,6 +482,10 @@ def snapshot_plan(path: str | Path, type_label: str | None = None) -> tuple[Any,
     def base(request: Mapping[str, int]) -> tuple[int, int, int]:
         return (int(request.get("cpu", 0)), int(request.get("memory", 0)), int(request.get("gpu", 0)))
 
+    core = ("cpu", "memory", "gpu", "pods")
+    other = sorted({r for r in res if r not in core}
+                   | {r for q in snap.pods if q.daemon for r, v in q.request.items() if v and r not in core})
+
     apps, pods, running = [], {}, {}
     of_type: dict[str, int] = {}
     slot: dict[str, tuple[str, int]] = {}
@@ -490,7 +495,9 @@ def snapshot_plan(path: str | Path, type_label: str | None = None) -> tuple[Any,
     for a, g in enumerate(P.apps):
         p = snap.pods[g.pods[0]]
         d = {r: int(P.demand[a, res.index(r)]) if r in res else 0 for r in ("cpu", "memory", "gpu")}
-        apps.append(App(g.name, (d["cpu"] / 1000, d["memory"] / 2**30, float(d["gpu"])), len(g.pods),
+        more = tuple(float(Fraction(int(P.demand[a, res.index(r)]) if r in res else 0) / planning_unit(r))
+                     for r in other)
+        apps.append(App(g.name, (d["cpu"] / 1000, d["memory"] / 2**30, float(d["gpu"]), *more), len(g.pods),
                         max_per_host=int(P.cap[a]) if P.cap[a] < len(g.pods) else None,
                         node_selector=p.node_selector, node_affinity=p.node_affinity,
                         tolerations=p.tolerations))
@@ -501,19 +508,28 @@ def snapshot_plan(path: str | Path, type_label: str | None = None) -> tuple[Any,
                                 for i in g.pods)
     daemons = {q.controller: q for q in snap.pods if q.daemon and q.controller}
     loads = tuple(DaemonLoad(c, base(q.request), q.node_selector, q.node_affinity,
-                             q.tolerations + DAEMON_TOLERATIONS) for c, q in daemons.items())
+                             q.tolerations + DAEMON_TOLERATIONS,
+                             other=tuple((r, int(q.request[r])) for r in other if q.request.get(r)))
+                  for c, q in daemons.items())
     names = [g.name for g in P.apps]
     demand = Demand(tuple(apps), exclusions=tuple((names[a], names[b]) for a, b in P.exclusions),
-                    sources={g.name: str(path) for g in P.apps}, pods=pods, daemons=loads)
+                    sources={g.name: str(path) for g in P.apps}, pods=pods, daemons=loads,
+                    resources=("cpu", "memory", "gpu", *other))
     return demand, running
 
 
-def with_node_labels(path: str | Path, offers: Sequence[Any]) -> tuple[Any, ...]:
-    """Host offers that name a node type of the snapshot, with its nodes' labels and taints.
+def with_node_types(path: str | Path, offers: Sequence[Any]) -> tuple[Any, ...]:
+    """Host offers that name a node type of the snapshot, as its nodes are.
 
-    An offer without labels and taints gets the labels (the hostname aside) and the taints that
-    every node of that type carries, so the pods that run there (a node selector, a toleration)
-    may run on more of them. Other offers stay as they are.
+    An offer whose type the cluster runs takes the capacity the scheduler sees on those nodes:
+    per resource the least ``status.allocatable`` over its nodes (cpu, memory, GPU cards, pod
+    slots and every other resource; a node's allocatable is what the kubelet leaves to pods
+    after its own reserve, so a host list's ``2c8g`` becomes, e.g., ``1930m`` and 29 pods), so
+    a plan never counts on more than the running nodes offer, and new nodes of that type are
+    planned alike. An offer without labels and taints of its own (the kubelet's well-known ones
+    aside, :func:`packing.model.node_labels.well_known`) also gets the labels (the hostname
+    aside) and the taints that every node of that type carries, so the pods that run there (a
+    node selector, a toleration) may run on more of them. Other offers stay as they are.
 
     Raises:
         InputError: a node whose type no offer names (one line per type).
@@ -530,11 +546,22 @@ def with_node_labels(path: str | Path, offers: Sequence[Any]) -> tuple[Any, ...]
     out = []
     for o in offers:
         nodes = [n for n in snap.nodes if n.type == o.name]
-        if nodes and not o.labels and not o.taints:
+        if not nodes:
+            out.append(o)
+            continue
+
+        def least(r: str) -> int:
+            return min(int(n.allocatable.get(r, 0)) for n in nodes)  # noqa: B023 (used at once)
+
+        other = sorted({r for n in nodes for r in n.allocatable} - {"cpu", "memory", "gpu", "pods"})
+        o = dataclasses.replace(o, cpu_milli=least("cpu"), memory_bytes=least("memory"),
+                                gpus=least("gpu"), pods=least("pods"),
+                                other=tuple((r, least(r)) for r in other))
+        if tuple(o.labels) == well_known(o.name, ()) and not o.taints:
             shared = set(nodes[0].labels)
             for n in nodes[1:]:
                 shared &= set(n.labels)
-            labels = tuple(sorted((k, v) for k, v in shared if k != "kubernetes.io/hostname"))
+            labels = well_known(o.name, ((k, v) for k, v in shared if k != HOSTNAME))
             taints = tuple(t for t in nodes[0].taints if all(t in n.taints for n in nodes)
                            and t.key != "node.kubernetes.io/unschedulable")
             o = dataclasses.replace(o, labels=labels, taints=taints)

@@ -82,3 +82,15 @@ def test_demand_or_current_is_needed(capsys: pytest.CaptureFixture[str]) -> None
     with pytest.raises(SystemExit) as e:
         main(["plan", "--hosts", HOSTS[0]])
     assert e.value.code == 2 and "--current SNAPSHOT" in capsys.readouterr().err
+
+
+def test_a_type_the_cluster_runs_has_its_nodes_allocatable() -> None:
+    """The hosts list says 2c8g with 110 pods; the m5.large nodes allow 1930m, 6.76 GiB, 29 pods
+    and ~71 GiB of ephemeral storage: the plan counts on no more (less the DaemonSets' load)."""
+    r = vbp.plan([], HOSTS, current=str(DATA / "cluster.yaml"), time_limit=20)
+    inst = r.scenarios[0].instance
+    assert inst is not None
+    cap = dict(zip(inst.resources, next(h for h in inst.host_types if h.name == "m5.large").capacity,
+                   strict=True))
+    assert cap["cpu"] <= 1.93 and cap["memory"] <= 7259418624 / 2**30 and cap["pods"] <= 29 - 2
+    assert 0 < cap["ephemeral-storage"] <= 76224326324 / 2**30
