@@ -36,7 +36,7 @@ def kubectl_commands(problem: ClusterProblem, answer: Consolidation) -> list[str
     pods = {(p.namespace, p.name): p for p in P.snapshot.pods}
     out = [f"# vbp consolidate: cost {a.cost_before:g} -> {a.cost_after:g} "
            f"({a.status}, bound {a.bound:g}); {len(a.removed)} nodes removed, {len(a.added)} added, "
-           f"{len(a.evictions)} pods evicted in {len(a.waves)} waves"]
+           f"{len(a.evictions)} pods evicted in {len(a.waves)} wave{'' if len(a.waves) == 1 else 's'}"]
     if a.added:
         out.append("# 1. launch these nodes and wait until they are Ready:")
         out += [f"#    {node}: type {t}" for node, t in a.added]
