@@ -1,4 +1,4 @@
-"""Text reports for people: ``vbp info``, ``vbp plan`` and ``vbp consolidate`` as aligned lines.
+"""Text reports for people: ``vbp info``, ``simulate``, ``plan`` and ``consolidate`` as aligned lines.
 
 Each function formats what a library returned (the dictionaries of ``--json``, or the result
 object); the commands print the lines.
@@ -16,6 +16,40 @@ def table(rows: Sequence[Sequence[str]]) -> list[str]:
     """Rows as lines, each column as wide as its widest cell, trailing blanks stripped."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def simulate_lines(runs: Sequence[dict[str, Any]]) -> list[str]:
+    """The table of ``vbp simulate``: one line per run (the dictionaries of its ``--json`` ``runs``).
+
+    Runs on an autoscaled pool (with ``node_hours``) add the pool's nodes at the end and at the peak,
+    node-hours and node cost.
+    """
+    pool = any("node_hours" in d for d in runs)
+    more = f" {'nodes':>5} {'npeak':>5} {'node-hours':>10} {'node cost':>10}" if pool else ""
+    out = [f"{'order':>5} {'hosts':>6} {'peak':>5} {'alloc':>7} {'deployed':>8} {'rejected':>8} "
+           f"{'delayed':>7} {'waiting':>7}{more}"]
+    for d in runs:
+        alloc = "-" if d["allocation"] is None else f"{100 * d['allocation']:.2f}%"
+        more = (f" {d['nodes']:>5} {d['nodes_peak']:>5} {d['node_hours']:>10.2f} {d['node_cost']:>10.2f}"
+                if pool else "")
+        out.append(f"{d['order']:>5} {d['hosts']:>6} {d['hosts_peak']:>5} {alloc:>7} {d['deployed']:>8} "
+                   f"{d['rejected']:>8} {d['delayed']:>7} {d['waiting']:>7}{more}")
+    return out
+
+
+def pool_lines(rows: Sequence[Any], delay: float) -> list[str]:
+    """The autoscaled pool's block of ``vbp compare``: each row's mean peak nodes, node-hours, node cost.
+
+    Args:
+        rows: :class:`packing.report.comparison.ComparisonRow` of runs on an autoscaled pool.
+        delay: the scale-down delay.
+    """
+    out = [f"autoscaled pool, scale-down delay {delay:g} (means over the runs; time from the first "
+           "arrival to the end of the run)",
+           f"{'policy':<16}{'nodes peak':>11}{'node-hours':>12}{'node cost':>11}"]
+    out += [f"{r.name:<16}{r.nodes_peak_mean:>11.2f}{r.node_hours_mean:>12.2f}{r.node_cost_mean:>11.2f}"
+            for r in rows if r.node_hours_mean is not None]
+    return out
 
 
 SHOWN_RESOURCES = 6
