@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import math
 
 import click
 
 from packing.errors import input_error
 from packing.model.coverage import cover_requests, uncovered_note
+from packing.report.comparison import json_number
 from packing.report.text import simulate_lines
 from packing.sim.simulator import check_order_budget
 from vbp.cli.common import (
@@ -25,10 +25,6 @@ from vbp.cli.common import (
 )
 from vbp.cli.formats import tagged
 from vbp.cli.outputs import check_outputs, force_option
-
-
-def _num(x: float) -> float | None:
-    return None if not math.isfinite(x) else round(x, 6)
 
 
 @click.command()
@@ -79,7 +75,7 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     for i, r in enumerate(samples.results):
         m = compute_metrics(inst, r.placement)
         runs.append({"order": i, **r.summary(), "policy": label,
-                     "allocation": _num(m.allocation)})
+                     "allocation": json_number(m.allocation)})
     first = samples.results[0]
     if out is not None:
         from packing.io import save_placement
