@@ -172,3 +172,20 @@ def test_scale_down_reduces_node_hours_with_departures() -> None:
         assert down.pool is not None and kept.pool is not None
         assert down.pool.node_hours < kept.pool.node_hours, name
         assert down.pool.removed > 0 and kept.pool.removed == 0
+
+
+def test_the_gymnasium_env_steps_the_same_pool() -> None:
+    from packing.env.placement_env import PlacementEnv
+
+    inst = departing_sigma()
+    env = PlacementEnv(inst, autoscale=Autoscale(1.0))
+    env.reset(seed=0)
+    policy = get_policy("bf")
+    policy.reset(inst, 0)
+    done = env.engine.done
+    while not done:
+        h = policy.act(env.observation(), env.host_mask())
+        _, _, done, _, _ = env.step(env.action_of(h))
+    r = simulate(inst, get_policy("bf"), autoscale=Autoscale(1.0))
+    assert env.engine.pool is not None and env.engine.pool.stats() == r.pool
+    assert np.array_equal(env.engine.host_of, r.host_of)
