@@ -189,3 +189,32 @@ def test_the_gymnasium_env_steps_the_same_pool() -> None:
     r = simulate(inst, get_policy("bf"), autoscale=Autoscale(1.0))
     assert env.engine.pool is not None and env.engine.pool.stats() == r.pool
     assert np.array_equal(env.engine.host_of, r.host_of)
+
+
+@pytest.mark.parametrize("name", ["fgd", "fgd-pack", "gpu-bestfit", "gpu-packing", "gpu-clustering", "bf"])
+def test_gpu_policies_on_an_autoscaled_pool(name: str) -> None:
+    from pathlib import Path
+
+    from packing.loaders import load_openb
+
+    inst = load_openb(Path(__file__).resolve().parents[2] / "data" / "openb_small")
+    r = simulate(inst, get_policy(name), autoscale=Autoscale(60.0))  # every placement checked
+    assert r.pool is not None and r.pool.opened >= r.pool.nodes >= r.hosts
+    assert r.pool.opened - r.pool.removed == r.pool.nodes  # no snapshot: the pool starts empty
+
+
+@given(growing(), st.lists(st.floats(0.0, 6.0), min_size=1, max_size=30),
+       st.sampled_from(["ff", "k8s-least"]))
+def test_node_hours_without_scale_down_from_the_record(inst: Instance, stays: list[float], name: str) -> None:
+    """With no scale-down a node counts from the first container placed on it to the end of the run."""
+    apps = inst.container_app  # one request per container, in container order, at times 0, 1, 2, ...
+    reqs = tuple(Request(float(t), inst.apps[int(apps[t])].name, 1, t + stays[t % len(stays)])
+                 for t in range(inst.n_containers))
+    inst = inst.replace(requests=reqs)
+    r = simulate(inst, get_policy(name), autoscale=NEVER)
+    tr = r.trajectory
+    placed = tr.host[tr.host >= 0]
+    first = {int(h): float(t) for t, h in zip(tr.time[::-1], tr.host[::-1], strict=True) if h >= 0}
+    end = float(tr.time[-1])
+    assert r.pool is not None and r.pool.opened == len(first) == len(set(placed.tolist()))
+    assert r.pool.node_hours == pytest.approx(sum(end - t for t in first.values()))
