@@ -218,3 +218,20 @@ def test_node_hours_without_scale_down_from_the_record(inst: Instance, stays: li
     end = float(tr.time[-1])
     assert r.pool is not None and r.pool.opened == len(first) == len(set(placed.tolist()))
     assert r.pool.node_hours == pytest.approx(sum(end - t for t in first.values()))
+
+
+def test_a_process_executor_gives_the_serial_pool_numbers() -> None:
+    from packing.sim.evaluation import ProcessExecutor, RunOptions, Scenario, SerialExecutor
+    from packing.sim.simulator import sample_orders
+    from policies.runner import evaluate_policies
+
+    inst = departing_sigma()
+    scenario = Scenario(inst, tuple(sample_orders(inst, 2, seed=1)))
+    opts = RunOptions(autoscale=Autoscale(1.0))
+    got = []
+    for ex in (SerialExecutor(), ProcessExecutor(2)):
+        with ex:
+            recs = evaluate_policies(scenario, ["k8s-least", "random"], seed=3, executor=ex, options=opts)
+        got.append([r.numbers() for k in sorted(recs) for r in recs[k]])
+    assert got[0] == got[1]
+    assert all(r.node_hours is not None and r.node_hours > 0 for rs in recs.values() for r in rs)
