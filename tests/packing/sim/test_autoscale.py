@@ -60,6 +60,15 @@ def test_counts_cap_the_nodes() -> None:
     assert r.summary()["nodes_peak"] == 2
 
 
+def test_a_capped_type_then_the_next_cheapest() -> None:
+    inst = Instance("c", ("cpu",), (HostType("big", (20.0,), 3, cost=3.0), HostType("small", (10.0,), 1)),
+                    (App("x", (10.0,), 3),), requests=tuple(Request(t, "x", 1) for t in (0, 2, 5)))
+    r = simulate(inst, FirstFit(), autoscale=Autoscale())
+    assert r.host_of.tolist() == [3, 0, 0]  # the one small node, then a big one holding two
+    assert r.pool is not None and r.pool.nodes == 2
+    assert (r.pool.node_hours, r.pool.node_cost) == (5.0 + 3.0, 5.0 * 1.0 + 3.0 * 3.0)  # small 0..5, big 2..5
+
+
 def test_the_cheapest_type_then_the_least_waste() -> None:
     inst = Instance("t", ("cpu", "mem"), (
         HostType("big", (20.0, 20.0), 2, cost=2.0), HostType("small", (10.0, 10.0), 2, cost=1.0),
