@@ -156,7 +156,11 @@ class Pool:
         self.empty_since = np.full(instance.n_hosts, np.nan)
         self.hours = np.zeros(instance.n_hosts)
         self.now = float(start)
-        self.peak = int(self.up.sum())
+        self.size = int(self.up.sum())
+        """Nodes in the pool now."""
+        self.peak = self.size
+        self.sizes: list[int] = []
+        """Nodes in the pool after each recorded decision (the engine appends, one per trajectory row)."""
         self.opened = 0
         self.removed = 0
         self._heap: list[tuple[float, int, int, float]] = []
@@ -174,7 +178,8 @@ class Pool:
             self.up[h] = True
             self.since[h] = self.now
             self.opened += 1
-            self.peak = max(self.peak, int(self.up.sum()))
+            self.size += 1
+            self.peak = max(self.peak, self.size)
             self.emptied(h, self.now)  # empty until a container lands on it
         return h
 
@@ -200,12 +205,13 @@ class Pool:
                 self.since[h] = np.nan
                 self.empty_since[h] = np.nan
                 self.removed += 1
+                self.size -= 1
         self.now = max(self.now, float(now))
 
     def stats(self) -> PoolStats:
         """The measures of the run so far, up to the pool's clock."""
         hours = self.hours + np.where(self.up, self.now - np.nan_to_num(self.since), 0.0)
-        return PoolStats(int(self.up.sum()), self.peak, float(hours.sum()),
+        return PoolStats(self.size, self.peak, float(hours.sum()),
                          float(hours @ self.instance.host_cost), self.opened, self.removed)
 
 

@@ -553,6 +553,8 @@ class Engine:
             self._rows.append((d.time, d.arrival, d.app, h if outcome == PLACED else -1, outcome,
                                self._n_used))
             self._allocs.append(self.allocation())
+            if self.pool is not None:
+                self.pool.sizes.append(self.pool.size)
         self._step += 1
         self.decision = None
         self._mask = None

@@ -47,3 +47,20 @@ def test_delay_without_autoscale(capsys: pytest.CaptureFixture[str]) -> None:
         assert code == 2 and "--scale-down-delay: 2: only with --autoscale" in err
     code, _, err = run(["simulate", "sigma", "--autoscale", "--scale-down-delay", "-1"], capsys)
     assert code == 2
+
+
+def test_plot_draws_the_pool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from packing.io import load_instance
+    from packing.sim.autoscale import Autoscale
+    from packing.sim.simulator import simulate
+    from policies.registry import get_policy
+
+    out = tmp_path / "pool.png"
+    code, text, _ = run(["simulate", DAY, "--policy", "bf", "--autoscale", "--scale-down-delay", "1",
+                         "--plot", str(out)], capsys)
+    assert code == 0 and out.stat().st_size > 0
+    r = simulate(load_instance(DAY), get_policy("bf"), autoscale=Autoscale(1.0))
+    assert r.pool is not None
+    sizes = r.engine.pool.sizes if r.engine.pool is not None else []
+    assert len(sizes) == len(r.trajectory.time) and max(sizes) == r.pool.nodes_peak
+    assert all(n >= h for n, h in zip(sizes, r.trajectory.hosts_used, strict=True))

@@ -84,9 +84,9 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     if plot is not None:
         from packing.report.plots import plot_trajectory
 
-        tr = first.trajectory
+        tr, pool = first.trajectory, first.engine.pool
         plot_trajectory(plot, tr.time, tr.hosts_used, tr.allocation, inst.resources,
-                        title=f"{inst.name}: {label}, own order")
+                        title=f"{inst.name}: {label}, own order", nodes=None if pool is None else pool.sizes)
     if as_json:
         click.echo(json.dumps(tagged("simulate", {
             "instance": inst.name, "policy": label, "orders": orders, "seed": seed,
