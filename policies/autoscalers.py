@@ -45,6 +45,7 @@ from packing.cluster.fit import ClusterFit, start
 from packing.cluster.problem import ClusterProblem
 from packing.feasibility.predicates import ClusterState
 from packing.model.instance import UNPLACED, Instance, Placement
+from packing.sim.autoscale import new_node
 
 THRESHOLD = 0.5
 """cluster-autoscaler's default ``--scale-down-utilization-threshold``."""
@@ -159,7 +160,8 @@ def provision(instance: Instance, initial: Placement | None = None) -> Placement
     The containers not placed by ``initial`` (Pending pods), largest first (their largest share
     of the largest capacity of any type), each on the first open host that takes it (a host in
     use, or one of ``initial``'s), else on a new host of the cheapest type whose empty host takes
-    it: cluster-autoscaler's scale-up simulates the pending pods on a new node of a node group
+    it, the simulator's scale-up rule (:func:`packing.sim.autoscale.new_node`: cheapest, then least
+    waste): cluster-autoscaler's scale-up simulates the pending pods on a new node of a node group
     (its FAQ, "How does scale-up work?"; the ``price`` expander picks the cheapest group), and
     Karpenter launches the cheapest instance type that fits the pending pods ("Scheduling",
     https://karpenter.sh/docs/concepts/scheduling/). Every rule is the one feasibility logic's
@@ -177,7 +179,6 @@ def provision(instance: Instance, initial: Placement | None = None) -> Placement
     size = (inst.demand / top).max(axis=1) if inst.n_resources else np.zeros(inst.n_apps)
     apps = inst.container_app
     todo = sorted(np.flatnonzero(host_of == UNPLACED).tolist(), key=lambda c: (-size[apps[c]], c))
-    cheap = np.argsort(inst.host_cost, kind="stable")
     for c in todo:
         a = int(apps[c])
         ok = st.mask(a)
@@ -185,10 +186,10 @@ def provision(instance: Instance, initial: Placement | None = None) -> Placement
         if len(here):
             h = int(here[0])
         else:
-            fresh = [h for h in cheap.tolist() if ok[h] and not open_[h]]
-            if not fresh:
+            new = new_node(inst, ok & ~open_, a)
+            if new is None:
                 return None
-            h = fresh[0]
+            h = new
             open_[h] = True
         st.place(a, h)
         host_of[c] = h

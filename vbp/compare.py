@@ -18,13 +18,14 @@ from packing.report.comparison import ComparisonRow as Row
 from packing.report.comparison import json_number, summarise
 
 if TYPE_CHECKING:
+    from packing.sim.autoscale import Autoscale
     from packing.sim.evaluation import Executor, RunRecord
 
 
 def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit: float, seed: int,
                 quiet: bool = True, snapshots: int = 0, keep: float = 0.9,
                 executor: Executor | None = None, keep_placement: str | None = None,
-                labels: Sequence[str] | None = None
+                labels: Sequence[str] | None = None, autoscale: Autoscale | None = None
                 ) -> tuple[Any, list[Row], dict[str, list[RunRecord]]]:
     """Solve ``inst`` and evaluate every policy on the same ``orders``.
 
@@ -48,6 +49,7 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
         keep_placement: keep the final placement of this policy's first run (for a plot).
         labels: the row name of each policy, as the user named it (default: the policy's own
             name).
+        autoscale: run every policy on an autoscaled pool (:mod:`packing.sim.autoscale`).
 
     Returns:
         ``(solve_result, rows, records_by_policy)``; records are keyed by the policy spec as given.
@@ -62,7 +64,7 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
     from tqdm import tqdm
 
     from packing.io.fields import check_whole
-    from packing.sim.evaluation import Scenario, SerialExecutor
+    from packing.sim.evaluation import RunOptions, Scenario, SerialExecutor
     from packing.sim.simulator import sample_orders
     from policies.runner import check_policies, order_tasks, run_task, snapshot_tasks
     from solvers.base import check_run_options
@@ -91,8 +93,9 @@ def run_compare(inst: Instance, policy_names: list[str], orders: int, time_limit
     try:
         ref = ex.share(Scenario(inst, () if resample else tuple(sample_orders(inst, orders, seed))),
                        "compare")
-        tasks = (snapshot_tasks(ref, policy_names, snapshots, keep, seed) if resample
-                 else order_tasks(ref, policy_names, orders, seed))
+        opts = RunOptions(autoscale=autoscale)
+        tasks = (snapshot_tasks(ref, policy_names, snapshots, keep, seed, opts) if resample
+                 else order_tasks(ref, policy_names, orders, seed, opts))
         if keep_placement in policy_names:
             k = policy_names.index(keep_placement) * runs
             tasks[k] = dataclasses.replace(tasks[k], options=dataclasses.replace(

@@ -24,7 +24,9 @@ from typing import Literal
 import numpy as np
 
 from packing.dag.model import Workload
+from packing.errors import InputError, Problem
 from packing.feasibility.predicates import fits as within
+from packing.model.validation import escape_control
 
 Method = Literal["constrained", "single", "plain"]
 METHODS: tuple[str, ...] = ("constrained", "single", "plain")
@@ -195,5 +197,25 @@ def fits(types: np.ndarray, demand: np.ndarray) -> np.ndarray:
     return np.asarray(ok.all(axis=1))
 
 
+def parse_q_list(text: str, option: str = "--q") -> list[int]:
+    """Numbers of container types to try: ``"1-8"`` or ``"1,2,4"`` -> sorted distinct ints in 1..64.
+
+    Raises:
+        InputError: not numbers and ranges, or a number outside 1..64 (naming ``option``).
+    """
+    pairs: list[tuple[int, int]] = []
+    try:
+        for part in text.split(","):
+            a, _, b = part.strip().partition("-")
+            pairs.append((int(a), int(b) if b else int(a)))
+    except ValueError:
+        raise InputError([Problem(option, escape_control(text)[:100],
+                                  "expected numbers and ranges, e.g. 1-8 or 1,2,4")]) from None
+    if not pairs or any(not 1 <= lo <= hi <= 64 for lo, hi in pairs):
+        raise InputError([Problem(option, escape_control(text)[:100], "every q must be in 1..64 (a range "
+                                  "is low-high)")])
+    return sorted({q for lo, hi in pairs for q in range(lo, hi + 1)})
+
+
 __all__ = ["METHODS", "Partition", "comparable", "constrained_clustering", "demand_points", "dominates",
-           "fits", "merge_distance", "partition", "plain_clustering"]
+           "fits", "merge_distance", "parse_q_list", "partition", "plain_clustering"]

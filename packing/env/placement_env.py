@@ -56,6 +56,7 @@ from packing.env.encoders import DictEncoder, FlatEncoder, GraphEncoder, Observa
 from packing.env.layout import EnvLayout
 from packing.env.rewards import Deployed, HostsOpened, Outcome, Reward, Utilisation
 from packing.model.instance import Instance, Placement
+from packing.sim.autoscale import Autoscale
 from packing.sim.engine import REJECT, Engine
 from packing.sim.policy import Arranging, Observation
 from packing.sim.simulator import Stepper, sample_orders
@@ -75,6 +76,8 @@ class PlacementEnv(gym.Env[Any, Any]):
         reject_penalty: cost of one rejected container, for the default reward only (a reward passed
             in carries its own).
         record: keep the engine's per-decision trajectory (``env.engine.trajectory()``).
+        autoscale: step an autoscaled pool (:mod:`packing.sim.autoscale`: the action mask holds
+            the nodes of the pool, or the node a scale-up opens).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
@@ -82,7 +85,7 @@ class PlacementEnv(gym.Env[Any, Any]):
     def __init__(self, instance: Instance, *, encoder: ObservationEncoder | None = None,
                  actions: ActionAdapter | None = None, reward: Reward | None = None,
                  shuffle: bool = False, wait_when_full: bool = False, reject_penalty: float = 1.0,
-                 record: bool = False) -> None:
+                 record: bool = False, autoscale: Autoscale | None = None) -> None:
         self.instance = instance
         self.shuffle = shuffle
         self.wait_when_full = wait_when_full
@@ -91,7 +94,7 @@ class PlacementEnv(gym.Env[Any, Any]):
         self.reward: Reward = reward if reward is not None else HostsOpened(reject_penalty)
         self.reject_penalty = float(self.reward.reject_penalty)
         self.layout = EnvLayout.of(instance)
-        self.engine = Engine(instance, wait_when_full=wait_when_full, record=record)
+        self.engine = Engine(instance, wait_when_full=wait_when_full, record=record, autoscale=autoscale)
         self.stepper = Stepper(self.engine)
         self.arrivals_ = self.engine.arrivals
         self.observation_space = self.encoder.space(self.layout)

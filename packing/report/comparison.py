@@ -53,7 +53,8 @@ class ComparisonRow:
     departed_mean`` is the number of arrivals plus the snapshot's containers (which count as
     deployed) (``rejected``: no host could take it; ``waiting``:
     the policy chose WAIT, or the container fit nowhere with ``wait_when_full``, and no departure
-    let it in before the end).
+    let it in before the end). On an autoscaled pool (:mod:`packing.sim.autoscale`) the row also
+    has the means of the pool's peak nodes, node-hours and node cost (``None`` on a fixed pool).
     """
 
     name: str
@@ -67,15 +68,22 @@ class ComparisonRow:
     deployed_mean: float = 0.0
     waiting_mean: float = 0.0
     departed_mean: float = 0.0
+    nodes_peak_mean: float | None = None
+    node_hours_mean: float | None = None
+    node_cost_mean: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of the row (names as in ``docs/outputs.md``)."""
-        return {"name": self.name, "hosts_mean": self.hosts_mean, "hosts_min": self.hosts_min,
+        """The JSON object of the row (names as in ``docs/outputs.md``; the pool's only when autoscaled)."""
+        pool = {} if self.node_hours_mean is None else {
+            "nodes_peak_mean": self.nodes_peak_mean, "node_hours_mean": json_number(self.node_hours_mean),
+            "node_cost_mean": json_number(self.node_cost_mean)}
+        base = {"name": self.name, "hosts_mean": self.hosts_mean, "hosts_min": self.hosts_min,
                 "hosts_max": self.hosts_max, "cost_mean": self.cost_mean,
                 "allocation_mean": json_number(self.allocation_mean),
                 "deployed_mean": self.deployed_mean, "rejected_mean": self.rejected_mean,
                 "waiting_mean": self.waiting_mean, "departed_mean": self.departed_mean,
                 "gap": json_number(self.gap)}
+        return {**base, **pool}
 
 
 def summarise(name: str, records: Sequence[RunRecord], optimum: float | None, kind: str) -> ComparisonRow:
@@ -98,7 +106,17 @@ def summarise(name: str, records: Sequence[RunRecord], optimum: float | None, ki
                          float(sum(r.rejected for r in records) / runs),
                          gap(optimum, kind, hosts=mean, cost=cost, deployed=deployed), deployed,
                          float(sum(r.waiting for r in records) / runs),
-                         float(sum(r.departed for r in records) / runs))
+                         float(sum(r.departed for r in records) / runs),
+                         *_pool_means(records))
+
+
+def _pool_means(records: Sequence[RunRecord]) -> tuple[float | None, ...]:
+    """Means of the pool's ``nodes_peak``, ``node_hours``, ``node_cost`` (``None`` on a fixed pool)."""
+    runs = [r for r in records if r.node_hours is not None]
+    if not runs:
+        return (None, None, None)
+    return tuple(float(sum(getattr(r, k) for r in runs) / len(runs))
+                 for k in ("nodes_peak", "node_hours", "node_cost"))
 
 
 __all__ = ["ComparisonRow", "gap", "json_number", "summarise"]

@@ -120,8 +120,9 @@ def plot_compare(path: str | Path, names: Sequence[str], hosts_mean: Sequence[fl
 
 
 def plot_trajectory(path: str | Path, time: np.ndarray, hosts_used: np.ndarray,
-                    allocation: np.ndarray, resources: Sequence[str] = (), title: str = "") -> Path:
-    """Hosts in use and allocation rate over one simulated run.
+                    allocation: np.ndarray, resources: Sequence[str] = (), title: str = "",
+                    nodes: Sequence[int] | None = None) -> Path:
+    """Hosts in use and allocation rate over one simulated run (and the autoscaled pool's nodes).
 
     Args:
         path: output image file.
@@ -130,6 +131,8 @@ def plot_trajectory(path: str | Path, time: np.ndarray, hosts_used: np.ndarray,
         allocation: allocation per resource over used hosts, shape ``(n_steps, n_resources)``.
         resources: resource names, length ``n_resources``.
         title: figure title.
+        nodes: nodes in an autoscaled pool after each decision, shape ``(n_steps,)`` (``None``: a
+            fixed pool).
 
     Returns:
         The path written.
@@ -138,8 +141,10 @@ def plot_trajectory(path: str | Path, time: np.ndarray, hosts_used: np.ndarray,
     fig, ax = plt.subplots(figsize=(8, 4.2))
     steps = np.arange(len(time))
     ax.step(steps, hosts_used, where="post", color="#4C72B0", label="hosts in use")
+    if nodes is not None and len(nodes):
+        ax.step(steps, nodes, where="post", color="#8C564B", ls="--", label="nodes in the pool")
     ax.set_xlabel("decision")
-    ax.set_ylabel("hosts in use")
+    ax.set_ylabel("hosts in use" if nodes is None else "hosts in use, nodes")
     count_axis(ax)
     ax2 = ax.twinx()
     a = np.asarray(allocation, dtype=float).reshape(len(time), -1)

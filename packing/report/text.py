@@ -1,4 +1,4 @@
-"""Text reports for people: ``vbp info``, ``vbp plan`` and ``vbp consolidate`` as aligned lines.
+"""Text reports for people: ``vbp info``, ``simulate``, ``gpu-frag``, ``plan``, ``consolidate`` as lines.
 
 Each function formats what a library returned (the dictionaries of ``--json``, or the result
 object); the commands print the lines.
@@ -16,6 +16,80 @@ def table(rows: Sequence[Sequence[str]]) -> list[str]:
     """Rows as lines, each column as wide as its widest cell, trailing blanks stripped."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def simulate_lines(runs: Sequence[dict[str, Any]]) -> list[str]:
+    """The table of ``vbp simulate``: one line per run (the dictionaries of its ``--json`` ``runs``).
+
+    Runs on an autoscaled pool (with ``node_hours``) add the pool's nodes at the end and at the peak,
+    node-hours and node cost.
+    """
+    pool = any("node_hours" in d for d in runs)
+    more = f" {'nodes':>5} {'npeak':>5} {'node-hours':>10} {'node cost':>10}" if pool else ""
+    out = [f"{'order':>5} {'hosts':>6} {'peak':>5} {'alloc':>7} {'deployed':>8} {'rejected':>8} "
+           f"{'delayed':>7} {'waiting':>7}{more}"]
+    for d in runs:
+        alloc = "-" if d["allocation"] is None else f"{100 * d['allocation']:.2f}%"
+        more = (f" {d['nodes']:>5} {d['nodes_peak']:>5} {d['node_hours']:>10.2f} {d['node_cost']:>10.2f}"
+                if pool else "")
+        out.append(f"{d['order']:>5} {d['hosts']:>6} {d['hosts_peak']:>5} {alloc:>7} {d['deployed']:>8} "
+                   f"{d['rejected']:>8} {d['delayed']:>7} {d['waiting']:>7}{more}")
+    return out
+
+
+def pool_lines(rows: Sequence[Any], delay: float) -> list[str]:
+    """The autoscaled pool's block of ``vbp compare``: each row's mean peak nodes, node-hours, node cost.
+
+    Args:
+        rows: :class:`packing.report.comparison.ComparisonRow` of runs on an autoscaled pool.
+        delay: the scale-down delay.
+    """
+    out = [f"autoscaled pool, scale-down delay {delay:g} (means over the runs; time from the first "
+           "arrival to the end of the run)",
+           f"{'policy':<16}{'nodes peak':>11}{'node-hours':>12}{'node cost':>11}"]
+    out += [f"{r.name:<16}{r.nodes_peak_mean:>11.2f}{r.node_hours_mean:>12.2f}{r.node_cost_mean:>11.2f}"
+            for r in rows if r.node_hours_mean is not None]
+    return out
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None or not math.isfinite(x) else f"{x:.2f}"
+
+
+def gpu_frag_lines(rows: Sequence[dict[str, Any]], bound_row: dict[str, Any] | None, levels: Sequence[int],
+                   bound_method: str) -> list[str]:
+    """The table of ``vbp gpu-frag``: unallocated GPU per policy at each arrived level, the published medians.
+
+    Args:
+        rows: the policies' rows of its ``--json`` (``unallocated_gpu_pct``, ``..._mean``, ``published``,
+            ``seconds_per_seed``).
+        bound_row: the offline bound's row (``None``: no bound).
+        levels: the arrived levels (% of GPU capacity).
+        bound_method: ``"config"`` (per-node configuration LP) or the LP by pod shape x node type.
+    """
+    head = f"{'policy':<15}" + "".join(f"{lv:>8}" for lv in levels) + f"{'mean100':>9}" + \
+        "  |" + "".join(f"{'pub' + str(lv):>8}" for lv in levels) + f"{'d100':>7}{'s/seed':>8}"
+    out = [head, "-" * len(head)]
+    for r in rows:
+        med, mean, pub = r["unallocated_gpu_pct"], r["unallocated_gpu_pct_mean"], r["published"]
+        line = f"{r['name']:<15}" + "".join(f"{_pct(med[str(lv)]):>8}" for lv in levels)
+        line += f"{_pct(mean['100']):>9}  |"
+        if pub is None:
+            line += "".join(f"{'-':>8}" for _ in levels) + f"{'-':>7}"
+        else:
+            line += "".join(f"{_pct(pub['median'][str(lv)]):>8}" for lv in levels)
+            d = None if med["100"] is None else med["100"] - pub["median"]["100"]
+            line += f"{('-' if d is None else f'{d:+.2f}'):>7}"
+        out.append(line + f"{r['seconds_per_seed']:>8.1f}")
+    if bound_row is not None:
+        bm = bound_row["median"]
+        out.append("-" * len(head))
+        out.append(f"{'offline bound':<15}" + "".join(f"{_pct(bm[str(lv)]):>8}" for lv in levels)
+                   + f"{_pct(bound_row['mean']['100']):>9}  |" + " " * (8 * len(levels) + 7)
+                   + f"{bound_row['seconds_per_seed']:>8.1f}")
+        what = ("per-node configuration LP" if bound_method == "config" else "LP by pod shape x node type")
+        out.append(f"(offline bound, {what}: no placement of the arrived pods leaves less GPU unallocated)")
+    return out
 
 
 SHOWN_RESOURCES = 6

@@ -28,6 +28,12 @@ Actions (:meth:`Engine.apply`)
     (the request waits for the next departure) or :data:`REJECT` (the container is refused). Anything
     else raises :class:`packing.errors.PolicyError`.
 
+Autoscaled pool
+    Built with ``autoscale`` (:class:`packing.sim.autoscale.Autoscale`), the hosts are the nodes that may
+    exist: the mask holds the hosts that fit and are in the pool, a decision that fits no node in the
+    pool opens one (a scale-up; the mask is then that node), and nodes left empty for the scale-down
+    delay are removed (:class:`packing.sim.autoscale.Pool`, kept in :attr:`Engine.pool`).
+
 Record
     One row per decision (:class:`Trajectory`): time, arrival, app, host, outcome, hosts in use and the
     Sigma allocation rate per metric resource after it (:func:`packing.feasibility.metrics.sigma_rate`, GPU
@@ -36,7 +42,8 @@ Record
 Fast path
     A policy with a compiled whole-episode kernel (:class:`packing.sim.policy.CompiledEpisode`) runs the
     whole episode in one call (``Engine.reset(order, compiled=policy)``) when there are no
-    departures, no waiting and :meth:`~packing.sim.policy.CompiledEpisode.compiled_supports` holds. It
+    departures, no waiting, no autoscaled pool and
+    :meth:`~packing.sim.policy.CompiledEpisode.compiled_supports` holds. It
     makes the same decisions (tested decision by decision), and the record is filled with vectorised
     arithmetic. On GPU instances the kernel also returns the cards of each arrival (a third array,
     shape ``(n, G)``, -1 padded), which become the containers' cards.
@@ -58,6 +65,7 @@ from packing.feasibility.checker import check
 from packing.feasibility.metrics import sigma_rate, state_loads
 from packing.feasibility.predicates import ClusterState
 from packing.model.instance import UNPLACED, Instance, Placement
+from packing.sim.autoscale import Autoscale, Pool
 from packing.sim.policy import WAIT, Arranging, CompiledEpisode, Observation, implements
 
 PLACED, REJECTED, DELAYED = 0, 1, 2
@@ -321,12 +329,18 @@ class Engine:
         instance: the instance (its snapshot and request stream).
         wait_when_full: a container that fits nowhere waits for a departure instead of being rejected.
         record: keep the per-decision :class:`Trajectory` (off: only counts and the final state).
+        autoscale: run on an autoscaled pool (:mod:`packing.sim.autoscale`; ``None``: every host of
+            the instance is there from the start).
     """
 
-    def __init__(self, instance: Instance, *, wait_when_full: bool = False, record: bool = True) -> None:
+    def __init__(self, instance: Instance, *, wait_when_full: bool = False, record: bool = True,
+                 autoscale: Autoscale | None = None) -> None:
         self.instance = instance
         self.wait_when_full = wait_when_full
         self.record = record
+        self.autoscale = autoscale
+        self.pool: Pool | None = None
+        """The autoscaled pool of the episode (with ``autoscale``)."""
         self.arrivals = arrivals(instance)
         self._per_app, self._static = _ARRIVAL_FACTS.get(instance, _arrival_facts)
         self.decision: Decision | None = None
@@ -390,6 +404,9 @@ class Engine:
         self._compiled_flag = False
         self._mask: np.ndarray | None = None
         self.decision = None
+        if self.autoscale is not None:
+            start = float(arr.time[0]) if n else 0.0
+            self.pool = Pool(inst, self.autoscale, self.state, start)
         if compiled is not None and self.can_run_compiled(compiled):
             self._run_compiled(compiled)
             return None
@@ -422,7 +439,7 @@ class Engine:
         if self.decision is None:
             return np.zeros(self.instance.n_hosts, dtype=bool)
         if self._mask is None:
-            self._mask = self.state.mask(self.decision.app)
+            self._mask = self._admits(self.decision)
         return self._mask
 
     def observation(self) -> Observation:
@@ -514,6 +531,8 @@ class Engine:
             self._n_used += 1
             self.peak_hosts = max(self.peak_hosts, self._n_used)
         self._host_of[j] = h
+        if self.pool is not None:
+            self.pool.filled(h)
         self.cards_of[j] = cards
         self.last_cards = cards
         self._arrival_of[j] = d.arrival
@@ -534,6 +553,8 @@ class Engine:
             self._rows.append((d.time, d.arrival, d.app, h if outcome == PLACED else -1, outcome,
                                self._n_used))
             self._allocs.append(self.allocation())
+            if self.pool is not None:
+                self.pool.sizes.append(self.pool.size)
         self._step += 1
         self.decision = None
         self._mask = None
@@ -541,11 +562,15 @@ class Engine:
     def _depart(self) -> None:
         t, _, j = heapq.heappop(self._heap)
         st = self.state
+        if self.pool is not None:
+            self.pool.advance(t)
         app = int(self.instance.container_app[j])
         h = int(self._host_of[j])
         load0, cap0 = (x.copy() for x in state_loads(st, h))
         st.remove(app, h, self.cards_of[j])
         if st.n_on[h] == 0:
+            if self.pool is not None:
+                self.pool.emptied(h, t)
             self._open_load -= load0
             self._open_cap -= cap0
             self._n_used -= 1
@@ -569,7 +594,6 @@ class Engine:
         """Move to the next decision that needs an action (resolving empty-mask ones)."""
         arr = self.arrivals
         n = len(arr.app)
-        st = self.state
         while True:
             if self._retry:
                 a = self._retry.popleft()
@@ -590,17 +614,31 @@ class Engine:
             else:
                 self.decision = None
                 return
-            mask = st.mask(d.app)
+            mask = self._admits(d)
             if mask.any():
                 self.decision = d
                 self._mask = mask
                 return
             self._resolve(d, DELAYED if self.wait_when_full else REJECTED, -1)
 
+    def _admits(self, d: Decision) -> np.ndarray:
+        """The hosts that can take ``d``'s container: in the pool, else a node the pool opens for it."""
+        fits = self.state.mask(d.app)
+        pool = self.pool
+        if pool is None:
+            return fits
+        pool.advance(d.time)
+        mask = pool.mask(fits)
+        if not mask.any():
+            h = pool.scale_up(fits, d.app, d.time)
+            if h is not None:
+                mask[h] = True
+        return mask
+
     # -- the compiled fast path -----------------------------------------------------------------
     def can_run_compiled(self, policy: Any) -> bool:
         """Whether the compiled fast path applies: a fresh episode without departures or waiting."""
-        return (implements(policy, CompiledEpisode) and not self.wait_when_full
+        return (implements(policy, CompiledEpisode) and not self.wait_when_full and self.pool is None
                 and self._slots is None and not self.departed
                 and self._static
                 and bool(policy.compiled_supports(self.state)))

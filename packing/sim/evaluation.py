@@ -52,6 +52,7 @@ import numpy as np
 from packing.errors import input_error
 from packing.feasibility.metrics import compute_metrics
 from packing.model.instance import Instance, Placement
+from packing.sim.autoscale import Autoscale
 from packing.sim.engine import Trajectory
 from packing.sim.policy import Policy
 from packing.sim.simulator import resample_snapshot, simulate
@@ -106,12 +107,14 @@ class RunOptions:
         placement: return the final host of every container (``RunRecord.host_of``).
         keep: resample the snapshot first (:func:`packing.sim.simulator.resample_snapshot` with this
             ``keep`` and the task's seed); ``None``: replay the instance as it is.
+        autoscale: run on an autoscaled pool (:mod:`packing.sim.autoscale`); ``None``: the fixed pool.
     """
 
     check: bool = True
     trajectory: bool = False
     placement: bool = False
     keep: float | None = None
+    autoscale: Autoscale | None = None
 
 
 DEFAULT_OPTIONS = RunOptions()
@@ -139,7 +142,8 @@ class RunTask:
 
 
 NUMBERS: tuple[str, ...] = ("hosts", "hosts_peak", "cost", "rejected", "delayed", "deployed",
-                            "allocation", "waiting", "departed")
+                            "allocation", "waiting", "departed", "nodes", "nodes_peak", "node_hours",
+                            "node_cost")
 """The numbers of a :class:`RunRecord` (every executor gives the same ones for the same task)."""
 
 
@@ -168,6 +172,8 @@ class RunRecord:
         host_of: final host per container, shape ``(n_containers,)``, -1 for none (with
             ``RunOptions(placement=True)``).
         cards_of: GPU cards per container (GPU instances, with ``placement=True``).
+        nodes, nodes_peak, node_hours, node_cost: the autoscaled pool's measures
+            (:class:`packing.sim.autoscale.PoolStats`; ``None`` on a fixed pool).
     """
 
     instance: str
@@ -187,6 +193,10 @@ class RunRecord:
     trajectory: Trajectory | None = field(default=None, compare=False, repr=False)
     host_of: np.ndarray | None = field(default=None, compare=False, repr=False)
     cards_of: list[tuple[int, ...]] | None = field(default=None, compare=False, repr=False)
+    nodes: int | None = None
+    nodes_peak: int | None = None
+    node_hours: float | None = None
+    node_cost: float | None = None
 
     def numbers(self) -> tuple[Any, ...]:
         """The identifying fields and :data:`NUMBERS` (no wall time): equal on every executor."""
@@ -221,7 +231,8 @@ def run(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarray | 
     """
     t0 = time.perf_counter()
     inst = instance if options.keep is None else resample_snapshot(instance, options.keep, seed)
-    res = simulate(inst, policy, order, seed=seed, check_result=options.check, record=options.trajectory)
+    res = simulate(inst, policy, order, seed=seed, check_result=options.check, record=options.trajectory,
+                   autoscale=options.autoscale)
     placement = res.placement
     m = compute_metrics(inst, placement)
     seconds = time.perf_counter() - t0
@@ -232,7 +243,8 @@ def run(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarray | 
         allocation=m.allocation, seconds=seconds, waiting=len(res.waiting), departed=len(res.departed),
         trajectory=res.trajectory if options.trajectory else None,
         host_of=np.array(res.host_of) if options.placement else None,
-        cards_of=list(res.cards_of) if options.placement and res.cards_of is not None else None)
+        cards_of=list(res.cards_of) if options.placement and res.cards_of is not None else None,
+        **(res.pool.to_dict() if res.pool is not None else {}))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from packing.feasibility.checker import check
 from packing.feasibility.kernels import host_checker
 from packing.feasibility.predicates import ClusterState
 from packing.model.instance import UNPLACED, Instance, Placement, Request
+from packing.sim.autoscale import Autoscale, PoolStats
 from packing.sim.engine import (
     DELAYED,
     PLACED,
@@ -81,6 +82,8 @@ class SimulationResult:
         compiled: whether the compiled kernel ran the episode.
         engine: the engine that ran the episode (its final state).
         instance: the instance that was simulated.
+        pool: what the autoscaled pool measured (runs with ``autoscale`` only; see
+            :mod:`packing.sim.autoscale`).
     """
 
     policy: str
@@ -97,6 +100,7 @@ class SimulationResult:
     compiled: bool
     instance: Instance = dataclasses.field(repr=False, compare=False)
     cards_of: list[tuple[int, ...]] | None = dataclasses.field(default=None, repr=False, compare=False)
+    pool: PoolStats | None = None
 
     @functools.cached_property
     def host_of(self) -> np.ndarray:
@@ -143,10 +147,14 @@ class SimulationResult:
         return {instance.apps[i].name: int(counts[i]) for i in np.flatnonzero(counts)}
 
     def summary(self) -> dict[str, Any]:
-        """Plain numbers for JSON output, named as in ``docs/outputs.md`` (``hosts``, ``deployed``...)."""
+        """Plain numbers for JSON output, named as in ``docs/outputs.md`` (``hosts``, ``deployed``...).
+
+        An autoscaled run adds its pool's ``nodes``, ``nodes_peak``, ``node_hours`` and ``node_cost``.
+        """
         return {"policy": self.policy, "hosts": self.hosts, "hosts_peak": self.hosts_peak,
                 "cost": self.cost, "deployed": self.placement.n_placed, "rejected": self.n_rejected,
-                "delayed": self.n_delayed, "waiting": len(self.waiting), "departed": len(self.departed)}
+                "delayed": self.n_delayed, "waiting": len(self.waiting), "departed": len(self.departed),
+                **(self.pool.to_dict() if self.pool is not None else {})}
 
 
 MAX_ORDER_VALUES = 20_000_000
@@ -497,7 +505,8 @@ def policy_decide(policy: Policy, name: str | None = None) -> Decide:
 
 def simulate(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarray | None = None, *,
              seed: int | None = 0, check_result: bool = True, compiled: bool = True,
-             record: bool = True, on_step: Callable[[Step], None] | None = None) -> SimulationResult:
+             record: bool = True, on_step: Callable[[Step], None] | None = None,
+             autoscale: Autoscale | None = None) -> SimulationResult:
     """Replay the arrivals of ``instance`` in ``order`` with ``policy``, on the one engine.
 
     Args:
@@ -513,6 +522,8 @@ def simulate(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarr
             :func:`drive`; a container that fits nowhere is resolved by the engine, without the
             policy, and is not one); a compiled episode makes no single decisions and calls it
             never (``result.compiled`` tells; pass ``compiled=False`` to see every decision).
+        autoscale: run on an autoscaled pool (:mod:`packing.sim.autoscale`; the result's ``pool``
+            holds its measures).
 
     Returns:
         The :class:`SimulationResult`.
@@ -523,7 +534,7 @@ def simulate(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarr
     inst = instance
     policy.reset(inst, seed)
     name = str(getattr(policy, "name", type(policy).__name__))
-    eng = Engine(inst, wait_when_full=waits_when_full(policy), record=record)
+    eng = Engine(inst, wait_when_full=waits_when_full(policy), record=record, autoscale=autoscale)
     eng.reset(order, arrange=policy if implements(policy, Arranging) else None,  # type: ignore[arg-type]
               compiled=policy if compiled else None)
     drive([eng], policy_decide(policy, name), on_step, name=name)
@@ -544,7 +555,8 @@ def _result(eng: Engine, name: str, check_result: bool) -> SimulationResult:
         _ro(np.array(sorted(eng.delayed), dtype=np.int64)) if eng.delayed else empty,
         _ro(np.array(sorted(waiting), dtype=np.int64)) if waiting else empty,
         _ro(np.array(sorted(eng.departed), dtype=np.int64)) if eng.departed else empty,
-        eng.arrivals, eng.ran_compiled, inst, eng.cards_of if inst.max_gpus else None)
+        eng.arrivals, eng.ran_compiled, inst, eng.cards_of if inst.max_gpus else None,
+        eng.pool.stats() if eng.pool is not None else None)
     if check_result:
         _check(inst, res.placement, name, departures=bool(eng.departed))
     return res
@@ -609,7 +621,8 @@ def run_seed(seed: int, i: int) -> int:
 
 
 def evaluate(policy: Any, instance: Instance, orders: Sequence[np.ndarray], *, seed: int = 0,
-             check_result: bool = True, progress: Callable[[], None] | None = None) -> Samples:
+             check_result: bool = True, progress: Callable[[], None] | None = None,
+             autoscale: Autoscale | None = None) -> Samples:
     """Run ``policy`` on every order (common random numbers: same orders and run seeds for all policies).
 
     Args:
@@ -619,10 +632,12 @@ def evaluate(policy: Any, instance: Instance, orders: Sequence[np.ndarray], *, s
         seed: base seed; order ``i`` runs with ``policy.reset(instance, run_seed(seed, i))``.
         check_result: check every final placement.
         progress: called after each run (e.g. a tqdm ``update``).
+        autoscale: run every order on an autoscaled pool (see :func:`simulate`).
     """
     results = []
     for i, o in enumerate(orders):
-        results.append(simulate(instance, policy, o, seed=run_seed(seed, i), check_result=check_result))
+        results.append(simulate(instance, policy, o, seed=run_seed(seed, i), check_result=check_result,
+                                autoscale=autoscale))
         if progress is not None:
             progress()
     hosts = np.array([r.hosts for r in results], dtype=np.int64)

@@ -292,3 +292,30 @@ def uncovered_option(fn: F) -> F:
              "requests: error (refuse the instance, exit 2), drop (leave them out: solve and "
              "simulate only the covered containers) or arrive (they arrive first, before the "
              "stream). The report says which.")(fn)
+
+
+def autoscale_options(fn: F) -> F:
+    """Add ``--autoscale`` and ``--scale-down-delay`` (simulate, compare), read by :func:`autoscaling`."""
+    keep = lambda ctx, p, v: ctx.meta.__setitem__(f"vbp.{p.name}", v)  # noqa: E731
+    fn = click.option("--scale-down-delay", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
+                      expose_value=False, callback=keep, help="With --autoscale: how long a node stays "
+                      "empty before it is removed, in the request stream's time units (inf: never).")(fn)
+    return click.option("--autoscale", is_flag=True, expose_value=False, callback=keep,
+                        help="Autoscaled pool: start from the snapshot's hosts; a container no node takes "
+                             "opens the cheapest fitting host type (counts cap the nodes); empty nodes "
+                             "leave after --scale-down-delay. Adds nodes and node-hours.")(fn)
+
+
+def autoscaling() -> Any:
+    """The :class:`packing.sim.autoscale.Autoscale` of the options (``None``: no ``--autoscale``)."""
+    from click.core import ParameterSource
+
+    from packing.sim.autoscale import Autoscale
+
+    ctx = click.get_current_context()
+    delay = ctx.meta["vbp.scale_down_delay"]
+    if not ctx.meta["vbp.autoscale"]:
+        if ctx.get_parameter_source("scale_down_delay") not in (None, ParameterSource.DEFAULT):
+            raise InputError([Problem("--scale-down-delay", f"{delay:g}", "only with --autoscale")])
+        return None
+    return Autoscale(delay)

@@ -10,6 +10,7 @@ import click
 from packing.errors import InputError, Problem, input_error
 from packing.model.coverage import cover_requests, uncovered_note
 from packing.model.instance import Instance
+from packing.report.text import pool_lines
 from packing.sim.simulator import check_order_budget
 from vbp.cli.common import (
     MAX_ORDERS,
@@ -17,6 +18,8 @@ from vbp.cli.common import (
     PLOT_SUFFIXES,
     SEED,
     FiniteFloat,
+    autoscale_options,
+    autoscaling,
     data_options,
     executor_options,
     load_any,
@@ -61,6 +64,7 @@ from vbp.compare import (
               help="Replay departures too (default: every container arrives and stays, as the solver "
                    "assumes).")
 @uncovered_option
+@autoscale_options
 @executor_options
 @force_option
 @data_options
@@ -95,6 +99,7 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
         raise input_error("--keep", f"{keep:g}", "only with --snapshots (it is the share of a resampled "
                           "snapshot's containers that stay)")
     labels, names = parse_named_policies(policy_list) if policy_list is not None else (None, None)
+    scale = autoscaling()
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[path, *(names or [])])
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
     loaded = load_any(path)
@@ -117,7 +122,8 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
             res, rows, records = run_compare(inst, names, orders, time_limit, seed,
                                              quiet=quiet or as_json, snapshots=snapshots, keep=keep,
                                              executor=executor, labels=labels,
-                                             keep_placement=pick if plot is not None else None)
+                                             keep_placement=pick if plot is not None else None,
+                                             autoscale=scale)
     note = uncovered_note(uncovered, missing)
     if note is not None and as_json:
         click.echo(note, err=True)
@@ -142,12 +148,14 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     if as_json:
         click.echo(json.dumps(tagged("compare", {
             "instance": inst.name, "orders": orders, "seed": seed, "optimum": opt,
-            "policies": [r.to_dict() for r in rows],
+            "policies": [r.to_dict() for r in rows], "autoscale": scale and scale.to_dict(),
             "uncovered": {"mode": uncovered, "containers": sum(u.missing for u in missing)}})))
         return
     what_runs = (f"{snapshots} resampled snapshot(s) (keep {keep:g})"
                  if snapshots else f"{orders} order(s) (own order first)")
     _table(inst, res, rows, what_runs, seed)
+    if scale is not None:
+        click.echo("\n".join(pool_lines(rows, scale.scale_down_delay)))
     if note is not None:
         click.echo(note)
     if plot is not None:

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import json
-import math
 
 import click
 
 from packing.errors import InputError, Problem
+from packing.report.text import gpu_frag_lines
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat
 from vbp.cli.formats import FORMATS
 from vbp.cli.outputs import check_outputs, force_option
 
 MAX_SEEDS = 1000
 """Most seeds one command runs."""
-
-
-def _fmt(x: float | None) -> str:
-    return "-" if x is None or not math.isfinite(x) else f"{x:.2f}"
 
 
 @click.command("gpu-frag")
@@ -103,29 +99,6 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
                f"seeds {seed_list[0]}..{seed_list[-1]}; arrivals until {until}% of GPU capacity")
     click.echo("unallocated GPU % at arrived 90/95/100/130 % (median over seeds; published medians "
                "of the FGD paper, 10 seeds)")
-    head = f"{'policy':<15}" + "".join(f"{lv:>8}" for lv in LEVELS) + f"{'mean100':>9}" + \
-        "  |" + "".join(f"{'pub' + str(lv):>8}" for lv in LEVELS) + f"{'d100':>7}{'s/seed':>8}"
-    click.echo(head)
-    click.echo("-" * len(head))
-    for r in rows:
-        med, mean, pub = r["unallocated_gpu_pct"], r["unallocated_gpu_pct_mean"], r["published"]
-        line = f"{r['name']:<15}" + "".join(f"{_fmt(med[str(lv)]):>8}" for lv in LEVELS)
-        line += f"{_fmt(mean['100']):>9}  |"
-        if pub is None:
-            line += "".join(f"{'-':>8}" for _ in LEVELS) + f"{'-':>7}"
-        else:
-            line += "".join(f"{_fmt(pub['median'][str(lv)]):>8}" for lv in LEVELS)
-            d = None if med["100"] is None else med["100"] - pub["median"]["100"]
-            line += f"{('-' if d is None else f'{d:+.2f}'):>7}"
-        line += f"{r['seconds_per_seed']:>8.1f}"
-        click.echo(line)
-    if bound_row is not None:
-        bm = bound_row["median"]
-        click.echo("-" * len(head))
-        click.echo(f"{'offline bound':<15}" + "".join(f"{_fmt(bm[str(lv)]):>8}" for lv in LEVELS)
-                   + f"{_fmt(bound_row['mean']['100']):>9}  |" + " " * (8 * len(LEVELS) + 7)
-                   + f"{bound_row['seconds_per_seed']:>8.1f}")
-        what = ("per-node configuration LP" if bound_method == "config" else "LP by pod shape x node type")
-        click.echo(f"(offline bound, {what}: no placement of the arrived pods leaves less GPU unallocated)")
+    click.echo("\n".join(gpu_frag_lines(rows, bound_row, LEVELS, bound_method)))
     if plot is not None:
         click.echo(f"plot written to {plot}")

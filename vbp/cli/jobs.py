@@ -7,27 +7,12 @@ from typing import Any
 
 import click
 
+from packing.dag.partition import parse_q_list
 from packing.errors import InputError, Problem
 from packing.io import escape_control
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat
 from vbp.cli.formats import FORMATS
 from vbp.cli.outputs import check_outputs, force_option
-
-
-def _qs(text: str) -> list[int]:
-    """``"1-8"`` or ``"1,2,4"`` -> sorted distinct ints in 1..64."""
-    pairs: list[tuple[int, int]] = []
-    try:
-        for part in text.split(","):
-            a, _, b = part.strip().partition("-")
-            pairs.append((int(a), int(b) if b else int(a)))
-    except ValueError:
-        raise InputError([Problem("--q", escape_control(text)[:100],
-                                  "expected numbers and ranges, e.g. 1-8 or 1,2,4")]) from None
-    if not pairs or any(not 1 <= lo <= hi <= 64 for lo, hi in pairs):
-        raise InputError([Problem("--q", escape_control(text)[:100], "every q must be in 1..64 (a range "
-                                  "is low-high)")])
-    return sorted({q for lo, hi in pairs for q in range(lo, hi + 1)})
 
 
 def _load(data: str, online: str | None) -> tuple[Any, Any]:
@@ -177,7 +162,7 @@ def partition_cmd(data: str, q_text: str, methods: str, containers: int, time_li
     from packing.dag.partition import METHODS
     from vbp.jobfusion import carve_sweep
 
-    qs = _qs(q_text)
+    qs = parse_q_list(q_text)
     ms = [m.strip() for m in methods.split(",") if m.strip()]
     bad = [m for m in ms if m not in METHODS]
     if bad or not ms:

@@ -3,28 +3,28 @@
 from __future__ import annotations
 
 import json
-import math
 
 import click
 
 from packing.errors import input_error
-from packing.model.coverage import UNCOVERED_MODES, cover_requests, uncovered_note
+from packing.model.coverage import cover_requests, uncovered_note
+from packing.report.comparison import json_number
+from packing.report.text import simulate_lines
 from packing.sim.simulator import check_order_budget
 from vbp.cli.common import (
     MAX_ORDERS,
     PLOT_SUFFIXES,
     SEED,
+    autoscale_options,
+    autoscaling,
     data_options,
     load_any,
     naming_file,
     prepare,
+    uncovered_option,
 )
 from vbp.cli.formats import tagged
 from vbp.cli.outputs import check_outputs, force_option
-
-
-def _num(x: float) -> float | None:
-    return None if not math.isfinite(x) else round(x, 6)
 
 
 @click.command()
@@ -42,10 +42,8 @@ def _num(x: float) -> float | None:
               help="Plot hosts in use and allocation over the first order's run.")
 @click.option("--repair-snapshot", is_flag=True,
               help="If the initial snapshot breaks constraints, re-place the containers that break them.")
-@click.option("--uncovered", type=click.Choice(UNCOVERED_MODES), default="error", show_default=True,
-              help="Containers of an app that neither the snapshot holds nor the request stream "
-                   "requests: error (refuse the instance, exit 2), drop (leave them out) or arrive "
-                   "(they arrive first, before the stream). The report says which.")
+@uncovered_option
+@autoscale_options
 @force_option
 @data_options
 def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool, out: str | None,
@@ -63,7 +61,7 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     labels, specs = parse_named_policies(policy_name, "--policy")
     if len(specs) != 1:
         raise input_error("--policy", policy_name, f"one policy, got {len(specs)} (vbp compare runs several)")
-    label, spec = labels[0], specs[0]
+    label, spec, scale = labels[0], specs[0], autoscaling()
     check_outputs([(out, "--out", None), (plot, "--plot", PLOT_SUFFIXES)], force=force,
                   inputs=[path, spec])
     policy = get_policy(spec)
@@ -71,13 +69,13 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     check_order_budget("--orders", orders, loaded.n_containers)
     with naming_file(loaded, path):
         inst, missing = cover_requests(prepare(loaded, repair_snapshot), uncovered)
-        samples = evaluate(policy, inst, sample_orders(inst, orders, seed), seed=seed)
+        samples = evaluate(policy, inst, sample_orders(inst, orders, seed), seed=seed, autoscale=scale)
     note = uncovered_note(uncovered, missing)
     runs = []
     for i, r in enumerate(samples.results):
         m = compute_metrics(inst, r.placement)
         runs.append({"order": i, **r.summary(), "policy": label,
-                     "allocation": _num(m.allocation)})
+                     "allocation": json_number(m.allocation)})
     first = samples.results[0]
     if out is not None:
         from packing.io import save_placement
@@ -86,26 +84,21 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     if plot is not None:
         from packing.report.plots import plot_trajectory
 
-        tr = first.trajectory
+        tr, pool = first.trajectory, first.engine.pool
         plot_trajectory(plot, tr.time, tr.hosts_used, tr.allocation, inst.resources,
-                        title=f"{inst.name}: {label}, own order")
+                        title=f"{inst.name}: {label}, own order", nodes=None if pool is None else pool.sizes)
     if as_json:
         click.echo(json.dumps(tagged("simulate", {
             "instance": inst.name, "policy": label, "orders": orders, "seed": seed,
             "hosts_mean": samples.mean, "hosts_min": samples.min, "hosts_max": samples.max,
-            "runs": runs, "uncovered": {"mode": uncovered,
-                                        "containers": sum(u.missing for u in missing)}})))
+            "runs": runs, "autoscale": scale and scale.to_dict(),
+            "uncovered": {"mode": uncovered, "containers": sum(u.missing for u in missing)}})))
         if note is not None:
             click.echo(note, err=True)
         return
     click.echo(f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
                f"policy {label}, {orders} order(s), seed {seed}")
-    click.echo(f"{'order':>5} {'hosts':>6} {'peak':>5} {'alloc':>7} {'deployed':>8} {'rejected':>8} "
-               f"{'delayed':>7} {'waiting':>7}")
-    for d in runs:
-        alloc = "-" if d["allocation"] is None else f"{100 * d['allocation']:.2f}%"
-        click.echo(f"{d['order']:>5} {d['hosts']:>6} {d['hosts_peak']:>5} {alloc:>7} {d['deployed']:>8} "
-                   f"{d['rejected']:>8} {d['delayed']:>7} {d['waiting']:>7}")
+    click.echo("\n".join(simulate_lines(runs)))
     if orders > 1:
         click.echo(f"hosts: mean {samples.mean:.2f}, min {samples.min}, max {samples.max}, "
                    f"range {samples.range}")
