@@ -1,7 +1,7 @@
 """``vbp.plan``: how many hosts of which types a demand needs, with proof, per growth scenario.
 
-The orchestration only: demand and host types are read by :mod:`packing.loaders.deployments` and
-:mod:`packing.loaders.host_types`, capacities are adjusted by :mod:`packing.plan.model`, each
+The orchestration only: demand and host types are read by :func:`packing.loaders.front.read_inputs`
+(as every command reads them), capacities are adjusted by :mod:`packing.plan.model`, each
 scenario is built, bounded and solved by :mod:`solvers.plan.scenario` (whose placement passes the
 checker), the scenarios run on the executors of :mod:`packing.sim.evaluation`, and the result is a
 :class:`packing.plan.result.PlanResult`.
@@ -78,19 +78,8 @@ def plan(
             or seed outside the command line's ranges, or an app whose node selection matches no host
             type.
     """
-    from packing.loaders.deployments import load_demand
-    from packing.loaders.host_types import load_hosts
-    from packing.loaders.snapshot import looks_like_snapshot, with_node_labels
-    from packing.plan.model import (
-        check_resources,
-        check_selection,
-        offers_for,
-        parse_growth,
-        parse_headroom,
-        parse_reserve,
-        plan_resources,
-        reserved,
-    )
+    from packing.loaders.front import read_inputs
+    from packing.plan.model import parse_growth, parse_headroom, parse_reserve, plan_resources, reserved
     from packing.sim.evaluation import make_executor
     from policies.autoscalers import provision
     from solvers.base import check_run_options
@@ -101,13 +90,7 @@ def plan(
     growths = parse_growth(growth)
     if not isinstance(demand, Demand) and not demand and current is not None:
         demand = [current]  # the running cluster, a snapshot, is the demand
-    dem = demand if isinstance(demand, Demand) else load_demand(demand)
-    offers = load_hosts(hosts, zones)
-    if isinstance(current, str | Path) and looks_like_snapshot(current):
-        offers = with_node_labels(current, offers)
-    offers = offers_for(dem, offers)
-    check_selection(dem, offers)
-    check_resources(dem, offers)
+    dem, offers = read_inputs(demand, hosts, zones=zones, current=current)  # as every command reads them
     adj = user.plus(dem.overhead)  # DaemonSets are added per host type when building
     res = plan_resources(dem, offers)
     for o in offers:  # a reserve that leaves nothing: an error before any work

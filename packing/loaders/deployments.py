@@ -192,15 +192,19 @@ def _mentions_kind(path: Path) -> bool:
     return any(line.startswith("kind:") for line in text.splitlines())
 
 
-def _k8s_demand(path: Path) -> Demand:
-    """Demand from Kubernetes manifests, through :data:`K8S_READER`."""
+def _k8s_demand(path: Path, **options: Any) -> Demand:
+    """Demand from Kubernetes manifests, through :data:`K8S_READER`.
+
+    ``options`` are its keywords (``scale``, ``ignore_topology``); the reader's ``summary()``, if
+    any, goes in :attr:`~packing.plan.model.Demand.meta` under ``k8s``.
+    """
     mod, _, attr = K8S_READER.partition(":")
     try:
         fn = getattr(importlib.import_module(mod), attr)
     except (ImportError, AttributeError):
         raise input_error(str(path), "", "Kubernetes manifests cannot be read here (no manifest "
                           "reader installed); give a deployments CSV or an instance file") from None
-    got: Any = fn(path)
+    got: Any = fn(path, **options)
     if isinstance(got, Instance):
         return demand_from_instance(got, str(path))
     resources = tuple(got.resources)
@@ -229,11 +233,17 @@ def _k8s_demand(path: Path) -> Demand:
                      "gpu_key": w.gpu_key, "template": w.template}
             for a, w in zip(got.apps, getattr(got, "workloads", ()), strict=False)
             if getattr(w, "template", None) is not None}
-    return dataclasses.replace(demand, overhead=over, pods=pods, daemons=daemons)
+    facts = {"k8s": got.summary()} if hasattr(got, "summary") else {}
+    return dataclasses.replace(demand, overhead=over, pods=pods, daemons=daemons, meta=facts)
 
 
-def load_demand(paths: str | Path | Sequence[str | Path]) -> Demand:
+def load_demand(paths: str | Path | Sequence[str | Path], **options: Any) -> Demand:
     """Read and add up DEMAND paths (see the module docstring).
+
+    Args:
+        paths: one DEMAND path or several.
+        **options: keywords of the manifest reader (``scale``, ``ignore_topology``), for
+            manifests only; ``None`` values are ignored.
 
     Raises:
         InputError: a path that cannot be read, or app names that clash between files.
@@ -241,6 +251,7 @@ def load_demand(paths: str | Path | Sequence[str | Path]) -> Demand:
     from packing.loaders import load_any
     from packing.loaders.snapshot import looks_like_snapshot, snapshot_plan
 
+    opts = {k: v for k, v in options.items() if v is not None and v is not False}
     items = [paths] if isinstance(paths, str | Path) else list(paths)
     if not items:
         raise input_error("DEMAND", "", "expected at least one demand file")
@@ -254,9 +265,12 @@ def load_demand(paths: str | Path | Sequence[str | Path]) -> Demand:
         elif looks_like_snapshot(p):
             parts.append(snapshot_plan(p)[0])
         elif is_manifest(p):
-            parts.append(_k8s_demand(p))
+            parts.append(_k8s_demand(p, **opts))
         else:
             parts.append(demand_from_instance(load_any(p), str(p)))
+    if opts and not any(is_manifest(Path(p)) for p in items):
+        raise InputError([Problem(str(items[0]), k, "option applies to Kubernetes manifests only")
+                          for k in opts])
     return Demand.combine(parts)
 
 

@@ -197,6 +197,7 @@ class Demand:
             (:meth:`daemon_load`); each takes a pod slot.
         resources: :data:`PLAN_RESOURCES`, then the other resources some pod requests
             (sorted by name).
+        meta: facts about the input for ``vbp info`` (``{"k8s": ...}`` for manifests).
     """
 
     apps: tuple[App, ...]
@@ -207,6 +208,7 @@ class Demand:
     pods: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     daemons: tuple[DaemonLoad, ...] = ()
     resources: tuple[str, ...] = PLAN_RESOURCES
+    meta: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Check the apps, rules and exclusions as an instance's (:mod:`packing.model.validation`).
@@ -270,7 +272,9 @@ class Demand:
         over = [0, 0, 0]
         pods: dict[str, Mapping[str, Any]] = {}
         daemons: list[DaemonLoad] = []
+        meta: dict[str, Any] = {}
         for part in parts:
+            meta.update(part.meta)
             over = [x + y for x, y in zip(over, part.overhead, strict=True)]
             pods.update(part.pods)
             daemons.extend(part.daemons)
@@ -288,7 +292,7 @@ class Demand:
         if problems:
             raise InputError(problems)
         return Demand(tuple(apps), tuple(rules), tuple(excl), sources, (over[0], over[1], over[2]),
-                      pods, tuple(daemons), res)
+                      pods, tuple(daemons), res, meta)
 
     def scaled(self, growth: float) -> Demand:
         """The demand with every app's replicas multiplied by ``growth``, rounded up.
@@ -646,7 +650,8 @@ def plan_resources(demand: Demand, offers: Sequence[HostOffer]) -> tuple[str, ..
 
 
 def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence[int],
-                   adjustment: Adjustment | None = None, name: str = "plan") -> Instance:
+                   adjustment: Adjustment | None = None, name: str = "plan",
+                   rounded: bool = True) -> Instance:
     """The instance to solve: the demand on the offers with planned capacities and given counts.
 
     Args:
@@ -655,6 +660,8 @@ def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence
         counts: hosts of each type, shape ``(n_offers,)``.
         adjustment: reserve and headroom (``None``: full capacity).
         name: the instance name.
+        rounded: round capacities down to the demands' common step (:func:`demand_grid`: no
+            sum of demands is lost; the solvers' grid); ``False`` keeps them exact.
 
     Returns:
         The instance over :func:`plan_resources` (each container takes one of its host's
@@ -668,7 +675,7 @@ def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence
     exact: dict[str, list[float]] = {}
     for o, c in zip(offers, counts, strict=True):
         extra = demand.daemon_load(o, res)
-        planned = adj.planned(o, grid, extra, res)
+        planned = adj.planned(o, grid if rounded else [None] * len(res), extra, res)
         cap = tuple(base_to_units(r, b) for r, b in zip(res, planned, strict=True))
         types.append(HostType(o.name, cap, int(c), cost=1.0 if o.price is None else float(o.price),
                               labels=tuple(sorted(o.labels)), taints=o.taints))

@@ -20,7 +20,7 @@ from vbp.cli.formats import tagged
 @data_options
 def info(path: str, as_json: bool) -> None:
     """Describe PATH: an instance file, a .vbp file, a data-set folder or a cluster snapshot."""
-    inst = load_any(path, hosts_needed=False)
+    inst = load_any(path, pool="describe")
     d = describe(inst, str(Path(path)))
     if as_json:
         click.echo(json.dumps(tagged("info", d), indent=1))

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 
 
 def _load(path: str) -> Instance:
-    return load_any(path)
+    from solvers.plan.type_bounds import bounded_pool
+
+    return bounded_pool(load_any(path, pool="open"))  # an uncounted host type: as many as needed
 
 
 INTERRUPTED = EXIT_INTERRUPTED

@@ -14,6 +14,7 @@ from vbp.cli.common import (
     MAX_ORDERS,
     SEED,
     FiniteFloat,
+    data_options,
     executor_options,
     load_any,
     naming_file,
@@ -49,6 +50,7 @@ from vbp.cli.outputs import force_option
 @uncovered_option
 @executor_options
 @force_option
+@data_options
 def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_limit: float,
           orders: int, seed: int, out: str,
           repair_snapshot: bool, keep_departures: bool, quiet: bool, uncovered: str,

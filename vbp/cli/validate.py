@@ -43,7 +43,7 @@ def validate(path: str, placement_path: str | None, require_all: bool, as_json: 
     the instance itself is fine but has no placement of every container (proven; the reason
     names the app and the rule or resource).
     """
-    inst = load_any(path, hosts_needed=False)
+    inst = load_any(path, pool="describe")
     problems: list[str] = []
     from packing.feasibility.explain import explain_infeasibility
 

@@ -457,15 +457,21 @@ def test_hosts_from_a_file(tmp_path):
     p.write_text(CLUSTER)
     inst = load_any(RULES / "taints.yaml", hosts=str(p))
     assert [t.name for t in inst.host_types] == ["cpu", "gpu"]
-    assert inst.host_types[0].capacity == (16 - 0.1, 64 - 100 * MI, 0.0, 109)
+    # capacities less the DaemonSets, rounded down to floats never above the exact amount
+    assert inst.host_types[0].capacity == pytest.approx((16 - 0.1, 64 - 100 * MI, 0.0, 109))
+    assert inst.host_types[0].capacity[0] <= 15.9
     assert dict(inst.host_types[1].labels)["accelerator"] == "nvidia"
     assert dict(inst.host_types[1].labels)["kubernetes.io/os"] == "linux"  # the kubelet's
     assert inst.type_allowed.tolist() == [[False, True], [True, True], [True, False]]
-    # a CPU-only file for CPU-only manifests; a resource the manifests do not plan is refused
+    # a CPU-only file for CPU-only manifests; a resource no pod requests is not planned; a
+    # host type without memory is refused
     p.write_text("resources: [cpu, memory]\nhost_types: [{name: h, capacity: [4, 8], count: 2}]\n")
     assert load_any(RULES / "init.yaml", hosts=str(p)).n_hosts == 2
+    p.write_text("resources: [cpu, memory, example.com/disk]\n"
+                 "host_types: [{name: h, capacity: [4, 8, 8], count: 2}]\n")
+    assert "example.com/disk" not in load_any(RULES / "init.yaml", hosts=str(p)).resources
     p.write_text("resources: [cpu, disk]\nhost_types: [{name: h, capacity: [4, 8], count: 2}]\n")
-    with pytest.raises(InputError, match="'disk' not planned from manifests"):
+    with pytest.raises(InputError, match="h.memory: a host type needs memory"):
         load_any(RULES / "init.yaml", hosts=str(p))
 
 
