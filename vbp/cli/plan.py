@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from packing.errors import EXIT_INFEASIBLE, EXIT_NO_PLACEMENT, InputError, Problem
+from packing.errors import InputError, Problem
 from solvers import METHOD_NAMES
 from vbp.cli.common import MAX_WORKERS, PLOT_SUFFIXES, SEED, FiniteFloat
 from vbp.cli.outputs import check_outputs, force_option
@@ -86,8 +86,10 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, hea
     A host type without a count is available as many times as needed. Prints, per growth
     scenario, the status, hosts, cost, proven lower bound and gap, and per host type the hosts,
     cost, utilisation, stranded capacity and bottleneck. Exit status: 0 when every scenario has
-    a plan, 2 on bad input, 3 when a scenario is proven infeasible, 4 when a scenario has no
-    plan within --time-limit and nothing is proven.
+    a plan, 2 on bad input, 3 when a scenario is proven infeasible (with --verify-only: the
+    running cluster does not hold the demand, or with --n-plus-one a host's loss is proven not
+    absorbed), 4 when a scenario has no plan within --time-limit and nothing is proven (or the
+    N+1 check could not decide).
     """
     from packing.plan.model import parse_growth
     from packing.plan.result import scenario_path
@@ -135,10 +137,7 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, hea
             click.echo(f"kubernetes {w} ({what})")
         if plot is not None:
             click.echo(f"plot       {plot}")
-    if any(s.status == "infeasible" for s in result.scenarios):
-        raise SystemExit(EXIT_INFEASIBLE)
-    if any(s.placement is None for s in result.scenarios):
-        raise SystemExit(EXIT_NO_PLACEMENT)
+    raise SystemExit(result.exit_status())  # 3 proven infeasible or not N+1, 4 nothing proven
 
 
 K8S_SUFFIXES = (".yaml", ".yml")
