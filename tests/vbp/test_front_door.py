@@ -145,3 +145,16 @@ def test_demand_without_hosts(capsys):
     assert code == 2 and out == ""
     assert err == (f"error: {FRONT / 'deployments.csv'}: --hosts: a deployments CSV carries no "
                    "hosts; give the host types, e.g. --hosts 16c64g:10\n")
+
+
+def test_several_demand_paths_add_up(capsys, seen):
+    """deployments.csv (9 containers) and hotel/ (4) add up the same in info, solve and plan."""
+    both = [str(FRONT / "deployments.csv"), str(HOTEL)]
+    hosts = ["--hosts", str(FRONT / "hosts.csv"), "--hosts", "h=2c4g:count=2:price=0.5"]
+    code, out, _ = run(["info", *both, *hosts, "--json"], capsys)
+    assert code == 0 and (json.loads(out)["apps"], json.loads(out)["containers"]) == (6, 13)
+    code, out, err = run(["solve", *both, *hosts, "--json", "-q", "--time-limit", "20"], capsys)
+    assert code == 0, err
+    code, out, err = run(["plan", *both, *hosts, "--json", "--time-limit", "20"], capsys)
+    assert code == 0, err
+    assert len(seen) >= 3 and all(s == seen[0] for s in seen) and len(seen[0]) == 6

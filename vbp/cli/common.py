@@ -188,13 +188,13 @@ def data_options(fn: Any) -> Any:
     return fn
 
 
-def load_any(path: str | Path | None, *, pool: str = "fixed", **options: Any) -> Instance:
+def load_any(path: str | Path | Sequence[str] | None, *, pool: str = "fixed", **options: Any) -> Instance:
     """The instance a command names, through :func:`packing.loaders.load_any` (or a built-in name).
 
     Args:
         path: an instance file, a deployments CSV, manifests, a snapshot, a ``.vbp`` file, a
             data-set folder, or a built-in name such as ``sigma`` (used when no file of that name
-            exists); ``None`` means the built-in ``sigma`` instance.
+            exists); several DEMAND paths add up; ``None`` (or none) means the built-in ``sigma``.
         pool: what the command needs of the hosts (:data:`packing.loaders.front.POOLS`):
             ``describe`` (info, validate), ``open`` (solve) or ``fixed`` (a policy replays).
         **options: passed to the loader, over the command's :func:`data_options`.
@@ -208,7 +208,9 @@ def load_any(path: str | Path | None, *, pool: str = "fixed", **options: Any) ->
     ctx = click.get_current_context(silent=True)
     given = dict(ctx.meta.get(LOADER_OPTIONS, {})) if ctx is not None else {}
     given.update({k: v for k, v in options.items() if v is not None})
-    if path is None or (str(path) in BUILTIN_NAMES and not Path(path).exists()):
+    if path is not None and not isinstance(path, str | Path):  # DEMAND paths: one, several, none
+        path = path[0] if len(path) == 1 else (list(path) or None)
+    if path is None or (isinstance(path, str) and path in BUILTIN_NAMES and not Path(path).exists()):
         if given:
             raise InputError([Problem(str(path or "sigma"), "--" + k.replace("_", "-"),
                                       "option applies to data-set folders, not to a built-in "

@@ -34,7 +34,7 @@ from vbp.compare import (
 
 
 @click.command()
-@click.argument("path", metavar="[FILE]", required=False)
+@click.argument("paths", metavar="[FILE...]", nargs=-1)
 @click.option("--policies", "policy_list", default=None,
               help="Comma-separated policies: registry names, policy files, or NAME=SPEC; a row is "
                    "named by the registry name, the file's stem, or NAME (unique) [default: every "
@@ -64,7 +64,7 @@ from vbp.compare import (
 @executor_options
 @force_option
 @data_options
-def compare(path: str | None, policy_list: str | None, orders: int, time_limit: float, seed: int,
+def compare(paths: tuple[str, ...], policy_list: str | None, orders: int, time_limit: float, seed: int,
             as_json: bool, plot: str | None, quiet: bool, repair_snapshot: bool,
             snapshots: int, keep: float, keep_departures: bool, uncovered: str, executor_kind: str,
             workers: int | None, ray_address: str | None, force: bool) -> None:
@@ -95,9 +95,9 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
         raise input_error("--keep", f"{keep:g}", "only with --snapshots (it is the share of a resampled "
                           "snapshot's containers that stay)")
     labels, names = parse_named_policies(policy_list) if policy_list is not None else (None, None)
-    check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[path, *(names or [])])
+    check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[*paths, *(names or [])])
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
-    loaded = load_any(path)
+    loaded, path = load_any(paths), ", ".join(paths) or None
     check_order_budget("--orders", orders, loaded.n_containers)
     if names is None:
         names = default_policies(loaded.name)
