@@ -14,7 +14,7 @@ import pytest
 
 from packing.errors import InputError
 from packing.loaders import detect, load_any
-from packing.loaders.k8s import parse_hosts, read_manifests
+from packing.loaders.k8s import read_manifests
 from packing.model.instance import HostType
 from packing.model.selection import Taint
 
@@ -346,14 +346,6 @@ def test_detect_and_load_any(tmp_path):
     with pytest.raises(InputError, match="does not apply"):
         load_any(RULES / "daemonset.yaml", pods="x")
     assert load_any(RULES / "list.yaml", scale=2).n_containers == 10
-
-
-def test_parse_hosts():
-    """Source: host specs written here."""
-    assert parse_hosts("16c64g:10,8c32g1gpu") == [("16c64g", (16.0, 64.0, 0), 10),
-                                                   ("8c32g1gpu", (8.0, 32.0, 1), None)]
-    with pytest.raises(InputError, match="expected <cores>c<GiB>g"):
-        parse_hosts("16 cores")
 
 
 def test_instance_has_exact_volume(tmp_path):
