@@ -33,6 +33,9 @@ from vbp.cli.outputs import check_outputs, force_option
                    "cpu=100m,memory=128Mi.")
 @click.option("--growth", default="1", show_default=True, metavar="LIST",
               help="Demand multipliers, one plan each (replicas rounded up): 1,1.25,1.5,2.")
+@click.option("--growth-by", default=None, metavar="APP=M,...",
+              help="Per-app multipliers under every --growth (over the CSV's growth column): "
+                   "web=2,db=1; app a gets ceil(replicas * m_a * growth) replicas.")
 @click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=60.0,
               show_default=True,
               help="Budget per scenario (the count bounds, then the solver), seconds.")
@@ -74,8 +77,8 @@ from vbp.cli.outputs import check_outputs, force_option
                    "demand (and, with --n-plus-one, survives losing any host).")
 @force_option
 def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, headroom: str | None,
-         reserve: str | None, growth: str, time_limit: float, method: str, threads: int,
-         seed: int, executor_kind: str, workers: int | None, ray_address: str | None,
+         reserve: str | None, growth: str, growth_by: str | None, time_limit: float, method: str,
+         threads: int, seed: int, executor_kind: str, workers: int | None, ray_address: str | None,
          as_json: bool, out: str | None, k8s_out: str | None, plot: str | None, current: str | None,
          max_moves: int | None, n_plus_one: bool, verify_only: bool, force: bool) -> None:
     """Plan the hosts DEMAND needs: the fewest hosts (or the cheapest mix, with prices), proven.
@@ -108,9 +111,9 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, hea
     check_outputs([*outs, *k8s_outs, (plot, "--plot", PLOT_SUFFIXES)], force=force,
                   inputs=[*demand, *(h for h in hosts if Path(h).exists()), current])
     result = run_plan(list(demand), list(hosts), headroom=headroom, reserve=reserve,
-                      growth=growths, time_limit=time_limit, method=method, threads=threads,
-                      seed=seed, executor=executor_kind, workers=workers, address=ray_address,
-                      current=current, max_moves=max_moves, n_plus_one=n_plus_one,
+                      growth=growths, growth_by=growth_by, time_limit=time_limit, method=method,
+                      threads=threads, seed=seed, executor=executor_kind, workers=workers,
+                      address=ray_address, current=current, max_moves=max_moves, n_plus_one=n_plus_one,
                       verify_only=verify_only, zones=tuple((zones or "").split(",")))
     from packing.io.atomic import write_texts
     from packing.plan.result import plan_files
