@@ -520,6 +520,8 @@ def with_node_labels(path: str | Path, offers: Sequence[Any]) -> tuple[Any, ...]
     """
     import dataclasses
 
+    from packing.model.node_labels import well_known
+
     snap = read_snapshot(path)
     names = {o.name for o in offers}
     missing = {n.type: n.name for n in snap.nodes if n.type not in names}
@@ -530,14 +532,14 @@ def with_node_labels(path: str | Path, offers: Sequence[Any]) -> tuple[Any, ...]
     out = []
     for o in offers:
         nodes = [n for n in snap.nodes if n.type == o.name]
-        if nodes and not o.labels and not o.taints:
+        if nodes and o.labels == well_known(o.name, ()) and not o.taints:  # none but the kubelet's
             shared = set(nodes[0].labels)
             for n in nodes[1:]:
                 shared &= set(n.labels)
             labels = tuple(sorted((k, v) for k, v in shared if k != "kubernetes.io/hostname"))
             taints = tuple(t for t in nodes[0].taints if all(t in n.taints for n in nodes)
                            and t.key != "node.kubernetes.io/unschedulable")
-            o = dataclasses.replace(o, labels=labels, taints=taints)
+            o = dataclasses.replace(o, labels=well_known(o.name, labels), taints=taints)
         out.append(o)
     return tuple(out)
 
