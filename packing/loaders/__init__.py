@@ -130,12 +130,11 @@ def load_any(path: str | Path | Sequence[str | Path], *,
     """Load an instance: a file or data-set folder, or DEMAND paths on ``hosts``.
 
     Every command reads its input here. A single path without ``hosts`` is loaded by its kind
-    (the table in this module's docstring); a deployments CSV, several DEMAND paths (they add
-    up), or manifests, instance files or snapshots in several DEMAND paths with ``hosts`` go
-    through :mod:`packing.loaders.front`, as ``vbp plan`` reads them (``hosts`` in the grammar
-    and with the loader of :func:`packing.loaders.host_types.load_hosts`). ``hosts`` on a
-    Tianchi folder is its uniform fleet (one spec), on a single cluster snapshot the prices of
-    its node types.
+    (the table in this module's docstring). A deployments CSV, several DEMAND paths (they add
+    up), and manifests or an instance file with ``hosts`` go through :mod:`packing.loaders.front`,
+    as ``vbp plan`` reads them (``hosts`` in the grammar and with the loader of
+    :func:`packing.loaders.host_types.load_hosts`). ``hosts`` on a Tianchi folder is its uniform
+    fleet (one spec), on a single cluster snapshot the prices of its node types.
 
     Args:
         path: the file or folder, or several DEMAND paths.
@@ -158,10 +157,11 @@ def load_any(path: str | Path | Sequence[str | Path], *,
     if not items:
         raise input_error("DEMAND", "", "expected at least one input")
     specs = [hosts] if isinstance(hosts, str | Path | HostOffer) else list(hosts or ())
-    kinds = [_kind(p) for p in items]
+    found = [_kind(p) for p in items]
+    kinds = [k for k, _ in found]
     opts = {k: v for k, v in options.items() if v is not None and v is not False}
     if len(items) == 1 and kinds[0] != "deployments" and (not specs or kinds[0] in ("tianchi", "snapshot")):
-        kind, target = kinds[0], detect(items[0])[1]  # type: ignore[index]
+        kind, target = found[0]
         if specs:
             if kind == "tianchi" and len(specs) > 1:
                 raise input_error("--hosts", ", ".join(map(str, specs)), "a Tianchi folder takes one "
@@ -179,9 +179,9 @@ def load_any(path: str | Path | Sequence[str | Path], *,
         return inst
     other = [(p, k) for p, k in zip(items, kinds, strict=True) if k not in DEMAND_KINDS]
     if other:
-        raise InputError([Problem(str(p), "", f"a {k} input is read alone, without --hosts; DEMAND "
-                                  "paths that add up, or take --hosts, are deployments CSVs, "
-                                  "Kubernetes manifests, cluster snapshots and instance files")
+        raise InputError([Problem(str(p), "", f"{k} data is read alone, without other paths or "
+                                  "host types; DEMAND that adds up or takes --hosts is deployments "
+                                  "CSVs, Kubernetes manifests, cluster snapshots and instance files")
                           for p, k in other])
     name = items[0].stem if len(items) == 1 else "demand"
     if not specs:
@@ -198,8 +198,8 @@ DEMAND_KINDS = ("deployments", "k8s", "snapshot", "instance")
 """The kinds of input that are DEMAND (:func:`packing.loaders.deployments.load_demand`)."""
 
 
-def _kind(p: Path) -> str:
-    """:func:`detect`'s kind of ``p``, or ``"deployments"`` for a CSV that is not a data set.
+def _kind(p: Path) -> tuple[str, Path]:
+    """:func:`detect`'s ``(kind, path to load)``, or ``("deployments", p)`` for a CSV of no data set.
 
     Raises:
         InputError: ``p`` is missing or of an unknown kind.
@@ -215,10 +215,10 @@ def _kind(p: Path) -> str:
         raise input_error(str(p), "", "Alibaba batch DAG jobs (batch_task*.csv), not containers to place: "
                           "`vbp jobs compare` and `vbp jobs partition` read them")
     if found is None and p.is_file() and p.suffix.lower() == ".csv":
-        return "deployments"
+        return "deployments", p
     if found is None:
         raise input_error(str(p), "", f"unknown kind of input; expected {EXPECTED}")
-    return found[0]
+    return found
 
 
 __all__ = [

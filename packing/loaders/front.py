@@ -89,7 +89,7 @@ def demand_instance(demand: Demand, offers: Sequence[HostOffer], pool: str = "op
         InputError: with ``pool="fixed"``, a type without a count (naming it); DaemonSets that
             need more than a host type has.
     """
-    from packing.plan.model import build_instance
+    from packing.plan.model import base_to_units, build_instance
 
     if pool not in POOLS:
         raise ValueError(f"pool must be one of {POOLS}, got {pool!r}")
@@ -104,6 +104,11 @@ def demand_instance(demand: Demand, offers: Sequence[HostOffer], pool: str = "op
                           rounded=False)
     meta = {**inst.meta, **demand.meta, "source": "demand and host types",
             "uncounted": [o.name for o in open_types]}
+    if isinstance(meta.get("k8s"), dict) and offers:  # what vbp info shows: DaemonSets per type
+        res = inst.resources
+        meta["k8s"] = {**meta["k8s"], "overhead": {o.name: [
+            base_to_units(r, b) for r, b in zip(res, demand.daemon_load(o, res), strict=True)]
+            for o in offers}}
     return inst.replace(meta=meta)
 
 

@@ -158,3 +158,19 @@ def test_several_demand_paths_add_up(capsys, seen):
     code, out, err = run(["plan", *both, *hosts, "--json", "--time-limit", "20"], capsys)
     assert code == 0, err
     assert len(seen) >= 3 and all(s == seen[0] for s in seen) and len(seen[0]) == 6
+
+
+@pytest.mark.parametrize("command", ["info", "validate", "solve", "simulate", "compare", "sweep", "plan"])
+def test_bad_input_is_one_line_in_every_command(capsys, tmp_path, command):
+    """The same bad host spec and the same bad CSV row: the same one line, exit 2, everywhere."""
+    extra = ["--out", str(tmp_path / "t.csv")] if command == "sweep" else []
+    code, out, err = run([command, str(FRONT / "deployments.csv"), "--hosts", "std=16x64g:count=2",
+                          *extra], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("error: --hosts: ") and "16x64g" in err
+    bad = tmp_path / "d.csv"
+    bad.write_text("name,replicas,cpu,memory\nweb,2,1,64\n")
+    code, out, err = run([command, str(bad), "--hosts", str(FRONT / "hosts.csv"), *extra], capsys)
+    assert code == 2 and out == ""
+    assert err == (f"error: {bad}: line 2, column memory: memory needs a unit, e.g. 4Gi, 512Mi or 2G "
+                   "(a plain number would be bytes), got '64'\n")
