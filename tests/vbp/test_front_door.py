@@ -22,6 +22,7 @@ from tests.vbp.cli_run import run
 DATA = Path(__file__).resolve().parents[1] / "data"
 FRONT = DATA / "front"
 HOTEL = DATA / "k8s" / "shapes" / "hotel"
+SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
 
 Apps = dict[str, tuple[int, float, float, int | None]]
 """Per app: replicas, cores, GiB and per-host cap."""
@@ -69,6 +70,7 @@ def _every_command(capsys: pytest.CaptureFixture[str], tmp_path: Path, demand: s
         code, text, err = run([cmd, demand, *h, "--json", *extra], capsys)
         assert code == 0, (cmd, err)
         out[cmd] = json.loads(text)
+        _check_schema(out[cmd])
     table = tmp_path / "sweep.csv"
     code, _, err = run(["sweep", demand, *h, "--policies", "ff", "--orders", "1", "--out", str(table),
                         "-q"], capsys)
@@ -76,6 +78,13 @@ def _every_command(capsys: pytest.CaptureFixture[str], tmp_path: Path, demand: s
     with table.open() as f:
         out["sweep"] = list(csv.DictReader(f))
     return out
+
+
+def _check_schema(doc: dict[str, Any]) -> None:
+    """``doc`` against its schema in docs/schemas (named by its ``format``)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = SCHEMAS / (doc["format"].replace("/", "-") + ".json")
+    jsonschema.validate(doc, json.loads(schema.read_text()))
 
 
 def _same_everywhere(seen: list[Apps], out: dict[str, Any]) -> Apps:
