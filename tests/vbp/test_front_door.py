@@ -144,6 +144,11 @@ def test_a_fixed_pool_needs_counts(capsys, tmp_path, command):
     code, out, err = run(["solve", str(FRONT / "deployments.csv"), "--hosts", "std=4c16g", "--json",
                           "-q"], capsys)
     assert code == 0 and json.loads(out)["objective"] == 2  # two std hosts: db's cap
+    code, out, _ = run(["info", str(FRONT / "deployments.csv"), "--hosts", "std=4c16g", "--hosts",
+                        "big=8c32g:count=1", "--json"], capsys)
+    d = json.loads(out)
+    assert code == 0 and d["uncounted"] == ["std"] and d["hosts"] == 9 + 1  # one std per container
+    _check_schema(d)
 
 
 def test_demand_without_hosts(capsys):
