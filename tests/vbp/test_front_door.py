@@ -188,3 +188,19 @@ def test_bad_input_is_one_line_in_every_command(capsys, tmp_path, command):
     assert code == 2 and out == ""
     assert err == (f"error: {bad}: line 2, column memory: memory needs a unit, e.g. 4Gi, 512Mi or 2G "
                    "(a plain number would be bytes), got '64'\n")
+
+
+def test_solve_on_uncounted_types_is_the_plan(capsys):
+    """examples/data: host types without counts are as many as needed in solve, as in plan: the
+    same proven optimum (no headroom, no reserve, growth 1)."""
+    examples = Path(__file__).resolve().parents[2] / "examples" / "data"
+    args = [str(examples / "deployments.csv"), "--hosts", str(examples / "hosts.csv"), "--json",
+            "--time-limit", "60"]
+    code, out, err = run(["solve", *args, "-q"], capsys)
+    assert code == 0, err
+    solved = json.loads(out)
+    code, out, err = run(["plan", *args], capsys)
+    assert code == 0, err
+    (s,) = json.loads(out)["scenarios"]
+    assert solved["status"] == s["status"] == "optimal"
+    assert solved["objective"] == pytest.approx(s["cost"]) and solved["hosts"] == s["hosts"]
