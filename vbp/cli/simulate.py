@@ -50,7 +50,7 @@ def _num(x: float) -> float | None:
 @data_options
 def simulate(paths: tuple[str, ...], policy_name: str, orders: int, seed: int, as_json: bool, out: str | None,
              plot: str | None, repair_snapshot: bool, uncovered: str, force: bool) -> None:
-    """Replay FILE's arrivals (a file, a data-set folder, or `sigma`) with one policy.
+    """Replay FILE's arrivals (a file, a data set, `sigma`, or DEMAND... on counted --hosts) with one policy.
 
     Departures in the request stream are replayed; hosts are counted at the end and at the peak.
     A request stream that never requests some containers of an app (counting the snapshot's) is

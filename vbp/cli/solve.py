@@ -97,7 +97,7 @@ def _fmt(x: float | None) -> str:
 @data_options
 def solve(path: tuple[str, ...], method: str, time_limit: float, workers: int, seed: int,
           objective: str | None, as_json: bool, out: str | None, force: bool, quiet: bool) -> None:
-    """Solve FILE (an instance file, a .vbp file, a data-set folder, or the word `sigma`).
+    """Solve FILE (an instance, .vbp file, data set, `sigma`, or DEMAND... on --hosts, as plan reads it).
 
     The instance is solved offline (all containers at once, ignoring an initial snapshot and
     request times). Prints status, objective, proven bound, gap, time and method; progress goes

@@ -57,7 +57,7 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
           executor_kind: str, workers: int | None, ray_address: str | None, force: bool) -> None:
     """Run every policy on every instance over the same orders; write one row per run to --out.
 
-    INSTANCES are instance files, .vbp files, data-set folders or built-in names (`sigma`). Columns:
+    INSTANCES are instance files, .vbp files, data sets, `sigma` or DEMAND on counted --hosts. Columns:
     instance, policy, order (0 = the instance's own order), seed, hosts, hosts_peak, cost,
     rejected, delayed, deployed, allocation (Sigma allocation rate of the bottleneck resource),
     seconds, executor, waiting (never placed: the policy chose WAIT), departed; with --optimum
