@@ -70,7 +70,7 @@ def compare(paths: tuple[str, ...], policy_list: str | None, orders: int, time_l
             workers: int | None, ray_address: str | None, force: bool) -> None:
     """Compare online policies with the optimum on FILE (default: the built-in `sigma` instance).
 
-    FILE is an instance, .vbp file, data set, `sigma` or DEMAND... on counted --hosts. Every policy replays the
+    FILE is an instance, .vbp file, data set, `sigma` or DEMAND on counted --hosts. Every policy replays the
     same orders (common random numbers); the same seed gives the same table. Hosts are counted at the end
     of each run; the optimum is the offline solve of all containers at once, so departures in the request
     stream are dropped unless --keep-departures is given. --executor process or ray spreads the runs
