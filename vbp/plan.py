@@ -1,7 +1,7 @@
 """``vbp.plan``: how many hosts of which types a demand needs, with proof, per growth scenario.
 
-The orchestration only: demand and host types are read by :mod:`packing.loaders.deployments` and
-:mod:`packing.loaders.host_types`, capacities are adjusted by :mod:`packing.plan.model`, each
+The orchestration only: demand and host types are read by :func:`packing.loaders.front.read_inputs`
+(as every command reads them), capacities are adjusted by :mod:`packing.plan.model`, each
 scenario is built, bounded and solved by :mod:`solvers.plan.scenario` (whose placement passes the
 checker), the scenarios run on the executors of :mod:`packing.sim.evaluation`, and the result is a
 :class:`packing.plan.result.PlanResult`.
@@ -32,6 +32,7 @@ def plan(
     headroom: str | float | Mapping[str, Any] | None = None,
     reserve: str | Mapping[str, str] | None = None,
     growth: str | Sequence[float] = (1.0,),
+    growth_by: str | Mapping[str, float] | None = None,
     time_limit: float = 60.0,
     method: str = "auto",
     threads: int = 2,
@@ -57,6 +58,9 @@ def plan(
         reserve: per-host overhead taken off first: ``"100m,128Mi"`` or ``"cpu=100m,memory=128Mi"``;
             the demand's own overhead (Kubernetes DaemonSets) is added to it.
         growth: demand multipliers (``"1,1.25,1.5"`` or numbers), each a scenario.
+        growth_by: per-app multipliers under every scenario's (``"web=2,db=1"`` or a mapping),
+            over a deployments CSV's ``growth`` column: app ``a`` gets
+            ``ceil(replicas * m_a * growth)`` replicas (:meth:`~packing.plan.model.Demand.scaled`).
         time_limit: budget per scenario (building it, then solving), seconds.
         method: :func:`solvers.solve` method.
         threads: solver threads per scenario.
@@ -74,42 +78,26 @@ def plan(
         The :class:`~packing.plan.result.PlanResult`.
 
     Raises:
-        InputError: bad demand, host types, headroom, reserve or growth, a time limit, thread count
-            or seed outside the command line's ranges, or an app whose node selection matches no host
-            type.
+        InputError: bad demand, host types, headroom, reserve, growth or per-app growth, a time
+            limit, thread count or seed outside the command line's ranges, or an app whose node
+            selection matches no host type.
     """
-    from packing.loaders.deployments import load_demand
-    from packing.loaders.host_types import load_hosts
-    from packing.loaders.snapshot import looks_like_snapshot, with_node_types
-    from packing.plan.model import (
-        check_resources,
-        check_selection,
-        offers_for,
-        parse_growth,
-        parse_headroom,
-        parse_reserve,
-        plan_resources,
-        reserved,
-    )
+    from packing.loaders.front import read_inputs
+    from packing.plan import model as pm
     from packing.sim.evaluation import make_executor
     from policies.autoscalers import provision
     from solvers.base import check_run_options
     from solvers.plan.scenario import PlanOptions, ScenarioTask, run_scenario
 
     check_run_options(time_limit, threads, seed, workers_name="threads")
-    user = Adjustment(parse_reserve(reserve), parse_headroom(headroom))
-    growths = parse_growth(growth)
+    user = Adjustment(pm.parse_reserve(reserve), pm.parse_headroom(headroom))
+    growths = pm.parse_growth(growth)
     if not isinstance(demand, Demand) and not demand and current is not None:
         demand = [current]  # the running cluster, a snapshot, is the demand
-    dem = demand if isinstance(demand, Demand) else load_demand(demand)
-    offers = load_hosts(hosts, zones)
-    if isinstance(current, str | Path) and looks_like_snapshot(current):
-        offers = with_node_types(current, offers)
-    offers = offers_for(dem, offers)
-    check_selection(dem, offers)
-    check_resources(dem, offers)
+    dem, offers = read_inputs(demand, hosts, zones=zones, current=current)  # as every command reads them
+    dem = dem.with_growth_by(pm.parse_growth_by(growth_by)) if growth_by is not None else dem
     adj = user.plus(dem.overhead)  # DaemonSets are added per host type when building
-    res = plan_resources(dem, offers)
+    res = pm.plan_resources(dem, offers)
     for o in offers:  # a reserve that leaves nothing: an error before any work
         adj.planned(o, extra=dem.daemon_load(o, res), resources=res)
     options = PlanOptions(adj, float(time_limit), method, int(threads), int(seed), current,
@@ -121,7 +109,7 @@ def plan(
     else:
         with make_executor(executor, workers, address) as ex:
             results = ex.map(run_scenario, tasks)
-    replay = Replay(offers, {o.name: reserved(adj, dem, o, res) for o in offers}, dem.pods)
+    replay = Replay(offers, {o.name: pm.reserved(adj, dem, o, res) for o in offers}, dem.pods)
     if current is None:  # what the autoscalers' first fit decreasing onto the cheapest type gives
         results = [r.with_autoscaler(provision(r.instance)) if r.instance else r for r in results]
     return PlanResult(tuple(dataclasses.replace(r, replay=replay) for r in results),

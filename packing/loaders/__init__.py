@@ -4,7 +4,10 @@ What :func:`load_any` accepts, and the loader it calls:
 
 * ``*.json``, ``*.yaml``, ``*.yml``: :func:`packing.io.load_instance`, or, when the file holds
   Kubernetes objects (top-level ``apiVersion``/``kind``), :func:`packing.loaders.k8s.load_k8s`,
-  options ``hosts``, ``scale`` and ``ignore_topology``; also a folder of manifests.
+  options ``scale`` and ``ignore_topology``; also a folder of manifests.
+* any other ``*.csv``: a deployments CSV (:func:`packing.loaders.deployments.load_deployments`).
+* with ``hosts``, or several paths that add up: deployments CSVs, manifests, snapshots and
+  instance files as ``vbp plan`` reads them, on those host types (:mod:`packing.loaders.front`).
 * a cluster snapshot (``kubectl get nodes,pods,pdb -A -o yaml`` or ``-o json``: a file or folder
   with Node objects): :func:`packing.loaders.snapshot.load_snapshot`, option ``hosts`` (prices).
 * ``*.vbp``: :func:`packing.loaders.vpsolver.load_vbp`.
@@ -23,7 +26,7 @@ May import: packing.errors, packing.model, packing.io, packing.plan, packing.clu
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,16 +40,18 @@ from packing.loaders.snapshot import load_snapshot, looks_like_snapshot
 from packing.loaders.tianchi import load_tianchi
 from packing.loaders.vpsolver import KnownOptimum, load_vbp, read_optimal_values
 from packing.model.instance import Instance
+from packing.plan.model import HostOffer
 
 EXPECTED = (
-    "an instance file (.json, .yaml, .yml), Kubernetes manifests (a file or folder), a VPSolver "
+    "an instance file (.json, .yaml, .yml), a deployments CSV, Kubernetes manifests (a file or "
+    "folder), a cluster snapshot, a VPSolver "
     ".vbp file, a Tianchi 2018 folder, an openb folder (Alibaba GPU v2023) or node/pod list, "
     "machine_meta.csv (Alibaba v2018) or pai_machine_spec.csv (Alibaba GPU v2020), or a folder "
     "holding one of those"
 )
 
 OPTIONS = {"tianchi": ("view", "hosts", "rules", "round_up"), "openb": ("nodes", "pods"),
-           "k8s": ("hosts", "scale", "ignore_topology"), "snapshot": ("hosts",)}
+           "k8s": ("scale", "ignore_topology"), "snapshot": ("hosts",)}
 """The options each data-set kind takes."""
 
 
@@ -119,20 +124,86 @@ LOADERS: dict[str, Callable[..., Instance]] = {
 }
 
 
-def load_any(path: str | Path, **options: Any) -> Instance:
-    """Load an instance from an instance file (JSON/YAML), a ``.vbp`` file or a data-set folder.
+def load_any(path: str | Path | Sequence[str | Path], *,
+             hosts: str | Sequence[str | Path | HostOffer] | None = None, pool: str = "describe",
+             **options: Any) -> Instance:
+    """Load an instance: a file or data-set folder, or DEMAND paths on ``hosts``.
+
+    Every command reads its input here. A single path without ``hosts`` is loaded by its kind
+    (the table in this module's docstring). A deployments CSV, several DEMAND paths (they add
+    up), and manifests or an instance file with ``hosts`` go through :mod:`packing.loaders.front`,
+    as ``vbp plan`` reads them (``hosts`` in the grammar and with the loader of
+    :func:`packing.loaders.host_types.load_hosts`). ``hosts`` on a Tianchi folder is its uniform
+    fleet (one spec), on a single cluster snapshot the prices of its node types.
 
     Args:
-        path: the file or folder (see the table in this module's docstring).
+        path: the file or folder, or several DEMAND paths.
+        hosts: host types, one spec or several (``None`` or empty: not given).
+        pool: what the command needs of the hosts (:data:`packing.loaders.front.POOLS`):
+            ``describe`` (none needed), ``open`` (hosts needed; uncounted types as many as
+            needed) or ``fixed`` (hosts needed, every type counted).
         **options: passed to the data-set loader: ``view="reduced"|"full"`` for Tianchi,
-            ``nodes="all"|"gpu"`` and ``pods="default"|...`` for openb, ``hosts``, ``scale``
+            ``nodes="all"|"gpu"`` and ``pods="default"|...`` for openb, ``scale``
             and ``ignore_topology`` for Kubernetes manifests. Options set to ``None``
             are ignored; an option the kind does not take is an error.
 
     Raises:
-        InputError: the path is missing, of an unknown kind, or its content is invalid.
+        InputError: the path is missing, of an unknown kind, or its content is invalid; no
+            hosts where ``pool`` needs them; an uncounted host type where it needs counts.
     """
-    p = Path(path)
+    from packing.loaders.front import demand_instance, no_hosts, read_inputs
+
+    items = [Path(path)] if isinstance(path, str | Path) else [Path(p) for p in path]
+    if not items:
+        raise input_error("DEMAND", "", "expected at least one input")
+    specs = [hosts] if isinstance(hosts, str | Path | HostOffer) else list(hosts or ())
+    found = [_kind(p) for p in items]
+    kinds = [k for k, _ in found]
+    opts = {k: v for k, v in options.items() if v is not None and v is not False}
+    if len(items) == 1 and kinds[0] != "deployments" and (not specs or kinds[0] in ("tianchi", "snapshot")):
+        kind, target = found[0]
+        if specs:
+            if kind == "tianchi" and len(specs) > 1:
+                raise input_error("--hosts", ", ".join(map(str, specs)), "a Tianchi folder takes one "
+                                  "uniform fleet, <cores>c<GB>g[:count]")
+            opts["hosts"] = specs[0] if kind == "tianchi" else tuple(specs)
+        allowed = OPTIONS.get(kind, ())
+        bad = [k for k in opts if k not in allowed]
+        if bad:
+            raise InputError([Problem(str(items[0]), k, f"option does not apply to this input "
+                                      f"({kind}); it takes {', '.join(allowed) or 'no options'}")
+                              for k in bad])
+        inst = LOADERS[kind](target, **opts)
+        if pool != "describe" and inst.apps and not inst.host_types:
+            raise no_hosts(kind, str(items[0]))
+        return inst
+    other = [(p, k) for p, k in zip(items, kinds, strict=True) if k not in DEMAND_KINDS]
+    if other:
+        raise InputError([Problem(str(p), "", f"{k} data is read alone, without other paths or "
+                                  "host types; DEMAND that adds up or takes --hosts is deployments "
+                                  "CSVs, Kubernetes manifests, cluster snapshots and instance files")
+                          for p, k in other])
+    name = items[0].stem if len(items) == 1 else "demand"
+    if not specs:
+        if pool != "describe":
+            raise no_hosts(kinds[0] if len(set(kinds)) == 1 else "", str(items[0]))
+        from packing.loaders.deployments import load_demand
+
+        return demand_instance(load_demand(items, **opts), (), "describe", name)
+    dem, offers = read_inputs(items, specs, **opts)
+    return demand_instance(dem, offers, pool, name)
+
+
+DEMAND_KINDS = ("deployments", "k8s", "snapshot", "instance")
+"""The kinds of input that are DEMAND (:func:`packing.loaders.deployments.load_demand`)."""
+
+
+def _kind(p: Path) -> tuple[str, Path]:
+    """:func:`detect`'s ``(kind, path to load)``, or ``("deployments", p)`` for a CSV of no data set.
+
+    Raises:
+        InputError: ``p`` is missing or of an unknown kind.
+    """
     if not p.exists():
         raise input_error(str(p), "", "no such file or folder")
     if not p.is_file() and not p.is_dir():
@@ -143,16 +214,11 @@ def load_any(path: str | Path, **options: Any) -> Instance:
     if found is None and _batch_dag(p):
         raise input_error(str(p), "", "Alibaba batch DAG jobs (batch_task*.csv), not containers to place: "
                           "`vbp jobs compare` and `vbp jobs partition` read them")
+    if found is None and p.is_file() and p.suffix.lower() == ".csv":
+        return "deployments", p
     if found is None:
         raise input_error(str(p), "", f"unknown kind of input; expected {EXPECTED}")
-    kind, target = found
-    opts = {k: v for k, v in options.items() if v is not None}
-    allowed = OPTIONS.get(kind, ())
-    bad = [k for k in opts if k not in allowed]
-    if bad:
-        raise InputError([Problem(str(p), k, f"option does not apply to this input ({kind}); "
-                                  f"it takes {', '.join(allowed) or 'no options'}") for k in bad])
-    return LOADERS[kind](target, **opts)
+    return found
 
 
 __all__ = [

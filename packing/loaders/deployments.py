@@ -2,13 +2,16 @@
 
 A deployments CSV has a header and one row per deployment::
 
-    name,replicas,cpu,memory,gpu,max_per_host
-    web,12,500m,1Gi,,2
-    db,3,2,8Gi,0,1
-    train,2,8,64Gi,4,
+    name,replicas,cpu,memory,gpu,max_per_host,growth
+    web,12,500m,1Gi,,2,2
+    db,3,2,8Gi,0,1,
+    train,2,8,64Gi,4,,
 
-``name``, ``replicas``, ``cpu`` and ``memory`` are required; ``gpu`` (whole cards) and
-``max_per_host`` (anti-affinity cap, empty: none) are optional; any other column is an error.
+``name``, ``replicas``, ``cpu`` and ``memory`` are required; ``gpu`` (whole cards),
+``max_per_host`` (anti-affinity cap, empty: none) and ``growth`` (the app's own replica
+multiplier in ``vbp plan``'s growth scenarios, empty: 1; :meth:`~packing.plan.model.Demand.scaled`)
+are optional; columns named after a resource (``ephemeral-storage``, ``example.com/foo``) are its
+requests; any other column is an error.
 Quantities are Kubernetes quantities (:mod:`packing.model.quantity`): CPU ``500m`` or ``1.5`` cores,
 memory with a unit (``4Gi``, ``512Mi``, ``2G``; a plain number would be bytes and is refused).
 
@@ -41,8 +44,8 @@ from packing.model.instance import App, Instance
 from packing.model.quantity import PODS, resource_name_problem
 from packing.plan.model import PLAN_RESOURCES, DaemonLoad, Demand, base_to_units, to_base, unit_of
 
-COLUMNS = ("name", "replicas", "cpu", "memory", "gpu", "max_per_host")
-"""The columns of a deployments CSV (the last two optional)."""
+COLUMNS = ("name", "replicas", "cpu", "memory", "gpu", "max_per_host", "growth")
+"""The columns of a deployments CSV (the last three optional)."""
 
 K8S_READER = "packing.loaders.k8s:read_manifests"
 """``"module:function"`` of the Kubernetes manifest reader. Called with a path, it returns an
@@ -59,7 +62,7 @@ def load_deployments(path: str | Path) -> Demand:
         InputError: a missing or unknown column, a bad quantity, a duplicate name, an empty file.
     """
     source = str(path)
-    reader = CsvReader(path, COLUMNS, header=True, optional=("gpu", "max_per_host"))
+    reader = CsvReader(path, COLUMNS, header=True, optional=("gpu", "max_per_host", "growth"))
     header = reader.header_fields()
     extra = sorted(c for c in header if c not in COLUMNS and resource_name_problem(c) is None
                    and c not in ("cpu", "memory"))
@@ -74,6 +77,7 @@ def load_deployments(path: str | Path) -> Demand:
                             for c in dup])
     resources = (*PLAN_RESOURCES, *extra)
     apps: list[App] = []
+    growth: dict[str, float] = {}
     seen: dict[str, int] = {}
     for line, row in reader.rows():
         name = reader.name(line, "name", row["name"])
@@ -90,18 +94,36 @@ def load_deployments(path: str | Path) -> Demand:
                 reader.bad(line, r, e.problems[0].reason)
         cap_text = row.get("max_per_host", "").strip()
         cap = reader.integer(line, "max_per_host", cap_text, minimum=1) if cap_text else None
+        grow = _growth(reader, line, row.get("growth", "").strip())
         if name is not None and name in seen:
             reader.bad(line, "name", f"duplicate name {name!r} (also on line {seen[name]})")
             continue
         if name is None or replicas is None or len(base) != len(resources) or (
-                cap_text and cap is None):
+                cap_text and cap is None) or grow is None:
             continue
         seen[name] = line
+        if grow != 1:
+            growth[name] = grow
         demand = tuple(base_to_units(r, b) for r, b in zip(resources, base, strict=True))
         apps.append(App(name, demand, replicas, max_per_host=cap))
     reader.require_rows("one line per deployment: " + ",".join(COLUMNS))
     reader.raise_if_bad()
-    return Demand(tuple(apps), sources={a.name: source for a in apps}, resources=resources)
+    return Demand(tuple(apps), sources={a.name: source for a in apps}, resources=resources,
+                  growth_by=growth)
+
+
+def _growth(reader: CsvReader, line: int, text: str) -> float | None:
+    """A row's ``growth``: a finite positive number, 1 when empty (``None`` after a bad one)."""
+    if not text:
+        return 1.0
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or v <= 0:
+        reader.bad(line, "growth", f"expected a multiplier greater than 0, got {text!r}")
+        return None
+    return v
 
 
 ALIAS = {"cpu": "cpu", "memory": "memory", "mem": "memory", "gpu": "gpu"}
@@ -192,15 +214,19 @@ def _mentions_kind(path: Path) -> bool:
     return any(line.startswith("kind:") for line in text.splitlines())
 
 
-def _k8s_demand(path: Path) -> Demand:
-    """Demand from Kubernetes manifests, through :data:`K8S_READER`."""
+def _k8s_demand(path: Path, **options: Any) -> Demand:
+    """Demand from Kubernetes manifests, through :data:`K8S_READER`.
+
+    ``options`` are its keywords (``scale``, ``ignore_topology``); the reader's ``summary()``, if
+    any, goes in :attr:`~packing.plan.model.Demand.meta` under ``k8s``.
+    """
     mod, _, attr = K8S_READER.partition(":")
     try:
         fn = getattr(importlib.import_module(mod), attr)
     except (ImportError, AttributeError):
         raise input_error(str(path), "", "Kubernetes manifests cannot be read here (no manifest "
                           "reader installed); give a deployments CSV or an instance file") from None
-    got: Any = fn(path)
+    got: Any = fn(path, **options)
     if isinstance(got, Instance):
         return demand_from_instance(got, str(path))
     resources = tuple(got.resources)
@@ -229,11 +255,17 @@ def _k8s_demand(path: Path) -> Demand:
                      "gpu_key": w.gpu_key, "template": w.template}
             for a, w in zip(got.apps, getattr(got, "workloads", ()), strict=False)
             if getattr(w, "template", None) is not None}
-    return dataclasses.replace(demand, overhead=over, pods=pods, daemons=daemons)
+    facts = {"k8s": got.summary()} if hasattr(got, "summary") else {}
+    return dataclasses.replace(demand, overhead=over, pods=pods, daemons=daemons, meta=facts)
 
 
-def load_demand(paths: str | Path | Sequence[str | Path]) -> Demand:
+def load_demand(paths: str | Path | Sequence[str | Path], **options: Any) -> Demand:
     """Read and add up DEMAND paths (see the module docstring).
+
+    Args:
+        paths: one DEMAND path or several.
+        **options: keywords of the manifest reader (``scale``, ``ignore_topology``), for
+            manifests only; ``None`` values are ignored.
 
     Raises:
         InputError: a path that cannot be read, or app names that clash between files.
@@ -241,6 +273,7 @@ def load_demand(paths: str | Path | Sequence[str | Path]) -> Demand:
     from packing.loaders import load_any
     from packing.loaders.snapshot import looks_like_snapshot, snapshot_plan
 
+    opts = {k: v for k, v in options.items() if v is not None and v is not False}
     items = [paths] if isinstance(paths, str | Path) else list(paths)
     if not items:
         raise input_error("DEMAND", "", "expected at least one demand file")
@@ -254,9 +287,12 @@ def load_demand(paths: str | Path | Sequence[str | Path]) -> Demand:
         elif looks_like_snapshot(p):
             parts.append(snapshot_plan(p)[0])
         elif is_manifest(p):
-            parts.append(_k8s_demand(p))
+            parts.append(_k8s_demand(p, **opts))
         else:
             parts.append(demand_from_instance(load_any(p), str(p)))
+    if opts and not any(is_manifest(Path(p)) for p in items):
+        raise InputError([Problem(str(items[0]), k, "option applies to Kubernetes manifests only")
+                          for k in opts])
     return Demand.combine(parts)
 
 

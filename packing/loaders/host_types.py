@@ -24,6 +24,7 @@ YAML: a list of mappings (or ``{"host_types": [...]}``) with the keys ``name``, 
 ``labels`` (a mapping of strings), ``taints`` (a list of ``{key, value, effect}``: pods that do
 not tolerate a ``NoSchedule``/``NoExecute`` taint stay off the type) and resources
 (``ephemeral-storage``, ``hugepages-<size>``, extended resources such as ``example.com/foo``).
+An instance file (``resources`` and ``host_types``) gives its host types (:func:`instance_hosts`).
 
 Inline (:func:`inline_offers`), the grammar of :mod:`packing.model.host_spec`:
 ``[NAME=]<cores>c<GiB>g[<cards>gpu][:count=N][:price=P][:pods=N][:KEY=VALUE...]``, e.g.
@@ -277,6 +278,8 @@ def load_host_yaml(path: str | Path) -> tuple[HostOffer, ...]:
     """
     source = str(path)
     doc = read_document(path)
+    if isinstance(doc, Mapping) and "resources" in doc and "host_types" in doc:
+        return instance_hosts(doc, source)
     if isinstance(doc, Mapping) and set(doc) == {"host_types"}:
         doc = doc["host_types"]
     if not isinstance(doc, list) or not doc:
@@ -337,6 +340,37 @@ def load_host_yaml(path: str | Path) -> tuple[HostOffer, ...]:
     return tuple(out)
 
 
+def instance_hosts(doc: Mapping[str, Any], source: str) -> tuple[HostOffer, ...]:
+    """The host types of an instance file (``resources`` and ``host_types``; its apps are ignored).
+
+    Capacities are read by resource name: ``cpu`` (cores), ``memory`` or ``mem`` (GiB), ``gpu``
+    (cards), ``pods`` (110 when not named), the others as host-list columns; each is rounded
+    down to whole millicores, bytes and units. Labels, taints, costs (the price) and counts are kept.
+
+    Raises:
+        InputError: the file is not a valid instance file, or a capacity is not whole units.
+    """
+    from fractions import Fraction
+
+    from packing.io.instance_file import instance_from_dict
+    from packing.plan.model import unit_of
+
+    keep = {k: v for k, v in doc.items() if k in ("format", "name", "resources", "host_types")}
+    inst = instance_from_dict({**keep, "apps": []}, source)
+    names = [{"mem": "memory", "gpus": "gpu"}.get(r.lower(), r.lower()) for r in inst.resources]
+    out = []
+    priced = any(ht.cost != 1.0 for ht in inst.host_types)  # an instance file's cost is 1 by default
+    for t in inst.host_types:
+        base = {r: math.floor(Fraction(repr(float(x))) / unit_of(r))
+                for r, x in zip(names, t.capacity, strict=True)}
+        other = tuple(sorted((r, b) for r, b in base.items() if r not in ("cpu", "memory", "gpu", "pods")))
+        out.append(_checked(HostOffer(t.name, base.get("cpu", 0), base.get("memory", 0),
+                                      base.get("gpu", 0), t.cost if priced else None, t.count,
+                                      tuple(t.labels), source, tuple(t.taints),
+                                      base.get("pods", DEFAULT_PODS), other)))
+    return tuple(out)
+
+
 def load_hosts(specs: str | Sequence[str | Path | HostOffer],
                zones: Sequence[str] = ()) -> tuple[HostOffer, ...]:
     """Host types from files and inline specs, in order (see the module docstring).
@@ -346,8 +380,8 @@ def load_hosts(specs: str | Sequence[str | Path | HostOffer],
 
     Args:
         specs: host-type CSV/YAML files, inline specs (:mod:`packing.model.host_spec`), or
-            :class:`HostOffer` objects; a single string may hold several inline specs separated
-            by commas.
+            :class:`HostOffer` objects; a string may hold several inline specs separated by
+            commas.
         zones: every type without a zone once per zone (:func:`with_zones`; ``--zones``).
 
     Raises:
@@ -371,8 +405,9 @@ def load_hosts(specs: str | Sequence[str | Path | HostOffer],
                 raise input_error(str(p), "", "expected a host-type list (.csv, .yaml, .yml, .json)")
         elif p.is_dir():
             raise input_error(str(p), "", "is a folder; expected a host-type list or NAME=16c64g")
-        else:
-            out.extend(inline_offers(str(s)))
+        else:  # several inline specs separated by commas, as in a single string
+            for part in str(s).split(","):
+                out.extend(inline_offers(part.strip()))
     if not out:
         raise input_error("--hosts", "", "expected at least one host type")
     out = [dataclasses.replace(o, labels=well_known(o.name, o.labels))
@@ -395,5 +430,5 @@ def load_hosts(specs: str | Sequence[str | Path | HostOffer],
     return tuple(out)
 
 
-__all__ = ["COLUMNS", "INLINE", "KNOWN", "inline_offers", "load_host_csv", "load_host_yaml", "load_hosts",
-           "parse_inline", "with_zones"]
+__all__ = ["COLUMNS", "INLINE", "KNOWN", "inline_offers", "instance_hosts", "load_host_csv", "load_host_yaml",
+           "load_hosts", "parse_inline", "with_zones"]

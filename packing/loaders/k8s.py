@@ -76,14 +76,10 @@ DaemonSets are listed as ``DaemonSet/<namespace>/<name>``.
 
 Hosts
 -----
-Manifests carry no hosts. :meth:`Manifests.instance` takes host types; :func:`load_k8s` (and
-``load_any``, ``vbp ... --hosts``) builds them from inline host types (:mod:`packing.model.host_spec`:
-``[NAME=]<cores>c<GiB>g[<cards>gpu][:count=N][:price=P]`` or ``<cores>c<GiB>g[<cards>gpu]:N``,
-several separated by commas, e.g. ``16c64g:10,8c32g1gpu:4``; a price is the type's cost; without
-a count a type gets
-``max(2 * volume bound, hosts the per-host caps need, 1)`` hosts), or reads them from a file
-(``.json``/``.yaml``: ``resources`` and ``host_types`` as in an instance file, with labels and
-taints; :func:`hosts_file`). Without ``hosts`` the instance has no host types.
+Manifests carry no hosts. :meth:`Manifests.instance` takes host types; :func:`load_k8s` (``load_any``
+without ``hosts``) gives none. With ``--hosts`` the manifests are a demand read through
+:mod:`packing.loaders.front` (host types of :func:`packing.loaders.host_types.load_hosts`), as
+``vbp plan`` and every other command read them.
 """
 
 from __future__ import annotations
@@ -101,8 +97,7 @@ from typing import Any
 import numpy as np
 
 from packing.errors import InputError, Problem
-from packing.io.documents import read_document, read_documents
-from packing.io.instance_file import instance_from_dict
+from packing.io.documents import read_documents
 from packing.loaders.k8s_pod import (
     GPU_KEYS,
     HOSTNAME,
@@ -112,10 +107,8 @@ from packing.loaders.k8s_pod import (
     ports_conflict,
     read_workload,
 )
-from packing.model.host_spec import HostSpec, parse_host_specs, zone_types
 from packing.model.instance import App, HostType, Instance
-from packing.model.node_labels import INSTANCE_TYPE, label_value, well_known
-from packing.model.quantity import DEFAULT_PODS, GIB, PODS, grain, parse_quantity, planning_unit
+from packing.model.quantity import DEFAULT_PODS, PODS, planning_unit
 from packing.model.selection import Toleration, allowed, requirement_holds
 from packing.model.validation import check_instance
 
@@ -476,140 +469,23 @@ def _port_rules(apps: Sequence[Workload], daemons: Sequence[Workload], names: Se
 
 
 # ------------------------------------------------------------------------------------------------
-# hosts and load_any
-def parse_hosts(spec: str, source: str = "") -> list[tuple[str, tuple[float, float, int], int | None]]:
-    """Host types in the grammar of :mod:`packing.model.host_spec`, several separated by commas.
+# load_any
+def load_k8s(path: str | Path, scale: float | None = None, ignore_topology: bool = False) -> Instance:
+    """An instance from manifests without hosts (``load_any``'s loader): the apps, to describe.
 
-    ``16c64g:10``, ``std=16c64g:count=10:price=0.8``, ``8c32g1gpu``.
-
-    Returns:
-        ``(type name, (cores, GiB, cards), count or None)`` per host type (the name is the
-        shape when none is given).
-
-    Raises:
-        InputError: naming the bad part and the grammar; a count of 0.
-    """
-    return [(s.label, (float(s.cores), float(s.memory), s.gpus), s.count)
-            for s in _host_specs(spec, source)]
-
-
-def _host_specs(spec: str, source: str) -> list[HostSpec]:
-    specs = parse_host_specs(spec, source, field="hosts")
-    for s in specs:
-        if s.count == 0:
-            raise InputError([Problem(source, "hosts", f"{s.text!r}: count must be at least 1")])
-    return specs
-
-
-def hosts_file(m: Manifests, path: Path) -> tuple[HostType, ...]:
-    """Host types from a file: ``resources`` and ``host_types`` as in an instance file.
-
-    Capacities are matched to :attr:`Manifests.resources` by name (a resource the file does not
-    name is 0, e.g. ``gpu`` on CPU hosts; ``pods`` is 110 when not named); labels and taints are
-    kept, with the kubelet's well-known labels added (:func:`packing.model.node_labels.well_known`);
-    apps in the file are ignored.
-
-    Raises:
-        InputError: the file is not a valid instance file, or names a resource the manifests do
-            not plan.
-    """
-    doc = read_document(path)
-    if not isinstance(doc, Mapping):
-        raise InputError([Problem(str(path), "", "expected an object with resources and "
-                                  "host_types")])
-    d = {k: v for k, v in doc.items() if k in ("format", "name", "resources", "host_types")}
-    d["apps"] = []
-    inst = instance_from_dict(d, str(path))
-    extra = [r for r in inst.resources if r not in m.resources]
-    if extra:
-        raise InputError([Problem(str(path), "resources", f"{', '.join(map(repr, extra))} "
-                                  f"not planned from manifests (they give {', '.join(m.resources)})")])
-    idx = {r: i for i, r in enumerate(inst.resources)}
-    return tuple(dataclasses.replace(t, labels=well_known(t.name, t.labels), capacity=tuple(
-        float(t.capacity[idx[r]]) if r in idx else float(DEFAULT_PODS) if r == PODS else 0.0
-        for r in m.resources)) for t in inst.host_types)
-
-
-def _capacity(s: HostSpec, resources: Sequence[str], source: str) -> tuple[float, ...]:
-    """An inline host type's capacity over ``resources`` (rounded down to millicores and bytes).
-
-    Raises:
-        InputError: a capacity that is not a quantity.
-    """
-    given: dict[str, Fraction] = {"cpu": Fraction(s.cores), "memory": Fraction(s.memory) * GIB,
-                                  "gpu": Fraction(s.gpus),
-                                  PODS: Fraction(DEFAULT_PODS if s.pods is None else s.pods)}
-    for r, q in s.resources:
-        try:
-            given[r] = parse_quantity(q)
-        except ValueError as e:
-            raise InputError([Problem(source, f"hosts {s.label}.{r}", str(e))]) from None
-    for k, v in s.labels:  # an extended resource the pods request, given as KEY=VALUE
-        if k in resources and k not in given:
-            try:
-                given[k] = parse_quantity(v)
-            except ValueError as e:
-                raise InputError([Problem(source, f"hosts {s.label}.{k}", str(e))]) from None
-    return tuple(float(math.floor(given.get(r, Fraction(0)) / grain(r)) * grain(r)
-                       / planning_unit(r)) for r in resources)
-
-
-def host_types(m: Manifests, spec: str, source: str = "") -> tuple[HostType, ...]:
-    """Host types for ``m`` from a ``--hosts`` spec or file (automatic counts as documented)."""
-    if Path(spec).suffix.lower() in (".json", ".yaml", ".yml"):
-        return hosts_file(m, Path(spec))
-    types = []
-    for s in _host_specs(spec, source):
-        cost = 1.0 if s.price is None else s.price
-        cap = _capacity(s, m.resources, source)
-        labels = tuple((k, v) for k, v in s.labels if k not in m.resources)
-        variants = ([(s.label, labels)] if not s.zones else
-                    [(n, (*labels, (INSTANCE_TYPE, label_value(s.label)), *z))
-                     for n, z in zone_types(s.label, s.zones)])
-        for name, lab in variants:
-            ht = HostType(name, cap, s.count or 1, cost, labels=well_known(name, lab))
-            if s.count is None:
-                ht = dataclasses.replace(ht, count=_derived_count(m, ht))
-            types.append(ht)
-    if len({t.name for t in types}) != len(types):
-        raise InputError([Problem(source, "hosts", "the same host type is given twice")])
-    return tuple(types)
-
-
-def _derived_count(m: Manifests, ht: HostType) -> int:
-    """Hosts of a type without a count: ``max(2 * volume bound, hosts the caps need, 1)``.
-
-    The volume counts only the pods that fit alone on an empty host of the type, and no type
-    gets more hosts than there are pods (a pod too large for every type is then named by the
-    solver, not lost in a count beyond the model's limits).
-    """
-    left = np.asarray(ht.capacity) - m.overhead([ht])[0]
-    dem = np.array([a.demand for a in m.apps], dtype=np.float64).reshape(-1, len(m.resources))
-    cnt = np.array([a.count for a in m.apps], dtype=np.float64)
-    fits = (dem <= left + 1e-9).all(axis=1) if len(cnt) else np.zeros(0, dtype=bool)
-    need = (dem[fits] * cnt[fits, None]).sum(axis=0)
-    ok = left > 0
-    volume = float(np.max(need[ok] / left[ok])) if ok.any() and fits.any() else 0.0
-    most = max((a.count for a in m.apps if a.max_per_host == 1), default=0)
-    return max(min(2 * math.ceil(volume - 1e-9), int(cnt.sum())), most, 1)
-
-
-def load_k8s(path: str | Path, hosts: str | None = None, scale: float | None = None,
-             ignore_topology: bool = False) -> Instance:
-    """An instance from manifests (``load_any``'s loader): apps, and hosts from ``hosts``.
+    Placed on host types (``--hosts``), manifests are read through
+    :mod:`packing.loaders.front` as every other demand is.
 
     Args:
         path: a manifest file or folder.
-        hosts: a host spec (see :func:`parse_hosts`); ``None``: no host types.
         scale: multiply replicas by this (rounded up); ``None`` is 1.
         ignore_topology: list rules vbp does not model as ignored instead of refusing them.
     """
     m = read_manifests(path, scale=1.0 if scale is None else scale,
                        ignore_topology=ignore_topology)
-    types = host_types(m, hosts, str(path)) if hosts is not None else ()
-    inst = m.instance(types, name=Path(path).stem or "k8s", source=str(path))
+    inst = m.instance((), name=Path(path).stem or "k8s", source=str(path))
     meta = dict(inst.meta)
-    meta["k8s"] = dict(meta["k8s"], hosts=hosts, scale=1.0 if scale is None else scale)
+    meta["k8s"] = dict(meta["k8s"], hosts=None, scale=1.0 if scale is None else scale)
     return inst.replace(meta=meta)
 
 
@@ -635,8 +511,6 @@ def looks_like_manifest(p: Path) -> bool:
 
 
 __all__ = [
-    "DAEMON_TOLERATIONS", "GPU_KEYS", "HOSTNAME", "Manifests", "Workload", "host_types",
-    "hosts_file",
-    "load_k8s", "looks_like_manifest", "manifest_files", "parse_hosts",
-    "read_manifests",
+    "DAEMON_TOLERATIONS", "GPU_KEYS", "HOSTNAME", "Manifests", "Workload", "load_k8s",
+    "looks_like_manifest", "manifest_files", "read_manifests",
 ]

@@ -13,7 +13,8 @@ def describe(inst: Instance, path: str) -> dict[str, Any]:
     Adds to :meth:`packing.model.instance.Instance.summary`: the path and source, resource and host type
     names, requests with a departure, apps restricted to some host types, host types with labels
     or taints, apps with domain caps or spread rules, and the Kubernetes facts of an instance
-    read from manifests (``k8s``) or from a cluster snapshot (``snapshot``).
+    read from manifests (``k8s``) or from a cluster snapshot (``snapshot``), and the host types
+    given without a count (``uncounted``: one host per container, as many as needed).
     """
     d = dict(inst.summary())
     d["path"] = path
@@ -26,6 +27,7 @@ def describe(inst: Instance, path: str) -> dict[str, Any]:
     d["labelled_host_types"] = sum(1 for t in inst.host_types if t.labels or t.taints)
     d["domain_capped_apps"] = sum(1 for a in inst.apps if a.domain_caps)
     d["spread_apps"] = sum(1 for a in inst.apps if a.spreads)
+    d["uncounted"] = list(inst.meta.get("uncounted") or ())  # host types as many as needed
     for key in ("k8s", "snapshot"):
         if isinstance(inst.meta.get(key), dict):
             d[key] = inst.meta[key]

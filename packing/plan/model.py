@@ -197,6 +197,10 @@ class Demand:
             (:meth:`daemon_load`); each takes a pod slot.
         resources: :data:`PLAN_RESOURCES`, then the other resources some pod requests
             (sorted by name).
+        meta: facts about the input for ``vbp info`` (``{"k8s": ...}`` for manifests).
+        growth_by: per-app replica multipliers by app name (a deployments CSV's ``growth``
+            column, ``--growth-by``), applied by :meth:`scaled` under the scenario's growth; an
+            app not named grows by 1.
     """
 
     apps: tuple[App, ...]
@@ -207,6 +211,8 @@ class Demand:
     pods: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     daemons: tuple[DaemonLoad, ...] = ()
     resources: tuple[str, ...] = PLAN_RESOURCES
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    growth_by: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Check the apps, rules and exclusions as an instance's (:mod:`packing.model.validation`).
@@ -228,8 +234,13 @@ class Demand:
         cards = [Problem("demand", f"apps[{i}] ({a.name}).demand[2]",
                          f"GPU cards are whole, got {a.demand[2]:g}")
                  for i, a in enumerate(inst.apps) if a.demand[2] != int(a.demand[2])]
+        names = {a.name for a in inst.apps}
+        cards += [Problem("demand", f"growth_by ({n})", "no app of that name; the apps are "
+                          f"{', '.join(sorted(names))}") for n in self.growth_by if n not in names]
         if cards:
             raise InputError(cards)
+        for n, m in self.growth_by.items():
+            _growth_fraction(m, f"growth of {n}")
         object.__setattr__(self, "resources", res)
         for f in ("apps", "rules", "exclusions"):  # canonical: tuples, vectors by name resolved
             object.__setattr__(self, f, getattr(inst, f))
@@ -270,7 +281,11 @@ class Demand:
         over = [0, 0, 0]
         pods: dict[str, Mapping[str, Any]] = {}
         daemons: list[DaemonLoad] = []
+        meta: dict[str, Any] = {}
+        growth_by: dict[str, float] = {}
         for part in parts:
+            meta.update(part.meta)
+            growth_by.update(part.growth_by)
             over = [x + y for x, y in zip(over, part.overhead, strict=True)]
             pods.update(part.pods)
             daemons.extend(part.daemons)
@@ -288,10 +303,15 @@ class Demand:
         if problems:
             raise InputError(problems)
         return Demand(tuple(apps), tuple(rules), tuple(excl), sources, (over[0], over[1], over[2]),
-                      pods, tuple(daemons), res)
+                      pods, tuple(daemons), res, meta, growth_by)
 
     def scaled(self, growth: float) -> Demand:
-        """The demand with every app's replicas multiplied by ``growth``, rounded up.
+        """The demand of a growth scenario: replicas times the app's multiplier times ``growth``.
+
+        An app's multiplier is its :attr:`growth_by` entry (1 when not named). The product is
+        exact (decimal multipliers as fractions) and only the result is rounded up: 3 replicas
+        grown by 1.5 in a scenario of 1.5 are ``ceil(3 * 2.25) = ceil(6.75) = 7`` (rounding
+        twice would give ``ceil(ceil(4.5) * 1.5) = 8``).
 
         Args:
             growth: a positive multiplier; ``1.25`` turns 4 replicas into 5.
@@ -300,23 +320,40 @@ class Demand:
             InputError: ``growth`` is not a finite positive number.
         """
         g = _growth_fraction(growth)
-        apps = tuple(
-            a if g == 1 else _replace_app(a, count=math.ceil(a.count * g)) for a in self.apps
-        )
+        by = {n: _growth_fraction(m, f"growth of {n}") for n, m in self.growth_by.items()}
+        apps = tuple(a if g * by.get(a.name, 1) == 1
+                     else _replace_app(a, count=math.ceil(a.count * g * by.get(a.name, 1)))
+                     for a in self.apps)
         return dataclasses.replace(self, apps=apps)
+
+    def with_growth_by(self, growth_by: Mapping[str, float], source: str = "--growth-by") -> Demand:
+        """The demand with these per-app multipliers over its own (a CSV's ``growth`` column).
+
+        Raises:
+            InputError: an app name the demand does not have, or a multiplier that is not a
+                finite positive number (naming ``source``).
+        """
+        names = {a.name for a in self.apps}
+        bad = [Problem(source, n, f"no app of that name; the apps are {', '.join(sorted(names))}")
+               for n in growth_by if n not in names]
+        if bad:
+            raise InputError(bad)
+        for n, m in growth_by.items():
+            _growth_fraction(m, f"{source} {n}")
+        return dataclasses.replace(self, growth_by={**self.growth_by, **growth_by})
 
 
 def _replace_app(a: App, **changes: Any) -> App:
     return dataclasses.replace(a, **changes)
 
 
-def _growth_fraction(growth: float) -> Fraction:
+def _growth_fraction(growth: float, source: str = "--growth") -> Fraction:
     if isinstance(growth, bool) or not isinstance(growth, int | float | Fraction):
-        raise input_error("--growth", str(growth), "expected a number")
+        raise input_error(source, str(growth), "expected a number")
     if isinstance(growth, float) and not math.isfinite(growth):
-        raise input_error("--growth", str(growth), "must be finite")
+        raise input_error(source, str(growth), "must be finite")
     if growth <= 0:
-        raise input_error("--growth", str(growth), "must be greater than 0")
+        raise input_error(source, str(growth), "must be greater than 0")
     return Fraction(str(growth)) if isinstance(growth, float) else Fraction(growth)
 
 
@@ -345,6 +382,37 @@ def parse_growth(text: str | Sequence[float]) -> tuple[float, ...]:
     if dup:
         raise input_error("--growth", str(text), f"multiplier {dup[0]:g} is given twice")
     return tuple(vals)
+
+
+def parse_growth_by(text: str | Mapping[str, float] | None,
+                    source: str = "--growth-by") -> dict[str, float]:
+    """Per-app multipliers: ``"web=2,db=1"`` or a mapping (``None``: none).
+
+    Raises:
+        InputError: not ``APP=NUMBER`` pairs, an app named twice, or a multiplier that is not a
+            finite positive number.
+    """
+    if text is None:
+        return {}
+    if not isinstance(text, str):
+        out = dict(text)
+    else:
+        out = {}
+        for part in (p.strip() for p in text.split(",")):
+            name, eq, value = part.partition("=")
+            try:
+                if not eq or not name.strip():
+                    raise ValueError
+                v = float(value)
+            except ValueError:
+                raise input_error(source, text, f"expected APP=MULTIPLIER pairs separated by "
+                                  f"commas (web=2,db=1), got {part!r}") from None
+            if name.strip() in out:
+                raise input_error(source, text, f"app {name.strip()!r} is given twice")
+            out[name.strip()] = v
+    for n, m in out.items():
+        _growth_fraction(m, f"{source} {n}")
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -646,7 +714,8 @@ def plan_resources(demand: Demand, offers: Sequence[HostOffer]) -> tuple[str, ..
 
 
 def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence[int],
-                   adjustment: Adjustment | None = None, name: str = "plan") -> Instance:
+                   adjustment: Adjustment | None = None, name: str = "plan",
+                   rounded: bool = True) -> Instance:
     """The instance to solve: the demand on the offers with planned capacities and given counts.
 
     Args:
@@ -655,6 +724,8 @@ def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence
         counts: hosts of each type, shape ``(n_offers,)``.
         adjustment: reserve and headroom (``None``: full capacity).
         name: the instance name.
+        rounded: round capacities down to the demands' common step (:func:`demand_grid`: no
+            sum of demands is lost; the solvers' grid); ``False`` keeps them exact.
 
     Returns:
         The instance over :func:`plan_resources` (each container takes one of its host's
@@ -668,7 +739,7 @@ def build_instance(demand: Demand, offers: Sequence[HostOffer], counts: Sequence
     exact: dict[str, list[float]] = {}
     for o, c in zip(offers, counts, strict=True):
         extra = demand.daemon_load(o, res)
-        planned = adj.planned(o, grid, extra, res)
+        planned = adj.planned(o, grid if rounded else [None] * len(res), extra, res)
         cap = tuple(base_to_units(r, b) for r, b in zip(res, planned, strict=True))
         types.append(HostType(o.name, cap, int(c), cost=1.0 if o.price is None else float(o.price),
                               labels=tuple(sorted(o.labels)), taints=o.taints))
@@ -960,6 +1031,6 @@ __all__ = [
     "BASE_UNIT", "DEFAULT_PODS", "MAX_TYPES_SHOWN", "PLAN_RESOURCES", "Adjustment", "DaemonLoad",
     "Demand", "HostOffer", "TypeUsage", "base_to_units", "build_instance", "check_resources",
     "check_selection", "offers_for", "reserved", "unit_of",
-    "full_capacity", "parse_growth", "parse_headroom", "parse_reserve", "plan_resources",
+    "full_capacity", "parse_growth", "parse_growth_by", "parse_headroom", "parse_reserve", "plan_resources",
     "planned_capacity", "stranded", "to_base", "type_usage",
 ]

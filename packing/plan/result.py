@@ -171,6 +171,24 @@ class PlanResult:
         return {"format": FORMAT, "planned_against": self.planned_against,
                 "scenarios": [s.to_dict() for s in self.scenarios]}
 
+    def exit_status(self) -> int:
+        """The command's exit status (README's table): the worst over the scenarios.
+
+        3 (:data:`~packing.errors.EXIT_INFEASIBLE`) when a scenario is proven infeasible (an
+        infeasible ``--current`` with ``--verify-only`` too) or its N+1 check proves a host whose
+        loss is not absorbed (``n_plus_one.holds`` false); else 4
+        (:data:`~packing.errors.EXIT_NO_PLACEMENT`) when a scenario has no plan within the time
+        limit or its N+1 check could not decide (``holds`` null); else 0.
+        """
+        from packing.errors import EXIT_INFEASIBLE, EXIT_NO_PLACEMENT, EXIT_OK
+
+        holds = [(s.n_plus_one or {}).get("holds", True) for s in self.scenarios if s.n_plus_one]
+        if any(s.status == "infeasible" for s in self.scenarios) or False in holds:
+            return EXIT_INFEASIBLE
+        if any(s.placement is None for s in self.scenarios) or None in holds:
+            return EXIT_NO_PLACEMENT
+        return EXIT_OK
+
     def to_frame(self) -> Any:
         """A pandas DataFrame, one row per scenario and host type.
 

@@ -140,7 +140,9 @@ def info_lines(d: dict[str, Any]) -> list[str]:
         ("apps", f"{d['apps']:,}"),
         ("containers", f"{d['containers']:,}"),
         ("hosts", f"{d['hosts']:,} in {d['host_types']:,} host type"
-                  f"{'' if d['host_types'] == 1 else 's'}"),
+                  f"{'' if d['host_types'] == 1 else 's'}" + (
+                      f" ({', '.join(d['uncounted'])} without a count: one host per container, as "
+                      "many as needed)" if d.get("uncounted") else "")),
         ("resources", f"{d['resources']:,} ({shown})"),
         ("rules", f"{d['rules']:,} ({d['cross_rules']:,} between different apps)"),
         ("exclusions", f"{d['exclusions']:,}"),

@@ -165,4 +165,21 @@ def cost_cap(instance: Instance, bounds: np.ndarray, fit: np.ndarray | None = No
     return out
 
 
-__all__ = ["QUICK_WORK", "cost_cap", "count_bounds", "fits_alone", "type_bound"]
+def bounded_pool(instance: Instance) -> Instance:
+    """``instance`` with its uncounted host types capped at :func:`count_bounds`.
+
+    A type is uncounted (as many hosts as needed) when ``meta["uncounted"]`` names it
+    (:mod:`packing.loaders.front`); the cap cuts off no optimum. Other instances are returned as
+    they are.
+    """
+    meta = instance.meta if isinstance(instance.meta, dict) else {}
+    open_types = set(meta.get("uncounted") or ())
+    if not open_types or not instance.apps:
+        return instance
+    limits = [None if t.name in open_types else t.count for t in instance.host_types]
+    counts = count_bounds(instance, limits).tolist()
+    return instance.replace(host_types=tuple(
+        dataclasses.replace(t, count=int(c)) for t, c in zip(instance.host_types, counts, strict=True)))
+
+
+__all__ = ["QUICK_WORK", "bounded_pool", "cost_cap", "count_bounds", "fits_alone", "type_bound"]

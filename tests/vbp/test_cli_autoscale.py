@@ -64,3 +64,19 @@ def test_plot_draws_the_pool(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     sizes = r.engine.pool.sizes if r.engine.pool is not None else []
     assert len(sizes) == len(r.trajectory.time) and max(sizes) == r.pool.nodes_peak
     assert all(n >= h for n, h in zip(sizes, r.trajectory.hosts_used, strict=True))
+
+
+def test_uncounted_host_types_are_a_pool_only_with_autoscale(capsys: pytest.CaptureFixture[str]) -> None:
+    """A deployments CSV on an uncounted host type: the fixed pool needs a count (exit 2, naming
+    the type), the autoscaled pool opens what it needs (tests/data/front: 9 pods on 4c16g
+    nodes, best fit, no departures)."""
+    front = Path(__file__).resolve().parents[1] / "data" / "front" / "deployments.csv"
+    for cmd in (["simulate", str(front), "--policy", "bf"],
+                ["compare", str(front), "--policies", "bf,ff", "--orders", "2", "-q"]):
+        code, _, err = run([*cmd, "--hosts", "std=4c16g:price=1"], capsys)
+        assert code == 2 and "std.count" in err
+        code, out, err = run([*cmd, "--hosts", "std=4c16g:price=1", "--autoscale"], capsys)
+        assert code == 0, err
+    doc = run_json(["simulate", str(front), "--policy", "bf", "--hosts", "std=4c16g:price=1",
+                    "--autoscale", "--json"], capsys)
+    assert doc["runs"][0]["nodes_peak"] == doc["runs"][0]["hosts_peak"]

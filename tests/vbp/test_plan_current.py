@@ -101,7 +101,7 @@ def test_verify_only_names_the_first_failure(files: dict[str, Path],
     with pytest.raises(SystemExit) as e:
         main(["plan", str(files["d"]), "--hosts", "std:4c16g", "--current", str(cur),
               "--verify-only", "--n-plus-one", "--json"])
-    assert e.value.code in (0, None)
+    assert e.value.code == 3  # proven: losing std#2 is not absorbed (README: does not hold)
     doc = json.loads(capsys.readouterr().out)
     jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
     s = doc["scenarios"][0]
@@ -202,3 +202,33 @@ def test_n_plus_one_on_a_running_cluster_is_proven(files: dict[str, Path]) -> No
     hosts = sorted({h for hs in s.placement.hosts.values() for h in hs}
                    | {idx[n] for n in s.n_plus_one["spares"]} | {0, 1})
     assert _brute_n1(s.instance, s.placement, hosts)
+
+
+@pytest.mark.parametrize(("running", "n1", "code", "status"), [
+    # the running cluster holds the demand: 0; with N+1 a host's loss is proven not absorbed: 3
+    ({"web": ["std#0", "std#1"], "big": ["std#2"]}, False, 0, "feasible"),
+    ({"web": ["std#0", "std#1"], "big": ["std#2"]}, True, 3, "feasible"),
+    # N+1 holds: two 1-core webs on two 4-core hosts, either loss leaves 3 cores for the other
+    ({"web": ["std#0", "std#1"]}, True, 0, "feasible"),
+    # big does not run anywhere (unplaced): the cluster does not hold the demand, proven: 3
+    ({"web": ["std#0", "std#1"], "big": [None]}, False, 3, "infeasible"),
+    ({"web": ["std#0", "std#1"], "big": [None]}, True, 3, "infeasible"),
+])
+def test_verify_only_exit_status(files: dict[str, Path], capsys: pytest.CaptureFixture[str],
+                                 running: dict[str, list[str | None]], n1: bool, code: int,
+                                 status: str) -> None:
+    """README's exit codes: 3 when --verify-only proves the cluster does not hold (or is not N+1)."""
+    demand = files["d"]
+    if "big" not in running:  # small webs only
+        demand = files["dir"] / "small.csv"
+        demand.write_text("name,replicas,cpu,memory\nweb,2,1,1Gi\n")
+    cur = files["dir"] / "running.json"
+    cur.write_text(json.dumps({"hosts": running}))
+    with pytest.raises(SystemExit) as e:
+        main(["plan", str(demand), "--hosts", "std:4c16g", "--current", str(cur), "--verify-only",
+              *(["--n-plus-one"] if n1 else []), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    s = doc["scenarios"][0]
+    assert (e.value.code or 0, s["status"]) == (code, status)
+    if n1 and status == "feasible":
+        assert s["n_plus_one"]["holds"] is (code == 0)

@@ -140,27 +140,28 @@ LOADER_OPTIONS = "vbp.loader_options"
 
 
 def _keep_loader_option(ctx: click.Context, param: click.Parameter, value: Any) -> None:
-    if value is not None and value is not False and param.name is not None:
+    if value not in (None, False, ()) and param.name is not None:
         ctx.meta.setdefault(LOADER_OPTIONS, {})[param.name] = value
 
 
 def data_options(fn: Any) -> Any:
-    """Add the data-set loader options to a command.
+    """Add the input options to a command: ``--hosts`` and the data-set options.
 
-    They are ``--view``, ``--hosts``, ``--rules``, ``--round-up``, ``--pods``, ``--nodes``,
-    ``--scale`` and ``--ignore-topology``.
-    They are not passed to the command's function: :func:`load_any` picks them up from the click
+    ``--hosts`` reads host types as ``vbp plan`` does; the others are ``--view``, ``--rules``,
+    ``--round-up``, ``--pods``, ``--nodes``, ``--scale`` and ``--ignore-topology``. They
+    are not passed to the command's function: :func:`load_any` picks them up from the click
     context, so every command that loads its input through it honours them. An option
     that does not apply to the input (``--pods`` on a Tianchi folder) is an error (exit 2).
     """
     options = [
         click.option("--view", type=click.Choice(["reduced", "full"]), default=None,
                      help="Tianchi 2018: peak cpu/mem (reduced, default) or every time point (full)."),
-        click.option("--hosts", default=None, metavar="SPEC",
-                     help="Tianchi 2018: a uniform fleet instead of the contest machines, "
-                          "<cores>c<GB>g[:count], e.g. 64c128g (CPU and memory only). "
-                          "Kubernetes manifests: the host types, [NAME=]<cores>c<GiB>g[<cards>gpu]"
-                          "[:count=N][:pods=N][:KEY=VALUE], several separated by commas."),
+        click.option("--hosts", multiple=True, metavar="HOSTS",
+                     help="Host types for a demand (deployments CSV, manifests, instance files), as "
+                          "vbp plan reads them: a CSV or YAML list or inline [NAME=]16c64g[8gpu]"
+                          "[:count=N][:price=P]; repeatable (docs/plan.md). simulate, compare and "
+                          "sweep need a count per type. Tianchi 2018: a uniform fleet "
+                          "<cores>c<GB>g[:count]. A snapshot: prices of its node types."),
         click.option("--rules", type=click.Choice(["all", "cross", "none"]), default=None,
                      help="Tianchi 2018: every rule (default), the cross-app rules only, or none."),
         click.option("--round-up", is_flag=True, default=False,
@@ -187,20 +188,19 @@ def data_options(fn: Any) -> Any:
     return fn
 
 
-def load_any(path: str | Path | None, *, hosts_needed: bool = True, **options: Any) -> Instance:
-    """The instance a command names: a file or data-set folder, or a built-in name.
+def load_any(path: str | Path | Sequence[str] | None, *, pool: str = "fixed", **options: Any) -> Instance:
+    """The instance a command names, through :func:`packing.loaders.load_any` (or a built-in name).
 
     Args:
-        path: an instance file (JSON/YAML), a ``.vbp`` file, a data-set folder (see
-            :func:`packing.loaders.load_any`), or a built-in name such as ``sigma`` (used when no
-            file of that name exists); ``None`` means the built-in ``sigma`` instance.
-        hosts_needed: the command places containers, so Kubernetes manifests need ``--hosts``
-            (``vbp info`` and ``vbp validate`` describe manifests without hosts).
-        **options: passed to the data-set loader, over the command's :func:`data_options`.
+        path: an instance file, a deployments CSV, manifests, a snapshot, a ``.vbp`` file, a
+            data-set folder, or a built-in name such as ``sigma`` (used when no file of that name
+            exists); several DEMAND paths add up; ``None`` (or none) means the built-in ``sigma``.
+        pool: what the command needs of the hosts (:data:`packing.loaders.front.POOLS`):
+            ``describe`` (info, validate), ``open`` (solve) or ``fixed`` (a policy replays).
+        **options: passed to the loader, over the command's :func:`data_options`.
 
     Raises:
-        InputError: as the loader does; also a data-set option given for a built-in instance,
-            and manifests without ``--hosts`` when ``hosts_needed``.
+        InputError: as the loader does; also a data-set option given for a built-in instance.
     """
     from packing.io.builtin import BUILTIN_NAMES, builtin_instance
     from packing.loaders import load_any as _load_any
@@ -208,17 +208,15 @@ def load_any(path: str | Path | None, *, hosts_needed: bool = True, **options: A
     ctx = click.get_current_context(silent=True)
     given = dict(ctx.meta.get(LOADER_OPTIONS, {})) if ctx is not None else {}
     given.update({k: v for k, v in options.items() if v is not None})
-    if path is None or (str(path) in BUILTIN_NAMES and not Path(path).exists()):
+    if path is not None and not isinstance(path, str | Path):  # DEMAND paths: one, several, none
+        path = path[0] if len(path) == 1 else (list(path) or None)
+    if path is None or (isinstance(path, str) and path in BUILTIN_NAMES and not Path(path).exists()):
         if given:
             raise InputError([Problem(str(path or "sigma"), "--" + k.replace("_", "-"),
                                       "option applies to data-set folders, not to a built-in "
                                       "instance") for k in given])
         return builtin_instance(str(path or "sigma"))
-    inst = _load_any(path, **given)
-    if hosts_needed and "k8s" in inst.meta and inst.apps and not inst.host_types:
-        raise InputError([Problem(str(path), "--hosts", "Kubernetes manifests carry no hosts; "
-                                  "give the host types, e.g. --hosts 16c64g:10")])
-    return inst
+    return _load_any(path, pool=pool, **given)
 
 
 def given_command(*prefix: str) -> list[str]:

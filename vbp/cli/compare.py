@@ -37,7 +37,7 @@ from vbp.compare import (
 
 
 @click.command()
-@click.argument("path", metavar="[FILE]", required=False)
+@click.argument("paths", metavar="[FILE...]", nargs=-1)
 @click.option("--policies", "policy_list", default=None,
               help="Comma-separated policies: registry names, policy files, or NAME=SPEC; a row is "
                    "named by the registry name, the file's stem, or NAME (unique) [default: every "
@@ -68,13 +68,13 @@ from vbp.compare import (
 @executor_options
 @force_option
 @data_options
-def compare(path: str | None, policy_list: str | None, orders: int, time_limit: float, seed: int,
+def compare(paths: tuple[str, ...], policy_list: str | None, orders: int, time_limit: float, seed: int,
             as_json: bool, plot: str | None, quiet: bool, repair_snapshot: bool,
             snapshots: int, keep: float, keep_departures: bool, uncovered: str, executor_kind: str,
             workers: int | None, ray_address: str | None, force: bool) -> None:
     """Compare online policies with the optimum on FILE (default: the built-in `sigma` instance).
 
-    FILE is an instance file, a .vbp file, a data-set folder or a built-in name. Every policy replays the
+    FILE is an instance, .vbp file, data set, `sigma` or DEMAND on counted --hosts. Every policy replays the
     same orders (common random numbers); the same seed gives the same table. Hosts are counted at the end
     of each run; the optimum is the offline solve of all containers at once, so departures in the request
     stream are dropped unless --keep-departures is given. --executor process or ray spreads the runs
@@ -100,9 +100,9 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
                           "snapshot's containers that stay)")
     labels, names = parse_named_policies(policy_list) if policy_list is not None else (None, None)
     scale = autoscaling()
-    check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[path, *(names or [])])
+    check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[*paths, *(names or [])])
     executor = make_executor(executor_kind, workers, ray_address)  # checks the options; starts nothing
-    loaded = load_any(path)
+    loaded, path = load_any(paths, pool="open" if scale else "fixed"), ", ".join(paths) or None
     check_order_budget("--orders", orders, loaded.n_containers)
     if names is None:
         names = default_policies(loaded.name)

@@ -14,14 +14,13 @@ from vbp.cli.formats import tagged
 
 
 @click.command()
-@click.argument("path", type=click.Path())
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path())
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object (format vbp-info/1) instead of text.")
 @data_options
-def info(path: str, as_json: bool) -> None:
-    """Describe PATH: an instance file, a .vbp file, a data-set folder or a cluster snapshot."""
-    inst = load_any(path, hosts_needed=False)
-    d = describe(inst, str(Path(path)))
+def info(paths: tuple[str, ...], as_json: bool) -> None:
+    """Describe PATH: an instance, .vbp file, data-set folder, snapshot, or demand (several add up)."""
+    d = describe(load_any(paths, pool="describe"), ", ".join(str(Path(p)) for p in paths))
     if as_json:
         click.echo(json.dumps(tagged("info", d), indent=1))
         return

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from packing.errors import EXIT_INFEASIBLE, EXIT_NO_PLACEMENT, InputError, Problem
+from packing.errors import InputError, Problem
 from solvers import METHOD_NAMES
 from vbp.cli.common import MAX_WORKERS, PLOT_SUFFIXES, SEED, FiniteFloat
 from vbp.cli.outputs import check_outputs, force_option
@@ -33,6 +33,9 @@ from vbp.cli.outputs import check_outputs, force_option
                    "cpu=100m,memory=128Mi.")
 @click.option("--growth", default="1", show_default=True, metavar="LIST",
               help="Demand multipliers, one plan each (replicas rounded up): 1,1.25,1.5,2.")
+@click.option("--growth-by", default=None, metavar="APP=M,...",
+              help="Per-app multipliers under every --growth (over the CSV's growth column): "
+                   "web=2,db=1; app a gets ceil(replicas * m_a * growth) replicas.")
 @click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=60.0,
               show_default=True,
               help="Budget per scenario (the count bounds, then the solver), seconds.")
@@ -74,8 +77,8 @@ from vbp.cli.outputs import check_outputs, force_option
                    "demand (and, with --n-plus-one, survives losing any host).")
 @force_option
 def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, headroom: str | None,
-         reserve: str | None, growth: str, time_limit: float, method: str, threads: int,
-         seed: int, executor_kind: str, workers: int | None, ray_address: str | None,
+         reserve: str | None, growth: str, growth_by: str | None, time_limit: float, method: str,
+         threads: int, seed: int, executor_kind: str, workers: int | None, ray_address: str | None,
          as_json: bool, out: str | None, k8s_out: str | None, plot: str | None, current: str | None,
          max_moves: int | None, n_plus_one: bool, verify_only: bool, force: bool) -> None:
     """Plan the hosts DEMAND needs: the fewest hosts (or the cheapest mix, with prices), proven.
@@ -86,8 +89,10 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, hea
     A host type without a count is available as many times as needed. Prints, per growth
     scenario, the status, hosts, cost, proven lower bound and gap, and per host type the hosts,
     cost, utilisation, stranded capacity and bottleneck. Exit status: 0 when every scenario has
-    a plan, 2 on bad input, 3 when a scenario is proven infeasible, 4 when a scenario has no
-    plan within --time-limit and nothing is proven.
+    a plan, 2 on bad input, 3 when a scenario is proven infeasible (with --verify-only: the
+    running cluster does not hold the demand, or with --n-plus-one a host's loss is proven not
+    absorbed), 4 when a scenario has no plan within --time-limit and nothing is proven (or the
+    N+1 check could not decide).
     """
     from packing.plan.model import parse_growth
     from packing.plan.result import scenario_path
@@ -106,9 +111,9 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, hea
     check_outputs([*outs, *k8s_outs, (plot, "--plot", PLOT_SUFFIXES)], force=force,
                   inputs=[*demand, *(h for h in hosts if Path(h).exists()), current])
     result = run_plan(list(demand), list(hosts), headroom=headroom, reserve=reserve,
-                      growth=growths, time_limit=time_limit, method=method, threads=threads,
-                      seed=seed, executor=executor_kind, workers=workers, address=ray_address,
-                      current=current, max_moves=max_moves, n_plus_one=n_plus_one,
+                      growth=growths, growth_by=growth_by, time_limit=time_limit, method=method,
+                      threads=threads, seed=seed, executor=executor_kind, workers=workers,
+                      address=ray_address, current=current, max_moves=max_moves, n_plus_one=n_plus_one,
                       verify_only=verify_only, zones=tuple((zones or "").split(",")))
     from packing.io.atomic import write_texts
     from packing.plan.result import plan_files
@@ -135,10 +140,7 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, hea
             click.echo(f"kubernetes {w} ({what})")
         if plot is not None:
             click.echo(f"plot       {plot}")
-    if any(s.status == "infeasible" for s in result.scenarios):
-        raise SystemExit(EXIT_INFEASIBLE)
-    if any(s.placement is None for s in result.scenarios):
-        raise SystemExit(EXIT_NO_PLACEMENT)
+    raise SystemExit(result.exit_status())  # 3 proven infeasible or not N+1, 4 nothing proven
 
 
 K8S_SUFFIXES = (".yaml", ".yml")

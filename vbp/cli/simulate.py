@@ -28,7 +28,7 @@ from vbp.cli.outputs import check_outputs, force_option
 
 
 @click.command()
-@click.argument("path", metavar="FILE")
+@click.argument("paths", metavar="FILE...", nargs=-1, required=True)
 @click.option("--policy", "policy_name", default="bf", show_default=True,
               help="Policy name (ff, bf, bf-bottleneck, wf, ffd, bfd, dot, l2, k8s-least, k8s-most, "
                    "k8s-balanced, k8s-rtcr, greedy, random, alignment) or a policy file.")
@@ -46,9 +46,9 @@ from vbp.cli.outputs import check_outputs, force_option
 @autoscale_options
 @force_option
 @data_options
-def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool, out: str | None,
+def simulate(paths: tuple[str, ...], policy_name: str, orders: int, seed: int, as_json: bool, out: str | None,
              plot: str | None, repair_snapshot: bool, uncovered: str, force: bool) -> None:
-    """Replay FILE's arrivals (a file, a data-set folder, or `sigma`) with one policy.
+    """Replay FILE's arrivals (a file, a data set, `sigma`, or DEMAND... on counted --hosts) with one policy.
 
     Departures in the request stream are replayed; hosts are counted at the end and at the peak.
     A request stream that never requests some containers of an app (counting the snapshot's) is
@@ -63,9 +63,9 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
         raise input_error("--policy", policy_name, f"one policy, got {len(specs)} (vbp compare runs several)")
     label, spec, scale = labels[0], specs[0], autoscaling()
     check_outputs([(out, "--out", None), (plot, "--plot", PLOT_SUFFIXES)], force=force,
-                  inputs=[path, spec])
+                  inputs=[*paths, spec])
     policy = get_policy(spec)
-    loaded = load_any(path)
+    loaded, path = load_any(paths, pool="open" if scale else "fixed"), ", ".join(paths)
     check_order_budget("--orders", orders, loaded.n_containers)
     with naming_file(loaded, path):
         inst, missing = cover_requests(prepare(loaded, repair_snapshot), uncovered)

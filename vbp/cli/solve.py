@@ -27,8 +27,10 @@ if TYPE_CHECKING:
     from solvers import SolveResult, StopFlag
 
 
-def _load(path: str) -> Instance:
-    return load_any(path)
+def _load(path: tuple[str, ...]) -> Instance:
+    from solvers.plan.type_bounds import bounded_pool
+
+    return bounded_pool(load_any(path, pool="open"))  # an uncounted host type: as many as needed
 
 
 INTERRUPTED = EXIT_INTERRUPTED
@@ -76,7 +78,7 @@ def _fmt(x: float | None) -> str:
 
 
 @click.command()
-@click.argument("path", metavar="FILE")
+@click.argument("path", metavar="FILE...", nargs=-1, required=True)
 @click.option("--method", type=click.Choice(METHOD_NAMES), default="auto", show_default=True,
               help="Solver method.")
 @click.option("--time-limit", type=FiniteFloat(0.0, MAX_SECONDS, min_open=True), default=60.0,
@@ -93,9 +95,9 @@ def _fmt(x: float | None) -> str:
 @force_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @data_options
-def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
+def solve(path: tuple[str, ...], method: str, time_limit: float, workers: int, seed: int,
           objective: str | None, as_json: bool, out: str | None, force: bool, quiet: bool) -> None:
-    """Solve FILE (an instance file, a .vbp file, a data-set folder, or the word `sigma`).
+    """Solve FILE (an instance, .vbp file, data set, `sigma`, or DEMAND... on --hosts, as plan reads it).
 
     The instance is solved offline (all containers at once, ignoring an initial snapshot and
     request times). Prints status, objective, proven bound, gap, time and method; progress goes
@@ -110,7 +112,7 @@ def solve(path: str, method: str, time_limit: float, workers: int, seed: int,
     from solvers import solve as run
     from solvers.result import Progress
 
-    check_outputs([(out, "--out", None)], force=force, inputs=[path])
+    check_outputs([(out, "--out", None)], force=force, inputs=list(path))
     if not available(method):
         raise InputError([Problem("<options>", "--method",
                                   f"method {method!r} is not available in this installation")])

@@ -14,6 +14,7 @@ from vbp.cli.common import (
     MAX_ORDERS,
     SEED,
     FiniteFloat,
+    data_options,
     executor_options,
     load_any,
     naming_file,
@@ -49,13 +50,14 @@ from vbp.cli.outputs import force_option
 @uncovered_option
 @executor_options
 @force_option
+@data_options
 def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_limit: float,
           orders: int, seed: int, out: str,
           repair_snapshot: bool, keep_departures: bool, quiet: bool, uncovered: str,
           executor_kind: str, workers: int | None, ray_address: str | None, force: bool) -> None:
     """Run every policy on every instance over the same orders; write one row per run to --out.
 
-    INSTANCES are instance files, .vbp files, data-set folders or built-in names (`sigma`). Columns:
+    INSTANCES are instance files, .vbp files, data sets, `sigma` or DEMAND on counted --hosts. Columns:
     instance, policy, order (0 = the instance's own order), seed, hosts, hosts_peak, cost,
     rejected, delayed, deployed, allocation (Sigma allocation rate of the bottleneck resource),
     seconds, executor, waiting (never placed: the policy chose WAIT), departed; with --optimum

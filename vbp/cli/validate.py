@@ -24,7 +24,7 @@ from vbp.cli.formats import tagged
 
 
 @click.command()
-@click.argument("path", type=click.Path())
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path())
 @data_options
 @click.option("--placement", "placement_path", type=click.Path(), default=None,
               help="A placement file to check against the instance.")
@@ -33,7 +33,7 @@ from vbp.cli.formats import tagged
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object (format vbp-validate/1) on stdout; the exit status is "
                    "the same.")
-def validate(path: str, placement_path: str | None, require_all: bool, as_json: bool) -> None:
+def validate(paths: tuple[str, ...], placement_path: str | None, require_all: bool, as_json: bool) -> None:
     """Validate PATH (and a placement), one line per problem.
 
     A data-set folder is read with the same options as ``vbp solve`` (``--view full``,
@@ -43,7 +43,7 @@ def validate(path: str, placement_path: str | None, require_all: bool, as_json: 
     the instance itself is fine but has no placement of every container (proven; the reason
     names the app and the rule or resource).
     """
-    inst = load_any(path, hosts_needed=False)
+    inst, path = load_any(paths, pool="describe"), ", ".join(paths)
     problems: list[str] = []
     from packing.feasibility.explain import explain_infeasibility
 

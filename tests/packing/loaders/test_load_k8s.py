@@ -14,7 +14,7 @@ import pytest
 
 from packing.errors import InputError
 from packing.loaders import detect, load_any
-from packing.loaders.k8s import parse_hosts, read_manifests
+from packing.loaders.k8s import read_manifests
 from packing.model.instance import HostType
 from packing.model.selection import Taint
 
@@ -348,14 +348,6 @@ def test_detect_and_load_any(tmp_path):
     assert load_any(RULES / "list.yaml", scale=2).n_containers == 10
 
 
-def test_parse_hosts():
-    """Source: host specs written here."""
-    assert parse_hosts("16c64g:10,8c32g1gpu") == [("16c64g", (16.0, 64.0, 0), 10),
-                                                   ("8c32g1gpu", (8.0, 32.0, 1), None)]
-    with pytest.raises(InputError, match="expected <cores>c<GiB>g"):
-        parse_hosts("16 cores")
-
-
 def test_instance_has_exact_volume(tmp_path):
     """Source: rules/sidecar.yaml on 2 hosts of 2 cores: 2 pods of 1.1 cores need both hosts."""
     m = read_manifests(RULES / "sidecar.yaml")
@@ -457,15 +449,21 @@ def test_hosts_from_a_file(tmp_path):
     p.write_text(CLUSTER)
     inst = load_any(RULES / "taints.yaml", hosts=str(p))
     assert [t.name for t in inst.host_types] == ["cpu", "gpu"]
-    assert inst.host_types[0].capacity == (16 - 0.1, 64 - 100 * MI, 0.0, 109)
+    # capacities less the DaemonSets, rounded down to floats never above the exact amount
+    assert inst.host_types[0].capacity == pytest.approx((16 - 0.1, 64 - 100 * MI, 0.0, 109))
+    assert inst.host_types[0].capacity[0] <= 15.9
     assert dict(inst.host_types[1].labels)["accelerator"] == "nvidia"
     assert dict(inst.host_types[1].labels)["kubernetes.io/os"] == "linux"  # the kubelet's
     assert inst.type_allowed.tolist() == [[False, True], [True, True], [True, False]]
-    # a CPU-only file for CPU-only manifests; a resource the manifests do not plan is refused
+    # a CPU-only file for CPU-only manifests; a resource no pod requests is not planned; a
+    # host type without memory is refused
     p.write_text("resources: [cpu, memory]\nhost_types: [{name: h, capacity: [4, 8], count: 2}]\n")
     assert load_any(RULES / "init.yaml", hosts=str(p)).n_hosts == 2
+    p.write_text("resources: [cpu, memory, example.com/disk]\n"
+                 "host_types: [{name: h, capacity: [4, 8, 8], count: 2}]\n")
+    assert "example.com/disk" not in load_any(RULES / "init.yaml", hosts=str(p)).resources
     p.write_text("resources: [cpu, disk]\nhost_types: [{name: h, capacity: [4, 8], count: 2}]\n")
-    with pytest.raises(InputError, match="'disk' not planned from manifests"):
+    with pytest.raises(InputError, match="h.memory: a host type needs memory"):
         load_any(RULES / "init.yaml", hosts=str(p))
 
 
