@@ -6,7 +6,9 @@ from the answer of the rung below (which stays within its larger budget) and get
 limit (:func:`shares`), whatever budget was asked. The answer for a budget ``M`` is the answer of
 the highest rung at most ``M``. So **more moves never cost more**, in one run and across runs: the run for a
 larger budget passes through the same rungs, with the same seeded, deterministic work, and may
-only climb further. The same ``seed`` gives the same answer, unless the wall clock (on a loaded
+only climb further. Every budget of work inside the climb is deterministic (CP-SAT's
+deterministic time, shared out from ``work``, by default the time limit in seconds; never the wall
+time left), so the same ``seed`` gives the same answer, unless the wall clock (on a loaded
 machine) stops a rung before its deterministic work is done, or the last rung solves a large
 whole model (CP-SAT's parallel portfolio is not repeatable). Several budgets in one run
 (:func:`consolidate_budgets`) share one climb.
@@ -161,8 +163,12 @@ class Rung:
 
 
 def _full_model(P: ClusterProblem, x: np.ndarray | None, hosts: np.ndarray | None, budget: int | None,
-                clock: Clock, threads: int, seed: int) -> tuple[Any, np.ndarray | None, float]:
+                clock: Clock, threads: int, seed: int, work: float | None = None
+                ) -> tuple[Any, np.ndarray | None, float]:
     """Solve the whole model from ``x``: ``(status, solution or None, bound on the cost)``.
+
+    ``clock`` bounds the wall time, ``work`` CP-SAT's deterministic time (``None``: the clock's
+    time limit).
 
     Up to :data:`FULL_MODEL_VARS` variables CP-SAT minimises ``W * cost + moves`` in its
     deterministic (interleaved) mode. A larger model (up to :data:`LARGE_MODEL_VARS`, the last
@@ -176,6 +182,8 @@ def _full_model(P: ClusterProblem, x: np.ndarray | None, hosts: np.ndarray | Non
     if not mm.feasible:
         return cp_model.INFEASIBLE, None, math.inf
 
+    det = clock.time_limit if work is None else float(work)
+
     def run(seconds: float) -> Any:
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = max(1, int(threads))
@@ -183,7 +191,7 @@ def _full_model(P: ClusterProblem, x: np.ndarray | None, hosts: np.ndarray | Non
         solver.parameters.random_seed = int(seed)
         solver.parameters.max_time_in_seconds = max(0.05, seconds)
         if lexicographic:
-            solver.parameters.max_deterministic_time = max(0.05, seconds)
+            solver.parameters.max_deterministic_time = max(0.05, det)
         return solver, run_cpsat(solver, mm.model, stop=clock.stop)
 
     solver, st = run(clock.left() * (1.0 if lexicographic else 1.0 - MOVES_SHARE))
@@ -199,22 +207,26 @@ def _full_model(P: ClusterProblem, x: np.ndarray | None, hosts: np.ndarray | Non
 
 
 def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray | None, clock: Clock, *,
-                threads: int, seed: int, front: Front, full: bool = True) -> Rung:
+                threads: int, seed: int, front: Front, full: bool = True,
+                work: float | None = None) -> Rung:
     """The best solution found with at most ``budget`` moves, from the rung below (module docstring).
 
     Args:
         problem: the problem.
         budget: the rung's move budget.
         below: the answer of the rung below (or a start), or ``None``.
-        clock: the rung's time.
+        clock: the rung's wall time.
         threads: CP-SAT workers of the whole model.
         seed: seeds the neighbourhood search and CP-SAT.
         front: receives every solution found.
         full: end with the whole model (when small enough); the rungs between the first and the
             last search only, and stop when :data:`PATIENCE` neighbourhoods in a row bring nothing
             (their unused time passes up: :attr:`Rung.spare`).
+        work: the rung's deterministic work (CP-SAT's deterministic time; ``None``: the clock's
+            time limit): the LNS's share and the whole model's, whatever the wall clock says.
     """
     P = problem
+    work = clock.time_limit if work is None else float(work)
     fresh = start(P, budget)
     x0 = fresh
     if below is not None and (x0 is None or key(P, below) < key(P, x0)):
@@ -222,13 +234,13 @@ def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray |
     if x0 is None:  # nothing to start from: the whole model alone (small problems) may find one
         if model_size(P) > FULL_MODEL_VARS:
             return Rung(budget, None)
-        st, x, b = _full_model(P, None, None, budget, clock, threads, seed)
+        st, x, b = _full_model(P, None, None, budget, clock, threads, seed, work)
         if x is not None:
             front.add(x)
         return Rung(budget, x, "cpsat", b, st == cp_model.OPTIMAL)
     front.add(x0)
     if budget == 0 and P.moves(x0) == 0 and (x0.sum(axis=1) == P.orig.sum(axis=1)).all():
-        return Rung(budget, x0, "start", P.cost(x0), True, clock.time_limit)  # nothing can change
+        return Rung(budget, x0, "start", P.cost(x0), True, work)  # nothing can change
     found = "start"
     x = x0
     for y0 in (x0, fresh) if fresh is not None and fresh is not x0 else (x0,):
@@ -241,17 +253,18 @@ def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray |
     if size > SMALL_MODEL_VARS or not solve_whole:
         share = (LNS_SHARE if size <= FULL_MODEL_VARS else LARGE_LNS_SHARE) if solve_whole else 1.0
         part = Clock(share * clock.left(0.0), clock.stop)
-        x2, stats = improve(P, x, budget, part, work=part.time_limit, seed=seed, front=front,
+        x2, stats = improve(P, x, budget, part, work=share * work, seed=seed, front=front,
                             patience=None if full else PATIENCE)
         if key(P, x2) < key(P, x):
             x, found = x2, "lns"
         if stats.stalled:
-            spare = max(0.0, part.time_limit - stats.det_time)
+            spare = max(0.0, share * work - stats.det_time)
+        work = max(0.05, work - stats.det_time)
     if not solve_whole or clock.left(0.0) <= 0.02:
         return Rung(budget, x, found, spare=spare)
     hosts = useful_hosts(P, x)
     st, cand, b = _full_model(P, x, hosts if len(hosts) < P.n_hosts else None, budget, clock,
-                              threads, seed)
+                              threads, seed, work)
     if cand is not None:
         front.add(cand)
         if key(P, cand) < key(P, x):
@@ -277,7 +290,8 @@ def shares(rungs: Sequence[int | None], first: float = 0.1, last: float = 2.0) -
 def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], *,
                         time_limit: float = 60.0, threads: int = 2, seed: int = 0,
                         stop: Stop | None = None, start_from: np.ndarray | None = None,
-                        first: float = 0.1, last: float = 2.0) -> list[Consolidation]:
+                        first: float = 0.1, last: float = 2.0,
+                        work: float | None = None) -> list[Consolidation]:
     """The answers for several move budgets from one climb of the ladder (see the module docstring).
 
     Args:
@@ -294,6 +308,9 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
         first: the weight of rung 0 (:func:`shares`): a plan on a running cluster, whose new
             containers are placed with no move, weighs it more than a consolidation does.
         last: the weight of the last rung (no limit).
+        work: the deterministic work of the climb, shared out as the time is (CP-SAT's
+            deterministic time; ``None``: ``time_limit``). Less work than wall time leaves a
+            margin for a loaded machine, where the same seed then repeats the same answers.
 
     Returns:
         One answer per budget (checked; its evictions in waves).
@@ -302,20 +319,23 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
     t0 = time.perf_counter()
     rungs = ladder(P)
     split = shares(rungs, first, last)
-    whole = (1.0 - BOUND_SHARE) * time_limit
+    W = float(time_limit if work is None else work)
+    whole, whole_work = (1.0 - BOUND_SHARE) * time_limit, (1.0 - BOUND_SHARE) * W
     top = None if any(b is None for b in budgets) else max(int(b) for b in budgets if b is not None)
     front = Front(P)
     climbed: list[Rung] = []
     below: np.ndarray | None = None
-    carry = 0.0
+    carry = carry_work = 0.0
     for i, (r, share) in enumerate(zip(rungs, split, strict=True)):
         if not _within(r, top):
             break
         if start_from is not None and below is None and _within(P.moves(start_from), r):
             below = start_from
         rung = search_rung(P, r, below, Clock(whole * share + carry, stop), threads=threads,
-                           seed=seed, front=front, full=i == 0 or r is None)
-        carry = (whole * share + carry) if rung.optimal else rung.spare
+                           seed=seed, front=front, full=i == 0 or r is None,
+                           work=whole_work * share + carry_work)
+        carry_work = (whole_work * share + carry_work) if rung.optimal else rung.spare
+        carry = carry_work * time_limit / max(W, 1e-9)
         climbed.append(rung)
         below = rung.x if rung.x is not None else below
     out = []
@@ -323,12 +343,13 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
         got = [g for g in climbed if _within(g.budget, b)]
         last_x = next((g for g in reversed(got) if g.x is not None), None)
         out.append(_answer(P, b, last_x, got[-1] if got else None, front, time_limit, threads,
-                           seed, stop, t0))
+                           seed, stop, t0, W))
     return out
 
 
 def consolidate(problem: ClusterProblem, max_moves: int | None = None, *, time_limit: float = 60.0,
-                threads: int = 2, seed: int = 0, stop: Stop | None = None) -> Consolidation:
+                threads: int = 2, seed: int = 0, stop: Stop | None = None,
+                work: float | None = None) -> Consolidation:
     """The cheapest consolidation found with at most ``max_moves`` evictions, and its proof.
 
     Args:
@@ -338,13 +359,15 @@ def consolidate(problem: ClusterProblem, max_moves: int | None = None, *, time_l
         threads: CP-SAT workers for the whole model.
         seed: seeds the search.
         stop: ends the search early (Ctrl-C); the best answer so far is returned.
+        work: deterministic work (see :func:`consolidate_budgets`).
     """
     return consolidate_budgets(problem, [max_moves], time_limit=time_limit, threads=threads,
-                               seed=seed, stop=stop)[0]
+                               seed=seed, stop=stop, work=work)[0]
 
 
 def _answer(P: ClusterProblem, budget: int | None, last: Rung | None, top: Rung | None, front: Front,
-            time_limit: float, threads: int, seed: int, stop: Stop | None, t0: float) -> Consolidation:
+            time_limit: float, threads: int, seed: int, stop: Stop | None, t0: float,
+            work: float | None = None) -> Consolidation:
     """The answer for ``budget``: the highest rung's solution, checked, in waves, with its proof."""
     bound, infeasible = relaxation_bound(P, budget, time_limit=min(
         BOUND_SECONDS, max(0.5, BOUND_SHARE * time_limit)), seed=seed, stop=stop)
@@ -358,7 +381,8 @@ def _answer(P: ClusterProblem, budget: int | None, last: Rung | None, top: Rung 
         hosts = useful_hosts(P, last.x)
         left = max(BOUND_SHARE * time_limit, time_limit - (time.perf_counter() - t0))
         _st, _x, b = _full_model(P, last.x, hosts if len(hosts) < P.n_hosts else None, budget,
-                                 Clock(left, stop), threads, seed)
+                                 Clock(left, stop), threads, seed,
+                                 BOUND_SHARE * (time_limit if work is None else work))
         if math.isfinite(b) and b > bound:
             bound, proofs = b, {"bound": "cpsat"}
     if last is None or last.x is None:
