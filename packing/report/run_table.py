@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from packing.errors import input_error
 from packing.io.atomic import atomic_path, check_writable, write_with
-from packing.report.comparison import gap
+from packing.report.comparison import excess
 
 if TYPE_CHECKING:
     from packing.sim.evaluation import RunRecord
@@ -32,11 +32,11 @@ is counted once: ``deployed + rejected + waiting + departed`` is the number of a
 snapshot's containers (``waiting``: never placed because the policy chose WAIT and no departure let
 it in)."""
 
-OPTIMUM_COLUMNS: tuple[str, ...] = ("optimum", "bound", "gap", "optimum_status", "optimum_kind")
+OPTIMUM_COLUMNS: tuple[str, ...] = ("optimum", "bound", "excess", "optimum_status", "optimum_kind")
 """The columns ``vbp sweep --optimum`` adds: the instance's optimum (the objective of
 :func:`solvers.exact.optimum.comparison_optimum`, the same as ``vbp compare``'s: hosts, cost with
 priced host types, or tasks deployed for a multi-cluster scenario), its proven bound (a lower
-bound, an upper bound for deployed), the run's gap to that optimum (``(value - optimum) /
+bound, an upper bound for deployed), the run's excess over that optimum (``(value - optimum) /
 optimum``, value in the same unit; ``(optimum - deployed) / optimum`` for deployed; empty without
 an optimum), the solver's status (``optimal``, ``feasible``: the optimum column is then the best
 found) and what the optimum counts (``optimum_kind``: ``hosts``, ``cost`` or ``deployed``)."""
@@ -82,8 +82,8 @@ def optimum_columns(res: Any, row: dict[str, Any]) -> dict[str, Any]:
     """
     opt = res.objective
     bound = res.bound if math.isfinite(res.bound) else None
-    g = gap(opt, res.objective_kind, hosts=row["hosts"], cost=row["cost"], deployed=row["deployed"])
-    return {"optimum": opt, "bound": bound, "gap": g, "optimum_status": res.status,
+    g = excess(opt, res.objective_kind, hosts=row["hosts"], cost=row["cost"], deployed=row["deployed"])
+    return {"optimum": opt, "bound": bound, "excess": g, "optimum_status": res.status,
             "optimum_kind": res.objective_kind}
 
 

@@ -75,7 +75,7 @@ def test_the_lost_column_is_rejected_plus_waiting(scenario: Instance,
     rows = [ComparisonRow("agent", 64.0, 64, 64, 64.0, 0.9, 2.0, None, 140.0, 8.0, 10.0)]
     _deployed_table(scenario, res, rows, "1 order(s)", 0)
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("agent"))
-    assert line.split()[1:4] == ["140.0", "-", "10.0"]  # deployed, gap, lost (departed are not lost)
+    assert line.split()[1:4] == ["140.0", "-", "10.0"]  # deployed, excess, lost (departed are not lost)
 
 
 def test_the_serial_record_counts_the_waiting_tasks(scenario: Instance) -> None:
@@ -127,7 +127,7 @@ def test_sweep_optimum_is_the_optimum_of_compare(scenario_file: str, tmp_path: P
     assert row["optimum_kind"] == opt["objective_kind"] == "deployed"
     assert float(row["optimum"]) == opt["objective"] and float(row["bound"]) == opt["bound"]
     assert row["optimum_status"] == opt["status"]
-    assert float(row["gap"]) == pytest.approx((opt["objective"] - int(row["deployed"])) / opt["objective"])
+    assert float(row["excess"]) == pytest.approx((opt["objective"] - int(row["deployed"])) / opt["objective"])
     assert int(row["deployed"]) + int(row["rejected"]) + int(row["waiting"]) == TASKS
 
 

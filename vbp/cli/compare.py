@@ -46,7 +46,7 @@ from vbp.compare import (
               show_default=True, help="Solver budget in seconds.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the orders, policies, solver.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-compare/2).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-compare/3).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a plot: hosts per policy with the optimum and bound, and per-host use.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
@@ -166,7 +166,7 @@ def _used(inst: Instance, placement: Any) -> Any:
 def _deployed_table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> None:
     """The table of a multi-cluster scenario: tasks deployed against the proven maximum."""
     click.echo(f"{inst.name}: {inst.n_containers} tasks, {inst.n_hosts} nodes; {runs}, seed {seed}")
-    head = f"{'policy':<22}{'deployed':>10}{'gap':>9}{'lost':>10}{'nodes used':>12}"
+    head = f"{'policy':<22}{'deployed':>10}{'excess':>9}{'lost':>10}{'nodes used':>12}"
     click.echo(head)
     click.echo("-" * len(head))
     obj = "-" if res.objective is None else f"{res.objective:g}"
@@ -174,10 +174,10 @@ def _deployed_table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: 
                f"   {res.status}, {res.bound_kind} bound {res.bound:g} ({res.method})")
     click.echo("-" * len(head))
     for r in rows:
-        gap = "-" if r.gap is None else f"{100 * r.gap:.1f}%"
+        excess = "-" if r.excess is None else f"{100 * r.excess:.1f}%"
         lost = r.rejected_mean + r.waiting_mean
-        click.echo(f"{r.name:<22}{r.deployed_mean:>10.1f}{gap:>9}{lost:>10.1f}{r.hosts_mean:>12.1f}")
-    click.echo("gap: (optimum - deployed) / optimum; the optimum places all tasks at once (offline).")
+        click.echo(f"{r.name:<22}{r.deployed_mean:>10.1f}{excess:>9}{lost:>10.1f}{r.hosts_mean:>12.1f}")
+    click.echo("excess: (optimum - deployed) / optimum; the optimum places all tasks at once (offline).")
     click.echo("lost: tasks not deployed (rejected, or still waiting after a WAIT when the stream ends).")
 
 
@@ -188,7 +188,7 @@ def _table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> N
         return
     click.echo(f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
                f"{runs}, seed {seed}")
-    head = f"{'policy':<16}{'hosts mean':>11}{'min':>6}{'max':>6}{'alloc rate':>12}{'gap':>9}{'rejected':>10}"
+    head = f"{'policy':<16}{'hosts mean':>11}{'min':>6}{'max':>6}{'alloc rate':>12}   excess{'rejected':>10}"
     click.echo(head)
     click.echo("-" * len(head))
     obj = "-" if res.objective is None else f"{res.objective:g}"
@@ -202,9 +202,9 @@ def _table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> N
                f"   {res.status}, bound {res.bound:g}")
     click.echo("-" * len(head))
     for r in rows:
-        gap = "-" if r.gap is None else f"{100 * r.gap:+.1f}%"
+        excess = "-" if r.excess is None else f"{100 * r.excess:+.1f}%"
         click.echo(f"{r.name:<16}{r.hosts_mean:>11.2f}{r.hosts_min:>6}{r.hosts_max:>6}"
-                   f"{100 * r.allocation_mean:>11.2f}%{gap:>9}{r.rejected_mean:>10.1f}")
+                   f"{100 * r.allocation_mean:>11.2f}%{excess:>9}{r.rejected_mean:>10.1f}")
     if inst.initial is not None and inst.initial.n_placed:
         click.echo(f"note: policies start from the snapshot ({inst.initial.n_placed} containers already "
                    "placed); the optimum repacks every container from scratch.")

@@ -15,7 +15,7 @@ FORMATS: dict[str, str] = {
     "validate": "vbp-validate/1",
     "solve": "vbp-solve/2",
     "simulate": "vbp-simulate/1",
-    "compare": "vbp-compare/2",
+    "compare": "vbp-compare/3",
     "plan": "vbp-plan/2",
     "consolidate": "vbp-consolidate/1",
     "gpu-frag": "vbp-gpu-frag/1",

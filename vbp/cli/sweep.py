@@ -32,7 +32,7 @@ from vbp.cli.outputs import force_option
 @click.option("--optimum", is_flag=True,
               help="Solve each instance once (up to --time-limit), as compare does (fewest hosts or "
                    "cost; most tasks deployed for a multi-cluster scenario), and add the columns "
-                   "optimum, bound, gap (each run against the optimum), optimum_status and "
+                   "optimum, bound, excess (each run over the optimum), optimum_status and "
                    "optimum_kind.")
 @click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=20.0,
               show_default=True, help="With --optimum: solver budget per instance, in seconds.")
@@ -59,7 +59,7 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     instance, policy, order (0 = the instance's own order), seed, hosts, hosts_peak, cost,
     rejected, delayed, deployed, allocation (Sigma allocation rate of the bottleneck resource),
     seconds, executor, waiting (never placed: the policy chose WAIT), departed; with --optimum
-    also optimum, bound, gap, optimum_status and optimum_kind (the optimum of `vbp compare`: hosts,
+    also optimum, bound, excess, optimum_status and optimum_kind (the optimum of `vbp compare`: hosts,
     cost, or deployed for a multi-cluster scenario; an instance proven infeasible exits with
     status 3 before any run). The same seed gives the same numbers on every executor.
 
