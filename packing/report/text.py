@@ -1,4 +1,4 @@
-"""Text reports for people: ``vbp info``, ``vbp plan`` and ``vbp consolidate`` as aligned lines.
+"""Text reports for people: ``vbp info``, ``compare``, ``plan`` and ``consolidate`` as aligned lines.
 
 Each function formats what a library returned (the dictionaries of ``--json``, or the result
 object); the commands print the lines.
@@ -100,6 +100,64 @@ def info_lines(d: dict[str, Any]) -> list[str]:
         rows += more
     width = max(len(k) for k, _ in rows)
     return [f"{k.ljust(width)}  {v}" for k, v in rows] + extra
+
+
+def comparison_lines(inst: Any, res: Any, rows: Sequence[Any], runs: str, seed: int) -> list[str]:
+    """``vbp compare``'s table: every policy's row against the optimum, then notes.
+
+    Args:
+        inst: the instance the policies ran on (:class:`packing.model.instance.Instance`).
+        res: the optimum (:class:`solvers.result.SolveResult`).
+        rows: one :class:`packing.report.comparison.ComparisonRow` per policy.
+        runs: what each policy replayed ("8 order(s) (own order first)").
+        seed: the seed of the runs.
+    """
+    if res.objective_kind == "deployed":
+        return _deployed_lines(inst, res, rows, runs, seed)
+    kind = res.objective_kind
+    lines = [f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
+             f"{runs}, seed {seed}"]
+    head = (f"{'policy':<16}{'hosts mean':>11}{'min':>6}{'max':>6}{'alloc rate':>12}{'excess':>9}"
+            f"{'rejected':>10}")
+    obj = "-" if res.objective is None else f"{res.objective:g}"
+    what = "" if kind == "hosts" else f" ({kind})"
+    opt_alloc = ""
+    if res.placement is not None:
+        from packing.feasibility.metrics import compute_metrics
+
+        opt_alloc = f"{100 * compute_metrics(inst, res.placement).allocation:.2f}%"
+    lines += [head, "-" * len(head),
+              f"{'optimum':<16}{obj + what:>11}{'':>6}{'':>6}{opt_alloc:>12}{'':>9}{'':>10}"
+              f"   {res.status}, bound {res.bound:g}", "-" * len(head)]
+    for r in rows:
+        excess = "-" if r.excess is None else f"{100 * r.excess:+.1f}%"
+        lines.append(f"{r.name:<16}{r.hosts_mean:>11.2f}{r.hosts_min:>6}{r.hosts_max:>6}"
+                     f"{100 * r.allocation_mean:>11.2f}%{excess:>9}{r.rejected_mean:>10.1f}")
+    if inst.initial is not None and inst.initial.n_placed:
+        lines.append(f"note: policies start from the snapshot ({inst.initial.n_placed} containers already "
+                     "placed); the optimum repacks every container from scratch.")
+    if any(r.rejected_mean for r in rows):
+        lines.append("note: some policies rejected containers; their host counts cover fewer containers.")
+    if any(r.waiting_mean for r in rows):
+        lines.append("note: some policies left containers waiting (WAIT) at the end, never placed: "
+                     + ", ".join(f"{r.name} {r.waiting_mean:g}" for r in rows if r.waiting_mean) + ".")
+    return lines
+
+
+def _deployed_lines(inst: Any, res: Any, rows: Sequence[Any], runs: str, seed: int) -> list[str]:
+    """The table of a multi-cluster scenario: tasks deployed against the proven maximum."""
+    head = f"{'policy':<22}{'deployed':>10}{'excess':>9}{'lost':>10}{'nodes used':>12}"
+    obj = "-" if res.objective is None else f"{res.objective:g}"
+    lines = [f"{inst.name}: {inst.n_containers} tasks, {inst.n_hosts} nodes; {runs}, seed {seed}",
+             head, "-" * len(head),
+             f"{'optimum (max deployed)':<22}{obj:>10}{'':>9}{'':>10}{res.hosts or 0:>12}"
+             f"   {res.status}, {res.bound_kind} bound {res.bound:g} ({res.method})", "-" * len(head)]
+    for r in rows:
+        excess = "-" if r.excess is None else f"{100 * r.excess:.1f}%"
+        lost = r.rejected_mean + r.waiting_mean
+        lines.append(f"{r.name:<22}{r.deployed_mean:>10.1f}{excess:>9}{lost:>10.1f}{r.hosts_mean:>12.1f}")
+    return [*lines, "excess: (optimum - deployed) / optimum; the optimum places all tasks at once (offline).",
+            "lost: tasks not deployed (rejected, or still waiting after a WAIT when the stream ends)."]
 
 
 def _num(x: float | None, digits: int = 4) -> str:
@@ -227,4 +285,5 @@ def _amount(resource: str, value: float) -> str:
     return f"{value:.3g}" if resource != "pods" else f"{value:g}"
 
 
-__all__ = ["SHOWN", "consolidate_lines", "info_lines", "plan_text", "snapshot_lines", "table"]
+__all__ = ["SHOWN", "comparison_lines", "consolidate_lines", "info_lines", "plan_text", "snapshot_lines",
+           "table"]
