@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -277,7 +277,8 @@ def shares(rungs: Sequence[int | None], first: float = 0.1, last: float = 2.0) -
 def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], *,
                         time_limit: float = 60.0, threads: int = 2, seed: int = 0,
                         stop: Stop | None = None, start_from: np.ndarray | None = None,
-                        first: float = 0.1, last: float = 2.0) -> list[Consolidation]:
+                        first: float = 0.1, last: float = 2.0,
+                        progress: Callable[[str], None] | None = None) -> list[Consolidation]:
     """The answers for several move budgets from one climb of the ladder (see the module docstring).
 
     Args:
@@ -294,6 +295,7 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
         first: the weight of rung 0 (:func:`shares`): a plan on a running cluster, whose new
             containers are placed with no move, weighs it more than a consolidation does.
         last: the weight of the last rung (no limit).
+        progress: called with one line per rung climbed (its budget, cost, bound, seconds).
 
     Returns:
         One answer per budget (checked; its evictions in waves).
@@ -318,6 +320,10 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
         carry = (whole * share + carry) if rung.optimal else rung.spare
         climbed.append(rung)
         below = rung.x if rung.x is not None else below
+        if progress is not None:
+            cost = "none found" if rung.x is None else f"cost {P.cost(rung.x):g} ({rung.found})"
+            progress(f"[{time.perf_counter() - t0:7.1f}s] max moves {'all' if r is None else r}: {cost}, "
+                     f"bound {rung.bound:g}{', optimal' if rung.optimal else ''}")
     out = []
     for b in budgets:
         got = [g for g in climbed if _within(g.budget, b)]

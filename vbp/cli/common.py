@@ -292,3 +292,4 @@ def uncovered_option(fn: F) -> F:
              "requests: error (refuse the instance, exit 2), drop (leave them out: solve and "
              "simulate only the covered containers) or arrive (they arrive first, before the "
              "stream). The report says which.")(fn)
+

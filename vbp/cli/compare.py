@@ -25,7 +25,7 @@ from vbp.cli.common import (
     uncovered_option,
 )
 from vbp.cli.formats import tagged
-from vbp.cli.outputs import check_outputs, force_option
+from vbp.cli.outputs import check_outputs, force_option, progress_options
 from vbp.compare import (
     json_number,
     run_compare,
@@ -48,7 +48,7 @@ from vbp.compare import (
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-compare/3).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a plot: hosts per policy with the optimum and bound, and per-host use.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@progress_options
 @click.option("--repair-snapshot", is_flag=True,
               help="If the initial snapshot breaks constraints, re-place the containers that break them.")
 @click.option("--snapshots", type=click.IntRange(min=0, max=MAX_ORDERS), default=0, show_default=True,
@@ -64,7 +64,7 @@ from vbp.compare import (
 @force_option
 @data_options
 def compare(path: str | None, policy_list: str | None, orders: int, time_limit: float, seed: int,
-            as_json: bool, plot: str | None, quiet: bool, repair_snapshot: bool,
+            as_json: bool, plot: str | None, progress: str | None, repair_snapshot: bool,
             snapshots: int, keep: float, keep_departures: bool, uncovered: str, executor_kind: str,
             workers: int | None, ray_address: str | None, force: bool) -> None:
     """Compare online policies with the optimum on FILE (default: the built-in `sigma` instance).
@@ -85,6 +85,7 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
     """
     from click.core import ParameterSource
 
+    from packing.report.progress import shown
     from packing.report.text import comparison_lines
     from packing.sim.evaluation import make_executor
     from packing.sim.simulator import static_view
@@ -115,8 +116,8 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
         pick = "bf" if "bf" in names else names[0]
         with executor:
             res, rows, records = run_compare(inst, names, orders, time_limit, seed,
-                                             quiet=quiet or as_json, snapshots=snapshots, keep=keep,
-                                             executor=executor, labels=labels,
+                                             quiet=as_json or not shown(progress), snapshots=snapshots,
+                                             keep=keep, executor=executor, labels=labels,
                                              keep_placement=pick if plot is not None else None)
     note = uncovered_note(uncovered, missing)
     if note is not None and as_json:

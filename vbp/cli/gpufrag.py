@@ -10,7 +10,7 @@ import click
 from packing.errors import InputError, Problem
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat
 from vbp.cli.formats import FORMATS
-from vbp.cli.outputs import check_outputs, force_option
+from vbp.cli.outputs import check_outputs, force_option, progress_options
 
 MAX_SEEDS = 1000
 """Most seeds one command runs."""
@@ -46,9 +46,10 @@ def _fmt(x: float | None) -> str:
               help="Seconds of column generation per level and seed for --bound-method config (the bound "
                    "stays valid when it stops early, only looser).")
 @force_option
+@progress_options
 def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: int, until: int,
              as_json: bool, plot: str | None, bound: bool, bound_method: str, bound_time: float,
-             force: bool) -> None:
+             force: bool, progress: str | None) -> None:
     """Replay an openb pod list on DATA's GPU nodes with the FGD paper's policies.
 
     Pods arrive in a seeded random order and never leave, resampled from the list until the
@@ -56,6 +57,7 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
     90/95/100/130 % arrived (median and mean over seeds), next to the paper's published medians,
     and the offline bound: the least GPU any placement of the arrived pods could leave unallocated.
     """
+    from packing.report.progress import echo
     from policies.registry import parse_named_policies
 
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[data, pods])
@@ -79,11 +81,11 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
         raise InputError([Problem(str(pod_file), "", "the node list has no GPU")])
     seed_list = list(range(seed, seed + seeds))
 
-    def progress(name: str, s: int, run: object) -> None:
-        if not as_json:
-            click.echo(f"  seed {s}: {name} done in {getattr(run, 'seconds', 0.0):.1f} s", err=True)
+    def report(name: str, s: int, run: object) -> None:
+        echo(f"  seed {s}: {name} done in {getattr(run, 'seconds', 0.0):.1f} s",
+             "never" if as_json else progress)
 
-    results = evaluate(inst, names, seed_list, until / 100.0, progress=progress)
+    results = evaluate(inst, names, seed_list, until / 100.0, progress=report)
     bres = evaluate_bound(inst, seed_list, until / 100.0, method=bound_method,
                           time_limit=bound_time) if bound else None
     bound_row = None if bres is None else bres.summary(LEVELS)
