@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -71,6 +71,7 @@ class ComparisonRow:
     deployed_mean: float = 0.0
     waiting_mean: float = 0.0
     departed_mean: float = 0.0
+    allocation_by_resource_mean: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the row (names as in ``docs/outputs.md``)."""
@@ -79,7 +80,9 @@ class ComparisonRow:
                 "allocation_mean": json_number(self.allocation_mean),
                 "deployed_mean": self.deployed_mean, "rejected_mean": self.rejected_mean,
                 "waiting_mean": self.waiting_mean, "departed_mean": self.departed_mean,
-                "excess": json_number(self.excess)}
+                "excess": json_number(self.excess),
+                "allocation_by_resource_mean": {k: json_number(v) for k, v in
+                                                self.allocation_by_resource_mean.items()}}
 
 
 def summarise(name: str, records: Sequence[RunRecord], optimum: float | None, kind: str) -> ComparisonRow:
@@ -102,7 +105,9 @@ def summarise(name: str, records: Sequence[RunRecord], optimum: float | None, ki
                          float(sum(r.rejected for r in records) / runs),
                          excess(optimum, kind, hosts=mean, cost=cost, deployed=deployed), deployed,
                          float(sum(r.waiting for r in records) / runs),
-                         float(sum(r.departed for r in records) / runs))
+                         float(sum(r.departed for r in records) / runs),
+                         {k: float(sum(r.allocation_by_resource.get(k, 0.0) for r in records) / runs)
+                          for k in records[0].allocation_by_resource})
 
 
 __all__ = ["ComparisonRow", "excess", "json_number", "summarise"]

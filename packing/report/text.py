@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -102,6 +102,33 @@ def info_lines(d: dict[str, Any]) -> list[str]:
     return [f"{k.ljust(width)}  {v}" for k, v in rows] + extra
 
 
+def allocation_columns(inst: Any) -> tuple[str, ...]:
+    """The resources whose allocation a table shows in a column each (none: one column, the rate).
+
+    On a GPU instance every resource (host resources, then GPU resources) gets its column: the cards
+    are the bottleneck of nearly every run there, so the bottleneck's rate alone (``allocation``)
+    would read 100% for every policy. Elsewhere: none, and one column gives ``allocation``.
+    """
+    return (*inst.resources, *inst.gpu_resources) if inst.gpu_resources else ()
+
+
+def allocation_cells(columns: Sequence[str], allocation: float | None,
+                     by_resource: Mapping[str, float] | None, width: int) -> str:
+    """A row's allocation cell(s), as wide as :func:`allocation_head`'s: per column, else the rate."""
+    def cell(x: float | None, w: int) -> str:
+        return f"{'-' if x is None else f'{100 * x:.2f}%':>{w}}"
+
+    if not columns:
+        return cell(allocation, width)
+    return "".join(cell(None if by_resource is None else by_resource.get(c), max(width, len(c) + 2))
+                   for c in columns)
+
+
+def allocation_head(columns: Sequence[str], label: str, width: int) -> str:
+    """The allocation heads: the resources' names (``width`` wide, or 2 wider than a name), else ``label``."""
+    return "".join(f"{c:>{max(width, len(c) + 2)}}" for c in columns) if columns else f"{label:>{width}}"
+
+
 def comparison_lines(inst: Any, res: Any, rows: Sequence[Any], runs: str, seed: int) -> list[str]:
     """``vbp compare``'s table: every policy's row against the optimum, then notes.
 
@@ -117,22 +144,28 @@ def comparison_lines(inst: Any, res: Any, rows: Sequence[Any], runs: str, seed: 
     kind = res.objective_kind
     lines = [f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
              f"{runs}, seed {seed}"]
-    head = (f"{'policy':<16}{'hosts mean':>11}{'min':>6}{'max':>6}{'alloc rate':>12}{'excess':>9}"
-            f"{'rejected':>10}")
+    cols = allocation_columns(inst)
+    head = (f"{'policy':<16}{'hosts mean':>11}{'min':>6}{'max':>6}{allocation_head(cols, 'alloc rate', 12)}"
+            f"{'excess':>9}{'rejected':>10}")
     obj = "-" if res.objective is None else f"{res.objective:g}"
     what = "" if kind == "hosts" else f" ({kind})"
-    opt_alloc = ""
+    opt_alloc = " " * 12 * max(1, len(cols))
     if res.placement is not None:
         from packing.feasibility.metrics import compute_metrics
 
-        opt_alloc = f"{100 * compute_metrics(inst, res.placement).allocation:.2f}%"
+        m = compute_metrics(inst, res.placement)
+        opt_alloc = allocation_cells(cols, m.allocation, m.allocation_by_resource, 12)
     lines += [head, "-" * len(head),
-              f"{'optimum':<16}{obj + what:>11}{'':>6}{'':>6}{opt_alloc:>12}{'':>9}{'':>10}"
+              f"{'optimum':<16}{obj + what:>11}{'':>6}{'':>6}{opt_alloc}{'':>9}{'':>10}"
               f"   {res.status}, bound {res.bound:g}", "-" * len(head)]
     for r in rows:
         excess = "-" if r.excess is None else f"{100 * r.excess:+.1f}%"
         lines.append(f"{r.name:<16}{r.hosts_mean:>11.2f}{r.hosts_min:>6}{r.hosts_max:>6}"
-                     f"{100 * r.allocation_mean:>11.2f}%{excess:>9}{r.rejected_mean:>10.1f}")
+                     f"{allocation_cells(cols, r.allocation_mean, r.allocation_by_resource_mean, 12)}"
+                     f"{excess:>9}{r.rejected_mean:>10.1f}")
+    if cols:
+        lines.append("allocation per resource: allocated / capacity of the hosts in use (mean over the "
+                     "runs); the bottleneck is the largest.")
     if inst.initial is not None and inst.initial.n_placed:
         lines.append(f"note: policies start from the snapshot ({inst.initial.n_placed} containers already "
                      "placed); the optimum repacks every container from scratch.")
@@ -285,5 +318,5 @@ def _amount(resource: str, value: float) -> str:
     return f"{value:.3g}" if resource != "pods" else f"{value:g}"
 
 
-__all__ = ["SHOWN", "comparison_lines", "consolidate_lines", "info_lines", "plan_text", "snapshot_lines",
-           "table"]
+__all__ = ["SHOWN", "allocation_cells", "allocation_columns", "allocation_head", "comparison_lines",
+           "consolidate_lines", "info_lines", "plan_text", "snapshot_lines", "table"]

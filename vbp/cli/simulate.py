@@ -57,6 +57,7 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     refused (exit 2) unless --uncovered drop or arrive says what to do with them.
     """
     from packing.feasibility.metrics import compute_metrics
+    from packing.report.text import allocation_cells, allocation_columns, allocation_head
     from packing.sim.simulator import evaluate, sample_orders
     from policies.registry import get_policy, parse_named_policies
 
@@ -76,8 +77,8 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
     runs = []
     for i, r in enumerate(samples.results):
         m = compute_metrics(inst, r.placement)
-        runs.append({"order": i, **r.summary(), "policy": label,
-                     "allocation": _num(m.allocation)})
+        runs.append({"order": i, **r.summary(), "policy": label, "allocation": _num(m.allocation),
+                     "allocation_by_resource": {k: _num(v) for k, v in m.allocation_by_resource.items()}})
     first = samples.results[0]
     if out is not None:
         from packing.io import save_placement
@@ -100,11 +101,12 @@ def simulate(path: str, policy_name: str, orders: int, seed: int, as_json: bool,
         return
     click.echo(f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
                f"policy {label}, {orders} order(s), seed {seed}")
-    click.echo(f"{'order':>5} {'hosts':>6} {'peak':>5} {'alloc':>7} {'deployed':>8} {'rejected':>8} "
-               f"{'delayed':>7} {'waiting':>7}")
+    cols = allocation_columns(inst)  # a GPU instance: one column per resource, not the bottleneck's
+    click.echo(f"{'order':>5} {'hosts':>6} {'peak':>5}{allocation_head(cols, 'alloc', 8)} {'deployed':>8} "
+               f"{'rejected':>8} {'delayed':>7} {'waiting':>7}")
     for d in runs:
-        alloc = "-" if d["allocation"] is None else f"{100 * d['allocation']:.2f}%"
-        click.echo(f"{d['order']:>5} {d['hosts']:>6} {d['hosts_peak']:>5} {alloc:>7} {d['deployed']:>8} "
+        alloc = allocation_cells(cols, d["allocation"], d["allocation_by_resource"], 8)
+        click.echo(f"{d['order']:>5} {d['hosts']:>6} {d['hosts_peak']:>5}{alloc} {d['deployed']:>8} "
                    f"{d['rejected']:>8} {d['delayed']:>7} {d['waiting']:>7}")
     if orders > 1:
         click.echo(f"hosts: mean {samples.mean:.2f}, min {samples.min}, max {samples.max}, "

@@ -57,7 +57,8 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     INSTANCES are instance files, .vbp files, data-set folders or built-in names (`sigma`). Columns:
     instance, policy, order (0 = the instance's own order), seed, hosts, hosts_peak, cost,
     rejected, delayed, deployed, allocation (Sigma allocation rate of the bottleneck resource),
-    seconds, executor, waiting (never placed: the policy chose WAIT), departed; with --optimum
+    seconds, executor, waiting (never placed: the policy chose WAIT), departed, bottleneck (the
+    resource of allocation); with --optimum
     also optimum, bound, excess, optimum_status and optimum_kind (the optimum of `vbp compare`: hosts,
     cost, or deployed for a multi-cluster scenario; an instance proven infeasible exits with
     status 3 before any run). The same seed gives the same numbers on every executor.
