@@ -34,7 +34,6 @@ CLASHES: dict[str, str] = {
     "bound": "gpu-frag: an object of bounds per level; elsewhere the solver's bound",
     "cordoned": "info snapshot: the cordoned nodes; per node: whether it is cordoned",
     "moves": "consolidate: pods evicted; plan: the move budget and its use",
-    "objective": "plan: what is minimised (hosts or cost); elsewhere the objective's value",
     "placement": "plan: the files written; solve, validate: the placement's file",
     "pods": "gpu-frag: the pods file; elsewhere a count",
     "removed": "consolidate: the nodes removed; a baseline's summary: their number",

@@ -16,7 +16,7 @@ FORMATS: dict[str, str] = {
     "solve": "vbp-solve/2",
     "simulate": "vbp-simulate/1",
     "compare": "vbp-compare/3",
-    "plan": "vbp-plan/2",
+    "plan": "vbp-plan/3",
     "consolidate": "vbp-consolidate/1",
     "gpu-frag": "vbp-gpu-frag/1",
     "jobs-compare": "vbp-jobs-compare/1",

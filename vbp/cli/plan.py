@@ -49,7 +49,7 @@ from vbp.cli.outputs import check_outputs, force_option, progress_options
 @click.option("--ray-address", default=None, metavar="ADDRESS",
               help="With --executor ray: the cluster to connect to [default: $RAY_ADDRESS, "
                    "else a local Ray].")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-plan/2).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-plan/3).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the placement (JSON/YAML); with several scenarios one file each, "
                    "named <stem>-x<growth><suffix>.")
@@ -157,6 +157,6 @@ def plot_plan(path: str | Path, scenarios: Sequence[Any]) -> Path:
     from packing.report.plots import plot_growth
 
     done = [s for s in scenarios if s.placement is not None]
-    cost = bool(done) and done[0].objective == "cost"
+    cost = bool(done) and done[0].objective_kind == "cost"
     return plot_growth(path, [s.growth for s in done], [float(s.cost if cost else s.hosts) for s in done],
                        [float(s.bound) for s in done], cost=cost)
