@@ -19,7 +19,7 @@ FORMATS: dict[str, str] = {
     "plan": "vbp-plan/3",
     "consolidate": "vbp-consolidate/1",
     "gpu-frag": "vbp-gpu-frag/1",
-    "jobs-compare": "vbp-jobs-compare/1",
+    "jobs-compare": "vbp-jobs-compare/2",
     "jobs-partition": "vbp-jobs-partition/1",
     "train-swarm": "vbp-train-swarm/1",
     "train-rl": "vbp-train-rl/1",
