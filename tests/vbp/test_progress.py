@@ -100,6 +100,7 @@ COMMANDS: dict[str, tuple[Callable[[Path], list[str]], str, str | None]] = {
     "compare": (lambda t: ["compare", "sigma", "--policies", "ff,bf", "--orders", "2", "--time-limit", "5"],
                 "simulating", None),
     "sweep": (_sweep, "sweep (serial)", None),
+    "sweep --optimum": (lambda t: [*_sweep(t), "--optimum", "--time-limit", "5"], "solving sigma", None),
     "plan": (_deployments, "plan", None),
     "consolidate": (lambda t: ["consolidate", str(DATA / "k8s-snapshots" / "cluster.yaml"), "--max-moves",
                                "0,all", "--time-limit", "5"], "max moves all", None),

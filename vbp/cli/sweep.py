@@ -74,6 +74,7 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     from packing.io.atomic import check_target
     from packing.model.coverage import cover_requests, uncovered_note
     from packing.report.progress import bar as progress_bar
+    from packing.report.progress import echo
     from packing.sim.evaluation import make_executor
     from packing.sim.simulator import static_view
     from policies.registry import DEFAULT_COMPARE, parse_named_policies
@@ -104,7 +105,7 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     pairs = list(zip(labels([i.name for i in insts], list(paths)), insts, strict=True))
     for inst in insts:
         check_policies(names, inst, seed)  # an agent of another shape: before any solve or run
-    optima = solve_optima(pairs, time_limit, seed) if optimum else None
+    optima = solve_optima(pairs, time_limit, seed, lambda line: echo(line, progress)) if optimum else None
     t0 = time.perf_counter()
     with naming, executor, progress_bar(len(pairs) * len(names) * orders, f"sweep ({executor.name})",
                                         "run", progress) as bar:
