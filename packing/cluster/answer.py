@@ -2,7 +2,7 @@
 
 :func:`consolidation_of` turns a checked solution of a :class:`~packing.cluster.problem.ClusterProblem`
 into a :class:`Consolidation`; its :meth:`~Consolidation.to_dict` is the ``"result"`` of JSON
-``vbp-consolidate/1`` (``docs/schemas/vbp-consolidate-1.json``). Baselines (what an autoscaler
+``vbp-consolidate/2`` (``docs/schemas/vbp-consolidate-2.json``). Baselines (what an autoscaler
 would do) are :class:`Outcome` rows of the same shape.
 """
 
@@ -133,7 +133,7 @@ class Consolidation:
         return max(0.0, (self.cost_after - self.bound) / self.cost_after)
 
     def to_dict(self) -> dict[str, Any]:
-        """As JSON data (the body of ``vbp-consolidate/1``)."""
+        """As JSON data (the body of ``vbp-consolidate/2``)."""
         return {
             "status": self.status, "cost_before": self.cost_before, "cost_after": self.cost_after,
             "nodes_before": self.nodes_before, "nodes_after": self.nodes_after,
@@ -201,10 +201,10 @@ class ConsolidateResult:
     source: str
 
     def to_dict(self) -> dict[str, Any]:
-        """As JSON data: ``vbp-consolidate/1`` without ``format`` (``docs/schemas``)."""
+        """As JSON data: ``vbp-consolidate/2`` without ``format`` (``docs/schemas``)."""
         P = self.problem
         snap = P.snapshot
-        return {"snapshot": self.source, "priced": P.priced, "replace": bool(P.offers),
+        return {"path": self.source, "priced": P.priced, "replace": bool(P.offers),
                 "nodes": len(snap.nodes), "pods": len(snap.pods),
                 "daemon_pods": sum(p.daemon for p in snap.pods),
                 "results": [a.to_dict() for a in self.answers]}

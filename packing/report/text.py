@@ -248,7 +248,7 @@ def _g(x: float | None) -> str:
 def consolidate_lines(d: dict[str, Any]) -> list[str]:
     """``vbp consolidate``'s report: a row per budget and per autoscaler, the last answer's changes."""
     r0 = d["results"][0]
-    lines = [f"snapshot {d['snapshot']}: {d['nodes']} nodes, cost {_g(r0['cost_before'])}"
+    lines = [f"snapshot {d['path']}: {d['nodes']} nodes, cost {_g(r0['cost_before'])}"
              f"{'' if d['priced'] else ' (nodes counted: no prices)'}; {d['pods']} pods "
              f"({d['daemon_pods']} DaemonSet pods, {len(r0['pinned'])} pinned, "
              f"{len(r0['placed']) + len(r0['unplaced'])} pending)"]

@@ -133,7 +133,7 @@ def test_cli_table_json_and_plot(tmp_path: Path) -> None:
                          "--plot", str(plot))
     assert code == 0, out
     d = json.loads(out)
-    assert d["seeds"] == [42, 43] and d["until"] == 110 and d["pods"] == "default"
+    assert d["seeds"] == [42, 43] and d["until"] == 110 and d["pod_list"] == "default"
     p = d["policies"][0]
     assert p["name"] == "fgd" and p["paper_name"] == "06-FGD"
     assert set(p["unallocated_gpu_pct"]) == {str(lv) for lv in LEVELS}
@@ -204,4 +204,4 @@ def test_pods_by_the_file_name_in_the_data_folder(tmp_path: Path, monkeypatch: p
     code, out = gpu_frag(str(OPENB_SMALL), "--pods", "openb_pod_list_multigpu20.csv", "--seeds", "1",
                          "--policies", "fgd", "--no-bound", "--json", "--until", "90")
     assert code == 0, out
-    assert json.loads(out)["pods"] == "multigpu20"
+    assert json.loads(out)["pod_list"] == "multigpu20"

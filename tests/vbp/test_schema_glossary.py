@@ -35,11 +35,9 @@ CLASHES: dict[str, str] = {
     "cordoned": "info snapshot: the cordoned nodes; per node: whether it is cordoned",
     "moves": "consolidate: pods evicted; plan: the move budget and its use",
     "placement": "plan: the files written; solve, validate: the placement's file",
-    "pods": "gpu-frag: the pods file; elsewhere a count",
     "removed": "consolidate: the nodes removed; a baseline's summary: their number",
     "resources": "info: their number; a snapshot: their names",
     "runs": "simulate: the runs; train rl: their number",
-    "snapshot": "info: its facts; consolidate: its path",
     "utilisation": "jobs compare: one share; plan: per resource",
 }
 """Names whose values are of two kinds today, each with where; the next version of those formats

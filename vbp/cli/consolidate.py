@@ -33,7 +33,7 @@ OUT_SUFFIXES = (".json", ".yaml", ".yml", ".sh")
 @click.option("--threads", type=click.IntRange(1, MAX_WORKERS), default=2, show_default=True,
               help="CP-SAT workers.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Search seed.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (vbp-consolidate/1).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (vbp-consolidate/2).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the drain plan of the last budget: .sh (the kubectl commands) or "
                    ".json/.yaml (the answer and the commands).")

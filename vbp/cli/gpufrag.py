@@ -32,7 +32,7 @@ def _fmt(x: float | None) -> str:
 @click.option("--seed", type=SEED, default=42, show_default=True, help="First seed.")
 @click.option("--until", type=click.IntRange(1, 1000), default=130, show_default=True,
               help="Arrived GPU demand to reach, in % of the cluster's GPU capacity.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-gpu-frag/1).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-gpu-frag/2).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Plot unallocated GPU against arrived demand (the paper's Fig. 7).")
 @click.option("--bound/--no-bound", default=True, show_default=True,
@@ -97,7 +97,7 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
                          f"{len(seed_list)} seed(s), median", bound=None if bres is None else bres.curve())
     if as_json:
         click.echo(json.dumps({"format": FORMATS["gpu-frag"],
-                               "data": data, "pods": pod_name, "nodes": inst.n_hosts,
+                               "data": data, "pod_list": pod_name, "nodes": inst.n_hosts,
                                "gpus": int(inst.host_gpus.sum()), "seeds": seed_list, "until": until,
                                "policies": rows, "bound": bound_row}))
         return
