@@ -140,22 +140,22 @@ def test_cli_table_json_and_plot(tmp_path: Path) -> None:
     assert p["unallocated_gpu_pct"]["130"] is None  # beyond --until
     assert p["published"] is None and len(p["per_seed_unallocated_100"]) == 2
     assert plot.stat().st_size > 0
-    b = d["bound"]  # the offline bound: below the policy wherever both exist
+    b = d["unallocated_gpu_bound"]  # the offline bound: below the policy wherever both exist
     assert set(b["median"]) == {str(lv) for lv in LEVELS} and b["median"]["130"] is None
     for lv in ("90", "95", "100"):
         if b["median"][lv] is not None and p["unallocated_gpu_pct"][lv] is not None:
             assert b["median"][lv] <= p["unallocated_gpu_pct"][lv]
     assert b["method"] == "config" and set(b["converged"]) == {str(lv) for lv in LEVELS}
     code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd", "--no-bound", "--json")
-    assert code == 0 and json.loads(out)["bound"] is None
+    assert code == 0 and json.loads(out)["unallocated_gpu_bound"] is None
     code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd", "--bound-method", "aggregate",
                          "--json")
     assert code == 0
-    agg = json.loads(out)["bound"]
+    agg = json.loads(out)["unallocated_gpu_bound"]
     assert agg["method"] == "aggregate" and agg["converged"] is None
     code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd", "--bound-time", "0", "--json")
     assert code == 0  # stopped at once: still a valid bound, at least the aggregated one's unallocated %
-    zero = json.loads(out)["bound"]["median"]
+    zero = json.loads(out)["unallocated_gpu_bound"]["median"]
     for lv, v in agg["median"].items():
         assert (v is None) == (zero[lv] is None) and (v is None or zero[lv] >= v - 1e-9)
     code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd", "--bound-method", "aggregate")

@@ -31,7 +31,6 @@ AGGREGATES = ("_mean", "_min", "_max", "_range", "_std")
 
 CLASHES: dict[str, str] = {
     "added": "consolidate: the nodes added; a baseline's summary: their number",
-    "bound": "gpu-frag: an object of bounds per level; elsewhere the solver's bound",
     "cordoned": "info snapshot: the cordoned nodes; per node: whether it is cordoned",
     "moves": "consolidate: pods evicted; plan: the move budget and its use",
     "placement": "plan: the files written; solve, validate: the placement's file",

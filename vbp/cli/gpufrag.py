@@ -99,7 +99,7 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
         click.echo(json.dumps({"format": FORMATS["gpu-frag"],
                                "data": data, "pod_list": pod_name, "nodes": inst.n_hosts,
                                "gpus": int(inst.host_gpus.sum()), "seeds": seed_list, "until": until,
-                               "policies": rows, "bound": bound_row}))
+                               "policies": rows, "unallocated_gpu_bound": bound_row}))
         return
     click.echo(f"openb {pod_name}: {inst.n_hosts} GPU nodes, {int(inst.host_gpus.sum())} GPUs; "
                f"seeds {seed_list[0]}..{seed_list[-1]}; arrivals until {until}% of GPU capacity")
