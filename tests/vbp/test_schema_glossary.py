@@ -30,11 +30,9 @@ AGGREGATES = ("_mean", "_min", "_max", "_range", "_std")
 """Suffixes of aggregates over runs: ``<name><suffix>`` means the aggregate of ``<name>``."""
 
 CLASHES: dict[str, str] = {
-    "added": "consolidate: the nodes added; a baseline's summary: their number",
     "cordoned": "info snapshot: the cordoned nodes; per node: whether it is cordoned",
     "moves": "consolidate: pods evicted; plan: the move budget and its use",
     "placement": "plan: the files written; solve, validate: the placement's file",
-    "removed": "consolidate: the nodes removed; a baseline's summary: their number",
     "resources": "info: their number; a snapshot: their names",
     "runs": "simulate: the runs; train rl: their number",
     "utilisation": "jobs compare: one share; plan: per resource",
