@@ -163,6 +163,8 @@ def comparison_lines(inst: Any, res: Any, rows: Sequence[Any], runs: str, seed: 
         lines.append(f"{r.name:<16}{r.hosts_mean:>11.2f}{r.hosts_min:>6}{r.hosts_max:>6}"
                      f"{allocation_cells(cols, r.allocation_mean, r.allocation_by_resource_mean, 12)}"
                      f"{excess:>9}{r.rejected_mean:>10.1f}")
+    lines.append(f"excess: ({'cost' if kind == 'cost' else 'hosts'} - optimum) / optimum, the optimum "
+                 "placing every container at once (offline).")
     if cols:
         lines.append("allocation per resource: allocated / capacity of the hosts in use (mean over the "
                      "runs); the bottleneck is the largest.")
