@@ -11,7 +11,7 @@ from packing.errors import InputError, Problem
 from packing.io import escape_control
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat
 from vbp.cli.formats import FORMATS
-from vbp.cli.outputs import check_outputs, force_option
+from vbp.cli.outputs import check_outputs, force_option, progress_options
 
 
 def _qs(text: str) -> list[int]:
@@ -169,12 +169,14 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
               help="Seconds per carving solve (most are proven optimal sooner).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Solver seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@progress_options
 def partition_cmd(data: str, q_text: str, methods: str, containers: int, time_limit: float, seed: int,
-                  as_json: bool) -> None:
+                  as_json: bool, progress: str | None) -> None:
     """Idle share of carving the paper's hosts (32c64g, 92c288g) for Q = 1..8, with its proven bound."""
     from dataclasses import asdict
 
     from packing.dag.partition import METHODS
+    from packing.report.progress import echo
     from vbp.jobfusion import carve_sweep
 
     qs = _qs(q_text)
@@ -184,7 +186,8 @@ def partition_cmd(data: str, q_text: str, methods: str, containers: int, time_li
         raise InputError([Problem("--methods", methods, f"unknown method(s) {', '.join(bad)}; known: "
                                   f"{', '.join(METHODS)}")])
     w, _ = _load(data, None)
-    rows = carve_sweep(w, qs, ms, containers=containers, time_limit=time_limit, seed=seed)
+    rows = carve_sweep(w, qs, ms, containers=containers, time_limit=time_limit, seed=seed, progress=lambda r:
+                       echo(f"  {r.method} Q={r.q}: {r.status} in {r.seconds:.1f} s", progress))
     if as_json:
         click.echo(json.dumps({"format": FORMATS["jobs-partition"],
                                "jobs": w.n_jobs,
