@@ -99,6 +99,8 @@ COMMANDS: dict[str, tuple[Callable[[Path], list[str]], str, str | None]] = {
     "solve --json": (lambda t: ["solve", "sigma", "--time-limit", "5", "--json"], "bound ", None),
     "compare": (lambda t: ["compare", "sigma", "--policies", "ff,bf", "--orders", "2", "--time-limit", "5"],
                 "simulating", None),
+    "compare --json": (lambda t: ["compare", "sigma", "--policies", "ff", "--orders", "2", "--time-limit",
+                                  "5", "--json"], "simulating", None),
     "sweep": (_sweep, "sweep (serial)", None),
     "sweep --optimum": (lambda t: [*_sweep(t), "--optimum", "--time-limit", "5"], "solving sigma", None),
     "plan": (_deployments, "plan", None),

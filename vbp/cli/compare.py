@@ -116,7 +116,7 @@ def compare(path: str | None, policy_list: str | None, orders: int, time_limit: 
         pick = "bf" if "bf" in names else names[0]
         with executor:
             res, rows, records = run_compare(inst, names, orders, time_limit, seed,
-                                             quiet=as_json or not shown(progress), snapshots=snapshots,
+                                             quiet=not shown(progress), snapshots=snapshots,
                                              keep=keep, executor=executor, labels=labels,
                                              keep_placement=pick if plot is not None else None)
     note = uncovered_note(uncovered, missing)

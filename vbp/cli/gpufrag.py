@@ -82,8 +82,7 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
     seed_list = list(range(seed, seed + seeds))
 
     def report(name: str, s: int, run: object) -> None:
-        echo(f"  seed {s}: {name} done in {getattr(run, 'seconds', 0.0):.1f} s",
-             "never" if as_json else progress)
+        echo(f"  seed {s}: {name} done in {getattr(run, 'seconds', 0.0):.1f} s", progress)
 
     results = evaluate(inst, names, seed_list, until / 100.0, progress=report)
     bres = evaluate_bound(inst, seed_list, until / 100.0, method=bound_method,
