@@ -10,7 +10,7 @@ Three measurements, each printed as a markdown table:
 * ``large``: ``generate_sigma_large(310)``: about 5,000 containers, planted optimum 310 hosts (= the
   volume bound); the own order and ``--large-orders - 1`` shuffles.
 
-For each policy: mean hosts, and for the GCN policy the share of Best-Fit's gap to the optimum it
+For each policy: mean hosts, and for the GCN policy the share of Best-Fit's excess over the optimum it
 closes, ``(BF - GCN) / (BF - optimum)``, and the wall time of one decision (mean and 95th percentile,
 graph building included; torch uses one thread per decision). Run::
 
@@ -71,7 +71,7 @@ def table(title: str, runs: list[tuple[Instance, list[np.ndarray], float]], mode
     n_orders = sum(len(o) for _, o, _ in runs)
     print(f"\n### {title}: {len(runs)} instance(s), {n_orders} held-out order(s), "
           f"{runs[0][0].n_containers} containers per instance ({time.perf_counter() - t0:.0f} s)\n")
-    print("| policy | hosts mean | min | max | gap to optimum | share of BF's gap closed |")
+    print("| policy | hosts mean | min | max | excess over the optimum | share of BF's excess closed |")
     print("|---|---|---|---|---|---|")
     print(f"| optimum | {opt:g} | | | | |")
     for n in names:
@@ -80,7 +80,8 @@ def table(title: str, runs: list[tuple[Instance, list[np.ndarray], float]], mode
         print(f"| {n} | {h.mean():.2f} | {h.min()} | {h.max()} | {100 * (h.mean() / opt - 1):+.1f}% | "
               f"{closed:.0%} |")
     print(f"\nGCN decision time: mean {ms.mean():.2f} ms, p95 {np.percentile(ms, 95):.2f} ms, max "
-          f"{ms.max():.2f} ms over {len(ms)} decisions; GCN closes {(bf - g) / (bf - opt):.0%} of BF's gap")
+          f"{ms.max():.2f} ms over {len(ms)} decisions; GCN closes {(bf - g) / (bf - opt):.0%} of BF's "
+          "excess")
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 Held-out jobs: each seed draws its own sample of ``--jobs`` jobs from DATA (no training happens in
 this script; a learned agent must be trained on other jobs). Arrivals are a seeded Poisson stream
 (``--interarrival``); the cluster is ``--hosts`` with online containers holding ``--online-share`` of
-the CPU when ``--online`` is given. Prints mean over seeds of mean JCT, gap to the critical-path
+the CPU when ``--online`` is given. Prints mean over seeds of mean JCT, excess over the critical-path
 bound, makespan, utilisation, idle share and decision latency per policy; with ``--sweep`` also the
 partition sweep (idle share of carving and its proven bound for Q = 1..8; the sweep always splits
 the containers by the types' task counts, so ``--carving`` does not change it). The Q types are
@@ -70,7 +70,8 @@ def main() -> None:
               f"clusters {json.dumps(res['clusters'])}")
         for p in res["policies"]:
             acc.setdefault(p["name"], []).append(p)
-    keys = ["mean_jct", "jct_gap", "makespan", "makespan_gap", "utilisation", "idle_share", "decision_ms"]
+    keys = ["mean_jct", "jct_excess", "makespan", "makespan_excess", "utilisation", "idle_share",
+            "decision_ms"]
     cp = np.mean([b["critical_path_mean_jct"] for b in bounds])
     print(f"bounds (mean over seeds): mean JCT >= {cp:.1f} s, "
           f"makespan >= {np.mean([b['makespan'] for b in bounds]):.1f} s")

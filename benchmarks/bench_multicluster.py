@@ -8,8 +8,9 @@ number of deployable tasks (:func:`solvers.exact.max_deployed.optimum`), replays
 trained model, and prints
 
 * Table 7: tasks deployed (mean and std; for agents over training seeds x streams, with the spread
-  of the per-seed means), gap to the optimum, and the improvement of the best agent over each
-  baseline (``(agent - baseline) / baseline``);
+  of the per-seed means), the shortfall (optimum - deployed) and the excess over the optimum
+  (shortfall / optimum), and the improvement of the best agent over each baseline
+  (``(agent - baseline) / baseline``);
 * Table 6: mean and std over clusters of GPU memory, GPU core, CPU and memory utilisation (allocated
   / capacity per cluster at the end of the stream), averaged over streams;
 * fragmentation ``F`` and cross-cluster GPU load variance (:mod:`packing.feasibility.metrics`).
@@ -325,8 +326,8 @@ def _report(args: argparse.Namespace, rows: dict[str, list[dict[str, Any]]],
         seed_means = [float(np.mean(v)) for v in by_model.values()]
         row = {"deployed_mean": d.mean(), "deployed_std": d.std(), "seed_std": float(np.std(seed_means)),
                "n_models": float(len(by_model)),
-               "gap_mean": float(np.mean([r["opt"] - r["deployed"] for r in rs])),
-               "gap_pct": float(np.mean([(r["opt"] - r["deployed"]) / r["opt"] for r in rs]) * 100),
+               "short_mean": float(np.mean([r["opt"] - r["deployed"] for r in rs])),
+               "excess_pct": float(np.mean([(r["opt"] - r["deployed"]) / r["opt"] for r in rs]) * 100),
                "u_mean": np.mean([r["u_mean"] for r in rs]), "u_std": np.mean([r["u_std"] for r in rs]),
                "fragmentation": np.mean([r["fragmentation"] for r in rs]),
                "load_variance": np.mean([r["load_variance"] for r in rs]),
@@ -340,13 +341,13 @@ def _report(args: argparse.Namespace, rows: dict[str, list[dict[str, Any]]],
         summary[name] = {k: float(v) for k, v in row.items()}
     print("\nTable 7: tasks deployed (agents: mean over training seeds x streams; +- std; seed-std = spread "
           "of the per-seed means)")
-    head = (f"{'policy':<12} {'deployed':>15} {'seed-std':>8} {'gap':>6} {'gap %':>6} {'frag F':>7} "
+    head = (f"{'policy':<12} {'deployed':>15} {'seed-std':>8} {'short':>6} {'excess':>6} {'frag F':>7} "
             f"{'load var':>9}")
     print(head)
     print("-" * len(head))
     for name, r in summary.items():
         print(f"{name:<12} {r['deployed_mean']:>8.1f} ± {r['deployed_std']:>4.1f} {r['seed_std']:>8.2f} "
-              f"{r['gap_mean']:>6.1f} {r['gap_pct']:>5.1f}% {r['fragmentation']:>7.3f} "
+              f"{r['short_mean']:>6.1f} {r['excess_pct']:>5.1f}% {r['fragmentation']:>7.3f} "
               f"{r['load_variance']:>9.5f}")
     learned = [n for n in summary if n in decision_ms]
     if learned:

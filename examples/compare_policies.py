@@ -2,7 +2,7 @@
 
 Loads an instance (a file, a data-set folder, or the built-in Sigma-like instance), solves it for the
 optimum and a proven lower bound, replays the same arrival orders with several policies, and prints hosts
-used (mean, min, max), the allocation rate and the gap to the optimum. The runs go through the
+used (mean, min, max), the allocation rate and the excess over the optimum. The runs go through the
 evaluation layer (``packing.sim.evaluation``): one record per run, with the numbers of
 ``packing.feasibility.metrics``,
 on the executor you pick (the numbers are the same on every executor).
@@ -43,9 +43,9 @@ def main(path: str | None = None, policies: tuple[str, ...] = ("ff", "bf", "wf",
         hosts = [r.hosts for r in recs]
         mean = sum(hosts) / len(hosts)
         alloc = sum(r.allocation for r in recs) / len(recs)  # Sigma allocation rate, from metrics
-        gap = f"{100 * (mean - opt.objective) / opt.objective:+.1f}%" if opt.objective else "-"
+        excess = f"{100 * (mean - opt.objective) / opt.objective:+.1f}%" if opt.objective else "-"
         print(f"  {name:<10} hosts mean {mean:6.2f}  min {min(hosts):3d}  max {max(hosts):3d}  "
-              f"alloc {100 * alloc:6.2f}%  gap {gap}")
+              f"alloc {100 * alloc:6.2f}%  excess {excess}")
         means[name] = mean
     return means
 

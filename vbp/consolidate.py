@@ -14,7 +14,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ def consolidate(snapshot: str | Path, hosts: str | Sequence[str | Path | HostOff
                 max_moves: str | int | None | Sequence[int | None] = None, replace: bool = False,
                 time_limit: float = 60.0, threads: int = 2, seed: int = 0,
                 type_label: str | None = None, baselines: bool = True,
-                stop: Any = None) -> ConsolidateResult:
+                stop: Any = None, progress: Callable[[str], None] | None = None) -> ConsolidateResult:
     """Consolidate the cluster of a snapshot (see ``docs/consolidate.md``).
 
     Args:
@@ -42,6 +42,7 @@ def consolidate(snapshot: str | Path, hosts: str | Sequence[str | Path | HostOff
         type_label: the node label naming node types (default ``node.kubernetes.io/instance-type``).
         baselines: add cluster-autoscaler's and Karpenter's answers to each result.
         stop: a :class:`solvers.StopFlag` that ends the search early.
+        progress: called with one line per rung of the ladder climbed.
 
     Raises:
         InputError: a bad snapshot, host types, budget, or a node type without a price.
@@ -62,7 +63,7 @@ def consolidate(snapshot: str | Path, hosts: str | Sequence[str | Path | HostOff
         raise input_error("--replace", "", "needs --hosts: the host types new nodes may be of")
     problem = build_problem(read_snapshot(snapshot, type_label), offers, replace=replace)
     answers = consolidate_budgets(problem, budgets, time_limit=time_limit, threads=threads,
-                                  seed=seed, stop=stop)
+                                  seed=seed, stop=stop, progress=progress)
     if baselines:
         answers = [dataclasses.replace(a, baselines=(cluster_autoscaler(problem, b), karpenter(problem, b)))
                    for a, b in zip(answers, budgets, strict=True)]

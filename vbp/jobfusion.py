@@ -76,9 +76,9 @@ class PolicyRow:
     idle_share: float
     decision_ms: float
     decisions: int
-    jct_gap: float
-    capacity_gap: float
-    makespan_gap: float
+    jct_excess: float
+    capacity_excess: float
+    makespan_excess: float
     preempted: int
     jct: list[float]
 
@@ -105,7 +105,7 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
                 preempt: bool = False, overheads: Overheads | None = None, seed: int = 0,
                 carving: str = "proportional", large_share: float = 1.0, search: int = 0,
                 search_policy: str = "sjf-headroom", search_seed: int = 0) -> dict[str, Any]:
-    """Run each policy on its partition's carved cluster; bounds and gaps; optionally a schedule search.
+    """Run each policy on its partition's carved cluster; bounds and excesses; optionally a schedule search.
 
     ``carving`` and ``large_share`` choose the container counts (see :func:`carve_cluster`). With
     ``search`` > 0, :func:`policies.dag_search.search_schedule` runs ``search`` episodes from the

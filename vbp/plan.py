@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ def plan(
     n_plus_one: bool = False,
     verify_only: bool = False,
     zones: Sequence[str] = (),
+    progress: Callable[[int], None] | None = None,
 ) -> PlanResult:
     """Plan hosts for a demand: one optimal (or proven-gap) plan per growth multiplier.
 
@@ -73,6 +74,7 @@ def plan(
         n_plus_one: check that the plan survives losing any one host.
         verify_only: only verify ``current``.
         zones: every host type without a zone once per zone (``--zones``).
+        progress: called with the number of scenarios just finished (e.g. a tqdm ``update``).
 
     Returns:
         The :class:`~packing.plan.result.PlanResult`.
@@ -84,7 +86,7 @@ def plan(
     """
     from packing.loaders.front import read_inputs
     from packing.plan import model as pm
-    from packing.sim.evaluation import make_executor
+    from packing.sim.evaluation import SerialExecutor, make_executor
     from policies.autoscalers import provision
     from solvers.base import check_run_options
     from solvers.plan.scenario import PlanOptions, ScenarioTask, run_scenario
@@ -103,12 +105,9 @@ def plan(
     options = PlanOptions(adj, float(time_limit), method, int(threads), int(seed), current,
                           max_moves, bool(n_plus_one), bool(verify_only))
     tasks = [ScenarioTask(g, dem, offers, options) for g in growths]
-    results: Sequence[ScenarioResult]
-    if len(tasks) == 1 or executor == "serial":
-        results = [run_scenario(t) for t in tasks]
-    else:
-        with make_executor(executor, workers, address) as ex:
-            results = ex.map(run_scenario, tasks)
+    serial = len(tasks) == 1 or executor == "serial"
+    with SerialExecutor() if serial else make_executor(executor, workers, address) as ex:
+        results: Sequence[ScenarioResult] = ex.map(run_scenario, tasks, progress)
     replay = Replay(offers, {o.name: pm.reserved(adj, dem, o, res) for o in offers}, dem.pods)
     if current is None:  # what the autoscalers' first fit decreasing onto the cheapest type gives
         results = [r.with_autoscaler(provision(r.instance)) if r.instance else r for r in results]

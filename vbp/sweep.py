@@ -8,7 +8,7 @@ Parquet with the columns of :data:`packing.report.run_table.COLUMNS`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from packing.model.instance import Instance
@@ -32,8 +32,8 @@ def labels(names: Sequence[str], paths: Sequence[str]) -> list[str]:
 
 
 def solve_optima(instances: Sequence[tuple[str, Instance]], time_limit: float,
-                 seed: int) -> dict[str, Any]:
-    """Solve every instance once (up to ``time_limit`` seconds); results by label.
+                 seed: int, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Solve every instance once (up to ``time_limit`` seconds); results by label (``progress``: a line each).
 
     The optimum is :func:`solvers.exact.optimum.comparison_optimum`'s, as in ``vbp compare``: the fewest
     hosts (or the least cost), or the most tasks deployed for a multi-cluster scenario.
@@ -43,7 +43,12 @@ def solve_optima(instances: Sequence[tuple[str, Instance]], time_limit: float,
     """
     from solvers.exact.optimum import comparison_optimum
 
-    return {label: comparison_optimum(inst, time_limit, seed, name=label) for label, inst in instances}
+    out = {}
+    for label, inst in instances:
+        if progress is not None:
+            progress(f"solving {label} (up to {time_limit:g} s)...")
+        out[label] = comparison_optimum(inst, time_limit, seed, name=label)
+    return out
 
 
 def run_sweep(instances: Sequence[tuple[str, Instance]], policies: Sequence[str], orders: int,

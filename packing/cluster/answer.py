@@ -2,7 +2,7 @@
 
 :func:`consolidation_of` turns a checked solution of a :class:`~packing.cluster.problem.ClusterProblem`
 into a :class:`Consolidation`; its :meth:`~Consolidation.to_dict` is the ``"result"`` of JSON
-``vbp-consolidate/1`` (``docs/schemas/vbp-consolidate-1.json``). Baselines (what an autoscaler
+``vbp-consolidate/2`` (``docs/schemas/vbp-consolidate-2.json``). Baselines (what an autoscaler
 would do) are :class:`Outcome` rows of the same shape.
 """
 
@@ -42,7 +42,7 @@ class Outcome:
         cost_after: the price of the nodes kept and added.
         nodes_after: nodes kept plus nodes added.
         removed: names of the nodes removed.
-        added: names of the new nodes (``<type>-new-<k>``).
+        added: the new nodes (``<type>-new-<k>``) and their types.
         moves: pods evicted.
         x: the solution, shape ``(A, H)``.
         note: how it was found, in a few words.
@@ -52,16 +52,16 @@ class Outcome:
     cost_after: float
     nodes_after: int
     removed: tuple[str, ...]
-    added: tuple[str, ...]
+    added: tuple[tuple[str, str], ...]
     moves: int
     x: np.ndarray = field(repr=False, compare=False)
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """The row as JSON data."""
+        """The row as JSON data (``removed`` and ``added`` as in :meth:`Consolidation.to_dict`)."""
         return {"name": self.name, "cost_after": self.cost_after, "nodes_after": self.nodes_after,
-                "removed": len(self.removed), "added": len(self.added), "moves": self.moves,
-                "note": self.note}
+                "removed": list(self.removed), "added": [{"node": n, "type": t} for n, t in self.added],
+                "moves": self.moves, "note": self.note}
 
 
 def outcome(problem: ClusterProblem, x: np.ndarray, name: str, note: str = "") -> Outcome:
@@ -69,7 +69,7 @@ def outcome(problem: ClusterProblem, x: np.ndarray, name: str, note: str = "") -
     P = problem
     used = P.used(x)
     removed = tuple(P.host_names[h] for h in np.flatnonzero(P.existing & ~used).tolist())
-    added = tuple(P.host_names[h] for h in np.flatnonzero(~P.existing & used).tolist())
+    added = tuple((P.host_names[h], P.host_type[h]) for h in np.flatnonzero(~P.existing & used).tolist())
     return Outcome(name, P.cost(x), int(used.sum()), removed, added, P.moves(x), x, note)
 
 
@@ -133,7 +133,7 @@ class Consolidation:
         return max(0.0, (self.cost_after - self.bound) / self.cost_after)
 
     def to_dict(self) -> dict[str, Any]:
-        """As JSON data (the body of ``vbp-consolidate/1``)."""
+        """As JSON data (the body of ``vbp-consolidate/2``)."""
         return {
             "status": self.status, "cost_before": self.cost_before, "cost_after": self.cost_after,
             "nodes_before": self.nodes_before, "nodes_after": self.nodes_after,
@@ -180,9 +180,8 @@ def consolidation_of(problem: ClusterProblem, x: np.ndarray | None, *, status: s
             placed.append((f"{ns}/{name}" if ns else name, P.host_names[mv.dst]))
     waves_e = tuple(t for t in (tuple(idx[k] for k in wave if k in idx) for wave in w.waves) if t)
     o = outcome(P, x, "vbp")
-    added = tuple((n, P.host_type[P.host_names.index(n)]) for n in o.added)
     return Consolidation(status, cost_after=o.cost_after, nodes_after=o.nodes_after, bound=bound,
-                         moves=o.moves, removed=o.removed, added=added, evictions=tuple(evictions),
+                         moves=o.moves, removed=o.removed, added=o.added, evictions=tuple(evictions),
                          waves=waves_e, placed=tuple(placed), outcome=o, **base)
 
 
@@ -201,10 +200,10 @@ class ConsolidateResult:
     source: str
 
     def to_dict(self) -> dict[str, Any]:
-        """As JSON data: ``vbp-consolidate/1`` without ``format`` (``docs/schemas``)."""
+        """As JSON data: ``vbp-consolidate/2`` without ``format`` (``docs/schemas``)."""
         P = self.problem
         snap = P.snapshot
-        return {"snapshot": self.source, "priced": P.priced, "replace": bool(P.offers),
+        return {"path": self.source, "priced": P.priced, "replace": bool(P.offers),
                 "nodes": len(snap.nodes), "pods": len(snap.pods),
                 "daemon_pods": sum(p.daemon for p in snap.pods),
                 "results": [a.to_dict() for a in self.answers]}

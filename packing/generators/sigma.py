@@ -27,7 +27,7 @@ loses little. Rules break that:
   so the fragmentation caused early is paid for until the end of the stream.
 
 The optimum plans for all apps at once: it mixes the spread-out apps with the packable ones so that every
-host ends up nearly full. That is the gap ``vbp compare`` measures.
+host ends up nearly full. That is the excess ``vbp compare`` measures.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Per scenario: the status, hosts, cost, proven bound and gap; per host type the u
 Model side only: :func:`summarise` reads any checked placement of a planning instance
 (:func:`packing.plan.model.build_instance`) into a :class:`ScenarioResult`; the solving is in
 :mod:`solvers.plan.scenario` and the entry point is ``vbp.plan``. The JSON of :meth:`PlanResult.to_dict`
-is documented by ``docs/schemas/vbp-plan-2.json``.
+is documented by ``docs/schemas/vbp-plan-3.json``.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 from packing.model.instance import Instance, Placement
 from packing.plan.model import HostOffer, TypeUsage, full_capacity, planned_capacity, type_usage
 
-FORMAT = "vbp-plan/2"
-"""The ``format`` of :meth:`PlanResult.to_dict` (schema: ``docs/schemas/vbp-plan-2.json``)."""
+FORMAT = "vbp-plan/3"
+"""The ``format`` of :meth:`PlanResult.to_dict` (schema: ``docs/schemas/vbp-plan-3.json``)."""
 
 BOUND_KIND = "lower"
 """A plan minimises hosts or cost: its proven bound is a lower bound."""
@@ -52,7 +52,8 @@ class ScenarioResult:
         growth: the demand multiplier (replicas rounded up).
         status: ``"optimal"``, ``"feasible"`` (with a proven gap), ``"infeasible"`` or
             ``"unknown"``.
-        objective: ``"hosts"`` (no prices) or ``"cost"``.
+        objective_kind: what the plan minimises: ``"hosts"`` (no prices) or ``"cost"``
+            (``objective`` is a deprecated read-only alias).
         hosts: hosts used (``None`` without a plan).
         cost: total price of the hosts used (``None`` without prices or without a plan).
         bound: proven lower bound on the objective (hosts or cost).
@@ -71,7 +72,7 @@ class ScenarioResult:
 
     growth: float
     status: str
-    objective: str
+    objective_kind: str
     hosts: int | None
     cost: float | None
     bound: float
@@ -134,10 +135,19 @@ class ScenarioResult:
                             self.replay.reserve, self.replay.pods,
                             spares + tuple(h for h in self.kept if h not in spares))
 
+    @property
+    def objective(self) -> str:
+        """Deprecated name of :attr:`objective_kind` (in JSON since ``vbp-plan/3``)."""
+        import warnings
+
+        warnings.warn("ScenarioResult.objective is deprecated; use objective_kind", DeprecationWarning,
+                      stacklevel=2)
+        return self.objective_kind
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the scenario (see ``docs/plan.md``); infinities become ``null``."""
         d: dict[str, Any] = {
-            "growth": self.growth, "status": self.status, "objective": self.objective,
+            "growth": self.growth, "status": self.status, "objective_kind": self.objective_kind,
             "hosts": self.hosts, "cost": self.cost, "bound": finite(self.bound),
             "bound_kind": self.bound_kind, "gap": finite(self.gap),
             "seconds": round(self.seconds, 3), "per_type": [t.to_dict() for t in self.per_type],
@@ -167,7 +177,7 @@ class PlanResult:
     host_types: tuple[HostOffer, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"format": "vbp-plan/2", "planned_against": ..., "scenarios": [...]}``."""
+        """``{"format": "vbp-plan/3", "planned_against": ..., "scenarios": [...]}``."""
         return {"format": FORMAT, "planned_against": self.planned_against,
                 "scenarios": [s.to_dict() for s in self.scenarios]}
 

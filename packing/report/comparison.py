@@ -1,17 +1,21 @@
-"""Policies against an optimum: one summary row per policy over its runs, and the gap to the optimum.
+"""Policies against an optimum: one summary row per policy over its runs, and its excess over the optimum.
 
 The numbers come from :class:`packing.sim.evaluation.RunRecord` (that is, from
 :mod:`packing.feasibility.metrics`);
 the optimum is any solve result with ``objective`` and ``objective_kind`` (``"hosts"``, ``"cost"``
 or ``"deployed"``, :class:`solvers.result.SolveResult`). ``vbp compare`` prints these rows and
-``vbp sweep --optimum`` writes the gap of every run.
+``vbp sweep --optimum`` writes the excess of every run.
+
+The excess is not a gap: a gap (:attr:`solvers.result.SolveResult.gap`, ``vbp solve``, ``vbp plan``)
+is ``(value - bound) / value``, how far a result may be from the optimum (a proof); the excess is
+``(value - optimum) / optimum``, how much more a policy uses than the optimum found.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -23,8 +27,8 @@ def json_number(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else round(float(x), 6)
 
 
-def gap(optimum: float | None, kind: str, *, hosts: float, cost: float, deployed: float) -> float | None:
-    """The relative gap of a result to the optimum, in the optimum's unit.
+def excess(optimum: float | None, kind: str, *, hosts: float, cost: float, deployed: float) -> float | None:
+    """The excess of a result over the optimum, relative to the optimum, in the optimum's unit.
 
     Args:
         optimum: the optimum's objective (``None``: none found).
@@ -47,7 +51,7 @@ def gap(optimum: float | None, kind: str, *, hosts: float, cost: float, deployed
 
 @dataclass(frozen=True)
 class ComparisonRow:
-    """One policy's line of a comparison: means over its runs and the gap to the optimum.
+    """One policy's line of a comparison: means over its runs and the excess over the optimum.
 
     Every arrival of a run is counted once: ``deployed_mean + rejected_mean + waiting_mean +
     departed_mean`` is the number of arrivals plus the snapshot's containers (which count as
@@ -64,10 +68,11 @@ class ComparisonRow:
     cost_mean: float
     allocation_mean: float
     rejected_mean: float
-    gap: float | None
+    excess: float | None
     deployed_mean: float = 0.0
     waiting_mean: float = 0.0
     departed_mean: float = 0.0
+    allocation_by_resource_mean: dict[str, float] = field(default_factory=dict)
     nodes_peak_mean: float | None = None
     node_hours_mean: float | None = None
     node_cost_mean: float | None = None
@@ -82,7 +87,9 @@ class ComparisonRow:
                 "allocation_mean": json_number(self.allocation_mean),
                 "deployed_mean": self.deployed_mean, "rejected_mean": self.rejected_mean,
                 "waiting_mean": self.waiting_mean, "departed_mean": self.departed_mean,
-                "gap": json_number(self.gap)}
+                "excess": json_number(self.excess),
+                "allocation_by_resource_mean": {k: json_number(v) for k, v in
+                                                self.allocation_by_resource_mean.items()}}
         return {**base, **pool}
 
 
@@ -93,7 +100,7 @@ def summarise(name: str, records: Sequence[RunRecord], optimum: float | None, ki
         name: the row's name.
         records: the policy's runs, at least one.
         optimum: the optimum's objective (``None``: none found).
-        kind: the optimum's objective (see :func:`gap`); the gap is of the mean hosts, mean cost
+        kind: the optimum's objective (see :func:`excess`); the excess is of the mean hosts, mean cost
             or mean deployed.
     """
     runs = len(records)
@@ -104,9 +111,11 @@ def summarise(name: str, records: Sequence[RunRecord], optimum: float | None, ki
     return ComparisonRow(name, mean, min(hosts), max(hosts), cost,
                          float(sum(r.allocation for r in records) / runs),
                          float(sum(r.rejected for r in records) / runs),
-                         gap(optimum, kind, hosts=mean, cost=cost, deployed=deployed), deployed,
+                         excess(optimum, kind, hosts=mean, cost=cost, deployed=deployed), deployed,
                          float(sum(r.waiting for r in records) / runs),
                          float(sum(r.departed for r in records) / runs),
+                         {k: float(sum(r.allocation_by_resource.get(k, 0.0) for r in records) / runs)
+                          for k in records[0].allocation_by_resource},
                          *_pool_means(records))
 
 
@@ -119,4 +128,4 @@ def _pool_means(records: Sequence[RunRecord]) -> tuple[float | None, ...]:
                  for k in ("nodes_peak", "node_hours", "node_cost"))
 
 
-__all__ = ["ComparisonRow", "gap", "json_number", "summarise"]
+__all__ = ["ComparisonRow", "excess", "json_number", "summarise"]

@@ -17,26 +17,28 @@ from typing import TYPE_CHECKING, Any
 
 from packing.errors import input_error
 from packing.io.atomic import atomic_path, check_writable, write_with
-from packing.report.comparison import gap
+from packing.report.comparison import excess
 
 if TYPE_CHECKING:
     from packing.sim.evaluation import RunRecord
 
 COLUMNS: tuple[str, ...] = ("instance", "policy", "order", "seed", "hosts", "hosts_peak", "cost",
                             "rejected", "delayed", "deployed", "allocation", "seconds", "executor",
-                            "waiting", "departed")
+                            "waiting", "departed", "bottleneck")
 """The columns of the table, one row per run. ``order`` 0 is the instance's own order; ``seed`` is the
 sweep's seed (order ``i`` runs with the policy seed ``run_seed(seed, i)``); ``allocation`` is the
-Sigma allocation rate of the bottleneck resource; ``seconds`` is the run's wall time. Every arrival
+Sigma allocation rate of the bottleneck resource, ``bottleneck`` names that resource (the one whose
+share of the used hosts' capacity is the largest: the cards on most GPU runs; empty when no host is
+used); ``seconds`` is the run's wall time. Every arrival
 is counted once: ``deployed + rejected + waiting + departed`` is the number of arrivals plus the
 snapshot's containers (``waiting``: never placed because the policy chose WAIT and no departure let
 it in)."""
 
-OPTIMUM_COLUMNS: tuple[str, ...] = ("optimum", "bound", "gap", "optimum_status", "optimum_kind")
+OPTIMUM_COLUMNS: tuple[str, ...] = ("optimum", "bound", "excess", "optimum_status", "optimum_kind")
 """The columns ``vbp sweep --optimum`` adds: the instance's optimum (the objective of
 :func:`solvers.exact.optimum.comparison_optimum`, the same as ``vbp compare``'s: hosts, cost with
 priced host types, or tasks deployed for a multi-cluster scenario), its proven bound (a lower
-bound, an upper bound for deployed), the run's gap to that optimum (``(value - optimum) /
+bound, an upper bound for deployed), the run's excess over that optimum (``(value - optimum) /
 optimum``, value in the same unit; ``(optimum - deployed) / optimum`` for deployed; empty without
 an optimum), the solver's status (``optimal``, ``feasible``: the optimum column is then the best
 found) and what the optimum counts (``optimum_kind``: ``hosts``, ``cost`` or ``deployed``)."""
@@ -71,7 +73,12 @@ def run_row(record: RunRecord, instance: str, policy: str, seed: int, executor: 
             "hosts": r.hosts, "hosts_peak": r.hosts_peak, "cost": r.cost,
             "rejected": r.rejected, "delayed": r.delayed, "deployed": r.deployed,
             "allocation": r.allocation, "seconds": r.seconds, "executor": executor,
-            "waiting": r.waiting, "departed": r.departed}
+            "waiting": r.waiting, "departed": r.departed, "bottleneck": bottleneck(r.allocation_by_resource)}
+
+
+def bottleneck(by_resource: dict[str, float]) -> str | None:
+    """The resource with the largest allocation (the first of equals); ``None`` without any."""
+    return max(by_resource, key=by_resource.__getitem__) if by_resource else None
 
 
 def optimum_columns(res: Any, row: dict[str, Any]) -> dict[str, Any]:
@@ -82,8 +89,8 @@ def optimum_columns(res: Any, row: dict[str, Any]) -> dict[str, Any]:
     """
     opt = res.objective
     bound = res.bound if math.isfinite(res.bound) else None
-    g = gap(opt, res.objective_kind, hosts=row["hosts"], cost=row["cost"], deployed=row["deployed"])
-    return {"optimum": opt, "bound": bound, "gap": g, "optimum_status": res.status,
+    g = excess(opt, res.objective_kind, hosts=row["hosts"], cost=row["cost"], deployed=row["deployed"])
+    return {"optimum": opt, "bound": bound, "excess": g, "optimum_status": res.status,
             "optimum_kind": res.objective_kind}
 
 
@@ -111,5 +118,5 @@ def write_table(rows: Sequence[dict[str, Any]], path: str | Path, fmt: str | Non
     return p
 
 
-__all__ = ["COLUMNS", "FORMATS", "OPTIMUM_COLUMNS", "optimum_columns", "output_format", "run_row",
-           "write_table"]
+__all__ = ["COLUMNS", "FORMATS", "OPTIMUM_COLUMNS", "bottleneck", "optimum_columns", "output_format",
+           "run_row", "write_table"]

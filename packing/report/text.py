@@ -1,4 +1,4 @@
-"""Text reports for people: ``vbp info``, ``simulate``, ``gpu-frag``, ``plan``, ``consolidate`` as lines.
+"""Text reports for people: ``vbp info``, ``simulate``, ``compare``, ``gpu-frag``, ``plan``, ``consolidate``.
 
 Each function formats what a library returned (the dictionaries of ``--json``, or the result
 object); the commands print the lines.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -18,21 +18,22 @@ def table(rows: Sequence[Sequence[str]]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
 
 
-def simulate_lines(runs: Sequence[dict[str, Any]]) -> list[str]:
+def simulate_lines(runs: Sequence[dict[str, Any]], columns: Sequence[str] = ()) -> list[str]:
     """The table of ``vbp simulate``: one line per run (the dictionaries of its ``--json`` ``runs``).
 
+    ``columns``: :func:`allocation_columns` (a GPU instance: one allocation column per resource).
     Runs on an autoscaled pool (with ``node_hours``) add the pool's nodes at the end and at the peak,
     node-hours and node cost.
     """
     pool = any("node_hours" in d for d in runs)
     more = f" {'nodes':>5} {'npeak':>5} {'node-hours':>10} {'node cost':>10}" if pool else ""
-    out = [f"{'order':>5} {'hosts':>6} {'peak':>5} {'alloc':>7} {'deployed':>8} {'rejected':>8} "
-           f"{'delayed':>7} {'waiting':>7}{more}"]
+    out = [f"{'order':>5} {'hosts':>6} {'peak':>5}{allocation_head(columns, 'alloc', 8)} {'deployed':>8} "
+           f"{'rejected':>8} {'delayed':>7} {'waiting':>7}{more}"]
     for d in runs:
-        alloc = "-" if d["allocation"] is None else f"{100 * d['allocation']:.2f}%"
+        alloc = allocation_cells(columns, d["allocation"], d.get("allocation_by_resource"), 8)
         more = (f" {d['nodes']:>5} {d['nodes_peak']:>5} {d['node_hours']:>10.2f} {d['node_cost']:>10.2f}"
                 if pool else "")
-        out.append(f"{d['order']:>5} {d['hosts']:>6} {d['hosts_peak']:>5} {alloc:>7} {d['deployed']:>8} "
+        out.append(f"{d['order']:>5} {d['hosts']:>6} {d['hosts_peak']:>5}{alloc} {d['deployed']:>8} "
                    f"{d['rejected']:>8} {d['delayed']:>7} {d['waiting']:>7}{more}")
     return out
 
@@ -178,6 +179,99 @@ def info_lines(d: dict[str, Any]) -> list[str]:
     return [f"{k.ljust(width)}  {v}" for k, v in rows] + extra
 
 
+def allocation_columns(inst: Any) -> tuple[str, ...]:
+    """The resources whose allocation a table shows in a column each (none: one column, the rate).
+
+    On a GPU instance every resource (host resources, then GPU resources) gets its column: the cards
+    are the bottleneck of nearly every run there, so the bottleneck's rate alone (``allocation``)
+    would read 100% for every policy. Elsewhere: none, and one column gives ``allocation``.
+    """
+    return (*inst.resources, *inst.gpu_resources) if inst.gpu_resources else ()
+
+
+def allocation_cells(columns: Sequence[str], allocation: float | None,
+                     by_resource: Mapping[str, float] | None, width: int) -> str:
+    """A row's allocation cell(s), as wide as :func:`allocation_head`'s: per column, else the rate."""
+    def cell(x: float | None, w: int) -> str:
+        return f"{'-' if x is None else f'{100 * x:.2f}%':>{w}}"
+
+    if not columns:
+        return cell(allocation, width)
+    return "".join(cell(None if by_resource is None else by_resource.get(c), max(width, len(c) + 2))
+                   for c in columns)
+
+
+def allocation_head(columns: Sequence[str], label: str, width: int) -> str:
+    """The allocation heads: the resources' names (``width`` wide, or 2 wider than a name), else ``label``."""
+    return "".join(f"{c:>{max(width, len(c) + 2)}}" for c in columns) if columns else f"{label:>{width}}"
+
+
+def comparison_lines(inst: Any, res: Any, rows: Sequence[Any], runs: str, seed: int) -> list[str]:
+    """``vbp compare``'s table: every policy's row against the optimum, then notes.
+
+    Args:
+        inst: the instance the policies ran on (:class:`packing.model.instance.Instance`).
+        res: the optimum (:class:`solvers.result.SolveResult`).
+        rows: one :class:`packing.report.comparison.ComparisonRow` per policy.
+        runs: what each policy replayed ("8 order(s) (own order first)").
+        seed: the seed of the runs.
+    """
+    if res.objective_kind == "deployed":
+        return _deployed_lines(inst, res, rows, runs, seed)
+    kind = res.objective_kind
+    lines = [f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
+             f"{runs}, seed {seed}"]
+    cols = allocation_columns(inst)
+    head = (f"{'policy':<16}{'hosts mean':>11}{'min':>6}{'max':>6}{allocation_head(cols, 'alloc rate', 12)}"
+            f"{'excess':>9}{'rejected':>10}")
+    obj = "-" if res.objective is None else f"{res.objective:g}"
+    what = "" if kind == "hosts" else f" ({kind})"
+    opt_alloc = " " * 12 * max(1, len(cols))
+    if res.placement is not None:
+        from packing.feasibility.metrics import compute_metrics
+
+        m = compute_metrics(inst, res.placement)
+        opt_alloc = allocation_cells(cols, m.allocation, m.allocation_by_resource, 12)
+    lines += [head, "-" * len(head),
+              f"{'optimum':<16}{obj + what:>11}{'':>6}{'':>6}{opt_alloc}{'':>9}{'':>10}"
+              f"   {res.status}, bound {res.bound:g}", "-" * len(head)]
+    for r in rows:
+        excess = "-" if r.excess is None else f"{100 * r.excess:+.1f}%"
+        lines.append(f"{r.name:<16}{r.hosts_mean:>11.2f}{r.hosts_min:>6}{r.hosts_max:>6}"
+                     f"{allocation_cells(cols, r.allocation_mean, r.allocation_by_resource_mean, 12)}"
+                     f"{excess:>9}{r.rejected_mean:>10.1f}")
+    lines.append(f"excess: ({'cost' if kind == 'cost' else 'hosts'} - optimum) / optimum, the optimum "
+                 "placing every container at once (offline).")
+    if cols:
+        lines.append("allocation per resource: allocated / capacity of the hosts in use (mean over the "
+                     "runs); the bottleneck is the largest.")
+    if inst.initial is not None and inst.initial.n_placed:
+        lines.append(f"note: policies start from the snapshot ({inst.initial.n_placed} containers already "
+                     "placed); the optimum repacks every container from scratch.")
+    if any(r.rejected_mean for r in rows):
+        lines.append("note: some policies rejected containers; their host counts cover fewer containers.")
+    if any(r.waiting_mean for r in rows):
+        lines.append("note: some policies left containers waiting (WAIT) at the end, never placed: "
+                     + ", ".join(f"{r.name} {r.waiting_mean:g}" for r in rows if r.waiting_mean) + ".")
+    return lines
+
+
+def _deployed_lines(inst: Any, res: Any, rows: Sequence[Any], runs: str, seed: int) -> list[str]:
+    """The table of a multi-cluster scenario: tasks deployed against the proven maximum."""
+    head = f"{'policy':<22}{'deployed':>10}{'excess':>9}{'lost':>10}{'nodes used':>12}"
+    obj = "-" if res.objective is None else f"{res.objective:g}"
+    lines = [f"{inst.name}: {inst.n_containers} tasks, {inst.n_hosts} nodes; {runs}, seed {seed}",
+             head, "-" * len(head),
+             f"{'optimum (max deployed)':<22}{obj:>10}{'':>9}{'':>10}{res.hosts or 0:>12}"
+             f"   {res.status}, {res.bound_kind} bound {res.bound:g} ({res.method})", "-" * len(head)]
+    for r in rows:
+        excess = "-" if r.excess is None else f"{100 * r.excess:.1f}%"
+        lost = r.rejected_mean + r.waiting_mean
+        lines.append(f"{r.name:<22}{r.deployed_mean:>10.1f}{excess:>9}{lost:>10.1f}{r.hosts_mean:>12.1f}")
+    return [*lines, "excess: (optimum - deployed) / optimum; the optimum places all tasks at once (offline).",
+            "lost: tasks not deployed (rejected, or still waiting after a WAIT when the stream ends)."]
+
+
 def _num(x: float | None, digits: int = 4) -> str:
     if x is None:
         return "-"
@@ -233,7 +327,7 @@ def _g(x: float | None) -> str:
 def consolidate_lines(d: dict[str, Any]) -> list[str]:
     """``vbp consolidate``'s report: a row per budget and per autoscaler, the last answer's changes."""
     r0 = d["results"][0]
-    lines = [f"snapshot {d['snapshot']}: {d['nodes']} nodes, cost {_g(r0['cost_before'])}"
+    lines = [f"snapshot {d['path']}: {d['nodes']} nodes, cost {_g(r0['cost_before'])}"
              f"{'' if d['priced'] else ' (nodes counted: no prices)'}; {d['pods']} pods "
              f"({d['daemon_pods']} DaemonSet pods, {len(r0['pinned'])} pinned, "
              f"{len(r0['placed']) + len(r0['unplaced'])} pending)"]
@@ -303,4 +397,5 @@ def _amount(resource: str, value: float) -> str:
     return f"{value:.3g}" if resource != "pods" else f"{value:g}"
 
 
-__all__ = ["SHOWN", "consolidate_lines", "info_lines", "plan_text", "snapshot_lines", "table"]
+__all__ = ["SHOWN", "allocation_cells", "allocation_columns", "allocation_head", "comparison_lines",
+           "consolidate_lines", "info_lines", "plan_text", "snapshot_lines", "table"]

@@ -168,6 +168,10 @@ class RunRecord:
         waiting: arrivals still waiting at the end, never placed (a policy's WAIT, or ``wait_when_full``,
             with no departure left to retry them).
         departed: arrivals whose container left before the end.
+        allocation_by_resource: per resource (host resources, then GPU resources): allocated /
+            capacity of the hosts in use at the end
+            (:attr:`packing.feasibility.metrics.Metrics.allocation_by_resource`); ``allocation``
+            is its largest entry.
         trajectory: the per-decision trajectory (with ``RunOptions(trajectory=True)``).
         host_of: final host per container, shape ``(n_containers,)``, -1 for none (with
             ``RunOptions(placement=True)``).
@@ -190,6 +194,7 @@ class RunRecord:
     seconds: float = field(compare=False)
     waiting: int = 0
     departed: int = 0
+    allocation_by_resource: dict[str, float] = field(default_factory=dict)
     trajectory: Trajectory | None = field(default=None, compare=False, repr=False)
     host_of: np.ndarray | None = field(default=None, compare=False, repr=False)
     cards_of: list[tuple[int, ...]] | None = field(default=None, compare=False, repr=False)
@@ -241,6 +246,7 @@ def run(instance: Instance, policy: Policy, order: Sequence[int] | np.ndarray | 
         seed=int(seed), hosts=m.hosts, hosts_peak=int(res.hosts_peak), cost=m.cost,
         rejected=res.n_rejected, delayed=res.n_delayed, deployed=m.deployed,
         allocation=m.allocation, seconds=seconds, waiting=len(res.waiting), departed=len(res.departed),
+        allocation_by_resource=dict(m.allocation_by_resource),
         trajectory=res.trajectory if options.trajectory else None,
         host_of=np.array(res.host_of) if options.placement else None,
         cards_of=list(res.cards_of) if options.placement and res.cards_of is not None else None,

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -291,7 +291,8 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
                         time_limit: float = 60.0, threads: int = 2, seed: int = 0,
                         stop: Stop | None = None, start_from: np.ndarray | None = None,
                         first: float = 0.1, last: float = 2.0,
-                        work: float | None = None) -> list[Consolidation]:
+                        work: float | None = None,
+                        progress: Callable[[str], None] | None = None) -> list[Consolidation]:
     """The answers for several move budgets from one climb of the ladder (see the module docstring).
 
     Args:
@@ -311,6 +312,7 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
         work: the deterministic work of the climb, shared out as the time is (CP-SAT's
             deterministic time; ``None``: ``time_limit``). Less work than wall time leaves a
             margin for a loaded machine, where the same seed then repeats the same answers.
+        progress: called with one line per rung climbed (its budget, cost, bound, seconds).
 
     Returns:
         One answer per budget (checked; its evictions in waves).
@@ -338,6 +340,10 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
         carry = carry_work * time_limit / max(W, 1e-9)
         climbed.append(rung)
         below = rung.x if rung.x is not None else below
+        if progress is not None:
+            cost = "none found" if rung.x is None else f"cost {P.cost(rung.x):g} ({rung.found})"
+            progress(f"[{time.perf_counter() - t0:7.1f}s] max moves {'all' if r is None else r}: {cost}, "
+                     f"bound {rung.bound:g}{', optimal' if rung.optimal else ''}")
     out = []
     for b in budgets:
         got = [g for g in climbed if _within(g.budget, b)]

@@ -15,6 +15,7 @@ Every carving placement passes :func:`packing.feasibility.checker.check`.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,7 +58,7 @@ class SweepRow:
 
 def carve_sweep(workload: Workload, qs: list[int], methods: list[str], *, containers: int = 400,
                 host_shapes: list[str] | None = None, time_limit: float = 30.0,
-                seed: int = 0) -> list[SweepRow]:
+                seed: int = 0, progress: Callable[[SweepRow], None] | None = None) -> list[SweepRow]:
     """Idle share of the carving and its proven bound for each ``q`` and partition method.
 
     Args:
@@ -68,6 +69,7 @@ def carve_sweep(workload: Workload, qs: list[int], methods: list[str], *, contai
         host_shapes: host type names (default both of the paper's).
         time_limit: seconds per solve.
         seed: solver seed.
+        progress: called with each row when it is done.
     """
     from solvers import solve
 
@@ -98,6 +100,8 @@ def carve_sweep(workload: Workload, qs: list[int], methods: list[str], *, contai
                                  None if cost is None else 1.0 - work / cost,
                                  1.0 - work / low if low > 0 else 0.0,
                                  part.internal_idle(), res.status, res.gap, round(sec, 3)))
+            if progress is not None:
+                progress(rows[-1])
     return rows
 
 

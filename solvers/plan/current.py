@@ -156,7 +156,7 @@ def with_n_plus_one(res: ScenarioResult, options: Any, fixed: Sequence[int] = ()
     # S - {h} is a plan on the cluster with the same moves: one more host (cheapest price) again
     must_add = bool(fixed) and (res.moves or {}).get("added_bound") or 0.0
     if not fixed or must_add > 0:
-        bound = res.bound + extra_lower_bound(inst, res.objective, cheapest=bool(fixed))
+        bound = res.bound + extra_lower_bound(inst, res.objective_kind, cheapest=bool(fixed))
         plain = float(res.cost if res.cost is not None else res.hosts or 0)
         extra_bound = max(0.0, bound - plain)
         if not priced:

@@ -52,7 +52,7 @@ def test_karpenter_replaces_with_a_cheaper_node(tmp_path: Path) -> None:
     P = build_problem(snapshot_of(small_cluster(3, nodes=4, pods=20), tmp_path), offers(), replace=True)
     k = karpenter(P)
     assert k.added and k.cost_after < P.cost_before
-    assert all(P.price[P.host_names.index(n)] < max(P.price[np.array(P.existing)]) for n in k.added)
+    assert all(P.price[P.host_names.index(n)] < max(P.price[np.array(P.existing)]) for n, _ in k.added)
 
 
 def test_provision_first_fit_decreasing_onto_the_cheapest_type(tmp_path: Path) -> None:

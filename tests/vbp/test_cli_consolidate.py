@@ -14,7 +14,7 @@ from packing.generators.cluster import as_list
 from vbp.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "k8s-snapshots"
-SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-consolidate-1.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-consolidate-2.json"
 HOSTS = ["--hosts", "m5.large=2c8g:price=0.096", "--hosts", "m5.xlarge=4c16g:price=0.192",
          "--hosts", "g4dn.xlarge=4c16g1gpu:price=0.526"]
 

@@ -133,29 +133,29 @@ def test_cli_table_json_and_plot(tmp_path: Path) -> None:
                          "--plot", str(plot))
     assert code == 0, out
     d = json.loads(out)
-    assert d["seeds"] == [42, 43] and d["until"] == 110 and d["pods"] == "default"
+    assert d["seeds"] == [42, 43] and d["until"] == 110 and d["pod_list"] == "default"
     p = d["policies"][0]
     assert p["name"] == "fgd" and p["paper_name"] == "06-FGD"
     assert set(p["unallocated_gpu_pct"]) == {str(lv) for lv in LEVELS}
     assert p["unallocated_gpu_pct"]["130"] is None  # beyond --until
     assert p["published"] is None and len(p["per_seed_unallocated_100"]) == 2
     assert plot.stat().st_size > 0
-    b = d["bound"]  # the offline bound: below the policy wherever both exist
+    b = d["unallocated_gpu_bound"]  # the offline bound: below the policy wherever both exist
     assert set(b["median"]) == {str(lv) for lv in LEVELS} and b["median"]["130"] is None
     for lv in ("90", "95", "100"):
         if b["median"][lv] is not None and p["unallocated_gpu_pct"][lv] is not None:
             assert b["median"][lv] <= p["unallocated_gpu_pct"][lv]
     assert b["method"] == "config" and set(b["converged"]) == {str(lv) for lv in LEVELS}
     code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd", "--no-bound", "--json")
-    assert code == 0 and json.loads(out)["bound"] is None
+    assert code == 0 and json.loads(out)["unallocated_gpu_bound"] is None
     code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd", "--bound-method", "aggregate",
                          "--json")
     assert code == 0
-    agg = json.loads(out)["bound"]
+    agg = json.loads(out)["unallocated_gpu_bound"]
     assert agg["method"] == "aggregate" and agg["converged"] is None
     code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd", "--bound-time", "0", "--json")
     assert code == 0  # stopped at once: still a valid bound, at least the aggregated one's unallocated %
-    zero = json.loads(out)["bound"]["median"]
+    zero = json.loads(out)["unallocated_gpu_bound"]["median"]
     for lv, v in agg["median"].items():
         assert (v is None) == (zero[lv] is None) and (v is None or zero[lv] >= v - 1e-9)
     code, out = gpu_frag(str(OPENB_SMALL), "--seeds", "1", "--policies", "fgd", "--bound-method", "aggregate")
@@ -204,4 +204,4 @@ def test_pods_by_the_file_name_in_the_data_folder(tmp_path: Path, monkeypatch: p
     code, out = gpu_frag(str(OPENB_SMALL), "--pods", "openb_pod_list_multigpu20.csv", "--seeds", "1",
                          "--policies", "fgd", "--no-bound", "--json", "--until", "90")
     assert code == 0, out
-    assert json.loads(out)["pods"] == "multigpu20"
+    assert json.loads(out)["pod_list"] == "multigpu20"

@@ -50,13 +50,13 @@ def test_json_search_object_and_best_found() -> None:
     jsonschema.validate(doc, schema)
     s, cap = doc["search"], doc["bounds"]["capacity_mean_jct"]
     assert {"name", "base", "evaluations", "search_seed", "start_mean_jct", "mean_jct", "jobs_reordered",
-            "capacity_gap", "jct_gap", "makespan", "factors", "episodes"} <= set(s)
+            "capacity_excess", "jct_excess", "makespan", "factors", "episodes"} <= set(s)
     assert (s["name"], s["base"], s["evaluations"], s["search_seed"], s["episodes"]) == (
         "search (sjf-cp)", "sjf-cp", 20, 2, 21)
     sjf_cp = next(p for p in doc["policies"] if p["name"] == "sjf-cp")
     assert s["start_mean_jct"] == pytest.approx(sjf_cp["mean_jct"], abs=1e-9)  # starts at the policy
     assert s["mean_jct"] <= s["start_mean_jct"] and "jct" not in s
-    assert s["capacity_gap"] == pytest.approx(s["mean_jct"] / cap - 1.0)  # one carving: its bound is cap
+    assert s["capacity_excess"] == pytest.approx(s["mean_jct"] / cap - 1.0)  # one carving: its bound is cap
     best = doc["best_found_mean_jct"]
     assert best == min([p["mean_jct"] for p in doc["policies"]] + [s["mean_jct"]])
     assert all(best <= p["mean_jct"] for p in doc["policies"]) and best >= cap - 1e-9

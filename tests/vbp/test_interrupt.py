@@ -58,7 +58,7 @@ def test_sigint_prints_the_best_so_far_and_exits_130(tmp_path: Path, as_json: bo
     path = tmp_path / "big.json"
     save_instance(inst, path)
     out = tmp_path / "placement.json"
-    cmd = [sys.executable, "-m", "vbp.cli", "solve", str(path), "--time-limit", "60",
+    cmd = [sys.executable, "-m", "vbp.cli", "solve", str(path), "--time-limit", "60", "--progress",
            "--out", str(out)] + (["--json"] if as_json else [])
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
@@ -108,7 +108,7 @@ main()
 def test_second_sigint_aborts_at_once() -> None:
     """Ctrl-C twice: no waiting for the solver; the best reported so far, no placement, 130."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-c", STUCK, "solve", "sigma", "--json"], cwd=REPO,
+    proc = subprocess.Popen([sys.executable, "-c", STUCK, "solve", "sigma", "--json", "--progress"], cwd=REPO,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_for_progress(proc, timeout=30)
@@ -156,7 +156,7 @@ def test_sigint_reaches_the_solve_while_a_native_library_holds_the_handler() -> 
     handler (CBC's, during branch and bound) swallowed it and the solve ran to its time limit.
     """
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-c", GRABBING, "solve", "sigma", "--json"],
+    proc = subprocess.Popen([sys.executable, "-c", GRABBING, "solve", "sigma", "--json", "--progress"],
                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:

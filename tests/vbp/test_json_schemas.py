@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "docs" / "schemas"
 DATA = ROOT / "tests" / "data"
 
-VERSIONS = {"solve": 2, "compare": 2, "plan": 2}
+VERSIONS = {"solve": 2, "compare": 3, "plan": 3, "jobs-compare": 2, "consolidate": 2, "gpu-frag": 2}
 """Formats past version 1 (the bound under one name, ``bound``, with ``bound_kind``)."""
 
 INFEASIBLE: dict[str, Any] = {

@@ -24,7 +24,7 @@ from vbp.cli import main
 
 K8S = Path(__file__).resolve().parents[1] / "data" / "k8s"
 RULES = K8S / "rules"
-SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-plan-2.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-plan-3.json"
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:

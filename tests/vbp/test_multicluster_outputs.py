@@ -65,17 +65,16 @@ def test_compare_json_counts_the_tasks_an_agent_leaves_waiting(scenario_file: st
     assert util["rejected_mean"] > 0 and util["waiting_mean"] == 0  # a heuristic never waits
 
 
-def test_the_lost_column_is_rejected_plus_waiting(scenario: Instance,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_lost_column_is_rejected_plus_waiting(scenario: Instance) -> None:
     from packing.report.comparison import ComparisonRow
-    from vbp.cli.compare import _deployed_table
+    from packing.report.text import comparison_lines
 
     res = SimpleNamespace(objective=150.0, hosts=64, status="optimal", bound_kind="upper", bound=150.0,
-                          method="m")
+                          method="m", objective_kind="deployed")
     rows = [ComparisonRow("agent", 64.0, 64, 64, 64.0, 0.9, 2.0, None, 140.0, 8.0, 10.0)]
-    _deployed_table(scenario, res, rows, "1 order(s)", 0)
-    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("agent"))
-    assert line.split()[1:4] == ["140.0", "-", "10.0"]  # deployed, gap, lost (departed are not lost)
+    lines = comparison_lines(scenario, res, rows, "1 order(s)", 0)
+    line = next(x for x in lines if x.startswith("agent"))
+    assert line.split()[1:4] == ["140.0", "-", "10.0"]  # deployed, excess, lost (departed are not lost)
 
 
 def test_the_serial_record_counts_the_waiting_tasks(scenario: Instance) -> None:
@@ -127,20 +126,19 @@ def test_sweep_optimum_is_the_optimum_of_compare(scenario_file: str, tmp_path: P
     assert row["optimum_kind"] == opt["objective_kind"] == "deployed"
     assert float(row["optimum"]) == opt["objective"] and float(row["bound"]) == opt["bound"]
     assert row["optimum_status"] == opt["status"]
-    assert float(row["gap"]) == pytest.approx((opt["objective"] - int(row["deployed"])) / opt["objective"])
+    assert float(row["excess"]) == pytest.approx((opt["objective"] - int(row["deployed"])) / opt["objective"])
     assert int(row["deployed"]) + int(row["rejected"]) + int(row["waiting"]) == TASKS
 
 
-def test_the_hosts_table_notes_waiting_containers(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_hosts_table_notes_waiting_containers() -> None:
     from packing.io.builtin import builtin_instance
     from packing.report.comparison import ComparisonRow
-    from vbp.cli.compare import _table
+    from packing.report.text import comparison_lines
 
     res = SimpleNamespace(objective=15.0, objective_kind="hosts", status="optimal", bound=15.0,
                           placement=None)
     rows = [ComparisonRow("bf", 20.0, 20, 20, 20.0, 0.7, 0.0, None, 235.0),
             ComparisonRow("agent", 18.0, 18, 18, 18.0, 0.7, 0.0, None, 230.0, 5.0)]
-    _table(builtin_instance("sigma"), res, rows, "1 order(s)", 0)
-    out = capsys.readouterr().out
+    out = "\n".join(comparison_lines(builtin_instance("sigma"), res, rows, "1 order(s)", 0))
     assert "left containers waiting (WAIT) at the end, never placed: agent 5." in out
     assert "bf 0" not in out

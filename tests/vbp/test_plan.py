@@ -20,7 +20,7 @@ from vbp import plan
 from vbp.cli import main
 
 GI, MI = 2**30, 2**20
-SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-plan-2.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-plan-3.json"
 
 
 def _case(rng: random.Random) -> tuple[Demand, list[HostOffer], list[tuple[int, int, int]]]:
@@ -69,7 +69,7 @@ def test_optimal_plans_agree_with_an_independent_model(seed: int) -> None:
         assert s.status == "infeasible"
         return
     assert s.status in ("optimal", "feasible")
-    value = s.cost if s.objective == "cost" else s.hosts
+    value = s.cost if s.objective_kind == "cost" else s.hosts
     assert value is not None
     if s.status == "optimal":
         assert math.isclose(value, float(truth), rel_tol=1e-9), (value, truth)
@@ -129,7 +129,7 @@ def test_growth_scenarios_json_schema_and_out(tmp_path: Path,
     jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
     one, two = doc["scenarios"]
     assert (one["growth"], two["growth"]) == (1, 2)
-    assert one["objective"] == "cost" and one["per_type"][1]["hosts"] == 1
+    assert one["objective_kind"] == "cost" and one["per_type"][1]["hosts"] == 1
     # growth 2 needs 2 huge containers but only one big host exists: infeasible
     assert two["status"] == "infeasible" and two["bound"] is None
     assert "huge" in two["reason"] or two["hosts"] is None

@@ -15,7 +15,7 @@ from packing.model.instance import Placement
 from vbp import plan
 from vbp.cli import main
 
-SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-plan-2.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-plan-3.json"
 DEMAND = "name,replicas,cpu,memory\nweb,2,2,2Gi\nbig,1,4,2Gi\n"
 
 

@@ -65,7 +65,7 @@ def test_a_count_column_given_twice_is_an_error(capsys, tmp_path, demand):
 def test_other_columns_stay_labels(tmp_path, demand):
     hosts = write(tmp_path, "h.csv", "name,cpu,memory,role,pool,price\nstd,4,8Gi,web,x,1\n")
     (s,) = plan(demand, [str(hosts)], time_limit=10).scenarios
-    assert s.objective == "cost" and s.cost == 1.0  # the price is read: one 4-core host at 1
+    assert s.objective_kind == "cost" and s.cost == 1.0  # the price is read: one 4-core host at 1
     assert {"role": "web", "pool": "x"}.items() <= s.per_type[0].labels.items()
 
 

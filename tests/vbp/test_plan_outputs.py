@@ -1,5 +1,5 @@
 """``vbp plan`` outputs: utilisation of the full and of the planned capacity, the bound names of
-``vbp-plan/2``, and a node selection no host type matches is bad input (exit 2).
+``vbp-plan/3``, and a node selection no host type matches is bad input (exit 2).
 
 Source: the demands and host types are written here; every expected number is worked out by hand
 in the comments.
@@ -20,7 +20,7 @@ from vbp import plan
 
 GI = 2**30
 RULES = Path(__file__).resolve().parents[1] / "data" / "k8s" / "rules"
-SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-plan-2.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "schemas" / "vbp-plan-3.json"
 
 
 def test_utilisation_of_full_and_planned_capacity(tmp_path: Path,
@@ -107,7 +107,7 @@ def test_json_bound_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     doc = json.loads(out)
     jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
     (s,) = doc["scenarios"]
-    assert code == 0 and doc["format"] == "vbp-plan/2"
+    assert code == 0 and doc["format"] == "vbp-plan/3"
     assert (s["hosts"], s["bound"], s["bound_kind"]) == (3, 3, "lower") and "lower_bound" not in s
     assert s["per_type"][0]["type"] == "2c4g"  # an unnamed inline type is named by its shape
     res = plan(d, ["2c4g"], time_limit=10).scenarios[0]

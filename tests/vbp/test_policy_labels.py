@@ -68,7 +68,7 @@ def test_sweep_optimum_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert len(rows) == 4
     for r in rows:  # sigma: 15 hosts, proven (the Sigma article's optimum)
         assert (float(r["optimum"]), float(r["bound"]), r["optimum_status"]) == (15.0, 15.0, "optimal")
-        assert float(r["gap"]) == pytest.approx((int(r["hosts"]) - 15) / 15)
+        assert float(r["excess"]) == pytest.approx((int(r["hosts"]) - 15) / 15)
     plain = tmp_path / "p.csv"
     run(["sweep", "sigma", "--policies", "ff", "--orders", "1", "-q", "--out", str(plain)], capsys)
     assert "optimum" not in plain.read_text().splitlines()[0]
@@ -100,7 +100,7 @@ def test_sweep_optimum_not_found_leaves_the_columns_empty(tmp_path: Path, monkey
     assert code == 0, err
     assert "optimum sigma: none found hosts (unknown, bound 12)" in out
     (row,) = csv.DictReader(table.open())
-    assert (row["optimum"], row["bound"], row["gap"], row["optimum_status"]) == ("", "12.0", "", "unknown")
+    assert (row["optimum"], row["bound"], row["excess"], row["optimum_status"]) == ("", "12.0", "", "unknown")
 
 
 def test_jobs_compare_names_rows_as_given(capsys: pytest.CaptureFixture[str]) -> None:

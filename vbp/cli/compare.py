@@ -28,9 +28,8 @@ from vbp.cli.common import (
     uncovered_option,
 )
 from vbp.cli.formats import tagged
-from vbp.cli.outputs import check_outputs, force_option
+from vbp.cli.outputs import check_outputs, force_option, progress_options
 from vbp.compare import (
-    Row,
     json_number,
     run_compare,
 )
@@ -49,10 +48,10 @@ from vbp.compare import (
               show_default=True, help="Solver budget in seconds.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the orders, policies, solver.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-compare/2).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-compare/3).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a plot: hosts per policy with the optimum and bound, and per-host use.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@progress_options
 @click.option("--repair-snapshot", is_flag=True,
               help="If the initial snapshot breaks constraints, re-place the containers that break them.")
 @click.option("--snapshots", type=click.IntRange(min=0, max=MAX_ORDERS), default=0, show_default=True,
@@ -69,7 +68,7 @@ from vbp.compare import (
 @force_option
 @data_options
 def compare(paths: tuple[str, ...], policy_list: str | None, orders: int, time_limit: float, seed: int,
-            as_json: bool, plot: str | None, quiet: bool, repair_snapshot: bool,
+            as_json: bool, plot: str | None, progress: str | None, repair_snapshot: bool,
             snapshots: int, keep: float, keep_departures: bool, uncovered: str, executor_kind: str,
             workers: int | None, ray_address: str | None, force: bool) -> None:
     """Compare online policies with the optimum on FILE (default: the built-in `sigma` instance).
@@ -90,6 +89,8 @@ def compare(paths: tuple[str, ...], policy_list: str | None, orders: int, time_l
     """
     from click.core import ParameterSource
 
+    from packing.report.progress import shown
+    from packing.report.text import comparison_lines
     from packing.sim.evaluation import make_executor
     from packing.sim.simulator import static_view
     from policies.registry import default_policies, parse_named_policies, policy_label
@@ -120,8 +121,8 @@ def compare(paths: tuple[str, ...], policy_list: str | None, orders: int, time_l
         pick = "bf" if "bf" in names else names[0]
         with executor:
             res, rows, records = run_compare(inst, names, orders, time_limit, seed,
-                                             quiet=quiet or as_json, snapshots=snapshots, keep=keep,
-                                             executor=executor, labels=labels,
+                                             quiet=not shown(progress), snapshots=snapshots,
+                                             keep=keep, executor=executor, labels=labels,
                                              keep_placement=pick if plot is not None else None,
                                              autoscale=scale)
     note = uncovered_note(uncovered, missing)
@@ -153,7 +154,7 @@ def compare(paths: tuple[str, ...], policy_list: str | None, orders: int, time_l
         return
     what_runs = (f"{snapshots} resampled snapshot(s) (keep {keep:g})"
                  if snapshots else f"{orders} order(s) (own order first)")
-    _table(inst, res, rows, what_runs, seed)
+    click.echo("\n".join(comparison_lines(inst, res, rows, what_runs, seed)))
     if scale is not None:
         click.echo("\n".join(pool_lines(rows, scale.scale_down_delay)))
     if note is not None:
@@ -169,55 +170,3 @@ def _used(inst: Instance, placement: Any) -> Any:
     used = np.zeros(inst.n_hosts, dtype=bool)
     used[h[h >= 0]] = True
     return used
-
-
-def _deployed_table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> None:
-    """The table of a multi-cluster scenario: tasks deployed against the proven maximum."""
-    click.echo(f"{inst.name}: {inst.n_containers} tasks, {inst.n_hosts} nodes; {runs}, seed {seed}")
-    head = f"{'policy':<22}{'deployed':>10}{'gap':>9}{'lost':>10}{'nodes used':>12}"
-    click.echo(head)
-    click.echo("-" * len(head))
-    obj = "-" if res.objective is None else f"{res.objective:g}"
-    click.echo(f"{'optimum (max deployed)':<22}{obj:>10}{'':>9}{'':>10}{res.hosts or 0:>12}"
-               f"   {res.status}, {res.bound_kind} bound {res.bound:g} ({res.method})")
-    click.echo("-" * len(head))
-    for r in rows:
-        gap = "-" if r.gap is None else f"{100 * r.gap:.1f}%"
-        lost = r.rejected_mean + r.waiting_mean
-        click.echo(f"{r.name:<22}{r.deployed_mean:>10.1f}{gap:>9}{lost:>10.1f}{r.hosts_mean:>12.1f}")
-    click.echo("gap: (optimum - deployed) / optimum; the optimum places all tasks at once (offline).")
-    click.echo("lost: tasks not deployed (rejected, or still waiting after a WAIT when the stream ends).")
-
-
-def _table(inst: Instance, res: Any, rows: list[Row], runs: str, seed: int) -> None:
-    kind = res.objective_kind
-    if kind == "deployed":
-        _deployed_table(inst, res, rows, runs, seed)
-        return
-    click.echo(f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
-               f"{runs}, seed {seed}")
-    head = f"{'policy':<16}{'hosts mean':>11}{'min':>6}{'max':>6}{'alloc rate':>12}{'gap':>9}{'rejected':>10}"
-    click.echo(head)
-    click.echo("-" * len(head))
-    obj = "-" if res.objective is None else f"{res.objective:g}"
-    what = "" if kind == "hosts" else f" ({kind})"
-    opt_alloc = ""
-    if res.placement is not None:
-        from packing.feasibility.metrics import compute_metrics
-
-        opt_alloc = f"{100 * compute_metrics(inst, res.placement).allocation:.2f}%"
-    click.echo(f"{'optimum':<16}{obj + what:>11}{'':>6}{'':>6}{opt_alloc:>12}{'':>9}{'':>10}"
-               f"   {res.status}, bound {res.bound:g}")
-    click.echo("-" * len(head))
-    for r in rows:
-        gap = "-" if r.gap is None else f"{100 * r.gap:+.1f}%"
-        click.echo(f"{r.name:<16}{r.hosts_mean:>11.2f}{r.hosts_min:>6}{r.hosts_max:>6}"
-                   f"{100 * r.allocation_mean:>11.2f}%{gap:>9}{r.rejected_mean:>10.1f}")
-    if inst.initial is not None and inst.initial.n_placed:
-        click.echo(f"note: policies start from the snapshot ({inst.initial.n_placed} containers already "
-                   "placed); the optimum repacks every container from scratch.")
-    if any(r.rejected_mean for r in rows):
-        click.echo("note: some policies rejected containers; their host counts cover fewer containers.")
-    if any(r.waiting_mean for r in rows):
-        click.echo("note: some policies left containers waiting (WAIT) at the end, never placed: "
-                   + ", ".join(f"{r.name} {r.waiting_mean:g}" for r in rows if r.waiting_mean) + ".")

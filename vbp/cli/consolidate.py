@@ -10,7 +10,7 @@ import click
 from packing.errors import EXIT_INFEASIBLE, EXIT_INTERRUPTED, EXIT_NO_PLACEMENT
 from vbp.cli.common import MAX_WORKERS, SEED, FiniteFloat
 from vbp.cli.formats import tagged
-from vbp.cli.outputs import check_outputs, force_option
+from vbp.cli.outputs import check_outputs, force_option, progress_options
 
 OUT_SUFFIXES = (".json", ".yaml", ".yml", ".sh")
 
@@ -33,14 +33,15 @@ OUT_SUFFIXES = (".json", ".yaml", ".yml", ".sh")
 @click.option("--threads", type=click.IntRange(1, MAX_WORKERS), default=2, show_default=True,
               help="CP-SAT workers.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Search seed.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (vbp-consolidate/1).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (vbp-consolidate/2).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the drain plan of the last budget: .sh (the kubectl commands) or "
                    ".json/.yaml (the answer and the commands).")
 @force_option
+@progress_options
 def consolidate(snapshot: str, hosts: tuple[str, ...], max_moves: str, replace: bool,
                 type_label: str | None, time_limit: float, threads: int, seed: int, as_json: bool,
-                out: str | None, force: bool) -> None:
+                out: str | None, force: bool, progress: str | None) -> None:
     """Consolidate the cluster of SNAPSHOT (kubectl get nodes,pods,pdb -A -o yaml or -o json).
 
     Prints, per move budget, the cost and nodes before and after, a proven lower bound on the
@@ -53,6 +54,7 @@ def consolidate(snapshot: str, hosts: tuple[str, ...], max_moves: str, replace: 
     from packing.cluster.drain import kubectl_commands
     from packing.io.atomic import write_text
     from packing.io.documents import write_document
+    from packing.report.progress import echo
     from packing.report.text import consolidate_lines
     from solvers import Aborted, run_stoppable
     from vbp.consolidate import consolidate as run
@@ -63,7 +65,8 @@ def consolidate(snapshot: str, hosts: tuple[str, ...], max_moves: str, replace: 
     try:
         result, stopped = run_stoppable(lambda stop: run(
             snapshot, list(hosts), max_moves=max_moves, replace=replace, time_limit=time_limit,
-            threads=threads, seed=seed, type_label=type_label, stop=stop))
+            threads=threads, seed=seed, type_label=type_label, stop=stop,
+            progress=lambda line: echo(line, progress)))
     except Aborted:
         raise SystemExit(EXIT_INTERRUPTED) from None
     last = result.answers[-1]

@@ -10,7 +10,7 @@ from packing.errors import InputError, Problem
 from packing.report.text import gpu_frag_lines
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat
 from vbp.cli.formats import FORMATS
-from vbp.cli.outputs import check_outputs, force_option
+from vbp.cli.outputs import check_outputs, force_option, progress_options
 
 MAX_SEEDS = 1000
 """Most seeds one command runs."""
@@ -28,7 +28,7 @@ MAX_SEEDS = 1000
 @click.option("--seed", type=SEED, default=42, show_default=True, help="First seed.")
 @click.option("--until", type=click.IntRange(1, 1000), default=130, show_default=True,
               help="Arrived GPU demand to reach, in % of the cluster's GPU capacity.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-gpu-frag/1).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-gpu-frag/2).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Plot unallocated GPU against arrived demand (the paper's Fig. 7).")
 @click.option("--bound/--no-bound", default=True, show_default=True,
@@ -42,9 +42,10 @@ MAX_SEEDS = 1000
               help="Seconds of column generation per level and seed for --bound-method config (the bound "
                    "stays valid when it stops early, only looser).")
 @force_option
+@progress_options
 def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: int, until: int,
              as_json: bool, plot: str | None, bound: bool, bound_method: str, bound_time: float,
-             force: bool) -> None:
+             force: bool, progress: str | None) -> None:
     """Replay an openb pod list on DATA's GPU nodes with the FGD paper's policies.
 
     Pods arrive in a seeded random order and never leave, resampled from the list until the
@@ -52,6 +53,7 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
     90/95/100/130 % arrived (median and mean over seeds), next to the paper's published medians,
     and the offline bound: the least GPU any placement of the arrived pods could leave unallocated.
     """
+    from packing.report.progress import echo
     from policies.registry import parse_named_policies
 
     check_outputs([(plot, "--plot", PLOT_SUFFIXES)], force=force, inputs=[data, pods])
@@ -75,11 +77,10 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
         raise InputError([Problem(str(pod_file), "", "the node list has no GPU")])
     seed_list = list(range(seed, seed + seeds))
 
-    def progress(name: str, s: int, run: object) -> None:
-        if not as_json:
-            click.echo(f"  seed {s}: {name} done in {getattr(run, 'seconds', 0.0):.1f} s", err=True)
+    def report(name: str, s: int, run: object) -> None:
+        echo(f"  seed {s}: {name} done in {getattr(run, 'seconds', 0.0):.1f} s", progress)
 
-    results = evaluate(inst, names, seed_list, until / 100.0, progress=progress)
+    results = evaluate(inst, names, seed_list, until / 100.0, progress=report)
     bres = evaluate_bound(inst, seed_list, until / 100.0, method=bound_method,
                           time_limit=bound_time) if bound else None
     bound_row = None if bres is None else bres.summary(LEVELS)
@@ -91,9 +92,9 @@ def gpu_frag(data: str, pods: str, policy_text: str | None, seeds: int, seed: in
                          f"{len(seed_list)} seed(s), median", bound=None if bres is None else bres.curve())
     if as_json:
         click.echo(json.dumps({"format": FORMATS["gpu-frag"],
-                               "data": data, "pods": pod_name, "nodes": inst.n_hosts,
+                               "data": data, "pod_list": pod_name, "nodes": inst.n_hosts,
                                "gpus": int(inst.host_gpus.sum()), "seeds": seed_list, "until": until,
-                               "policies": rows, "bound": bound_row}))
+                               "policies": rows, "unallocated_gpu_bound": bound_row}))
         return
     click.echo(f"openb {pod_name}: {inst.n_hosts} GPU nodes, {int(inst.host_gpus.sum())} GPUs; "
                f"seeds {seed_list[0]}..{seed_list[-1]}; arrivals until {until}% of GPU capacity")

@@ -5,6 +5,7 @@ the folder (:func:`vbp.cli.common.check_output`), then :func:`packing.io.atomic.
 output that is one of the command's input files (after symbolic and hard links) is refused even
 with ``--force``; an existing file is refused unless ``--force`` is given. Exit status 2 either
 way. The writing itself goes through :mod:`packing.io.atomic` (temporary file, then rename).
+Progress goes to stderr only (:func:`progress_options`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ FORCE_HELP = "Replace output files that exist (never an input file)."
 def force_option(fn: F) -> F:
     """Add ``--force`` (replace existing output files) to a command."""
     return click.option("--force", is_flag=True, help=FORCE_HELP)(fn)
+
+
+def progress_options(fn: F) -> F:
+    """Add ``-q/--quiet`` and ``--progress``: the ``progress`` mode of :mod:`packing.report.progress`."""
+    fn = click.option("--progress", "progress", flag_value="always",
+                      help="Progress on stderr even when it is not a terminal.")(fn)
+    return click.option("--quiet", "-q", "progress", flag_value="never", help="No progress on stderr "
+                        "[default: progress when stderr is a terminal].")(fn)
 
 
 def check_outputs(outputs: Iterable[tuple[str | None, str, Sequence[str] | None]], *,

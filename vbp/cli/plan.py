@@ -12,7 +12,7 @@ import click
 from packing.errors import InputError, Problem
 from solvers import METHOD_NAMES
 from vbp.cli.common import MAX_WORKERS, PLOT_SUFFIXES, SEED, FiniteFloat
-from vbp.cli.outputs import check_outputs, force_option
+from vbp.cli.outputs import check_outputs, force_option, progress_options
 
 
 @click.command()
@@ -52,7 +52,7 @@ from vbp.cli.outputs import check_outputs, force_option
 @click.option("--ray-address", default=None, metavar="ADDRESS",
               help="With --executor ray: the cluster to connect to [default: $RAY_ADDRESS, "
                    "else a local Ray].")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-plan/2).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (format vbp-plan/3).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the placement (JSON/YAML); with several scenarios one file each, "
                    "named <stem>-x<growth><suffix>.")
@@ -76,11 +76,13 @@ from vbp.cli.outputs import check_outputs, force_option
               help="With --current: plan nothing, check that the running cluster holds the "
                    "demand (and, with --n-plus-one, survives losing any host).")
 @force_option
+@progress_options
 def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, headroom: str | None,
          reserve: str | None, growth: str, growth_by: str | None, time_limit: float, method: str,
          threads: int, seed: int, executor_kind: str, workers: int | None, ray_address: str | None,
          as_json: bool, out: str | None, k8s_out: str | None, plot: str | None, current: str | None,
-         max_moves: int | None, n_plus_one: bool, verify_only: bool, force: bool) -> None:
+         max_moves: int | None, n_plus_one: bool, verify_only: bool, force: bool,
+         progress: str | None) -> None:
     """Plan the hosts DEMAND needs: the fewest hosts (or the cheapest mix, with prices), proven.
 
     DEMAND is a deployments CSV (name,replicas,cpu,memory[,gpu][,max_per_host], Kubernetes
@@ -96,6 +98,7 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, hea
     """
     from packing.plan.model import parse_growth
     from packing.plan.result import scenario_path
+    from packing.report.progress import bar as progress_bar
     from packing.report.text import plan_text
     from vbp.plan import plan as run_plan
 
@@ -110,11 +113,13 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, hea
                  for g in growths] if k8s_out is not None else [])
     check_outputs([*outs, *k8s_outs, (plot, "--plot", PLOT_SUFFIXES)], force=force,
                   inputs=[*demand, *(h for h in hosts if Path(h).exists()), current])
-    result = run_plan(list(demand), list(hosts), headroom=headroom, reserve=reserve,
-                      growth=growths, growth_by=growth_by, time_limit=time_limit, method=method,
-                      threads=threads, seed=seed, executor=executor_kind, workers=workers,
-                      address=ray_address, current=current, max_moves=max_moves, n_plus_one=n_plus_one,
-                      verify_only=verify_only, zones=tuple((zones or "").split(",")))
+    with progress_bar(len(growths), "plan", "scenario", progress) as bar:
+        result = run_plan(list(demand), list(hosts), headroom=headroom, reserve=reserve,
+                          growth=growths, growth_by=growth_by, time_limit=time_limit, method=method,
+                          threads=threads, seed=seed, executor=executor_kind, workers=workers,
+                          address=ray_address, current=current, max_moves=max_moves,
+                          n_plus_one=n_plus_one, verify_only=verify_only,
+                          zones=tuple((zones or "").split(",")), progress=bar.update)
     from packing.io.atomic import write_texts
     from packing.plan.result import plan_files
 
@@ -154,6 +159,6 @@ def plot_plan(path: str | Path, scenarios: Sequence[Any]) -> Path:
     from packing.report.plots import plot_growth
 
     done = [s for s in scenarios if s.placement is not None]
-    cost = bool(done) and done[0].objective == "cost"
+    cost = bool(done) and done[0].objective_kind == "cost"
     return plot_growth(path, [s.growth for s in done], [float(s.cost if cost else s.hosts) for s in done],
                        [float(s.bound) for s in done], cost=cost)

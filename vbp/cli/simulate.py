@@ -55,6 +55,7 @@ def simulate(paths: tuple[str, ...], policy_name: str, orders: int, seed: int, a
     refused (exit 2) unless --uncovered drop or arrive says what to do with them.
     """
     from packing.feasibility.metrics import compute_metrics
+    from packing.report.text import allocation_columns
     from packing.sim.simulator import evaluate, sample_orders
     from policies.registry import get_policy, parse_named_policies
 
@@ -74,8 +75,9 @@ def simulate(paths: tuple[str, ...], policy_name: str, orders: int, seed: int, a
     runs = []
     for i, r in enumerate(samples.results):
         m = compute_metrics(inst, r.placement)
-        runs.append({"order": i, **r.summary(), "policy": label,
-                     "allocation": json_number(m.allocation)})
+        runs.append({"order": i, **r.summary(), "policy": label, "allocation": json_number(m.allocation),
+                     "allocation_by_resource": {k: json_number(v)
+                                                for k, v in m.allocation_by_resource.items()}})
     first = samples.results[0]
     if out is not None:
         from packing.io import save_placement
@@ -98,7 +100,7 @@ def simulate(paths: tuple[str, ...], policy_name: str, orders: int, seed: int, a
         return
     click.echo(f"{inst.name}: {inst.n_apps} apps, {inst.n_containers} containers, {inst.n_hosts} hosts; "
                f"policy {label}, {orders} order(s), seed {seed}")
-    click.echo("\n".join(simulate_lines(runs)))
+    click.echo("\n".join(simulate_lines(runs, allocation_columns(inst))))
     if orders > 1:
         click.echo(f"hosts: mean {samples.mean:.2f}, min {samples.min}, max {samples.max}, "
                    f"range {samples.range}")

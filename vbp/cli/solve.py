@@ -18,10 +18,11 @@ import click
 
 from packing.errors import EXIT_INFEASIBLE, EXIT_INTERRUPTED, EXIT_NO_PLACEMENT, InputError, Problem
 from packing.model.instance import Instance
+from packing.report.progress import echo
 from solvers import METHOD_NAMES
 from vbp.cli.common import MAX_SECONDS, MAX_WORKERS, SEED, FiniteFloat, data_options, load_any
 from vbp.cli.formats import tagged
-from vbp.cli.outputs import check_outputs, force_option
+from vbp.cli.outputs import check_outputs, force_option, progress_options
 
 if TYPE_CHECKING:
     from solvers import SolveResult, StopFlag
@@ -93,17 +94,18 @@ def _fmt(x: float | None) -> str:
 @click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
               help="Write the placement to this file (JSON or YAML by extension).")
 @force_option
-@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@progress_options
 @data_options
 def solve(path: tuple[str, ...], method: str, time_limit: float, workers: int, seed: int,
-          objective: str | None, as_json: bool, out: str | None, force: bool, quiet: bool) -> None:
+          objective: str | None, as_json: bool, out: str | None, force: bool, progress: str | None) -> None:
     """Solve FILE (an instance, .vbp file, data set, `sigma`, or DEMAND... on --hosts, as plan reads it).
 
     The instance is solved offline (all containers at once, ignoring an initial snapshot and
     request times). Prints status, objective, proven bound, gap, time and method; progress goes
-    to stderr. Exit status: 0 with a placement, 2 on bad input (also an --out that exists,
-    without --force, or that is FILE itself), 3 when the instance is proven infeasible, 4 when no
-    placement was found within --time-limit and nothing is proven, 130 when interrupted. Ctrl-C
+    to stderr (on a terminal, or with --progress). Exit status: 0 with a placement, 2 on bad
+    input (also an --out that exists, without --force, or that is FILE itself), 3 when the
+    instance is proven infeasible, 4 when no placement was found within --time-limit and
+    nothing is proven, 130 when interrupted. Ctrl-C
     stops the solver, which returns the best placement and the best proven bound found so far:
     they are printed as usual (``interrupted`` in the JSON, ``--out`` still written) with exit
     status 130; a second Ctrl-C aborts at once.
@@ -121,7 +123,7 @@ def solve(path: tuple[str, ...], method: str, time_limit: float, workers: int, s
     best: dict[str, Any] = {"objective": None, "bound": None, "seconds": 0.0,
                             "bound_kind": "upper" if maximise else "lower"}
 
-    def progress(p: Progress) -> None:
+    def report(p: Progress) -> None:
         better = max if maximise else min
         if p.objective is not None and math.isfinite(p.objective):
             o = best["objective"]
@@ -130,13 +132,12 @@ def solve(path: tuple[str, ...], method: str, time_limit: float, workers: int, s
             b = best["bound"]
             best["bound"] = p.bound if b is None else (min if maximise else max)(b, p.bound)
         best["seconds"] = p.seconds
-        if not quiet:
-            click.echo(f"[{p.seconds:7.2f}s] {p.method:<7} objective {_fmt(p.objective):>8}  "
-                       f"bound {_fmt(p.bound):>8}  {p.message}", err=True)
+        echo(f"[{p.seconds:7.2f}s] {p.method:<7} objective {_fmt(p.objective):>8}  "
+             f"bound {_fmt(p.bound):>8}  {p.message}", progress)
 
     def work(stop: StopFlag) -> SolveResult:
         return run(inst, method, time_limit=time_limit, workers=workers, seed=seed,
-                   objective=objective, callback=progress, stop=stop)
+                   objective=objective, callback=report, stop=stop)
 
     try:
         res, stopped = run_stoppable(work, on_stop=lambda: click.echo(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import sys
 import time
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from vbp.cli.common import (
     prepare,
     uncovered_option,
 )
-from vbp.cli.outputs import force_option
+from vbp.cli.outputs import force_option, progress_options
 
 
 @click.command()
@@ -33,7 +32,7 @@ from vbp.cli.outputs import force_option
 @click.option("--optimum", is_flag=True,
               help="Solve each instance once (up to --time-limit), as compare does (fewest hosts or "
                    "cost; most tasks deployed for a multi-cluster scenario), and add the columns "
-                   "optimum, bound, gap (each run against the optimum), optimum_status and "
+                   "optimum, bound, excess (each run over the optimum), optimum_status and "
                    "optimum_kind.")
 @click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=20.0,
               show_default=True, help="With --optimum: solver budget per instance, in seconds.")
@@ -46,22 +45,23 @@ from vbp.cli.outputs import force_option
               help="If an initial snapshot breaks constraints, re-place the containers that break them.")
 @click.option("--keep-departures", is_flag=True,
               help="Replay departures too (default: every container arrives and stays, as in compare).")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar on stderr.")
+@progress_options
 @uncovered_option
 @executor_options
 @force_option
 @data_options
 def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_limit: float,
           orders: int, seed: int, out: str,
-          repair_snapshot: bool, keep_departures: bool, quiet: bool, uncovered: str,
+          repair_snapshot: bool, keep_departures: bool, progress: str | None, uncovered: str,
           executor_kind: str, workers: int | None, ray_address: str | None, force: bool) -> None:
     """Run every policy on every instance over the same orders; write one row per run to --out.
 
     INSTANCES are instance files, .vbp files, data sets, `sigma` or DEMAND on counted --hosts. Columns:
     instance, policy, order (0 = the instance's own order), seed, hosts, hosts_peak, cost,
     rejected, delayed, deployed, allocation (Sigma allocation rate of the bottleneck resource),
-    seconds, executor, waiting (never placed: the policy chose WAIT), departed; with --optimum
-    also optimum, bound, gap, optimum_status and optimum_kind (the optimum of `vbp compare`: hosts,
+    seconds, executor, waiting (never placed: the policy chose WAIT), departed, bottleneck (the
+    resource of allocation); with --optimum
+    also optimum, bound, excess, optimum_status and optimum_kind (the optimum of `vbp compare`: hosts,
     cost, or deployed for a multi-cluster scenario; an instance proven infeasible exits with
     status 3 before any run). The same seed gives the same numbers on every executor.
 
@@ -73,10 +73,10 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     is written when every run is done, to a temporary file renamed over --out: an interruption
     leaves any previous table as it was.
     """
-    from tqdm import tqdm
-
     from packing.io.atomic import check_target
     from packing.model.coverage import cover_requests, uncovered_note
+    from packing.report.progress import bar as progress_bar
+    from packing.report.progress import echo
     from packing.sim.evaluation import make_executor
     from packing.sim.simulator import static_view
     from policies.registry import DEFAULT_COMPARE, parse_named_policies
@@ -107,11 +107,10 @@ def sweep(paths: tuple[str, ...], policy_list: str | None, optimum: bool, time_l
     pairs = list(zip(labels([i.name for i in insts], list(paths)), insts, strict=True))
     for inst in insts:
         check_policies(names, inst, seed)  # an agent of another shape: before any solve or run
-    optima = solve_optima(pairs, time_limit, seed) if optimum else None
+    optima = solve_optima(pairs, time_limit, seed, lambda line: echo(line, progress)) if optimum else None
     t0 = time.perf_counter()
-    with naming, executor, tqdm(total=len(pairs) * len(names) * orders,
-                                desc=f"sweep ({executor.name})", unit="run", file=sys.stderr,
-                                disable=quiet) as bar:
+    with naming, executor, progress_bar(len(pairs) * len(names) * orders, f"sweep ({executor.name})",
+                                        "run", progress) as bar:
         rows = run_sweep(pairs, names, orders, seed, executor, bar.update,
                          policy_labels=row_names, optima=optima)
     write_table(rows, out, fmt)

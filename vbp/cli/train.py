@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import shlex
-import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -22,7 +21,7 @@ from vbp.cli.common import (
     ray_address_option,
 )
 from vbp.cli.formats import FORMATS
-from vbp.cli.outputs import check_checkpoint, check_outputs, force_option
+from vbp.cli.outputs import check_checkpoint, check_outputs, force_option, progress_options
 from vbp.cli.train_report import echo_held_out
 
 INTERRUPTED = 130
@@ -91,10 +90,11 @@ def train() -> None:
 @click.option("--out", type=click.Path(dir_okay=False), required=True,
               help="Where to save the tuned policy (.json).")
 @force_option
+@progress_options
 def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, seed: int,
           inertia: float, c1: float, c2: float, patience: int, optimizer: str, backend: str,
           workers: int, ray_address: str | None, init: str, checkpoint: str | None, resume: bool,
-          as_json: bool, repair_snapshot: bool, out: str, force: bool) -> None:
+          as_json: bool, repair_snapshot: bool, out: str, force: bool, progress: str | None) -> None:
     """Tune a swarm scoring policy on PATH (an instance, data set, or `sigma`); save it to --out.
 
     Every option is checked before PATH is read (bad input: exit status 2). Ctrl-C stops the
@@ -102,8 +102,7 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
     the command that resumes it (the same options and --resume; the resumed run ends with the
     same weights as an uninterrupted one), and the exit status is 130.
     """
-    from tqdm import tqdm
-
+    from packing.report.progress import bar as progress_bar
     from policies.swarm.optimizer import DESettings, IterationRecord, PSOCheckpoint, PSOSettings
     from policies.swarm.train import TrainSettings, train_swarm
     from vbp.cli.common import load_any, naming_file, prepare
@@ -132,12 +131,11 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
     opt = (PSOSettings(n_particles=particles, iters=iters, w=inertia, c1=c1, c2=c2, seed=seed,
                        patience=patience)
            if optimizer == "pso" else DESettings(iters=iters, seed=seed))
-    bar = tqdm(total=iters, desc=f"{optimizer} on {inst.name}", unit="iter", file=sys.stderr,
-               disable=None)
+    bar = progress_bar(iters, f"{optimizer} on {inst.name}", "iter", progress)
 
     done = [0]  # iterations completed (resumed ones included)
 
-    def progress(rec: IterationRecord) -> None:
+    def report(rec: IterationRecord) -> None:
         done[0] = rec.iteration + 1
         bar.update(1)
         bar.set_postfix(best=f"{rec.best_cost:.3f}")
@@ -145,7 +143,7 @@ def swarm(path: str, particles: int, iters: int, samples: int, held_out: int, se
     try:
         with naming_file(loaded, path):
             res = train_swarm(inst, opt, settings, checkpoint=checkpoint, resume=resume,
-                              callback=progress)
+                              callback=report)
     except KeyboardInterrupt:
         bar.close()
         _interrupted(checkpoint, done[0])

@@ -7,7 +7,6 @@ Torch is imported only when the command runs.
 from __future__ import annotations
 
 import shlex
-import sys
 from typing import Any
 
 import click
@@ -22,7 +21,7 @@ from vbp.cli.common import (
     load_any,
 )
 from vbp.cli.common import given_command as common_given_command
-from vbp.cli.outputs import check_checkpoint, check_outputs, force_option
+from vbp.cli.outputs import check_checkpoint, check_outputs, force_option, progress_options
 
 
 def given_command() -> str:
@@ -69,10 +68,11 @@ EVAL_ORDERS = 8
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Save the training curve.")
 @click.option("--out", type=click.Path(dir_okay=False), required=True, help="The model file (.pt).")
 @force_option
+@progress_options
 def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family: int, dim: int,
         layers: int, lr: float, init_scale: float, entropy: float, imitate: str | None,
         imitate_episodes: int, imitate_rounds: int, init_from: str | None, checkpoint: str | None,
-        resume: bool, plot: str | None, out: str, force: bool) -> None:
+        resume: bool, plot: str | None, out: str, force: bool, progress: str | None) -> None:
     """Train the GCN placement policy on sampled orders of INSTANCE (a file or ``sigma``).
 
     The model file works with ``vbp simulate --policy MODEL`` and ``vbp compare --policies bf,MODEL``.
@@ -90,8 +90,7 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
     if importlib.util.find_spec("torch") is None or importlib.util.find_spec("torch_geometric") is None:
         raise input_error("command line", "gcn",
                           "needs torch and torch_geometric (pip install 'vbp-toolkit[rl]')")
-    from tqdm import tqdm
-
+    from packing.report.progress import bar as progress_bar
     from packing.sim.simulator import sample_orders
     from policies.agents.gcn_placement import Config
     from policies.agents.gcn_placement_train import GCN_REMEDY, held_out, plot_curve, train
@@ -120,16 +119,15 @@ def gcn(instance: str, seed: int, episodes: int, orders: int, batch: int, family
     command = given_command()
     info: dict[str, Any] = {"instance": inst.name, "family": family, "seed": seed, "episodes": episodes,
                             "orders": orders, "command": command, "init_from": init_from}
-    bar = tqdm(total=max(1, episodes // batch), desc="training", unit="it", file=sys.stderr,
-               disable=None)
+    bar = progress_bar(max(1, episodes // batch), "training", "it", progress)
 
-    def progress(it: int, n: int, cost: float) -> None:
+    def report(it: int, n: int, cost: float) -> None:
         bar.n = it
         bar.set_postfix(hosts=f"{cost:.2f}")
         bar.refresh()
 
     res = train(instances, episodes=episodes, orders=orders, seed=seed, cfg=cfg, avoid=evals,
-                checkpoint=checkpoint, resume=resume, progress=progress, info=info, teacher=teacher,
+                checkpoint=checkpoint, resume=resume, progress=report, info=info, teacher=teacher,
                 imitate_episodes=imitate_episodes if teacher is not None else 0,
                 imitate_rounds=imitate_rounds, init_weights=init_weights)
     bar.close()

@@ -14,7 +14,7 @@ import click
 
 from packing.errors import input_error
 from vbp.cli.common import PLOT_SUFFIXES, SEED, FiniteFloat
-from vbp.cli.outputs import check_outputs, force_option
+from vbp.cli.outputs import check_outputs, force_option, progress_options
 
 MAX_JOBS_DRAWN = 1_000_000
 """Most jobs the training samples may draw in all (``--jobs`` x (``--samples`` + 10 ``--long-samples``))."""
@@ -91,8 +91,8 @@ DEFAULT_HOSTS = "32c64g:4,92c288g:2"
               help="Held-out job samples (seeded, never trained on) for the comparison with SJF at the end.")
 @click.option("--resume", is_flag=True, help="Continue the run saved in --out.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Training curve plot.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
 @force_option
+@progress_options
 def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, samples: int, batch: int,
                     q: int, single: bool, hosts: str, interarrival: float, carving: str, large_share: str,
                     dim: int, features: str | None, lr: float,
@@ -100,7 +100,7 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
                     expert_epochs: int, expert_horizon: int, expert_rollouts: int, expert_base: str,
                     expert_within: bool, expert_passes: int, candidates: int,
                     long_samples: int, max_labels: int | None, held_out: int, resume: bool,
-                    plot: str | None, quiet: bool, force: bool) -> None:
+                    plot: str | None, force: bool, progress: str | None) -> None:
     """Train the JobFusion GCN agent on seeded samples of DATA's DAG jobs (a batch_task folder).
 
     Saves a weights-only model that `vbp jobs compare --policies sjf,MODEL.pt` accepts. Checkpoints every
@@ -127,6 +127,7 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
         raise input_error("command line", "gcn",
                           "needs torch and torch_geometric (pip install 'vbp-toolkit[rl]')") from None
     from packing.dag.loader import load_dag_folder
+    from packing.report.progress import shown
     from vbp.jobfusion import build_envs, parse_hosts, sample_jobs, tune_large_share
 
     share: float | None = None
@@ -170,8 +171,8 @@ def train_jobfusion(data: str, out: str, seed: int, episodes: int, n_jobs: int, 
     warm = jft.WarmStart(imitate, imitate_epochs, dagger, expert, expert_epochs, expert_horizon,
                          expert_rollouts, expert_base, expert_within, expert_passes, max_labels)
     run = jft.train_run(envs, out, cfg=cfg, iterations=iterations, seed=seed, warm=warm, resume=resume,
-                        progress=not quiet, name="decima-gcn" if single else "jobfusion", carving=carving,
-                        large_share=share, samples=samples, long_samples=long_samples)
+                        progress=shown(progress), name="decima-gcn" if single else "jobfusion",
+                        carving=carving, large_share=share, samples=samples, long_samples=long_samples)
     state = run.state
     if plot:
         jft.plot_curve(state, plot, "Decima-like agent training" if single else "JobFusion agent training")

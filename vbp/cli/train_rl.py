@@ -14,7 +14,7 @@ from packing.io import escape_control
 from packing.io.fields import parse_sets
 from vbp.cli.common import MAX_ORDERS, MAX_THREADS, SEED
 from vbp.cli.formats import FORMATS
-from vbp.cli.outputs import check_outputs, force_option
+from vbp.cli.outputs import check_outputs, force_option, progress_options
 
 ALGO_CHOICES = ("eade-m", "eade", "ddpg", "td3", "sac", "ppo")
 """The ``--algo`` values (:data:`policies.agents.rl.ALGOS`, repeated here so ``--help`` needs no torch)."""
@@ -52,9 +52,10 @@ def _streams(paths: tuple[str, ...]) -> list[Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print the training curve as JSON.")
 @click.option("--out", type=click.Path(dir_okay=False), required=True, help="The model file (.pt).")
 @force_option
+@progress_options
 def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tuple[str, ...],
        threads: int, resume: bool, plot: str | None, held_out: int, as_json: bool, out: str,
-       force: bool) -> None:
+       force: bool, progress: str | None) -> None:
     """Train an RL agent on SCENARIOS (multi-cluster files from `vbp generate multicluster`).
 
     Each scenario's FIFO stream is one episode; several scenarios (seeds) are played in turn.
@@ -83,14 +84,13 @@ def rl(scenarios: tuple[str, ...], algo: str, episodes: int, seed: int, sets: tu
     streams = _streams(scenarios)
     check_run(algo, streams, overrides, previous, scenarios[0], out)
     _train_and_save(algo, streams, episodes, seed, overrides, threads, previous, plot, held_out, as_json,
-                    out)
+                    out, progress)
 
 
 def _train_and_save(algo: str, streams: list[Any], episodes: int, seed: int, overrides: dict[str, Any],
                     threads: int, previous: dict[str, Any] | None, plot: str | None, held_out: int,
-                    as_json: bool, out: str) -> None:
-    from tqdm import tqdm
-
+                    as_json: bool, out: str, progress: str | None) -> None:
+    from packing.report.progress import bar as progress_bar
     from policies.agents import rl_train
     from policies.agents.rl import RESUMABLE
     from vbp.cli.train_report import echo_held_out
@@ -100,7 +100,7 @@ def _train_and_save(algo: str, streams: list[Any], episodes: int, seed: int, ove
         click.echo(f"{out} already has {done0} episodes (>= --episodes {episodes}); nothing to do")
         return
     command = shlex.join(["vbp", "train", "rl", *sys.argv[3:]]) if sys.argv[1:3] == ["train", "rl"] else ""
-    bar = tqdm(total=episodes, initial=done0, desc=f"{algo}", unit="ep", file=sys.stderr, disable=None)
+    bar = progress_bar(episodes, algo, "ep", progress, initial=done0)
 
     def log(row: dict[str, Any]) -> None:
         bar.update(1)

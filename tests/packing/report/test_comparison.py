@@ -1,4 +1,4 @@
-"""packing.report.comparison and .run_table: hand-computed gaps, summaries and a table round trip."""
+"""packing.report.comparison and .run_table: hand-computed excesses, summaries and a table round trip."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from packing.errors import InputError
-from packing.report.comparison import gap, json_number, summarise
+from packing.report.comparison import excess, json_number, summarise
 from packing.report.run_table import (
     COLUMNS,
     OPTIMUM_COLUMNS,
@@ -34,24 +34,24 @@ class Optimum:
         self.objective, self.objective_kind, self.bound, self.status = objective, kind, bound, status
 
 
-def test_gap_by_objective() -> None:
-    assert gap(10.0, "hosts", hosts=12.0, cost=99.0, deployed=0.0) == pytest.approx(0.2)
-    assert gap(40.0, "cost", hosts=1.0, cost=50.0, deployed=0.0) == pytest.approx(0.25)
-    assert gap(8.0, "deployed", hosts=1.0, cost=1.0, deployed=6.0) == pytest.approx(0.25)
-    assert gap(None, "hosts", hosts=3.0, cost=3.0, deployed=3.0) is None
-    assert gap(0.0, "hosts", hosts=3.0, cost=3.0, deployed=3.0) is None
+def test_excess_by_objective() -> None:
+    assert excess(10.0, "hosts", hosts=12.0, cost=99.0, deployed=0.0) == pytest.approx(0.2)
+    assert excess(40.0, "cost", hosts=1.0, cost=50.0, deployed=0.0) == pytest.approx(0.25)
+    assert excess(8.0, "deployed", hosts=1.0, cost=1.0, deployed=6.0) == pytest.approx(0.25)
+    assert excess(None, "hosts", hosts=3.0, cost=3.0, deployed=3.0) is None
+    assert excess(0.0, "hosts", hosts=3.0, cost=3.0, deployed=3.0) is None
 
 
-def test_summarise_means_extremes_and_gap() -> None:
+def test_summarise_means_extremes_and_excess() -> None:
     runs = [record(4, 8.0, 10, 0.5, 1), record(6, 12.0, 8, 0.25, 0), record(5, 10.0, 9, 0.75, 2)]
     row = summarise("bf", runs, 4.0, "hosts")
     assert (row.name, row.hosts_mean, row.hosts_min, row.hosts_max) == ("bf", 5.0, 4, 6)
     assert (row.cost_mean, row.deployed_mean, row.allocation_mean, row.rejected_mean) == (10.0, 9.0, 0.5, 1.0)
-    assert row.gap == pytest.approx(0.25)
-    assert summarise("bf", runs, 10.0, "deployed").gap == pytest.approx(0.1)
-    assert summarise("bf", runs, 8.0, "cost").gap == pytest.approx(0.25)
+    assert row.excess == pytest.approx(0.25)
+    assert summarise("bf", runs, 10.0, "deployed").excess == pytest.approx(0.1)
+    assert summarise("bf", runs, 8.0, "cost").excess == pytest.approx(0.25)
     d = summarise("bf", runs, None, "hosts").to_dict()
-    assert d["gap"] is None and d["hosts_mean"] == 5.0
+    assert d["excess"] is None and d["hosts_mean"] == 5.0
 
 
 def test_summarise_counts_waiting_and_departed_arrivals() -> None:
@@ -76,14 +76,15 @@ def test_table_rows_and_csv_round_trip(tmp_path: Path) -> None:
     assert rows[1]["order"] == 1 and rows[1]["seed"] == 3 and rows[1]["policy"] == "best-fit"
     for r in rows:
         r.update(optimum_columns(Optimum(4.0, "hosts", 4.0), r))
-    assert rows[0]["gap"] == pytest.approx(0.25)
+    assert rows[0]["excess"] == pytest.approx(0.25)
     assert optimum_columns(Optimum(7.0, "deployed", math.inf, "feasible"), rows[0]) == {
-        "optimum": 7.0, "bound": None, "gap": 0.0, "optimum_status": "feasible", "optimum_kind": "deployed"}
+        "optimum": 7.0, "bound": None, "excess": 0.0, "optimum_status": "feasible",
+        "optimum_kind": "deployed"}
     out = write_table(rows, tmp_path / "t.csv")
     with out.open(newline="") as f:
         back = list(csv.DictReader(f))
     assert list(back[0]) == list(COLUMNS + OPTIMUM_COLUMNS)
-    assert back[1]["hosts"] == "5" and float(back[1]["gap"]) == 0.25
+    assert back[1]["hosts"] == "5" and float(back[1]["excess"]) == 0.25
     assert back[0]["optimum_status"] == "optimal"
 
 
