@@ -24,7 +24,7 @@ from vbp.cli.common import (
     uncovered_option,
 )
 from vbp.cli.formats import tagged
-from vbp.cli.outputs import check_outputs, force_option
+from vbp.cli.outputs import check_outputs, force_option, progress_options
 
 
 @click.command()
@@ -45,9 +45,11 @@ from vbp.cli.outputs import check_outputs, force_option
 @uncovered_option
 @autoscale_options
 @force_option
+@progress_options
 @data_options
 def simulate(paths: tuple[str, ...], policy_name: str, orders: int, seed: int, as_json: bool, out: str | None,
-             plot: str | None, repair_snapshot: bool, uncovered: str, force: bool) -> None:
+             plot: str | None, repair_snapshot: bool, uncovered: str, force: bool,
+             progress: str | None) -> None:
     """Replay FILE's arrivals (a file, a data set, `sigma`, or DEMAND... on counted --hosts) with one policy.
 
     Departures in the request stream are replayed; hosts are counted at the end and at the peak.
@@ -55,6 +57,7 @@ def simulate(paths: tuple[str, ...], policy_name: str, orders: int, seed: int, a
     refused (exit 2) unless --uncovered drop or arrive says what to do with them.
     """
     from packing.feasibility.metrics import compute_metrics
+    from packing.report.progress import bar as progress_bar
     from packing.report.text import allocation_columns
     from packing.sim.simulator import evaluate, sample_orders
     from policies.registry import get_policy, parse_named_policies
@@ -70,7 +73,9 @@ def simulate(paths: tuple[str, ...], policy_name: str, orders: int, seed: int, a
     check_order_budget("--orders", orders, loaded.n_containers)
     with naming_file(loaded, path):
         inst, missing = cover_requests(prepare(loaded, repair_snapshot), uncovered)
-        samples = evaluate(policy, inst, sample_orders(inst, orders, seed), seed=seed, autoscale=scale)
+        with progress_bar(orders, "simulate", "order", progress) as bar:
+            samples = evaluate(policy, inst, sample_orders(inst, orders, seed), seed=seed, autoscale=scale,
+                               progress=bar.update)
     note = uncovered_note(uncovered, missing)
     runs = []
     for i, r in enumerate(samples.results):
