@@ -70,7 +70,7 @@ def main() -> None:
               f"clusters {json.dumps(res['clusters'])}")
         for p in res["policies"]:
             acc.setdefault(p["name"], []).append(p)
-    keys = ["mean_jct", "jct_excess", "makespan", "makespan_excess", "utilisation", "idle_share",
+    keys = ["mean_jct", "jct_excess", "makespan", "makespan_excess", "mean_utilisation", "idle_share",
             "decision_ms"]
     cp = np.mean([b["critical_path_mean_jct"] for b in bounds])
     print(f"bounds (mean over seeds): mean JCT >= {cp:.1f} s, "

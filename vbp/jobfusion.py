@@ -72,7 +72,7 @@ class PolicyRow:
     containers: int
     mean_jct: float
     makespan: float
-    utilisation: float
+    mean_utilisation: float
     idle_share: float
     decision_ms: float
     decisions: int

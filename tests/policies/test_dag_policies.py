@@ -33,7 +33,7 @@ def test_bounds_below_every_policy_and_seeded() -> None:
         assert p["mean_jct"] >= b["critical_path_mean_jct"] - 1e-9
         assert p["makespan"] >= b["makespan"] - 1e-9
         assert np.all(np.array(p["jct"]) >= per_job - 1e-9)
-        assert 0 <= p["utilisation"] <= 1 and 0 <= p["idle_share"] <= 1
+        assert 0 <= p["mean_utilisation"] <= 1 and 0 <= p["idle_share"] <= 1
     assert {p["partition"] for p in runs[0]["policies"]} == {"constrained", "single"}
 
 

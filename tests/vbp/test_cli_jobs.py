@@ -25,7 +25,7 @@ def test_compare_json_and_plot(tmp_path: Path) -> None:
     names = [p["name"] for p in out["policies"]]
     assert names == ["fifo", "sjf", "cpf", "random", "cpf-single", "sjf-cp", "sjf-reserve", "sjf-headroom"]
     for p in out["policies"]:
-        assert {"name", "mean_jct", "makespan", "utilisation", "idle_share", "decision_ms"} <= set(p)
+        assert {"name", "mean_jct", "makespan", "mean_utilisation", "idle_share", "decision_ms"} <= set(p)
         assert p["mean_jct"] >= out["bounds"]["capacity_mean_jct"] - 1e-9
     assert plot.stat().st_size > 0
 

@@ -35,7 +35,6 @@ CLASHES: dict[str, str] = {
     "placement": "plan: the files written; solve, validate: the placement's file",
     "resources": "info: their number; a snapshot: their names",
     "runs": "simulate: the runs; train rl: their number",
-    "utilisation": "jobs compare: one share; plan: per resource",
 }
 """Names whose values are of two kinds today, each with where; the next version of those formats
 renames one side. A name listed here that no longer clashes fails, so the list only shrinks."""

@@ -129,7 +129,7 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
     for p in rows:
         click.echo(f"{p['name']:<{w}} {p['n_types']:>5} {p['containers']:>6} {p['mean_jct']:>10.1f} "
                    f"{p['jct_excess']:>6.1%} {p['capacity_excess']:>6.1%} {p['makespan']:>10.1f} "
-                   f"{p['makespan_excess']:>6.1%} {p['utilisation']:>6.1%} {p['idle_share']:>6.1%} "
+                   f"{p['makespan_excess']:>6.1%} {p['mean_utilisation']:>6.1%} {p['idle_share']:>6.1%} "
                    f"{p['decision_ms']:>7.3f}")
     pad = f"{'':>5} {'':>6}"
     delays = "least launch delay" if b["overheads"] == "least" else "its first launch delay"
