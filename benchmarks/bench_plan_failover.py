@@ -83,7 +83,7 @@ def main() -> None:
             r = plan(str(demand), list(HOSTS), growth=(1.25,), current=str(cur),
                      max_moves=moves, time_limit=args.time_limit, threads=args.threads,
                      seed=args.seed).scenarios[0]
-            mv = r.moves or {}
+            mv = r.current or {}
             added, bound = mv.get("added_cost") or 0.0, mv.get("added_bound") or 0.0
             print(f"current x1.25 max-moves {'all' if moves is None else moves}: status {r.status}  "
                   f"added cost {added:.3f}  bound {bound:.3f}  gap on what is added "

@@ -66,7 +66,8 @@ class ScenarioResult:
         placement: where every container goes (hosts named ``"<type>#<i>"``).
         instance: the instance solved (planned capacities, scaled replicas).
         n_plus_one: the N+1 check (see ``docs/plan.md``), when asked for.
-        moves: the moves from the current cluster, when asked for.
+        current: the plan on top of the running cluster (``--current``: its move budget and use,
+            what is added), when asked for.
         replay: what :meth:`to_kubernetes` needs (set by ``vbp.plan``).
     """
 
@@ -100,7 +101,7 @@ class ScenarioResult:
         used = set(h for hs in placement.hosts.values() for h in hs if h >= 0)
         cost = float(sum(self.instance.host_cost[h] for h in used)) if self.cost is not None else None
         return dataclasses.replace(self, autoscaler={"hosts": len(used), "cost": cost})
-    moves: dict[str, Any] | None = None
+    current: dict[str, Any] | None = None
     replay: Replay | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -144,6 +145,14 @@ class ScenarioResult:
                       stacklevel=2)
         return self.objective_kind
 
+    @property
+    def moves(self) -> dict[str, Any] | None:
+        """Deprecated name of :attr:`current` (in JSON since ``vbp-plan/3``)."""
+        import warnings
+
+        warnings.warn("ScenarioResult.moves is deprecated; use current", DeprecationWarning, stacklevel=2)
+        return self.current
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the scenario (see ``docs/plan.md``); infinities become ``null``."""
         d: dict[str, Any] = {
@@ -155,8 +164,8 @@ class ScenarioResult:
         }
         if self.n_plus_one is not None:
             d["n_plus_one"] = self.n_plus_one
-        if self.moves is not None:
-            d["moves"] = self.moves
+        if self.current is not None:
+            d["current"] = self.current
         if self.autoscaler is not None:
             d["autoscaler"] = self.autoscaler
         return d

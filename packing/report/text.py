@@ -311,8 +311,8 @@ def plan_text(result: Any) -> str:
         lines += table(body)
         if s.n_plus_one is not None:
             lines.append(f"n+1: {json.dumps(s.n_plus_one)}")
-        if s.moves is not None:
-            lines.append(f"moves: {json.dumps(s.moves)}")
+        if s.current is not None:
+            lines.append(f"current: {json.dumps(s.current)}")
         if s.autoscaler is not None:
             a = s.autoscaler
             lines.append(f"autoscaler (first fit decreasing onto the cheapest type): {a['hosts']} "

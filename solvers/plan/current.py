@@ -78,7 +78,7 @@ def current_scenario(instance: Instance, growth: float, offers: Sequence[HostOff
         res = dataclasses.replace(res, hosts=n_exist, cost=exist_cost,
                                   placement=None if bad else placement, gap=None if bad else 0.0)
         moves.update(used=0, added_hosts=0, added_cost=0.0 if priced else None, added_bound=None)
-        res = dataclasses.replace(res, moves=moves)
+        res = dataclasses.replace(res, current=moves)
         if options.n_plus_one and not bad:
             res = with_n_plus_one(res, options, fixed, verify_only=True)
         return res
@@ -100,7 +100,7 @@ def current_scenario(instance: Instance, growth: float, offers: Sequence[HostOff
                                   gap=gap_of(value, exist_value + r.bound))
     moves.update(used=r.moves, added_hosts=added_hosts, added_cost=r.added if priced else None,
                  added_bound=finite(r.bound))
-    res = dataclasses.replace(res, moves=moves, kept=kept)
+    res = dataclasses.replace(res, current=moves, kept=kept)
     if options.n_plus_one and r.placement is not None:
         res = with_n_plus_one(res, options, fixed, limits={
             o.name: None if o.count is None else o.count + cur.existing.get(o.name, 0)
@@ -154,7 +154,7 @@ def with_n_plus_one(res: ScenarioResult, options: Any, fixed: Sequence[int] = ()
     bound = res.bound
     # on a running cluster: when hosts must be added at all, an N+1 plan S has a new host h, and
     # S - {h} is a plan on the cluster with the same moves: one more host (cheapest price) again
-    must_add = bool(fixed) and (res.moves or {}).get("added_bound") or 0.0
+    must_add = bool(fixed) and (res.current or {}).get("added_bound") or 0.0
     if not fixed or must_add > 0:
         bound = res.bound + extra_lower_bound(inst, res.objective_kind, cheapest=bool(fixed))
         plain = float(res.cost if res.cost is not None else res.hosts or 0)

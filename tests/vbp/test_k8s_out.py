@@ -79,7 +79,7 @@ def test_online_boutique_round_trip_and_json_names_the_files(capsys, tmp_path):
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
     files = doc["outputs"]["kubernetes"]
-    assert doc["outputs"]["placement"] == []
+    assert doc["outputs"]["placements"] == []
     assert files == [str(tmp_path / "nodes-x1.yaml"), str(tmp_path / "nodes-x3.yaml")]
     for f, g in zip(files, (1, 3), strict=True):
         objs = list(yaml.safe_load_all(Path(f).read_text()))

@@ -51,9 +51,11 @@ def test_moves_zero_versus_one(files: dict[str, Path], moves: int | None, added:
                time_limit=10)
     s = res.scenarios[0]
     assert s.status == "optimal"
-    assert s.moves is not None
-    assert s.moves["added_hosts"] == added and s.moves["existing_hosts"] == 2
-    assert s.moves["used"] == (0 if not moves else 1)
+    assert s.current is not None
+    assert s.current["added_hosts"] == added and s.current["existing_hosts"] == 2
+    assert s.current["used"] == (0 if not moves else 1)
+    with pytest.warns(DeprecationWarning, match="ScenarioResult.moves is deprecated; use current"):
+        assert s.moves == s.current
     assert s.hosts == 2 + added and s.bound == 2 + added
     assert s.placement is not None and not check(s.instance, s.placement, require_all=True)
     _independent_capacity(s, 4.0, 16.0)
@@ -124,7 +126,7 @@ def test_json_schema_with_moves(files: dict[str, Path], capsys: pytest.CaptureFi
     doc = json.loads(capsys.readouterr().out)
     jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
     s = doc["scenarios"][0]
-    assert s["moves"]["added_cost"] == 0 and s["moves"]["used"] == 1
+    assert s["current"]["added_cost"] == 0 and s["current"]["used"] == 1
     assert s["n_plus_one"]["holds"] is True and s["cost"] == pytest.approx(4.5)
 
 
@@ -166,8 +168,8 @@ def test_instance_file_with_initial_as_current(files: dict[str, Path]) -> None:
     save_instance(inst, path)
     s = plan(str(files["d"]), ["std:4c16g"], current=str(path), time_limit=10).scenarios[0]
     # three hosts run (std#2 empty): big goes on std#2, nothing added
-    assert s.moves is not None and s.moves["existing_hosts"] == 3
-    assert s.moves["added_hosts"] == 0 and s.hosts == 3 and s.status == "optimal"
+    assert s.current is not None and s.current["existing_hosts"] == 3
+    assert s.current["added_hosts"] == 0 and s.hosts == 3 and s.status == "optimal"
     assert s.placement is not None and not check(s.instance, s.placement, require_all=True)
     assert s.placement.hosts["web"] == (0, 1)
 
@@ -183,8 +185,8 @@ def test_existing_hosts_get_the_headroom(files: dict[str, Path]) -> None:
     assert "in place" in (s.reason or "")
     moved = plan(str(d), ["std:4c16g"], headroom="25%", current=str(cur), max_moves=1,
                  time_limit=10).scenarios[0]
-    assert moved.status == "optimal" and moved.moves is not None
-    assert moved.moves["used"] == 1 and moved.moves["added_hosts"] == 1 and moved.hosts == 2
+    assert moved.status == "optimal" and moved.current is not None
+    assert moved.current["used"] == 1 and moved.current["added_hosts"] == 1 and moved.hosts == 2
     assert moved.placement is not None
     assert not check(moved.instance, moved.placement, require_all=True)
     _independent_capacity(moved, 4 * 0.75, 16 * 0.75)
@@ -197,7 +199,7 @@ def test_n_plus_one_on_a_running_cluster_is_proven(files: dict[str, Path]) -> No
     assert s.n_plus_one is not None and s.n_plus_one["holds"] is True
     assert s.n_plus_one["extra_bound"] == 1 and s.n_plus_one["extra_hosts"] == 1
     assert s.hosts == 4 and s.bound == 4 and s.status == "optimal"
-    assert s.moves is not None and s.moves["used"] == 0
+    assert s.current is not None and s.current["used"] == 0
     idx = s.instance.host_index
     hosts = sorted({h for hs in s.placement.hosts.values() for h in hs}
                    | {idx[n] for n in s.n_plus_one["spares"]} | {0, 1})

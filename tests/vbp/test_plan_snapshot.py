@@ -31,10 +31,10 @@ def test_growth_on_the_running_cluster() -> None:
     r = vbp.plan([], HOSTS, current=str(DATA / "cluster.yaml"), growth=(1, 1.5), time_limit=20)
     one, half = r.scenarios
     assert one.status == "optimal" and one.cost == pytest.approx(1.198)  # six nodes, paid
-    assert (one.moves["existing_hosts"], one.moves["added_hosts"], one.moves["new_containers"]) == (6, 0, 1)
+    assert (one.current["existing_hosts"], one.current["added_hosts"], one.current["new_containers"]) == (6, 0, 1)
     # x1.5: infer needs a second GPU card, so a second g4dn.xlarge; the rest fits on the nodes
-    assert half.moves["added_hosts"] == 1 and half.cost == pytest.approx(1.198 + 0.526)
-    assert half.moves["used"] == 0
+    assert half.current["added_hosts"] == 1 and half.cost == pytest.approx(1.198 + 0.526)
+    assert half.current["used"] == 0
     # the batch node's labels and taint came with its type: worker and infer only go there
     g4 = next(t for t in half.per_type if t.type == "g4dn.xlarge")
     assert g4.labels.get("workload") == "batch"
@@ -52,8 +52,8 @@ def test_k8s_out_reads_back_as_the_same_cluster(tmp_path: Path) -> None:
     pods = sum(len(p) for _, _, p in first)
     assert pods == 14  # the 13 running pods (DaemonSets aside) and the Pending one, placed
     again = vbp.plan([], HOSTS, current=str(out), time_limit=20).scenarios[0]
-    assert again.moves["added_hosts"] == 0 and again.moves["used"] == 0
-    assert again.moves["new_containers"] == 0 and again.cost == pytest.approx(1.198)
+    assert again.current["added_hosts"] == 0 and again.current["used"] == 0
+    assert again.current["new_containers"] == 0 and again.cost == pytest.approx(1.198)
     out2 = tmp_path / "again.yaml"
     write_objects(out2, again.to_kubernetes())
     assert layout(out2) == first  # the same nodes, and the same pods on each

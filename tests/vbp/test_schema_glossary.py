@@ -31,8 +31,6 @@ AGGREGATES = ("_mean", "_min", "_max", "_range", "_std")
 
 CLASHES: dict[str, str] = {
     "cordoned": "info snapshot: the cordoned nodes; per node: whether it is cordoned",
-    "moves": "consolidate: pods evicted; plan: the move budget and its use",
-    "placement": "plan: the files written; solve, validate: the placement's file",
     "resources": "info: their number; a snapshot: their names",
     "runs": "simulate: the runs; train rl: their number",
 }

@@ -135,7 +135,7 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, hea
     if as_json:
         d = result.to_dict()
         if written or k8s_written:
-            d["outputs"] = {"placement": written, "kubernetes": [w for w, _ in k8s_written]}
+            d["outputs"] = {"placements": written, "kubernetes": [w for w, _ in k8s_written]}
         click.echo(json.dumps(d))
     else:
         click.echo(plan_text(result))
