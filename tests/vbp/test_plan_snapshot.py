@@ -31,7 +31,8 @@ def test_growth_on_the_running_cluster() -> None:
     r = vbp.plan([], HOSTS, current=str(DATA / "cluster.yaml"), growth=(1, 1.5), time_limit=20)
     one, half = r.scenarios
     assert one.status == "optimal" and one.cost == pytest.approx(1.198)  # six nodes, paid
-    assert (one.current["existing_hosts"], one.current["added_hosts"], one.current["new_containers"]) == (6, 0, 1)
+    c = one.current
+    assert c is not None and (c["existing_hosts"], c["added_hosts"], c["new_containers"]) == (6, 0, 1)
     # x1.5: infer needs a second GPU card, so a second g4dn.xlarge; the rest fits on the nodes
     assert half.current["added_hosts"] == 1 and half.cost == pytest.approx(1.198 + 0.526)
     assert half.current["used"] == 0
