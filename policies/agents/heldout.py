@@ -34,7 +34,7 @@ class HeldOut:
 
     Attributes:
         what: what a run is (``"orders"``, ``"job samples"``).
-        runs: number of held-out runs.
+        n_runs: number of held-out runs.
         policy: the trained policy's name.
         baseline: the baseline's name.
         metrics: ``(name, sense)`` pairs in priority order.
@@ -43,7 +43,7 @@ class HeldOut:
     """
 
     what: str
-    runs: int
+    n_runs: int
     policy: str
     baseline: str
     metrics: tuple[tuple[str, Sense], ...]
@@ -87,7 +87,7 @@ class HeldOut:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain numbers for JSON output (``held_out`` of the ``vbp train`` reports)."""
-        return {"runs": self.runs, "what": self.what, "policy": self.policy, "baseline": self.baseline,
+        return {"n_runs": self.n_runs, "what": self.what, "policy": self.policy, "baseline": self.baseline,
                 "metrics": [m for m, _ in self.metrics],
                 "policy_mean": dict(self.policy_mean), "baseline_mean": dict(self.baseline_mean),
                 "worse": self.worse}
@@ -97,7 +97,7 @@ class HeldOut:
         def side(name: str, means: Mapping[str, float]) -> str:
             return name + " " + ", ".join(f"{means[m]:.2f} {UNITS.get(m, m)}" for m, _ in self.metrics)
 
-        return (f"held-out {self.what} ({self.runs}): {side(self.policy, self.policy_mean)}; "
+        return (f"held-out {self.what} ({self.n_runs}): {side(self.policy, self.policy_mean)}; "
                 f"{side(self.baseline, self.baseline_mean)}")
 
     def warning(self, remedy: str) -> str | None:
@@ -112,7 +112,7 @@ class HeldOut:
         sense = dict(self.metrics)[m]
         more = "more" if sense == "min" else "fewer"
         label = "seconds of mean JCT" if m == "mean_jct" else m
-        return (f"warning: on the {self.runs} held-out {self.what} the trained policy is worse than "
+        return (f"warning: on the {self.n_runs} held-out {self.what} the trained policy is worse than "
                 f"{self.baseline} ({more} {label}: {self.policy_mean[m]:.2f} against "
                 f"{self.baseline_mean[m]:.2f} on average); {remedy}")
 

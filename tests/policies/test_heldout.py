@@ -12,7 +12,7 @@ RL = (("deployed", "max"), ("hosts", "min"))
 def test_means_and_priority() -> None:
     cmp = HeldOut.of_runs("orders", "agent", "bf", RL, {"deployed": [10, 12], "hosts": [3, 5]},
                           {"deployed": [11, 11], "hosts": [2, 2]})
-    assert (cmp.runs, cmp.policy_mean, cmp.baseline_mean) == (2, {"deployed": 11.0, "hosts": 4.0},
+    assert (cmp.n_runs, cmp.policy_mean, cmp.baseline_mean) == (2, {"deployed": 11.0, "hosts": 4.0},
                                                               {"deployed": 11.0, "hosts": 2.0})
     assert cmp.worse and cmp.deciding == "hosts"  # as many deployed, on more hosts
     assert cmp.line() == ("held-out orders (2): agent 11.00 deployed, 4.00 hosts; "

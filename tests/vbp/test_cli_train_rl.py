@@ -39,7 +39,7 @@ def test_train_rl_then_compare(scenario: Path, tmp_path: Path) -> None:
     rep = json.loads(out)
     assert [r["episode"] for r in rep["curve"]] == [0, 1] and model.is_file() and plot.stat().st_size > 0
     held = rep["held_out"]  # the saved agent and Best-Fit on 8 shuffled orders of the scenario
-    assert (held["runs"], held["baseline"], held["metrics"]) == (8, "bf", ["deployed", "hosts"])
+    assert (held["n_runs"], held["baseline"], held["metrics"]) == (8, "bf", ["deployed", "hosts"])
     a, b = held["policy_mean"], held["baseline_mean"]
     assert held["worse"] == ((a["deployed"], -a["hosts"]) < (b["deployed"], -b["hosts"]))
     assert ("warning: on the 8 held-out orders" in err) == held["worse"]

@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "docs" / "schemas"
 DATA = ROOT / "tests" / "data"
 
-VERSIONS = {"solve": 2, "compare": 3, "plan": 3, "jobs-compare": 2, "consolidate": 2, "gpu-frag": 2}
-"""Formats past version 1 (the bound under one name, ``bound``, with ``bound_kind``)."""
+VERSIONS = {"solve": 2, "compare": 3, "plan": 3, "jobs-compare": 2, "consolidate": 2, "gpu-frag": 2,
+            "train-rl": 2}
+"""Formats past version 1 (a key renamed or given another meaning; ``docs/outputs.md`` names each)."""
 
 INFEASIBLE: dict[str, Any] = {
     "name": "inf", "resources": ["cpu"],

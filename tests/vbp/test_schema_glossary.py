@@ -32,7 +32,6 @@ AGGREGATES = ("_mean", "_min", "_max", "_range", "_std")
 CLASHES: dict[str, str] = {
     "cordoned": "info snapshot: the cordoned nodes; per node: whether it is cordoned",
     "resources": "info: their number; a snapshot: their names",
-    "runs": "simulate: the runs; train rl: their number",
 }
 """Names whose values are of two kinds today, each with where; the next version of those formats
 renames one side. A name listed here that no longer clashes fails, so the list only shrinks."""

@@ -22,7 +22,7 @@ FORMATS: dict[str, str] = {
     "jobs-compare": "vbp-jobs-compare/2",
     "jobs-partition": "vbp-jobs-partition/1",
     "train-swarm": "vbp-train-swarm/1",
-    "train-rl": "vbp-train-rl/1",
+    "train-rl": "vbp-train-rl/2",
 }
 """The format tag of each command's ``--json`` output."""
 
