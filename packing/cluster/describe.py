@@ -34,14 +34,14 @@ def snapshot_facts(problem: ClusterProblem) -> dict[str, Any]:
         "nodes": len(snap.nodes),
         "types": dict(Counter(n.type or "(no type label)" for n in snap.nodes)),
         "type_label": snap.type_label,
-        "cordoned": [n.name for n in snap.nodes if n.unschedulable],
+        "cordoned_nodes": [n.name for n in snap.nodes if n.unschedulable],
         "pods": len(snap.pods), "daemon_pods": sum(p.daemon for p in snap.pods),
         "finished_pods": snap.finished,
         "pending": [p.key for p in snap.pods if p.node is None],
         "pinned": [{"pod": snap.pods[i].key, "reason": g.why or ""} for g in P.apps if g.pinned
                    for i in g.pods],
         "unplaceable": [{"pod": snap.pods[i].key, "reason": why} for i, why in P.unplaced],
-        "budgets": budgets, "per_node": per_node, "resources": list(snap.resources),
+        "budgets": budgets, "per_node": per_node, "resource_names": list(snap.resources),
         "objects": dict(sorted(snap.kinds.items())), "skipped": dict(sorted(snap.skipped.items())),
         "ignored": list(P.ignored), "files": list(snap.sources),
     }

@@ -365,14 +365,14 @@ def snapshot_lines(facts: dict[str, Any]) -> list[str]:
     f = facts
     types = ", ".join(f"{n} {t}" for t, n in f["types"].items())
     rows = [
-        ("nodes", f"{f['nodes']:,} ({types}); {len(f['cordoned'])} cordoned"),
+        ("nodes", f"{f['nodes']:,} ({types}); {len(f['cordoned_nodes'])} cordoned"),
         ("pods", f"{f['pods']:,} running or pending ({f['daemon_pods']:,} DaemonSet pods), "
                  f"{len(f['pending']):,} pending, {f['finished_pods']:,} finished (hold nothing)"),
         ("pinned", f"{len(f['pinned']):,} pods stay where they run"
                    + (" (listed below)" if f["pinned"] else "")),
         ("budgets", "; ".join(f"{b['budget']} allows {b['allowed']} at once" for b in f["budgets"])
          or "none"),
-        ("resources", ", ".join(f["resources"])),
+        ("resources", ", ".join(f["resource_names"])),
         ("objects", ", ".join(f"{n:,} {k}" for k, n in f["objects"].items())),
     ]
     if f["unplaceable"]:

@@ -35,9 +35,13 @@ def test_info_json(capsys: pytest.CaptureFixture[str]) -> None:
     jsonschema = pytest.importorskip("jsonschema")
     code, out, _ = run(capsys, "info", str(DATA / "folder"), "--json")
     doc = json.loads(out)
-    jsonschema.validate(doc, json.loads((SCHEMAS / "vbp-info-1.json").read_text()))
+    jsonschema.validate(doc, json.loads((SCHEMAS / "vbp-info-2.json").read_text()))
     s = doc["snapshot"]
     assert (code, s["nodes"], s["pods"], s["daemon_pods"]) == (0, 6, 26, 12)
+    assert s["cordoned_nodes"] == ["ip-10-0-2-22.ec2.internal"]
+    assert [n["node"] for n in s["per_node"] if n["cordoned"]] == s["cordoned_nodes"]
+    assert s["resource_names"] == doc["resource_names"] == ["cpu", "memory", "pods", "ephemeral-storage",
+                                                            "gpu"]
     assert [b["allowed"] for b in s["budgets"]] == [1, 1, 1]
     n1 = s["per_node"][0]
     assert n1["allocatable"]["cpu"] == pytest.approx(3.92) and n1["allocatable"]["pods"] == 58

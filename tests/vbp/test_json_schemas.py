@@ -23,7 +23,7 @@ SCHEMAS = ROOT / "docs" / "schemas"
 DATA = ROOT / "tests" / "data"
 
 VERSIONS = {"solve": 2, "compare": 3, "plan": 3, "jobs-compare": 2, "consolidate": 2, "gpu-frag": 2,
-            "train-rl": 2}
+            "train-rl": 2, "info": 2}
 """Formats past version 1 (a key renamed or given another meaning; ``docs/outputs.md`` names each)."""
 
 INFEASIBLE: dict[str, Any] = {

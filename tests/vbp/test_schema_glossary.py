@@ -29,12 +29,9 @@ GLOSSARY = ROOT / "docs" / "glossary.json"
 AGGREGATES = ("_mean", "_min", "_max", "_range", "_std")
 """Suffixes of aggregates over runs: ``<name><suffix>`` means the aggregate of ``<name>``."""
 
-CLASHES: dict[str, str] = {
-    "cordoned": "info snapshot: the cordoned nodes; per node: whether it is cordoned",
-    "resources": "info: their number; a snapshot: their names",
-}
-"""Names whose values are of two kinds today, each with where; the next version of those formats
-renames one side. A name listed here that no longer clashes fails, so the list only shrinks."""
+CLASHES: dict[str, str] = {}
+"""Names allowed to hold values of two kinds, each with where (none: every name holds one kind). A
+name listed here that no longer clashes fails, so the list only shrinks."""
 
 
 def read_glossary(text: str) -> dict[str, dict[str, str]]:

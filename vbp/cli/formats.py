@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 FORMATS: dict[str, str] = {
-    "info": "vbp-info/1",
+    "info": "vbp-info/2",
     "validate": "vbp-validate/1",
     "solve": "vbp-solve/2",
     "simulate": "vbp-simulate/1",
