@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -104,7 +105,8 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
                 online: np.ndarray | None = None, online_share: float = 0.0, surges: int = 0,
                 preempt: bool = False, overheads: Overheads | None = None, seed: int = 0,
                 carving: str = "proportional", large_share: float = 1.0, search: int = 0,
-                search_policy: str = "sjf-headroom", search_seed: int = 0) -> dict[str, Any]:
+                search_policy: str = "sjf-headroom", search_seed: int = 0,
+                on_improve: Callable[[int, float], None] | None = None) -> dict[str, Any]:
     """Run each policy on its partition's carved cluster; bounds and excesses; optionally a schedule search.
 
     ``carving`` and ``large_share`` choose the container counts (see :func:`carve_cluster`). With
@@ -160,7 +162,7 @@ def compare_dag(workload: Workload, policies: list[DagPolicy], *, q: int = 4,
     if search > 0:
         part = search_base(search_policy).partition
         s = search_schedule(workload, carved[part].cluster, search_policy, seed=seed, evaluations=search,
-                            search_seed=search_seed, overheads=oh, preempt=preempt)
+                            search_seed=search_seed, overheads=oh, preempt=preempt, on_improve=on_improve)
         found = row(f"search ({search_policy})", part, s.result, s.decision_ms)
         found.update(base=search_policy, evaluations=search, search_seed=search_seed,
                      start_mean_jct=s.start_mean_jct, jobs_reordered=s.jobs_reordered, episodes=s.episodes,

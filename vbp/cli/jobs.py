@@ -77,17 +77,19 @@ def jobs() -> None:
               help="Plot the JCT distribution of each policy (CDF) with the critical-path and capacity "
                    "bounds.")
 @force_option
+@progress_options
 def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, hosts: str,
             interarrival: float, carving: str, large_share: float, trace_arrivals: bool, online: str | None,
             online_share: float, surges: int,
             preempt: bool, no_overheads: bool, search: int, search_policy: str, search_seed: int,
-            as_json: bool, plot: str | None, force: bool) -> None:
+            as_json: bool, plot: str | None, force: bool, progress: str | None) -> None:
     """Run DAG scheduling policies on a seeded sample of DATA's jobs, against the bounds.
 
     DATA is a folder laid out like alibaba-v2018-batch-dag (batch_task*.csv with a header). With
     --search, a row `search (POLICY)` and the interval the optimum mean JCT lies in follow.
     """
     from packing.dag.engine import NO_OVERHEADS, Overheads
+    from packing.report.progress import echo
     from policies.dag import parse_dag_policies
     from policies.dag_search import search_base
     from vbp.jobfusion import compare_dag, parse_hosts, sample_jobs
@@ -102,7 +104,8 @@ def compare(data: str, policy_text: str | None, n_jobs: int, seed: int, q: int, 
                       online_share=online_share if on is not None else 0.0, surges=surges, preempt=preempt,
                       overheads=NO_OVERHEADS if no_overheads else Overheads(), seed=seed,
                       carving=carving, large_share=large_share, search=search, search_policy=search_policy,
-                      search_seed=search_seed)
+                      search_seed=search_seed, on_improve=lambda e, jct: echo(
+                          f"search: episode {e}: mean JCT {jct:.1f} s", progress))
     for row, label in zip(res["policies"], labels, strict=True):
         row["name"] = label  # named as given: a policy name, a model file's stem, or NAME=
     rows = res["policies"] + ([res["search"]] if res["search"] is not None else [])
