@@ -92,6 +92,8 @@ def drain_nodes(problem: ClusterProblem, x: np.ndarray, max_moves: int | None,
     start_share = (P.load(x) / np.maximum(P.capacity, 1)).sum(axis=1)
     best = x
     for order in DRAIN_ORDERS:
+        if stop is not None and stop():  # each order builds the cluster's state anew: costly at scale
+            break
         y = _drain(P, x, max_moves, order, start_share, front, stop)
         if key(P, y) < key(P, best):
             best = y

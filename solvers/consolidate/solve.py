@@ -9,7 +9,8 @@ larger budget passes through the same rungs, with the same seeded, deterministic
 only climb further. Every budget of work inside the climb is deterministic (CP-SAT's
 deterministic time, shared out from ``work``, by default the time limit in seconds; never the wall
 time left), so the same ``seed`` gives the same answer, unless the wall clock (on a loaded
-machine) stops a rung before its deterministic work is done, or the last rung solves a large
+machine, or on a cluster so large that a rung's fixed costs add up) stops a rung before its
+deterministic work is done or the climb before its last rung, or the last rung solves a large
 whole model (CP-SAT's parallel portfolio is not repeatable). Several budgets in one run
 (:func:`consolidate_budgets`) share one climb.
 
@@ -330,6 +331,8 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
     carry = carry_work = 0.0
     for i, (r, share) in enumerate(zip(rungs, split, strict=True)):
         if not _within(r, top):
+            break
+        if i and time.perf_counter() - t0 > whole:  # out of time (each rung has fixed costs too)
             break
         if start_from is not None and below is None and _within(P.moves(start_from), r):
             below = start_from
