@@ -52,7 +52,7 @@ def consolidate(snapshot: str | Path, hosts: str | Sequence[str | Path | HostOff
     from packing.loaders.snapshot import read_snapshot
     from policies.autoscalers import cluster_autoscaler, karpenter
     from solvers.base import check_run_options
-    from solvers.consolidate.solve import consolidate_budgets
+    from solvers.consolidate.solve import consolidate_budgets, verify
 
     check_run_options(time_limit, threads, seed, workers_name="threads")
     budgets = parse_budgets(max_moves)
@@ -67,6 +67,10 @@ def consolidate(snapshot: str | Path, hosts: str | Sequence[str | Path | HostOff
     if baselines:
         answers = [dataclasses.replace(a, baselines=(cluster_autoscaler(problem, b), karpenter(problem, b)))
                    for a, b in zip(answers, budgets, strict=True)]
+        bad = [f"{o.name}: {v}" for a, b in zip(answers, budgets, strict=True) if a.status != "infeasible"
+               for o in a.baselines for v in verify(problem, o.x, b)[:1]]
+        if bad:  # every placement goes through the one checker, the baselines' too
+            raise RuntimeError(f"consolidate: a baseline breaks the rules: {bad[:3]}")
     return ConsolidateResult(problem, tuple(answers), str(snapshot))
 
 
