@@ -3,7 +3,9 @@
 The orchestration only: the snapshot is read by :mod:`packing.loaders.snapshot`, the problem built
 by :mod:`packing.cluster.problem`, each move budget solved by :mod:`solvers.consolidate` (the
 budgets in increasing order, each from the answer before: more moves never cost more), and the
-autoscalers' answers (:mod:`policies.autoscalers`) measured beside it.
+autoscalers' answers (:mod:`policies.autoscalers`) measured beside it. Their answers with no move
+limit also join the climb where their moves fit, so vbp's answer with enough moves is never dearer
+than theirs.
 
 Example:
     >>> import vbp
@@ -14,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,8 +38,10 @@ def consolidate(snapshot: str | Path, hosts: str | Sequence[str | Path | HostOff
             ``replace`` the types new nodes may be of.
         max_moves: the move budget(s): a number, ``"0,5,20"``, ``"all"`` or ``None`` (no limit).
         replace: new nodes of the host types may be added (m -> n consolidation).
-        time_limit: seconds for the climb of the ladder of budgets to no limit (a lower budget
-            stops earlier; :func:`solvers.consolidate.solve.consolidate_budgets`).
+        time_limit: seconds for the autoscalers' answers with no move limit (which start the
+            climb where their moves fit) and the climb of the ladder of budgets to no limit (a
+            lower budget stops earlier; :func:`solvers.consolidate.solve.consolidate_budgets`);
+            the climb's deterministic work is the whole time limit.
         threads: CP-SAT workers.
         seed: seeds the search.
         type_label: the node label naming node types (default ``node.kubernetes.io/instance-type``).
@@ -62,11 +67,18 @@ def consolidate(snapshot: str | Path, hosts: str | Sequence[str | Path | HostOff
 
         raise input_error("--replace", "", "needs --hosts: the host types new nodes may be of")
     problem = build_problem(read_snapshot(snapshot, type_label), offers, replace=replace)
-    answers = consolidate_budgets(problem, budgets, time_limit=time_limit, threads=threads,
-                                  seed=seed, stop=stop, progress=progress)
+    t0 = time.perf_counter()
+    # the autoscalers' answers with no move limit start the climb's rung where their moves fit
+    # (the same starts whatever budgets are asked: more moves never cost more across runs)
+    free = {None: (cluster_autoscaler(problem, None), karpenter(problem, None))}
+    left = max(0.5 * time_limit, time_limit - (time.perf_counter() - t0))
+    answers = consolidate_budgets(problem, budgets, time_limit=left, threads=threads, seed=seed,
+                                  stop=stop, progress=progress, work=time_limit,
+                                  starts=[o.x for o in free[None]])
     if baselines:
-        answers = [dataclasses.replace(a, baselines=(cluster_autoscaler(problem, b), karpenter(problem, b)))
-                   for a, b in zip(answers, budgets, strict=True)]
+        answers = [dataclasses.replace(a, baselines=free.get(b) or (
+            cluster_autoscaler(problem, b), karpenter(problem, b)))
+            for a, b in zip(answers, budgets, strict=True)]
         bad = [f"{o.name}: {v}" for a, b in zip(answers, budgets, strict=True) if a.status != "infeasible"
                for o in a.baselines for v in verify(problem, o.x, b)[:1]]
         if bad:  # every placement goes through the one checker, the baselines' too

@@ -12,7 +12,10 @@ time left), so the same ``seed`` gives the same answer, unless the wall clock (o
 machine, or on a cluster so large that a rung's fixed costs add up) stops a rung before its
 deterministic work is done or the climb before its last rung, or the last rung solves a large
 whole model (CP-SAT's parallel portfolio is not repeatable). Several budgets in one run
-(:func:`consolidate_budgets`) share one climb.
+(:func:`consolidate_budgets`) share one climb. Other solutions (``starts``: an autoscaler's
+answer) join the climb at the first rung whose budget admits their moves. When the wall clock
+runs short, the rungs below the highest one asked are skipped so that it keeps its share (on a
+cluster of thousands of nodes each rung's drains cost seconds whatever its share).
 
 Each rung (:func:`search_rung`), in its share of the time:
 
@@ -292,7 +295,7 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
                         time_limit: float = 60.0, threads: int = 2, seed: int = 0,
                         stop: Stop | None = None, start_from: np.ndarray | None = None,
                         first: float = 0.1, last: float = 2.0,
-                        work: float | None = None,
+                        work: float | None = None, starts: Sequence[np.ndarray] = (),
                         progress: Callable[[str], None] | None = None) -> list[Consolidation]:
     """The answers for several move budgets from one climb of the ladder (see the module docstring).
 
@@ -313,6 +316,10 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
         work: the deterministic work of the climb, shared out as the time is (CP-SAT's
             deterministic time; ``None``: ``time_limit``). Less work than wall time leaves a
             margin for a loaded machine, where the same seed then repeats the same answers.
+        starts: other solutions (an autoscaler's answer, say): each joins the climb at the
+            first rung whose budget admits its moves, when it is cheaper than the rung below's
+            answer there. A caller that passes the same starts whatever budgets it asks keeps
+            "more moves never cost more" across runs.
         progress: called with one line per rung climbed (its budget, cost, bound, seconds).
 
     Returns:
@@ -329,14 +336,26 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
     climbed: list[Rung] = []
     below: np.ndarray | None = None
     carry = carry_work = 0.0
+    waiting = [s for s in starts if not verify(P, s, None)]
+    top_i = max(i for i, r in enumerate(rungs) if _within(r, top))
     for i, (r, share) in enumerate(zip(rungs, split, strict=True)):
         if not _within(r, top):
             break
-        if i and time.perf_counter() - t0 > whole:  # out of time (each rung has fixed costs too)
-            break
+        elapsed = time.perf_counter() - t0
+        late = elapsed > whole * (1.0 - split[top_i]) or Clock(1.0, stop).stopped
+        if 0 < i < top_i and late:
+            continue  # the highest rung keeps its share: at scale the low rungs' fixed costs add up
+        seconds = whole * share + carry
+        if i and i == top_i:  # late (a rung below overran): what is left of the climb's time
+            seconds = min(seconds, max(0.05, whole - elapsed))
         if start_from is not None and below is None and _within(P.moves(start_from), r):
             below = start_from
-        rung = search_rung(P, r, below, Clock(whole * share + carry, stop), threads=threads,
+        for s in [s for s in waiting if _within(P.moves(s), r)]:
+            waiting = [w for w in waiting if w is not s]
+            front.add(s)
+            if below is None or key(P, s) < key(P, below):
+                below = s
+        rung = search_rung(P, r, below, Clock(seconds, stop), threads=threads,
                            seed=seed, front=front, full=i == 0 or r is None,
                            work=whole_work * share + carry_work)
         carry_work = (whole_work * share + carry_work) if rung.optimal else rung.spare

@@ -96,3 +96,18 @@ def test_python_api(tmp_path: Path) -> None:
     p.write_text(json.dumps(as_list([])))
     with pytest.raises(InputError, match="no Node objects"):
         vbp.consolidate(p)
+
+
+def test_never_dearer_than_the_autoscalers_with_no_limit(tmp_path: Path) -> None:
+    """Their answers with no move limit join the climb: vbp's with no limit is at most theirs, even
+    with little time (the seeded generator's cluster, as in benchmarks/bench_consolidate.py)."""
+    from packing.generators.cluster import generate_cluster
+
+    p = tmp_path / "cluster.json"
+    p.write_text(json.dumps(as_list(generate_cluster(40, 260, seed=5))))
+    offers = ["m5.large=2c8g:price=0.096", "m5.xlarge=4c16g:price=0.192",
+              "m5.2xlarge=8c32g:price=0.384", "c5.2xlarge=8c16g:price=0.34",
+              "r5.xlarge=4c32g:price=0.252"]
+    (a,) = vbp.consolidate(p, offers, max_moves=None, time_limit=1.0).answers
+    assert a.cost_after is not None and len(a.baselines) == 2
+    assert a.cost_after <= min(b.cost_after for b in a.baselines) + 1e-9
