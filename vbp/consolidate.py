@@ -70,7 +70,8 @@ def consolidate(snapshot: str | Path, hosts: str | Sequence[str | Path | HostOff
     t0 = time.perf_counter()
     # the autoscalers' answers with no move limit start the climb's rung where their moves fit
     # (the same starts whatever budgets are asked: more moves never cost more across runs)
-    free = {None: (cluster_autoscaler(problem, None), karpenter(problem, None))}
+    free: dict[int | None, tuple[Any, ...]] = {
+        None: (cluster_autoscaler(problem, None), karpenter(problem, None))}
     left = max(0.5 * time_limit, time_limit - (time.perf_counter() - t0))
     answers = consolidate_budgets(problem, budgets, time_limit=left, threads=threads, seed=seed,
                                   stop=stop, progress=progress, work=time_limit,
