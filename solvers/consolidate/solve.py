@@ -88,11 +88,15 @@ BOUND_SECONDS = 30.0
 
 
 def ladder(problem: ClusterProblem) -> tuple[int | None, ...]:
-    """The budgets the search climbs.
+    """The budgets the search climbs: :func:`budget_ladder` of the pods that can move."""
+    return budget_ladder(int(problem.orig[~problem.pinned].sum()) if problem.n_apps else 0)
 
-    0 to 8, then up by half (12, 18, 27, ...) below the pods that can move, then no limit.
+
+def budget_ladder(n: int) -> tuple[int | None, ...]:
+    """Move budgets to climb when ``n`` containers can move.
+
+    0 to 8, then up by half (12, 18, 27, ...) below ``n``, then no limit.
     """
-    n = int(problem.orig[~problem.pinned].sum()) if problem.n_apps else 0
     out: list[int | None] = list(range(min(n, 9)))
     r = 12
     while r < n:
@@ -478,5 +482,5 @@ def _over_reason(P: ClusterProblem, max_moves: int | None) -> str:
     return "; ".join(parts) or "no placement keeps every rule"
 
 
-__all__ = ["FULL_MODEL_VARS", "Rung", "consolidate", "consolidate_budgets", "ladder", "model_size",
+__all__ = ["FULL_MODEL_VARS", "Rung", "budget_ladder", "consolidate", "consolidate_budgets", "ladder", "model_size",
            "search_rung", "shares", "useful_hosts", "verify"]

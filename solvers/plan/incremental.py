@@ -27,6 +27,10 @@ The model (CP-SAT, the aggregated model of :mod:`solvers.exact.cpsat` plus move 
   the existing hosts) needs added capacity, at best the largest capacity per host (hosts) or the
   lowest price per unit of the resource (cost).
 
+**Budgets** (:func:`plan_incremental`): CP-SAT climbs the ladder of move budgets up to ``M``, in
+its deterministic mode, and the answer for ``M`` is the best plan of the rungs at most ``M``:
+more moves never cost more, and the same seed repeats the plan, given the same start plan.
+
 A start plan is the hint, and the fallback when CP-SAT finds nothing better in time: running
 containers stay, new ones go to the first existing host that takes them, and the containers left
 over are planned on the new (empty) hosts by :func:`solvers.solve` (a plan of their own, with 40%
@@ -353,77 +357,87 @@ def split_instance(cluster: Cluster) -> Instance:
     return inst.replace(host_types=tuple(types))
 
 
+START_SHARE = 0.4
+"""Share of the time limit (and of the work) for the start plan's solve of what must be added."""
+BOUND_SHARE = 0.15
+"""Share of the climb's time and work for the bound of a budget that is no rung of the ladder."""
+
+
 def plan_incremental(cluster: Cluster, kind: str, max_moves: int | None = 0, *,
-                     time_limit: float = 60.0, threads: int = 2, seed: int = 0) -> IncrementalResult:
+                     time_limit: float = 60.0, threads: int = 2, seed: int = 0,
+                     work: float | None = None) -> IncrementalResult:
     """The cheapest hosts to add to the running cluster with at most ``max_moves`` moves.
+
+    The start plan (:func:`first_fit`, :data:`START_SHARE` of the time) keeps every running
+    container; without rules, topology or per-card GPUs the consolidation search improves it
+    (:func:`with_consolidation`). Otherwise CP-SAT on the whole model climbs the ladder of move
+    budgets of :func:`solvers.consolidate.solve.budget_ladder` up to ``max_moves``, each rung
+    hinted with the best plan so far (which keeps within the rung's budget) and given its share of
+    the deterministic work (:func:`solvers.consolidate.solve.shares`, whatever budget was asked;
+    CP-SAT in its deterministic, interleaved mode); the answer for ``max_moves`` is the best plan
+    of the rungs at most ``max_moves``. So more moves never cost more, in one run and across runs
+    from the same start plan, and the same seed repeats the same plan unless the wall clock stops a
+    rung first. A budget that is no rung is solved once more, for its proven bound only.
 
     Args:
         cluster: the running cluster on the planning instance (:func:`with_current`).
         kind: ``"hosts"`` or ``"cost"`` (what the added hosts are measured in).
         max_moves: most running containers moved (``None``: any number).
-        time_limit: CP-SAT budget, seconds.
+        time_limit: wall-time budget of a climb to no limit, seconds (a lower budget stops earlier).
         threads: CP-SAT workers.
         seed: CP-SAT seed.
+        work: CP-SAT's deterministic time for the same (``None``: ``time_limit``).
     """
-    from ortools.sat.python import cp_model
-
-    from solvers.base import assign_cards
-    from solvers.exact.cpsat import build_model
+    from solvers.consolidate.solve import budget_ladder, shares
 
     inst = cluster.instance
     vol = volume_bound(cluster, kind, max_moves)
     t0 = time.perf_counter()
+    W = float(time_limit if work is None else work)
     greedy, rest_bound = first_fit(cluster, max_moves, rest="solve", kind=kind,
-                                   time_limit=max(1.0, 0.4 * time_limit), threads=threads,
+                                   time_limit=max(1.0, START_SHARE * time_limit), threads=threads,
                                    seed=seed)
     if greedy is None:
         greedy, _ = first_fit(cluster, max_moves)
-    time_limit = max(1.0, time_limit - (time.perf_counter() - t0))
+    t_left = time.perf_counter()
+    left = max(1.0, time_limit - (t_left - t0))
     if not cluster.removed:
         done = with_consolidation(cluster, kind, max_moves, greedy, vol, rest_bound,
-                                  time_limit=time_limit, threads=threads, seed=seed)
+                                  time_limit=left, threads=threads, seed=seed,
+                                  work=(1.0 - START_SHARE) * W)
         if done is not None:
             return done
-    split = split_instance(cluster)
-    # a plan at most as good as the start plan uses at most start / cost_t new type-t hosts
-    upper = added_value(cluster, greedy, kind) if greedy is not None else None
-    cm = build_model(split, objective="cost", upper=upper, lower_bound=vol, gpu_exact=False)
-    m = cm.model
-    pos = {int(g): j for j, g in enumerate(cm.hosts.tolist())}
-    moved: list[Any] = []
-    for a, g in zip(*np.nonzero(cluster.cur), strict=True):
-        c = int(cluster.cur[a, g])
-        j = pos.get(int(g))
-        if j is not None and (int(a), j) in cm.x:
-            v = m.new_int_var(0, c, f"mv{a}_{g}")
-            m.add(v >= c - cm.x[int(a), j])
-            moved.append(v)
-        else:
-            moved.append(c)
-    if max_moves is not None:
-        m.add(sum(moved) <= int(max_moves) + cluster.removed)
-    # fewest moves among the cheapest plans: objective * w + moves, w > most moves possible
-    w = int(cluster.cur.sum()) + 1
-    t_of = split.host_type_of[cm.hosts]
-    coef = [round(float(split.type_cost[t]) * cm.cost_scale) for t in t_of.tolist()]
-    m.minimize(w * sum(c * y for c, y in zip(coef, cm.y, strict=True)) + sum(moved))
-    if greedy is not None:
-        h = greedy.host_array(inst)
-        x = np.zeros((inst.n_apps, inst.n_hosts), dtype=np.int64)
-        np.add.at(x, (inst.container_app, h), 1)
-        for (a, j), var in cm.x.items():
-            m.add_hint(var, int(x[a, int(cm.hosts[j])]))
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(time_limit)
-    solver.parameters.num_workers = max(1, int(threads))
-    solver.parameters.random_seed = int(seed)
-    status = solver.solve(m)
-    exact = cm.exact_scaling
-    scale = cm.cost_scale
-    placement = None
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        placement = _read(cluster, cm, solver, assign_cards)
-    if status == cp_model.INFEASIBLE and exact:
+    mm = _MovesModel(cluster, greedy, kind, vol, threads, seed)
+    rungs = budget_ladder(int(cluster.cur.sum()))
+    split = shares(rungs, first=1.0, last=0.5)
+    top_i = max(i for i, r in enumerate(rungs) if _within(r, max_moves))
+    exact_rung = rungs[top_i] == max_moves
+    climb = left if exact_rung else (1.0 - BOUND_SHARE) * left
+    climb_work = (1.0 - START_SHARE) * W * (1.0 if exact_rung else 1.0 - BOUND_SHARE)
+    best = greedy if greedy is not None and _within(moves_of(cluster, greedy), max_moves) else None
+    found = "first-fit" if best is not None else ""
+    carry = carry_work = 0.0
+    top: _Solved | None = None
+    for i, r in enumerate(rungs[: top_i + 1]):
+        elapsed = time.perf_counter() - t_left
+        if 0 < i < top_i and elapsed > climb * (1.0 - split[top_i]):
+            continue  # the highest rung keeps its share
+        seconds = climb * split[i] + carry
+        if i and i == top_i:
+            seconds = min(seconds, max(0.5, climb - elapsed))
+        rung_work = climb_work * split[i] + carry_work
+        got = mm.solve(r, best, seconds, rung_work)
+        carry_work = max(0.0, rung_work - got.det_time) if got.optimal else 0.0
+        carry = carry_work * climb / max(climb_work, 1e-9)
+        if got.placement is not None and (best is None or mm.key(got.placement) < mm.key(best)):
+            best, found = got.placement, "cpsat"
+        if i == top_i:
+            top = got
+    if not exact_rung:  # the bound for the budget asked; its plan is not used (monotone budgets)
+        top = mm.solve(max_moves, best, max(0.5, left - (time.perf_counter() - t_left)),
+                       BOUND_SHARE * (1.0 - START_SHARE) * W)
+    assert top is not None
+    if top.infeasible and mm.exact:
         why = ("no plan keeps every running container in place" if max_moves == 0 else
                f"no plan moves at most {max_moves} running containers" if max_moves is not None
                else "the demand fits on no combination of existing and new hosts")
@@ -433,33 +447,118 @@ def plan_incremental(cluster: Cluster, kind: str, max_moves: int | None = 0, *,
     bound, bproof = vol, "volume"
     if rest_bound is not None and rest_bound > bound:
         bound, bproof = rest_bound, "must-add"
-    if exact and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        cb = math.floor(float(solver.best_objective_bound) / w + 1e-9) / scale
-        if cb > bound:
-            bound, bproof = cb, "cpsat"
-    found = "cpsat"
-    if placement is None or (max_moves is not None and moves_of(cluster, placement) > max_moves):
-        placement, found = None, ""
-    if greedy is not None and (max_moves is None or moves_of(cluster, greedy) <= max_moves):
-        if placement is None or added_value(cluster, greedy, kind) < added_value(cluster, placement, kind):
-            placement, found = greedy, "first-fit"
-    if placement is None:
+    if top.bound is not None and top.bound > bound:
+        bound, bproof = top.bound, "cpsat"
+    if best is None:
         return IncrementalResult("unknown", None, None, bound, 0, {"bound": bproof},
                                  "no plan found within the time limit")
-    value = added_value(cluster, placement, kind)
+    value = added_value(cluster, best, kind)
     bound = min(bound, value)
-    opt = status == cp_model.OPTIMAL and exact and found == "cpsat"
     tol = 1e-6 * max(1.0, value)
-    st = "optimal" if opt or value - bound <= tol else "feasible"
+    st = "optimal" if value - bound <= tol else "feasible"
     if st == "optimal":
         bound = value
-    return IncrementalResult(st, placement, value, bound, moves_of(cluster, placement),
-                             {"solution": found, "bound": "cpsat" if opt else bproof})
+    return IncrementalResult(st, best, value, bound, moves_of(cluster, best),
+                             {"solution": found, "bound": bproof})
+
+
+def _within(r: int | None, budget: int | None) -> bool:
+    return budget is None or (r is not None and r <= budget)
+
+
+@dataclass
+class _Solved:
+    """One CP-SAT solve of :class:`_MovesModel` at a move budget."""
+
+    placement: Placement | None
+    bound: float | None  # proven lower bound on the added value with the budget (exact data only)
+    optimal: bool
+    infeasible: bool
+    det_time: float
+
+
+class _MovesModel:
+    """The whole model with move counts (module docstring), solved at one budget after another.
+
+    Built once; each :meth:`solve` sets the budget's constraint, hints the best plan so far and
+    runs CP-SAT in its deterministic (interleaved) mode for the given deterministic time.
+    """
+
+    def __init__(self, cluster: Cluster, greedy: Placement | None, kind: str, vol: float,
+                 threads: int, seed: int) -> None:
+        from solvers.exact.cpsat import build_model
+
+        self.cluster, self.kind, self.threads, self.seed = cluster, kind, threads, seed
+        split = split_instance(cluster)
+        # a plan at most as good as the start plan uses at most start / cost_t new type-t hosts
+        upper = added_value(cluster, greedy, kind) if greedy is not None else None
+        cm = build_model(split, objective="cost", upper=upper, lower_bound=vol, gpu_exact=False)
+        m = cm.model
+        pos = {int(g): j for j, g in enumerate(cm.hosts.tolist())}
+        moved: list[Any] = []
+        for a, g in zip(*np.nonzero(cluster.cur), strict=True):
+            c = int(cluster.cur[a, g])
+            j = pos.get(int(g))
+            if j is not None and (int(a), j) in cm.x:
+                v = m.new_int_var(0, c, f"mv{a}_{g}")
+                m.add(v >= c - cm.x[int(a), j])
+                moved.append(v)
+            else:
+                moved.append(c)
+        self.most = int(cluster.cur.sum()) + cluster.removed
+        self.total = m.new_int_var(0, self.most, "moves")  # its domain is the budget
+        m.add(self.total == sum(moved))
+        # fewest moves among the cheapest plans: objective * w + moves, w > most moves possible
+        self.w = int(cluster.cur.sum()) + 1
+        t_of = split.host_type_of[cm.hosts]
+        coef = [round(float(split.type_cost[t]) * cm.cost_scale) for t in t_of.tolist()]
+        m.minimize(self.w * sum(c * y for c, y in zip(coef, cm.y, strict=True)) + sum(moved))
+        self.cm, self.exact = cm, bool(cm.exact_scaling)
+
+    def key(self, placement: Placement) -> tuple[float, int]:
+        """``(added value, moves)``: smaller is better."""
+        return added_value(self.cluster, placement, self.kind), moves_of(self.cluster, placement)
+
+    def solve(self, budget: int | None, hint: Placement | None, seconds: float,
+              work: float) -> _Solved:
+        """Solve with at most ``budget`` moves, from ``hint``, within ``seconds`` and ``work``."""
+        from ortools.sat.python import cp_model
+
+        from solvers.base import assign_cards
+
+        cl, cm = self.cluster, self.cm
+        inst = cl.instance
+        rhs = self.most if budget is None else min(self.most, int(budget) + cl.removed)
+        self.total.proto.domain[1] = rhs  # [0, most] -> [0, rhs]
+        cm.model.clear_hints()
+        if hint is not None:
+            h = hint.host_array(inst)
+            x = np.zeros((inst.n_apps, inst.n_hosts), dtype=np.int64)
+            np.add.at(x, (inst.container_app, h), 1)
+            for (a, j), var in cm.x.items():
+                cm.model.add_hint(var, int(x[a, int(cm.hosts[j])]))
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = max(0.05, float(seconds))
+        solver.parameters.max_deterministic_time = max(0.05, float(work))
+        solver.parameters.num_workers = max(1, int(self.threads))
+        solver.parameters.interleave_search = True
+        solver.parameters.random_seed = int(self.seed)
+        status = solver.solve(cm.model)
+        placement = None
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            placement = _read(cl, cm, solver, assign_cards)
+            if placement is not None and budget is not None and moves_of(cl, placement) > budget:
+                placement = None
+        bound = None
+        if self.exact and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            bound = math.floor(float(solver.best_objective_bound) / self.w + 1e-9) / cm.cost_scale
+        return _Solved(placement, bound, status == cp_model.OPTIMAL,
+                       status == cp_model.INFEASIBLE, float(solver.deterministic_time))
 
 
 def with_consolidation(cluster: Cluster, kind: str, max_moves: int | None, greedy: Placement | None,
                        vol: float, rest_bound: float | None, *, time_limit: float, threads: int,
-                       seed: int) -> IncrementalResult | None:
+                       seed: int, work: float | None = None) -> IncrementalResult | None:
     """The plan by :func:`solvers.consolidate.solve.consolidate` (``None``: it does not apply).
 
     The running cluster is a consolidation problem whose running hosts cost nothing
@@ -483,7 +582,7 @@ def with_consolidation(cluster: Cluster, kind: str, max_moves: int | None, greed
     if greedy is not None and (max_moves is None or moves_of(cluster, greedy) <= max_moves):
         start = problem.x_of(greedy.host_array(inst))
     (r,) = consolidate_budgets(problem, [max_moves], time_limit=time_limit, threads=threads,
-                               seed=seed, start_from=start, first=1.0, last=0.5)
+                               seed=seed, start_from=start, first=1.0, last=0.5, work=work)
     against = inst.meta.get("planned_against", "full capacity")
     if r.status == "infeasible":
         why = ("no plan keeps every running container in place" if max_moves == 0 else

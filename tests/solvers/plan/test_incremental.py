@@ -10,7 +10,13 @@ import pytest
 from packing.feasibility.checker import check
 from packing.loaders.current import Current
 from packing.model.instance import App, HostType, Instance, Placement, Rule
-from solvers.plan.incremental import moves_of, plan_incremental, volume_bound, with_current
+from solvers.plan.incremental import (
+    moves_of,
+    plan_incremental,
+    running_placement,
+    volume_bound,
+    with_current,
+)
 
 
 def _inst(apps: tuple[App, ...], n_new: int = 3, rules: tuple[Rule, ...] = ()) -> Instance:
@@ -110,3 +116,53 @@ def test_must_add_bound_of_the_start_plan() -> None:
     assert bound == 1.0  # b (4 cpu) fits on neither existing host next to its running a
     _, moved = first_fit(cl, 1, rest="solve", time_limit=5)
     assert moved is None  # with moves allowed the bound does not hold (a move frees a host)
+
+
+def _running(seed: int) -> tuple[Instance, Current]:
+    """A cluster with a rule (so CP-SAT climbs the budgets, not the consolidation search): six
+    running hosts filled unevenly, one app scaled up by two containers and a new app."""
+    rng = np.random.default_rng(seed)
+    apps = [App(f"a{k}", (float(rng.integers(1, 4)), float(rng.integers(1, 6))), int(rng.integers(3, 6)),
+                max_per_host=2 if k == 0 else None) for k in range(6)]
+    running = {a.name: a.count for a in apps}
+    apps[1] = App(apps[1].name, apps[1].demand, apps[1].count + 2)
+    apps.append(App("new", (3.0, 4.0), 3))
+    inst = Instance("r", ("cpu", "memory"), (HostType("h", (8.0, 16.0), 8),), tuple(apps),
+                    rules=(Rule("a2", "a3", 1),))
+    load = np.zeros((6, 2))
+    hosts: dict[str, list[tuple[str, int]]] = {}
+    per: dict[tuple[str, int], int] = {}
+    for a in apps[:6]:
+        for _ in range(running[a.name]):
+            order = rng.permutation(6)  # random hosts, not first fit: room to consolidate
+            for h in order.tolist():
+                ok = (load[h] + a.demand <= (8.0, 16.0)).all() and per.get((a.name, h), 0) < 2
+                if ok:
+                    load[h] += a.demand
+                    per[a.name, h] = per.get((a.name, h), 0) + 1
+                    hosts.setdefault(a.name, []).append(("h", h))
+                    break
+    return inst, Current({"h": 6}, {k: tuple(v) for k, v in hosts.items()})
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_rules_path_more_moves_never_cost_more_and_the_seed_repeats(seed: int) -> None:
+    inst, cur = _running(seed)
+    cl = with_current(inst, cur)
+    assert not check(cl.instance, running_placement(cl), require_all=False)
+    budgets = (0, 1, 2, 3, 5, None)
+    runs = [plan_incremental(cl, "hosts", b, time_limit=120, threads=2, seed=seed, work=2.0)
+            for b in budgets]
+    added = [r.added for r in runs]
+    assert None not in added
+    assert added == sorted(added, reverse=True), added  # type: ignore[type-var]
+    assert added[-1] < added[0]  # moves pay here (an app scaled up next to the rule)
+    for r, b in zip(runs, budgets, strict=True):
+        assert r.placement is not None and not check(cl.instance, r.placement, require_all=True)
+        assert b is None or r.moves <= b
+        assert r.bound <= r.added + 1e-9  # type: ignore[operator]
+    again = [plan_incremental(cl, "hosts", b, time_limit=120, threads=2, seed=seed, work=2.0)
+             for b in budgets]
+    assert [(r.added, r.moves, r.status) for r in again] == [(r.added, r.moves, r.status) for r in runs]
+    assert all(a.placement == b.placement for a, b in zip(again, runs, strict=True))
+
