@@ -268,29 +268,43 @@ def _read_objects(p: Path) -> list[Any]:
     return read_documents(p)
 
 
-def _flatten(doc: Any, src: str, where: str, out: list[tuple[str, Any]],
-             problems: list[Problem]) -> None:
-    """Append the objects of ``doc`` (expanding ``List`` objects) to ``out``."""
+def flatten_objects(doc: Any, src: str, where: str, out: list[tuple[str, Any]],
+                    problems: list[Problem]) -> None:
+    """Append the objects of one document to ``out`` as ``(src, object)``, ``List`` objects expanded.
+
+    The reading of every Kubernetes document (manifests and cluster snapshots alike).
+
+    Args:
+        doc: the parsed document.
+        src: the file it came from.
+        where: where in the file (``"document 2"``; empty for the first), for the messages.
+        out: receives the objects.
+        problems: receives one problem per document or item that is no object.
+    """
+    at = f"{where}: " if where else ""
+    if isinstance(doc, Mapping) and "items" in doc and not doc.get("kind"):
+        problems.append(Problem(src, where or "document", "items without kind: List (kubectl prints "
+                                "kind after items: is the file cut short?)"))
+        return
     if not isinstance(doc, Mapping):
-        problems.append(Problem(src, where, "expected a Kubernetes object (a mapping with "
-                                "apiVersion and kind)"))
+        problems.append(Problem(src, where or "document", "expected a Kubernetes List or object "
+                                "(a mapping with apiVersion and kind), as kubectl get -o yaml prints"))
         return
     kind = doc.get("kind")
     if not isinstance(kind, str) or not kind:
-        problems.append(Problem(src, f"{where}kind", "missing or not a string"))
+        problems.append(Problem(src, f"{at}kind", "missing or not a string"))
         return
-    if kind.endswith("List") and "items" in doc:
+    if kind.endswith("List"):
         items = doc.get("items")
-        if items is None:
+        if items is None:  # an empty List
             return
         if not isinstance(items, list):
-            problems.append(Problem(src, f"{where}{kind}.items", "expected a list"))
+            problems.append(Problem(src, f"{at}{kind}.items", "expected a list of objects"))
             return
-        for i, item in enumerate(items):
-            _flatten(item, src, f"{where}{kind}.items[{i}].", out, problems)
+        for j, item in enumerate(items):
+            flatten_objects(item, src, f"{at}{kind}.items[{j}]", out, problems)
         return
     out.append((src, doc))
-
 
 
 def _names(ws: Sequence[Workload]) -> list[str]:
@@ -330,7 +344,7 @@ def read_manifests(path: str | Path | Sequence[str | Path], scale: float = 1.0,
     objects: list[tuple[str, Any]] = []
     for f in files:
         for i, doc in enumerate(_read_objects(f)):
-            _flatten(doc, str(f), f"document {i + 1}: " if i else "", objects, problems)
+            flatten_objects(doc, str(f), f"document {i + 1}" if i else "", objects, problems)
     kinds: Counter[str] = Counter()
     skipped: Counter[str] = Counter()
     ignored: list[str] = []
@@ -512,5 +526,5 @@ def looks_like_manifest(p: Path) -> bool:
 
 __all__ = [
     "DAEMON_TOLERATIONS", "GPU_KEYS", "HOSTNAME", "Manifests", "Workload", "load_k8s",
-    "looks_like_manifest", "manifest_files", "read_manifests",
+    "flatten_objects", "looks_like_manifest", "manifest_files", "read_manifests",
 ]

@@ -75,7 +75,7 @@ from packing.cluster.snapshot import (
 )
 from packing.errors import InputError, Problem
 from packing.io.documents import read_documents
-from packing.loaders.k8s import manifest_files
+from packing.loaders.k8s import flatten_objects, manifest_files
 from packing.loaders.k8s_pod import (
     GPU_KEYS,
     HOSTNAME,
@@ -118,31 +118,8 @@ def _objects(paths: Sequence[Path], problems: list[Problem]) -> list[tuple[str, 
     out: list[tuple[str, Mapping[str, Any]]] = []
     for f in paths:
         for i, doc in enumerate(read_documents(f)):
-            _flatten(doc, str(f), f"document {i + 1}" if i else "", out, problems)
+            flatten_objects(doc, str(f), f"document {i + 1}" if i else "", out, problems)
     return out
-
-
-def _flatten(doc: Any, src: str, where: str, out: list[tuple[str, Mapping[str, Any]]],
-             problems: list[Problem]) -> None:
-    at = f"{where}: " if where else ""
-    if isinstance(doc, Mapping) and "items" in doc and not doc.get("kind"):
-        problems.append(Problem(src, where or "document", "items without kind: List (kubectl prints "
-                                "kind after items: is the file cut short?)"))
-        return
-    if not isinstance(doc, Mapping) or not isinstance(doc.get("kind"), str) or not doc.get("kind"):
-        problems.append(Problem(src, where or "document", "expected a Kubernetes List or object "
-                                "(a mapping with apiVersion and kind), as kubectl get -o yaml prints"))
-        return
-    kind = doc["kind"]
-    if kind.endswith("List"):
-        items = doc.get("items")
-        if not isinstance(items, list):
-            problems.append(Problem(src, f"{at}{kind}.items", "expected a list of objects"))
-            return
-        for j, item in enumerate(items):
-            _flatten(item, src, f"{at}{kind}.items[{j}]", out, problems)
-        return
-    out.append((src, doc))
 
 
 def _bad(problems: list[Problem], src: str, ident: str, fld: str, reason: str) -> None:
