@@ -9,7 +9,8 @@ memory, spread by least-allocated scoring, PodDisruptionBudgets on some, a few p
 Measurements (``--size small``: 240 nodes, 1,600 pods; ``--size large``: 2,400 nodes, 16,000
 pods), no move limit, ``--threads`` CP-SAT workers:
 
-1. vbp: cost before and after, the proven bound and gap, evictions and waves, seconds;
+1. vbp (``vbp.consolidate``: the autoscalers' answers start the climb where their moves fit): cost
+   before and after, the proven bound and gap, evictions and waves, seconds in all;
 2. cluster-autoscaler's scale-down and Karpenter's consolidation (:mod:`policies.autoscalers`);
 3. (small only, ``--independent SECONDS``) an independent model written here from the snapshot
    alone, not vbp's: one boolean per node kept and one count per app and node, capacity with
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -112,14 +114,15 @@ def main() -> None:
     ap.add_argument("--independent", type=float, default=0.0, help="seconds for the independent model")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quiet", action="store_true", help="no line per rung of the ladder on stderr")
     args = ap.parse_args()
 
+    import vbp
     from packing.cluster.problem import build_problem
     from packing.generators.cluster import as_list, generate_cluster
     from packing.loaders.host_types import load_hosts
     from packing.loaders.snapshot import read_snapshot
     from policies.autoscalers import cluster_autoscaler, karpenter
-    from solvers.consolidate.solve import consolidate
 
     nodes, pods = SIZES[args.size]
     limit = args.time_limit or (300.0 if args.size == "small" else 600.0)
@@ -135,7 +138,10 @@ def main() -> None:
               f"({sum(p.daemon for p in snap.pods)} DaemonSet, {sum(g.pinned for g in P.apps)} pinned "
               f"apps), {P.n_apps} apps, {len(snap.budgets)} budgets: {time.perf_counter() - t:.1f}s")
         t = time.perf_counter()
-        r = consolidate(P, None, time_limit=limit, threads=args.threads, seed=args.seed)
+        (r,) = vbp.consolidate(path, list(HOSTS), max_moves=None, time_limit=limit,
+                               threads=args.threads, seed=args.seed, baselines=False,
+                               progress=None if args.quiet else lambda m: print(m, file=sys.stderr)
+                               ).answers
         print(f"vbp: {r.status}  cost {r.cost_before:.3f} -> {r.cost_after:.3f}  bound {r.bound:.3f}  "
               f"gap {100 * (r.gap or 0):.2f}%  nodes {r.nodes_before} -> {r.nodes_after}  moves "
               f"{r.moves} in {len(r.waves)} waves  proofs {r.proofs}  {time.perf_counter() - t:.1f}s")

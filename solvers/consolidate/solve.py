@@ -82,6 +82,10 @@ LARGE_LNS_SHARE = 0.1
 """Before a large whole model (the last rung), the neighbourhood search's share of its time."""
 PATIENCE = 12
 """A rung between the first and the last stops after this many neighbourhoods without progress."""
+BUILD_SECONDS_PER_VAR = 1e-4
+"""About what building the whole model costs per variable (57,000 variables: 4.6 s at a load of 4);
+a rung solves it only with three times that left (twice after its neighbourhood search), so the
+build cannot overrun the rung's time."""
 BOUND_SHARE = 0.15
 """Share of the time limit the relaxation bound may take (at most :data:`BOUND_SECONDS`)."""
 BOUND_SECONDS = 30.0
@@ -257,6 +261,9 @@ def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray |
             x, found = y, "drain"
     size = model_size(P, useful_hosts(P, x))
     solve_whole = full and size <= (LARGE_MODEL_VARS if budget is None else FULL_MODEL_VARS)
+    build = BUILD_SECONDS_PER_VAR * size
+    if solve_whole and size > SMALL_MODEL_VARS and clock.left(0.0) < 3 * build:
+        solve_whole = False  # no time to build it: the neighbourhood search takes the rung
     spare = 0.0
     if size > SMALL_MODEL_VARS or not solve_whole:
         share = (LNS_SHARE if size <= FULL_MODEL_VARS else LARGE_LNS_SHARE) if solve_whole else 1.0
@@ -268,7 +275,7 @@ def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray |
         if stats.stalled:
             spare = max(0.0, share * work - stats.det_time)
         work = max(0.05, work - stats.det_time)
-    if not solve_whole or clock.left(0.0) <= 0.02:
+    if not solve_whole or clock.left(0.0) <= max(0.02, 2 * build if size > SMALL_MODEL_VARS else 0.0):
         return Rung(budget, x, found, spare=spare)
     hosts = useful_hosts(P, x)
     st, cand, b = _full_model(P, x, hosts if len(hosts) < P.n_hosts else None, budget, clock,
