@@ -489,5 +489,5 @@ def _over_reason(P: ClusterProblem, max_moves: int | None) -> str:
     return "; ".join(parts) or "no placement keeps every rule"
 
 
-__all__ = ["FULL_MODEL_VARS", "Rung", "budget_ladder", "consolidate", "consolidate_budgets", "ladder", "model_size",
-           "search_rung", "shares", "useful_hosts", "verify"]
+__all__ = ["FULL_MODEL_VARS", "Rung", "budget_ladder", "consolidate", "consolidate_budgets", "ladder",
+           "model_size", "search_rung", "shares", "useful_hosts", "verify"]
