@@ -28,8 +28,9 @@ OUT_SUFFIXES = (".json", ".yaml", ".yml", ".sh")
 @click.option("--type-label", default=None, metavar="LABEL",
               help="The node label naming node types [default: node.kubernetes.io/instance-type].")
 @click.option("--time-limit", type=FiniteFloat(min=0.0, min_open=True), default=60.0,
-              show_default=True, help="Seconds for the climb to no move limit (each budget of "
-                                      "the ladder a share; a lower budget takes less).")
+              show_default=True, help="Seconds for the autoscalers' answers and the climb to no "
+                                      "move limit (each budget of the ladder a share; a lower "
+                                      "budget takes less).")
 @click.option("--threads", type=click.IntRange(1, MAX_WORKERS), default=2, show_default=True,
               help="CP-SAT workers.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Search seed.")
