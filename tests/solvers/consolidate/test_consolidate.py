@@ -187,6 +187,24 @@ def test_a_start_joins_the_rung_its_moves_fit(seed: int, tmp_path: Path) -> None
     assert [r.cost_after for r in ignored] == [r.cost_after for r in plain]
 
 
+def test_a_stopped_climb_skips_to_the_highest_rung(tmp_path: Path) -> None:
+    """Stopped (Ctrl-C) before it starts, the climb runs rung 0 and the highest rung only, where a
+    start joins: the answers stay within their budgets and no dearer than the start."""
+    from solvers.base import StopFlag
+
+    problem = build_problem(snapshot_of(small_cluster(1, nodes=12, pods=70), tmp_path), offers())
+    good = consolidate(problem, None, time_limit=WALL, seed=1, work=WORK)
+    assert good.outcome is not None and good.cost_after is not None
+    flag = StopFlag()
+    flag.set()
+    lines: list[str] = []
+    r0, r = consolidate_budgets(problem, [0, None], time_limit=WALL, seed=1, work=WORK, stop=flag,
+                                starts=[good.outcome.x], progress=lines.append)
+    assert [ln.split("max moves ")[1].split(":")[0] for ln in lines] == ["0", "all"]
+    assert r0.moves == 0 and r.cost_after is not None
+    assert r.cost_after <= good.cost_after + 1e-9
+
+
 def test_the_ladder() -> None:
     problem = fixture_problem()
     assert ladder(problem) == (0, 1, 2, 3, 4, 5, 6, 7, 8, None)  # 10 pods can move
