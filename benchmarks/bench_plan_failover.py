@@ -78,14 +78,14 @@ def main() -> None:
         print(f"verify n+1 of the plain plan: holds {v.holds}  checked {v.checked}  first failure "
               f"{None if f is None else (f.host, f.proof, f.unplaced)}  "
               f"{time.perf_counter() - t3:.2f}s")
-        for moves in (0, 50, None):
+        for moves in (0, 50, "all"):
             t2 = time.perf_counter()
             r = plan(str(demand), list(HOSTS), growth=(1.25,), current=str(cur),
                      max_moves=moves, time_limit=args.time_limit, threads=args.threads,
                      seed=args.seed).scenarios[0]
             mv = r.current or {}
             added, bound = mv.get("added_cost") or 0.0, mv.get("added_bound") or 0.0
-            print(f"current x1.25 max-moves {'all' if moves is None else moves}: status {r.status}  "
+            print(f"current x1.25 max-moves {moves}: status {r.status}  "
                   f"added cost {added:.3f}  bound {bound:.3f}  gap on what is added "
                   f"{100 * (added - bound) / max(added, 1e-9):.2f}%  (whole plan {100 * (r.gap or 0):.2f}%)  "
                   f"added hosts {mv.get('added_hosts')}  moves used {mv.get('used')}  "

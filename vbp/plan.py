@@ -41,7 +41,7 @@ def plan(
     workers: int | None = None,
     address: str | None = None,
     current: Any = None,
-    max_moves: int | None = None,
+    max_moves: int | str | None = None,
     n_plus_one: bool = False,
     verify_only: bool = False,
     zones: Sequence[str] = (),
@@ -70,7 +70,8 @@ def plan(
         workers: processes (process) or CPUs (ray).
         address: Ray cluster address (ray only).
         current: the running cluster (see ``docs/plan.md``).
-        max_moves: most containers moved from ``current``.
+        max_moves: most containers moved from ``current`` (``"all"``: any number; ``None``:
+            none move).
         n_plus_one: check that the plan survives losing any one host.
         verify_only: only verify ``current``.
         zones: every host type without a zone once per zone (``--zones``).
@@ -89,6 +90,7 @@ def plan(
     from packing.sim.evaluation import SerialExecutor, make_executor
     from policies.autoscalers import provision
     from solvers.base import check_run_options
+    from solvers.plan.current import ALL_MOVES
     from solvers.plan.scenario import PlanOptions, ScenarioTask, run_scenario
 
     check_run_options(time_limit, threads, seed, workers_name="threads")
@@ -102,6 +104,15 @@ def plan(
     res = pm.plan_resources(dem, offers)
     for o in offers:  # a reserve that leaves nothing: an error before any work
         adj.planned(o, extra=dem.daemon_load(o, res), resources=res)
+    if isinstance(max_moves, str):  # "all": no limit (as vbp consolidate reads it)
+        from packing.cluster.answer import parse_budgets
+
+        bs = parse_budgets(max_moves)
+        if len(bs) != 1:
+            from packing.errors import input_error
+
+            raise input_error("--max-moves", max_moves, "expected one whole number >= 0 or all")
+        max_moves = ALL_MOVES if bs[0] is None else bs[0]
     options = PlanOptions(adj, float(time_limit), method, int(threads), int(seed), current,
                           max_moves, bool(n_plus_one), bool(verify_only))
     tasks = [ScenarioTask(g, dem, offers, options) for g in growths]

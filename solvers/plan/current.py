@@ -21,6 +21,8 @@ from packing.model.instance import Instance
 from packing.plan.model import HostOffer
 from packing.plan.result import ScenarioResult, finite, gap_of, summarise
 
+ALL_MOVES = "all"
+"""``max_moves`` of a plan that may move any running container."""
 N1_CHECK_SECONDS = 10.0
 """Budget of each exact "can this host's loss be absorbed" check, seconds."""
 
@@ -65,8 +67,11 @@ def current_scenario(instance: Instance, growth: float, offers: Sequence[HostOff
     exist_cost = float(inst.host_cost[cluster.existing].sum()) if priced else None
     exist_value = exist_cost if exist_cost is not None else float(n_exist)
     fixed = np.flatnonzero(cluster.existing).tolist()
-    limit = 0 if options.max_moves is None else int(options.max_moves)  # default: nothing moves
-    moves: dict[str, Any] = {"max": limit, "existing_hosts": n_exist,
+    # default: nothing moves; "all": any number (reported as every running container)
+    limit: int | None = 0 if options.max_moves is None else None \
+        if options.max_moves == ALL_MOVES else int(options.max_moves)
+    running = int(cluster.cur.sum())
+    moves: dict[str, Any] = {"max": running if limit is None else limit, "existing_hosts": n_exist,
                              "new_containers": cluster.new, "removed_containers": cluster.removed}
     if options.verify_only:
         placement = running_placement(cluster)
@@ -220,5 +225,5 @@ def n1_dict(v: Any, extra: int, extra_cost: float | None, extra_bound: float | N
             "first_failure": None if v.first_failure is None else v.first_failure.to_dict()}
 
 
-__all__ = ["N1_CHECK_SECONDS", "current_scenario", "n1_dict", "needs_current", "objective_of",
+__all__ = ["ALL_MOVES", "N1_CHECK_SECONDS", "current_scenario", "n1_dict", "needs_current", "objective_of",
            "with_n_plus_one"]

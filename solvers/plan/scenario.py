@@ -42,7 +42,8 @@ class PlanOptions:
         threads: solver worker threads per scenario.
         seed: solver seed.
         current: the cluster as it runs now (moves / verification; see ``docs/plan.md``).
-        max_moves: most containers a plan may move from ``current``.
+        max_moves: most containers a plan may move from ``current``
+            (:data:`solvers.plan.current.ALL_MOVES`: any number; ``None``: none).
         n_plus_one: also check that the plan survives losing any one host.
         verify_only: only check ``current`` against the demand, no new plan.
     """
@@ -53,7 +54,7 @@ class PlanOptions:
     threads: int = 2
     seed: int = 0
     current: Any = None
-    max_moves: int | None = None
+    max_moves: int | str | None = None
     n_plus_one: bool = False
     verify_only: bool = False
 

@@ -44,8 +44,8 @@ def _independent_capacity(s, cpu: float, mem_gib: float) -> None:
         assert c <= cpu + 1e-9 and m <= mem_gib + 1e-9
 
 
-@pytest.mark.parametrize(("moves", "added"), [(None, 1), (0, 1), (1, 0)])
-def test_moves_zero_versus_one(files: dict[str, Path], moves: int | None, added: int) -> None:
+@pytest.mark.parametrize(("moves", "added"), [(None, 1), (0, 1), (1, 0), ("all", 0), ("1", 0)])
+def test_moves_zero_versus_one(files: dict[str, Path], moves: int | str | None, added: int) -> None:
     # no move: 2 + 2 cores free, big needs 4 -> one host added; one move frees a host -> none
     res = plan(str(files["d"]), ["std:4c16g"], current=str(files["cur"]), max_moves=moves,
                time_limit=10)
@@ -54,6 +54,7 @@ def test_moves_zero_versus_one(files: dict[str, Path], moves: int | None, added:
     assert s.current is not None
     assert s.current["added_hosts"] == added and s.current["existing_hosts"] == 2
     assert s.current["used"] == (0 if not moves else 1)
+    assert s.current["max"] == (2 if moves == "all" else int(moves or 0))  # "all": both running
     with pytest.warns(DeprecationWarning, match="ScenarioResult.moves is deprecated; use current"):
         assert s.moves == s.current
     assert s.hosts == 2 + added and s.bound == 2 + added
@@ -234,3 +235,14 @@ def test_verify_only_exit_status(files: dict[str, Path], capsys: pytest.CaptureF
     assert (e.value.code or 0, s["status"]) == (code, status)
     if n1 and status == "feasible":
         assert s["n_plus_one"]["holds"] is (code == 0)
+
+
+@pytest.mark.parametrize("bad", ["-1", "two", "1,2"])
+def test_max_moves_bad_value(files: dict[str, Path], capsys: pytest.CaptureFixture[str],
+                             bad: str) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["plan", str(files["d"]), "--hosts", "std:4c16g", "--current", str(files["cur"]),
+              "--max-moves", bad])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "--max-moves" in err and "Traceback" not in err

@@ -66,9 +66,9 @@ from vbp.cli.outputs import check_outputs, force_option, progress_options
                    "an instance file with 'initial', or a cluster snapshot (nodes by type). Its "
                    "hosts are kept (already paid); the plan says which hosts to add. Running "
                    "containers stay unless --max-moves.")
-@click.option("--max-moves", type=click.IntRange(min=0), default=None,
-              help="With --current: let at most this many running containers move "
-                   "(default: none move).")
+@click.option("--max-moves", default=None, metavar="M|all",
+              help="With --current: let at most this many running containers move, or any "
+                   "number with 'all' (default: none move).")
 @click.option("--n-plus-one", is_flag=True,
               help="Plan so that losing any one host leaves room for its containers on the "
                    "others (every rule kept); adds spare hosts as needed.")
@@ -81,7 +81,7 @@ def plan(demand: tuple[str, ...], hosts: tuple[str, ...], zones: str | None, hea
          reserve: str | None, growth: str, growth_by: str | None, time_limit: float, method: str,
          threads: int, seed: int, executor_kind: str, workers: int | None, ray_address: str | None,
          as_json: bool, out: str | None, k8s_out: str | None, plot: str | None, current: str | None,
-         max_moves: int | None, n_plus_one: bool, verify_only: bool, force: bool,
+         max_moves: str | None, n_plus_one: bool, verify_only: bool, force: bool,
          progress: str | None) -> None:
     """Plan the hosts DEMAND needs: the fewest hosts (or the cheapest mix, with prices), proven.
 
