@@ -86,6 +86,9 @@ BUILD_SECONDS_PER_VAR = 1e-4
 """About what building the whole model costs per variable (57,000 variables: 4.6 s at a load of 4);
 a rung solves it only with three times that left (twice after its neighbourhood search), so the
 build cannot overrun the rung's time."""
+LATE = 0.5
+"""The rungs below the highest one asked may take this share of its time at most (their node drains
+cost seconds each on thousands of nodes, whatever their share); then they are skipped."""
 BOUND_SHARE = 0.15
 """Share of the time limit the relaxation bound may take (at most :data:`BOUND_SECONDS`)."""
 BOUND_SECONDS = 30.0
@@ -353,9 +356,9 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
         if not _within(r, top):
             break
         elapsed = time.perf_counter() - t0
-        late = elapsed > whole * (1.0 - split[top_i]) or Clock(1.0, stop).stopped
+        late = elapsed > whole * (1.0 - LATE * split[top_i]) or Clock(1.0, stop).stopped
         if 0 < i < top_i and late:
-            continue  # the highest rung keeps its share: at scale the low rungs' fixed costs add up
+            continue  # the highest rung keeps most of its share: at scale the rungs' fixed costs add up
         seconds = whole * share + carry
         if i and i == top_i:  # late (a rung below overran): what is left of the climb's time
             seconds = min(seconds, max(0.05, whole - elapsed))
