@@ -29,8 +29,8 @@ Each rung (:func:`search_rung`), in its share of the time:
    :data:`FULL_MODEL_VARS` variables (:data:`LARGE_MODEL_VARS` on the last rung, where it then
    minimises the cost first with CP-SAT's parallel portfolio, and the moves at that cost after):
    its solution when better, and its proven bound for the rung's budget. The rungs between
-   search only, until :data:`PATIENCE` neighbourhoods in a row bring nothing; their unused time
-   passes up.
+   search only, until :data:`PATIENCE` neighbourhoods in a row bring nothing; the time the rungs
+   below the last did not need goes to the last rung (no limit).
 
 **The proof for the budget asked**: the relaxation of
 :func:`solvers.consolidate.bound.relaxation_bound` with that budget, and the whole model's bound
@@ -166,7 +166,7 @@ class Rung:
         bound: a proven lower bound on the cost with the rung's budget (0 when none is proven).
         optimal: CP-SAT proved ``x`` optimal for the rung's budget.
         spare: seconds of its share the rung did not need (deterministic: it ended by a proof or
-            by :data:`PATIENCE`), passed to the next rung.
+            by :data:`PATIENCE`), passed to the last rung (no limit).
     """
 
     budget: int | None
@@ -236,7 +236,7 @@ def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray |
         front: receives every solution found.
         full: end with the whole model (when small enough); the rungs between the first and the
             last search only, and stop when :data:`PATIENCE` neighbourhoods in a row bring nothing
-            (their unused time passes up: :attr:`Rung.spare`).
+            (their unused time goes to the last rung: :attr:`Rung.spare`).
         work: the rung's deterministic work (CP-SAT's deterministic time; ``None``: the clock's
             time limit): the LNS's share and the whole model's, whatever the wall clock says.
     """
@@ -317,8 +317,9 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
         problem: the cluster and the offers.
         budgets: move budgets (``None``: no limit; 0: no pod moves), answered in the order given.
         time_limit: wall-time budget of the whole climb to no limit, seconds; rung ``i`` gets
-            its share of it (:func:`shares`, also as deterministic work), plus the share of a
-            rung below that ended early by a proof; a climb that stops lower takes less.
+            its share of it (:func:`shares`, also as deterministic work); the last rung (no
+            limit) also what the rungs below did not need (ended by a proof or stalled); a
+            climb that stops lower takes less.
         threads: CP-SAT workers for the whole model.
         seed: seeds the search.
         stop: ends the search early (Ctrl-C); the best answers so far are returned.
@@ -359,7 +360,8 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
         late = elapsed > whole * (1.0 - LATE * split[top_i]) or Clock(1.0, stop).stopped
         if 0 < i < top_i and late:
             continue  # the highest rung keeps most of its share: at scale the rungs' fixed costs add up
-        seconds = whole * share + carry
+        last = r is None  # the time the rungs below did not need goes to the last rung only
+        seconds = whole * share + (carry if last else 0.0)
         if i and i == top_i:  # late (a rung below overran): what is left of the climb's time
             seconds = min(seconds, max(0.05, whole - elapsed))
         if start_from is not None and below is None and _within(P.moves(start_from), r):
@@ -371,8 +373,8 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
                 below = s
         rung = search_rung(P, r, below, Clock(seconds, stop), threads=threads,
                            seed=seed, front=front, full=i == 0 or r is None,
-                           work=whole_work * share + carry_work)
-        carry_work = (whole_work * share + carry_work) if rung.optimal else rung.spare
+                           work=whole_work * share + (carry_work if last else 0.0))
+        carry_work += (whole_work * share) if rung.optimal else rung.spare
         carry = carry_work * time_limit / max(W, 1e-9)
         climbed.append(rung)
         below = rung.x if rung.x is not None else below
