@@ -78,7 +78,7 @@ SMALL_MODEL_VARS = 2_000
 """Up to this many variables the whole model is solved at once; above, the neighbourhood search
 takes :data:`LNS_SHARE` of the rung's time first."""
 LNS_SHARE = 0.6
-LARGE_LNS_SHARE = 0.1
+LARGE_LNS_SHARE = 0.5
 """Before a large whole model (the last rung), the neighbourhood search's share of its time."""
 PATIENCE = 12
 """A rung between the first and the last stops after this many neighbourhoods without progress."""
@@ -92,6 +92,9 @@ cost seconds each on thousands of nodes, whatever their share); then they are sk
 BOUND_SHARE = 0.15
 """Share of the time limit the relaxation bound may take (at most :data:`BOUND_SECONDS`)."""
 BOUND_SECONDS = 30.0
+ANSWER_SECONDS_PER_POD = 0.005
+"""Time kept back from the climb per pod for checking the answers and ordering their evictions
+(at most :data:`BOUND_SHARE` of the time limit)."""
 
 
 def ladder(problem: ClusterProblem) -> tuple[int | None, ...]:
@@ -345,7 +348,15 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
     rungs = ladder(P)
     split = shares(rungs, first, last)
     W = float(time_limit if work is None else work)
-    whole, whole_work = (1.0 - BOUND_SHARE) * time_limit, (1.0 - BOUND_SHARE) * W
+    # the bounds first (wall-time limited), then the climb takes the time left but the answers'
+    # (checks and waves: ANSWER_SECONDS_PER_POD); its deterministic work is set apart from it
+    relax = {b: relaxation_bound(P, b, time_limit=min(BOUND_SECONDS, max(0.5, BOUND_SHARE * time_limit)),
+                                 seed=seed, stop=stop) for b in dict.fromkeys(budgets)}
+    margin = min(BOUND_SHARE * time_limit, ANSWER_SECONDS_PER_POD * int(P.counts.sum()))
+    whole = max(0.5 * (1.0 - BOUND_SHARE) * time_limit,
+                time_limit - (time.perf_counter() - t0) - margin)
+    whole_work = (1.0 - BOUND_SHARE) * W
+    t1 = time.perf_counter()
     top = None if any(b is None for b in budgets) else max(int(b) for b in budgets if b is not None)
     front = Front(P)
     climbed: list[Rung] = []
@@ -356,7 +367,7 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
     for i, (r, share) in enumerate(zip(rungs, split, strict=True)):
         if not _within(r, top):
             break
-        elapsed = time.perf_counter() - t0
+        elapsed = time.perf_counter() - t1
         late = elapsed > whole * (1.0 - LATE * split[top_i]) or Clock(1.0, stop).stopped
         if 0 < i < top_i and late:
             continue  # the highest rung keeps most of its share: at scale the rungs' fixed costs add up
@@ -386,8 +397,8 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
     for b in budgets:
         got = [g for g in climbed if _within(g.budget, b)]
         last_x = next((g for g in reversed(got) if g.x is not None), None)
-        out.append(_answer(P, b, last_x, got[-1] if got else None, front, time_limit, threads,
-                           seed, stop, t0, W))
+        out.append(_answer(P, b, relax[b], last_x, got[-1] if got else None, front, time_limit,
+                           threads, seed, stop, t0, W))
     return out
 
 
@@ -409,12 +420,14 @@ def consolidate(problem: ClusterProblem, max_moves: int | None = None, *, time_l
                                seed=seed, stop=stop, work=work)[0]
 
 
-def _answer(P: ClusterProblem, budget: int | None, last: Rung | None, top: Rung | None, front: Front,
-            time_limit: float, threads: int, seed: int, stop: Stop | None, t0: float,
-            work: float | None = None) -> Consolidation:
-    """The answer for ``budget``: the highest rung's solution, checked, in waves, with its proof."""
-    bound, infeasible = relaxation_bound(P, budget, time_limit=min(
-        BOUND_SECONDS, max(0.5, BOUND_SHARE * time_limit)), seed=seed, stop=stop)
+def _answer(P: ClusterProblem, budget: int | None, relaxed: tuple[float, bool], last: Rung | None,
+            top: Rung | None, front: Front, time_limit: float, threads: int, seed: int,
+            stop: Stop | None, t0: float, work: float | None = None) -> Consolidation:
+    """The answer for ``budget``: the highest rung's solution, checked, in waves, with its proof.
+
+    ``relaxed`` is the relaxation's bound with that budget and whether it proved it infeasible.
+    """
+    bound, infeasible = relaxed
     proofs = {"bound": "relaxation"}
     if top is not None and top.budget == budget and top.bound > bound:
         bound, proofs = top.bound, {"bound": "cpsat"}
