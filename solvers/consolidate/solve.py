@@ -386,7 +386,7 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
                            seed=seed, front=front, full=i == 0 or r is None,
                            work=whole_work * share + (carry_work if last else 0.0))
         carry_work += (whole_work * share) if rung.optimal else rung.spare
-        carry = carry_work * time_limit / max(W, 1e-9)
+        carry = carry_work * whole / max(whole_work, 1e-9)
         climbed.append(rung)
         below = rung.x if rung.x is not None else below
         if progress is not None:
