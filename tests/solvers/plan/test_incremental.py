@@ -150,9 +150,11 @@ def test_rules_path_more_moves_never_cost_more_and_the_seed_repeats(seed: int) -
     inst, cur = _running(seed)
     cl = with_current(inst, cur)
     assert not check(cl.instance, running_placement(cl), require_all=False)
-    budgets = (0, 1, 2, 3, 5, None)
+    budgets = (0, 1, 2, 3, 5, 10, None)  # 10 is no rung of the ladder (8, then 12)
     runs = [plan_incremental(cl, "hosts", b, time_limit=120, threads=2, seed=seed, work=2.0)
             for b in budgets]
+    assert runs[-2].status == "optimal" and runs[-2].added == runs[-1].added  # its own bound
+    assert runs[-1].moves <= 10
     added = [r.added for r in runs]
     assert None not in added
     assert added == sorted(added, reverse=True), added  # type: ignore[type-var]
