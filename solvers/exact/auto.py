@@ -1232,4 +1232,6 @@ def _closed(value: float, bound: float, kind: str) -> bool:
 
 
 def _n_hosts(host_of: np.ndarray) -> int:
-    return int(len(np.unique(host_of[host_of >= 0])))
+    """Hosts a placement uses (``host_of``: host per container, negative when unplaced)."""
+    # bincount, not np.unique: the first np.unique in a process imports numpy.ma (20 ms)
+    return int(np.count_nonzero(np.bincount(host_of[host_of >= 0])))

@@ -746,7 +746,7 @@ def _hosts_of(p: Placement) -> np.ndarray:
     """Distinct hosts a placement uses, as an array of host indices."""
     hs = np.concatenate([np.asarray(v, dtype=np.int64) for v in p.hosts.values()] or
                         [np.zeros(0, dtype=np.int64)])
-    return np.unique(hs[hs >= 0])
+    return np.flatnonzero(np.bincount(hs[hs >= 0]))  # np.unique would import numpy.ma (20 ms)
 
 
 __all__ = ["ColgenBound", "Column", "MasterLPFailed", "colgen_bound", "cost_unit", "solve_colgen"]

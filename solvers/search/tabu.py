@@ -704,7 +704,7 @@ def tabu_pack(
     placed = host_of != UNPLACED
     if time_limit <= 0 or not applicable(inst) or (hosts is None and not placed.all()):
         return None
-    used = np.unique(host_of[placed])
+    used = np.flatnonzero(np.bincount(host_of[placed]))  # np.unique imports numpy.ma (20 ms)
     if hosts is not None:
         used = np.union1d(used, np.asarray(hosts, dtype=np.int64))
     n_bins = len(used)
