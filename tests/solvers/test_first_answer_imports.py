@@ -51,7 +51,8 @@ def counted(self, args, *a, **k):
 
 
 subprocess.Popen.__init__ = counted
-heavy = ("numba", "ortools.sat.python.cp_model", "pandas", "networkx", "scipy", "torch")
+heavy = ("numba", "ortools.sat.python.cp_model", "pandas", "networkx", "scipy", "torch",
+         "packing.loaders.k8s", "packing.loaders.snapshot", "vbp.consolidate", "numpy.ma")
 
 
 def report():
@@ -68,7 +69,8 @@ finally:
 
 
 def test_vbp_solve_of_a_small_instance_loads_no_numba_and_starts_no_child() -> None:
-    # CL_1_25_1: first fit 7 hosts, the volume bound 6; the tabu search (as Python) reaches 6
+    # CL_1_25_1: first fit 7 hosts, the volume bound 6; the tabu search (as Python) reaches 6;
+    # nor does reading a .vbp file import the other loaders, nor `vbp` its consolidation
     path = ROOT / "tests" / "data" / "caprara_toth_small" / "instances" / "CL_1_25_1.vbp"
     out = subprocess.run([sys.executable, "-c", CLI, str(path)], cwd=ROOT, capture_output=True,
                          text=True, timeout=600)
