@@ -1113,8 +1113,11 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, o
     if python and not (clock.time_limit - clock.elapsed - cfg.margin >= cfg.search_min_left
                        or _search_warm()):
         return best  # the compiled parts would spend the time compiling
+    from solvers.exact.cover import load, solve_cover
+
+    if python:
+        load()  # loading its code (a second in a new process) does not count against its share
     end = clock.elapsed + cfg.cover_share * clock.time_limit  # the cover's share from now
-    from solvers.exact.cover import solve_cover
 
     while True:
         have = best.hosts if best is not None and best.hosts is not None else start_hosts
