@@ -60,7 +60,11 @@ def report():
           file=sys.stderr)
 
 
-sys.argv = ["vbp", "solve", sys.argv[1], "--workers", "1", "--time-limit", "20", "--json"]
+# no verdict on the clock: the Python search may take its time on a loaded machine
+import dataclasses
+import solvers.exact.auto as auto
+auto.DEFAULT_SETTINGS = dataclasses.replace(auto.DEFAULT_SETTINGS, python_tabu=60.0)
+sys.argv = ["vbp", "solve", sys.argv[1], "--workers", "1", "--time-limit", "120", "--json"]
 try:
     runpy.run_module("vbp.cli", run_name="__main__")
 finally:

@@ -130,6 +130,8 @@ SCRIPT = """
 import json, sys
 from packing.model.instance import App, HostType, Instance
 from solvers import solve
+from solvers.exact import pricing
+pricing.BB_SECONDS = 60.0  # no verdict on the clock: the branch and bound may take its time
 cap = float(sys.argv[1])
 big = {20: [(12, 6), (6, 12), (11, 10), (9, 11)],
        1000: [(601, 299), (299, 601), (551, 503), (449, 553)]}[int(cap)]
