@@ -13,9 +13,10 @@ Peers, each with the same time limit and one thread:
 
 vbp runs ``auto`` with ``workers=1`` twice: in-process (``vbp``: the modules already imported,
 the arc-flow graph cache cleared) and through the command line (``vbp-cli``: ``python -m
-vbp.cli solve FILE --workers 1 --json``, process start included). The solvers take turns
-instance by instance, the first of them rotating, so a change in the machine's load falls on
-all of them alike.
+vbp.cli solve FILE --workers 1 --json``, process start included). Before any clock starts,
+numba's disk cache is filled and the bytecode of vbp's packages compiled, as an installed
+package has them. The solvers take turns instance by instance, the first of them rotating, so a
+change in the machine's load falls on all of them alike.
 
 Families (``--families``): ``ct``, the Caprara-Toth 2-D instances named by ``--ct`` (shell
 patterns over ``--data``; the default is instance 3 of every class at sizes 50 and 100, held
@@ -27,8 +28,9 @@ kind of :func:`packing.generators.hard1d.generate_hard1d` with seeds from ``--fi
 Prints a line per instance and solver, then per family and solver: instances proven optimal,
 the median time to proof over the instances it proves, and, for every peer, the ratio of vbp's
 median time to the peer's on the instances both prove (below 1: vbp is faster) with how many
-of them vbp proves faster. A proven optimum that differs between two solvers is printed as a
-disagreement (exit 1).
+of them vbp proves faster; then the same table in CPU time (user + system, child processes
+included: a shared machine's load stretches it far less than the wall time). A proven optimum
+that differs between two solvers is printed as a disagreement (exit 1).
 
 Usage::
 
@@ -39,9 +41,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import compileall
 import fnmatch
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -68,11 +72,22 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @dataclass(frozen=True)
 class Outcome:
-    """One solver on one instance: proven optimal or not, the objective, the seconds it took."""
+    """One solver on one instance: proven optimal or not, the objective, the seconds it took.
+
+    ``cpu`` is the CPU time it took (user + system, its child processes included), which a
+    shared machine's load stretches far less than the wall time.
+    """
 
     proven: bool
     objective: float | None
     seconds: float
+    cpu: float = float("nan")
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its child processes that have ended (user + system)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 # ------------------------------------------------------------------------------------------------
@@ -123,23 +138,23 @@ def run_vbp(inst: Instance, path: Path, limit: float) -> Outcome:
     from solvers.exact.arcflow import forget_graph
 
     forget_graph()
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     res = solve(inst, time_limit=limit, workers=1)
-    return Outcome(res.status == "optimal", res.objective, time.perf_counter() - t0)
+    return Outcome(res.status == "optimal", res.objective, time.perf_counter() - t0, _cpu() - c0)
 
 
 def run_vbp_cli(inst: Instance, path: Path, limit: float) -> Outcome:
     """``vbp solve FILE --workers 1 --json`` as a new process (its start counted)."""
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "vbp.cli", "solve", str(path), "--workers", "1",
                            "--time-limit", f"{limit:g}", "--json", "--quiet"], cwd=ROOT,
                           capture_output=True, text=True)
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, _cpu() - c0
     try:
         doc = json.loads(proc.stdout)
     except json.JSONDecodeError:
-        return Outcome(False, None, dt)
-    return Outcome(doc.get("status") == "optimal", doc.get("objective"), dt)
+        return Outcome(False, None, dt, cpu)
+    return Outcome(doc.get("status") == "optimal", doc.get("objective"), dt, cpu)
 
 
 def _items(inst: Instance) -> tuple[list[list[int]], list[int], range]:
@@ -214,7 +229,7 @@ def run_vpsolver(inst: Instance, path: Path, limit: float, margin: float = 2.0) 
     """VPSolver's arc-flow script with CBC; killed at ``limit + margin`` seconds."""
     script = vpsolver_script()
     assert script is not None
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     proc = subprocess.Popen(["bash", script, "--vbp", str(path)], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
@@ -222,14 +237,14 @@ def run_vpsolver(inst: Instance, path: Path, limit: float, margin: float = 2.0) 
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)  # the script, vbp2afg and CBC
         proc.communicate()
-        return Outcome(False, None, time.perf_counter() - t0)
-    dt = time.perf_counter() - t0
+        return Outcome(False, None, time.perf_counter() - t0, _cpu() - c0)
+    dt, cpu = time.perf_counter() - t0, _cpu() - c0
     objective = None
     for line in out.splitlines():
         if line.startswith("Objective:"):
             objective = float(line.split()[1])
     proven = "Result - Optimal solution found" in out and objective is not None and dt <= limit
-    return Outcome(proven, objective, dt)
+    return Outcome(proven, objective, dt, cpu)
 
 
 RUNNERS: dict[str, Callable[[Instance, Path, float], Outcome]] = {
@@ -240,24 +255,29 @@ RUNNERS: dict[str, Callable[[Instance, Path, float], Outcome]] = {
 
 # ------------------------------------------------------------------------------------------------
 # the table
-def summary(rows: list[tuple[str, str, dict[str, Outcome]]], solvers: list[str]) -> list[str]:
-    """Per family and solver: proven, median time to proof, vbp's median time over the peer's."""
-    lines = ["| family (instances) | solver | proven | median s to proof | vbp / solver (both prove) "
-             "| vbp-cli / solver (both prove) |", "|---|---|---|---|---|---|"]
+def summary(rows: list[tuple[str, str, dict[str, Outcome]]], solvers: list[str],
+            clock: str = "seconds") -> list[str]:
+    """Per family and solver: proven, median time to proof, vbp's median time over the peer's.
+
+    ``clock``: ``"seconds"`` (wall time) or ``"cpu"`` (CPU time, child processes included).
+    """
+    what = "s" if clock == "seconds" else "CPU s"
+    lines = [f"| family (instances) | solver | proven | median {what} to proof | vbp / solver (both "
+             "prove) | vbp-cli / solver (both prove) |", "|---|---|---|---|---|---|"]
     for family in dict.fromkeys(f for f, _, _ in rows):
         mine = [o for f, _, o in rows if f == family]
         for s in solvers:
             done = [o[s] for o in mine if o[s].proven]
-            med = f"{statistics.median(d.seconds for d in done):.2f}" if done else "-"
+            med = f"{statistics.median(getattr(d, clock) for d in done):.2f}" if done else "-"
             cells = []
             for ours in ("vbp", "vbp-cli"):
                 both = [o for o in mine if o[s].proven and ours in o and o[ours].proven]
                 if s in ("vbp", "vbp-cli") or ours not in solvers or not both:
                     cells.append("-")
                     continue
-                ratio = (statistics.median(o[ours].seconds for o in both)
-                         / max(1e-9, statistics.median(o[s].seconds for o in both)))
-                faster = sum(o[ours].seconds < o[s].seconds for o in both)
+                ratio = (statistics.median(getattr(o[ours], clock) for o in both)
+                         / max(1e-9, statistics.median(getattr(o[s], clock) for o in both)))
+                faster = sum(getattr(o[ours], clock) < getattr(o[s], clock) for o in both)
                 cells.append(f"{ratio:.2f} on {len(both)} (faster on {faster})")
             lines.append(f"| {family} ({len(mine)}) | {s} | {len(done)} | {med} | {cells[0]} | "
                          f"{cells[1]} |")
@@ -296,6 +316,10 @@ def main(argv: list[str] | None = None) -> int:
 
         warm_up()
         solve(petersen_instance(), time_limit=5, workers=1)
+        # the modules' bytecode, as an installed package has it (with PYTHONDONTWRITEBYTECODE
+        # every `vbp solve` would compile them again)
+        for pkg in ("packing", "solvers", "vbp"):
+            compileall.compile_dir(str(ROOT / pkg), quiet=1)
     rows: list[tuple[str, str, dict[str, Outcome]]] = []
     bad = 0
     load = os.getloadavg()
@@ -310,8 +334,8 @@ def main(argv: list[str] | None = None) -> int:
                 got[s] = RUNNERS[s](inst, path, args.time_limit)
                 o = got[s]
                 print(f"{family:<13} {inst.name:<22} {s:<9} {'proven' if o.proven else 'open':<7} "
-                      f"obj {o.objective if o.objective is not None else '-'!s:>6} {o.seconds:7.2f}s",
-                      flush=True)
+                      f"obj {o.objective if o.objective is not None else '-'!s:>6} {o.seconds:7.2f}s "
+                      f"{o.cpu:7.2f}s CPU", flush=True)
             values = {o.objective for o in got.values() if o.proven}
             if len(values) > 1:
                 bad += 1
@@ -321,6 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()
     print(f"\nload average at the end {load[0]:.1f}, {load[1]:.1f}, {load[2]:.1f}\n")
     print("\n".join(summary(rows, solvers)))
+    print("\nCPU time (user + system, child processes included):\n")
+    print("\n".join(summary(rows, solvers, clock="cpu")))
     print(f"\ndisagreements {bad}")
     return 1 if bad else 0
 

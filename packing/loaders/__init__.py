@@ -26,21 +26,40 @@ May import: packing.errors, packing.model, packing.io, packing.plan, packing.clu
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packing.errors import InputError, Problem, input_error
-from packing.io.instance_file import load_instance
-from packing.loaders import k8s, openb, tianchi
-from packing.loaders.alibaba import load_machine_meta, load_pai_machine_spec
-from packing.loaders.k8s import load_k8s, read_manifests
-from packing.loaders.openb import load_openb
-from packing.loaders.snapshot import load_snapshot, looks_like_snapshot
-from packing.loaders.tianchi import load_tianchi
-from packing.loaders.vpsolver import KnownOptimum, load_vbp, read_optimal_values
 from packing.model.instance import Instance
-from packing.plan.model import HostOffer
+
+if TYPE_CHECKING:
+    from packing.loaders.alibaba import load_machine_meta, load_pai_machine_spec
+    from packing.loaders.k8s import load_k8s, read_manifests
+    from packing.loaders.openb import load_openb
+    from packing.loaders.tianchi import load_tianchi
+    from packing.loaders.vpsolver import KnownOptimum, load_vbp, read_optimal_values
+    from packing.plan.model import HostOffer
+
+# Each loader is imported when its kind of input is met (or its name is asked for here): a
+# command reading a .vbp file does not pay for the Kubernetes, snapshot and data-set readers.
+_NAMES = {
+    "KnownOptimum": "packing.loaders.vpsolver", "load_vbp": "packing.loaders.vpsolver",
+    "read_optimal_values": "packing.loaders.vpsolver", "load_k8s": "packing.loaders.k8s",
+    "read_manifests": "packing.loaders.k8s", "load_openb": "packing.loaders.openb",
+    "load_tianchi": "packing.loaders.tianchi", "load_machine_meta": "packing.loaders.alibaba",
+    "load_pai_machine_spec": "packing.loaders.alibaba",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The loaders' names, imported on first use."""
+    if name not in _NAMES:
+        raise AttributeError(f"module 'packing.loaders' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_NAMES[name]), name)
+    globals()[name] = value
+    return value
 
 EXPECTED = (
     "an instance file (.json, .yaml, .yml), a deployments CSV, Kubernetes manifests (a file or "
@@ -66,6 +85,9 @@ def detect(path: str | Path) -> tuple[str, Path] | None:
     if p.is_file():
         name, suffix = p.name.lower(), p.suffix.lower()
         if suffix in (".json", ".yaml", ".yml"):
+            from packing.loaders import k8s
+            from packing.loaders.snapshot import looks_like_snapshot
+
             if looks_like_snapshot(p):
                 return "snapshot", p
             return ("k8s" if k8s.looks_like_manifest(p) else "instance"), p
@@ -83,6 +105,9 @@ def detect(path: str | Path) -> tuple[str, Path] | None:
                 return "openb", p
         return None
     if p.is_dir():
+        from packing.loaders import k8s, openb, tianchi
+        from packing.loaders.snapshot import looks_like_snapshot
+
         if tianchi.find_files(p) is not None:
             return "tianchi", p
         if openb.find_folder(p) is not None:
@@ -112,16 +137,24 @@ def _first_line(p: Path) -> str:
         return ""
 
 
-LOADERS: dict[str, Callable[..., Instance]] = {
-    "instance": load_instance,
-    "k8s": load_k8s,
-    "snapshot": load_snapshot,
-    "vbp": load_vbp,
-    "tianchi": load_tianchi,
-    "openb": load_openb,
-    "v2018": load_machine_meta,
-    "v2020": load_pai_machine_spec,
+LOADERS: dict[str, tuple[str, str]] = {
+    "instance": ("packing.io.instance_file", "load_instance"),
+    "k8s": ("packing.loaders.k8s", "load_k8s"),
+    "snapshot": ("packing.loaders.snapshot", "load_snapshot"),
+    "vbp": ("packing.loaders.vpsolver", "load_vbp"),
+    "tianchi": ("packing.loaders.tianchi", "load_tianchi"),
+    "openb": ("packing.loaders.openb", "load_openb"),
+    "v2018": ("packing.loaders.alibaba", "load_machine_meta"),
+    "v2020": ("packing.loaders.alibaba", "load_pai_machine_spec"),
 }
+"""Kind of input -> (module, function) of its loader, imported when the kind is met."""
+
+
+def loader(kind: str) -> Callable[..., Instance]:
+    """The loader of a kind of input (:data:`LOADERS`)."""
+    module, name = LOADERS[kind]
+    fn: Callable[..., Instance] = getattr(importlib.import_module(module), name)
+    return fn
 
 
 def load_any(path: str | Path | Sequence[str | Path], *,
@@ -151,12 +184,14 @@ def load_any(path: str | Path | Sequence[str | Path], *,
         InputError: the path is missing, of an unknown kind, or its content is invalid; no
             hosts where ``pool`` needs them; an uncounted host type where it needs counts.
     """
-    from packing.loaders.front import demand_instance, no_hosts, read_inputs
-
     items = [Path(path)] if isinstance(path, str | Path) else [Path(p) for p in path]
     if not items:
         raise input_error("DEMAND", "", "expected at least one input")
-    specs = [hosts] if isinstance(hosts, str | Path | HostOffer) else list(hosts or ())
+    specs: list[Any] = []
+    if hosts is not None:
+        from packing.plan.model import HostOffer
+
+        specs = [hosts] if isinstance(hosts, str | Path | HostOffer) else list(hosts)
     found = [_kind(p) for p in items]
     kinds = [k for k, _ in found]
     opts = {k: v for k, v in options.items() if v is not None and v is not False}
@@ -173,10 +208,14 @@ def load_any(path: str | Path | Sequence[str | Path], *,
             raise InputError([Problem(str(items[0]), k, f"option does not apply to this input "
                                       f"({kind}); it takes {', '.join(allowed) or 'no options'}")
                               for k in bad])
-        inst = LOADERS[kind](target, **opts)
+        inst = loader(kind)(target, **opts)
         if pool != "describe" and inst.apps and not inst.host_types:
+            from packing.loaders.front import no_hosts
+
             raise no_hosts(kind, str(items[0]))
         return inst
+    from packing.loaders.front import demand_instance, no_hosts, read_inputs
+
     other = [(p, k) for p, k in zip(items, kinds, strict=True) if k not in DEMAND_KINDS]
     if other:
         raise InputError([Problem(str(p), "", f"{k} data is read alone, without other paths or "

@@ -24,6 +24,9 @@
    of the budget); when no cover exists the bound rises by one host and the cover is tried again
    (this proves Caprara–Toth class 9 optima above the Gilmore–Gomory bound). Then tabu search
    from first fit towards that bound (:func:`solvers.search.tabu.tabu_pack`, up to ``tabu_share``).
+   On small instances, before numba is in the process, the tabu search first runs as Python
+   for a fraction of a second (``python_tabu``), before the cover: where it meets the bound,
+   nothing compiled loads (a short ``vbp solve`` would otherwise spend a second loading numba).
 1g. Before 1b, on instances of two resources or more whose containers are so
    large that few share a host (at most ``colgen_early_items`` per host of the cheap bound:
    Caprara–Toth classes 2, 3, 6, 7 and 8, where the cheap bounds are weak): a short tabu search
@@ -237,6 +240,15 @@ class AutoSettings:
             bound may be reachable: Caprara-Toth classes 6 and 7; classes 2, 3 and 8, 10-25 %
             above it, go to column generation at once, without loading the compiled search).
         colgen_early_min_left: stage 1g runs with at least this many seconds left.
+        python_tabu: before numba is in the process, on at most ``python_tabu_max``
+            containers, every tabu search first runs as Python (the same moves, slower) for up
+            to this many seconds, and in stage 1b before the cover; the compiled search (and
+            the cover) only when it does not meet the bound. Importing numba and loading the
+            compiled search cost about a second of CPU in a new process (every ``vbp solve``),
+            while the Python search meets the bound in 0.03-0.35 s where it can on Caprara-Toth
+            classes 1, 4, 6 and 7 at 50 and 100 containers (instances 1 and 2; CL_6_100_2: 0.75
+            s) (0: always compiled).
+        python_tabu_max: see ``python_tabu``.
     """
 
     cpsat_first: float = 0.3
@@ -287,6 +299,8 @@ class AutoSettings:
     colgen_early_tabu: float = 0.5
     colgen_early_tabu_gap: float = 0.1
     colgen_early_min_left: float = 1.0
+    python_tabu: float = 0.4
+    python_tabu_max: int = 400
 
 
 DEFAULT_SETTINGS = AutoSettings()
@@ -509,13 +523,13 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
     cheap_lb = lb
     lp_done = False
     if use_arcflow and cfg.tabu_first > 0 and greedy.complete and hint_pl is not None:
-        from solvers.search.tabu import applicable
+        from solvers.search.tabu_scope import applicable
 
         # a short tabu search first: where the cheap bound is reachable it gets there in well
         # under a second, before the LP bound's second or two
-        if applicable(inst) and left() > 0 and (left() >= cfg.search_min_left or _search_warm(cover=False)):
+        if applicable(inst) and left() > 0 and _tabu_may_run(inst, left(), cfg):
             r = _tabu(inst, kind, clock, opts.replace(time_limit=min(cfg.tabu_first, left())),
-                      lb, hint_pl, relay)
+                      lb, hint_pl, relay, cfg)
             if r is not None:
                 take(r)
                 if closed():
@@ -573,13 +587,14 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
     if (use_colgen and inst.n_resources >= 2 and kind == "hosts" and greedy.complete and not closed()
             and cfg.colgen_early_min <= inst.n_containers <= cfg.colgen_early_items * max(1.0, lb)
             and left() >= cfg.colgen_early_min_left and not clock.stopped):
-        from solvers.search.tabu import applicable
+        from solvers.search.tabu_scope import applicable
 
         if (cfg.colgen_early_tabu > 0 and hint_pl is not None and applicable(inst)
                 and greedy.objective <= (1 + cfg.colgen_early_tabu_gap) * lb
-                and (left() >= cfg.search_min_left or _search_warm(cover=False))):
+                and _tabu_may_run(inst, left(), cfg)):
+            # in a new process the Python search alone: column generation comes next anyway
             r = _tabu(inst, kind, clock, opts.replace(time_limit=min(cfg.colgen_early_tabu, left())),
-                      lb, hint_pl, relay)
+                      lb, hint_pl, relay, cfg, compiled=not _python_first(inst, cfg))
             if r is not None:
                 take(r)
                 if closed():
@@ -592,9 +607,10 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
             return finish()
     # stage 1b: tabu search and the exact cover by tight patterns, towards the best bound
     if kind != "deployed" and greedy.complete:
-        from solvers.search.tabu import applicable
+        from solvers.search.tabu_scope import applicable
 
-        if applicable(inst) and left() > 0 and (left() >= cfg.search_min_left or _search_warm()):
+        if applicable(inst) and left() > 0 and (_python_first(inst, cfg)
+                                                or left() >= cfg.search_min_left or _search_warm()):
             r = _search_to_bound(inst, kind, clock, lb, opts.replace(workers=threads()), hint_pl,
                                  relay, cfg)
             if r is not None:
@@ -681,12 +697,12 @@ def _solve(inst: Instance, kind: Objective, natural: bool, clock: Clock, opts: S
             if not _closed(best.objective, lb, kind):
                 lb, bound_by = best.objective, "cpsat"
     elif left() > 0.5:
-        from solvers.search.tabu import applicable
+        from solvers.search.tabu_scope import applicable
 
         if (applicable(inst) and best is not None and best.placement is not None
-                and (left() >= cfg.search_min_left or _search_warm(cover=False))):
+                and _tabu_may_run(inst, left(), cfg)):
             r = _tabu(inst, kind, clock, opts.replace(time_limit=0.5 * left(), workers=threads()), lb,
-                      best.placement, relay)
+                      best.placement, relay, cfg)
             if r is not None:
                 take(r)
                 if closed():
@@ -806,7 +822,7 @@ def _solve_large(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptio
         if timed:  # time curves: finer surrogates see more of them (slower, tighter)
             variants += [(cfg.spread_blocks, s, 0.0) for s in cfg.spread_shapes]
         variants += plain[1:]
-    from solvers.search.tabu import applicable as tabu_applicable
+    from solvers.search.tabu_scope import applicable as tabu_applicable
 
     # (compiling the tabu search the first time on a machine takes about 15 s)
     tabu = (cfg.spread_tabu and tabu_applicable(inst)
@@ -979,20 +995,77 @@ def _hosts_for(inst: Instance, kind: Objective, value: float) -> int:
     return int(np.ceil(value / unit - EPS))
 
 
+def _python_first(inst: Instance, cfg: AutoSettings) -> bool:
+    """Whether the tabu search first runs as Python (its twin, :func:`_tabu`).
+
+    Only before numba is in the process (then the compiled search costs about a second of
+    loading) and on at most ``cfg.python_tabu_max`` containers.
+    """
+    from solvers.search.jit import numba_loaded
+
+    return cfg.python_tabu > 0 and inst.n_containers <= cfg.python_tabu_max and not numba_loaded()
+
+
+def _tabu_may_run(inst: Instance, left: float, cfg: AutoSettings) -> bool:
+    """Whether :func:`_tabu` may start with ``left`` seconds to go (nothing to compile first)."""
+    return _python_first(inst, cfg) or left >= cfg.search_min_left or _search_warm(cover=False)
+
+
 def _tabu(inst: Instance, kind: Objective, clock: Clock, opts: SolveOptions, lb: float,
-          start: Placement, relay: ProgressCallback) -> SolveResult | None:
-    """Tabu search from ``start`` towards the bound ``lb`` for ``opts.time_limit`` seconds."""
+          start: Placement, relay: ProgressCallback, cfg: AutoSettings = DEFAULT_SETTINGS,
+          compiled: bool = True, python: bool | None = None) -> SolveResult | None:
+    """Tabu search from ``start`` towards the bound ``lb`` for ``opts.time_limit`` seconds.
+
+    Where :func:`_python_first` holds, the search first runs as Python (the twin of
+    :mod:`solvers.search.tabu`, :func:`solvers.search.jit.python_twin`: the same moves without
+    numba's second of loading) for up to ``cfg.python_tabu`` seconds; when that does not reach
+    the bound, the compiled search goes on from the best packing found, with the time left (if
+    ``compiled``, and when it needs no compiling or has ``cfg.search_min_left`` seconds) for the
+    rest of ``opts.time_limit``, not counting the loading of its code.
+    ``python=False`` skips the Python run (the caller checked that the compiled search may run);
+    ``None``: :func:`_python_first`.
+    """
     from solvers.base import objective_value
-    from solvers.search.tabu import tabu_pack
 
     t0 = clock.elapsed
+    target = _hosts_for(inst, kind, lb)
 
     def on_improve(hosts: int) -> None:
         unit = inst.host_types[0].cost if kind == "cost" else 1.0
         relay(Progress(clock.elapsed, hosts * unit, lb, "tabu", "emptied a host"))
 
-    host_of = tabu_pack(inst, start.host_array(inst), target=_hosts_for(inst, kind, lb),
-                        on_improve=on_improve, options=opts.replace(stop=clock.stop))
+    host_of: np.ndarray | None = None
+    python = _python_first(inst, cfg) if python is None else python
+    if python:
+        from solvers.search.jit import python_twin
+
+        twin = python_twin("solvers.search.tabu")
+        with np.errstate(over="ignore"):  # its xorshift64* wraps around, as the compiled one does
+            host_of = twin.tabu_pack(inst, start.host_array(inst), target=target,
+                                     on_improve=on_improve, options=opts.replace(
+                                         time_limit=min(cfg.python_tabu, opts.time_limit),
+                                         stop=clock.stop))
+    left = opts.time_limit - (clock.elapsed - t0)
+    if compiled and (host_of is None or _n_hosts(host_of) > target) and not clock.stopped:
+        if python:  # the compiled search, if it needs no compiling (or has the time for it)
+            compiled = (clock.time_limit - clock.elapsed - cfg.margin >= cfg.search_min_left
+                        or _search_warm(cover=False))
+            if compiled:  # loading its code (a second in a new process) does not count
+                from solvers.search.tabu import load
+
+                loading = clock.elapsed
+                load()
+                left = min(left, clock.time_limit - clock.elapsed - cfg.margin)
+                t0 += clock.elapsed - loading
+    else:
+        compiled = False
+    if compiled and left > 0.05:
+        from solvers.search.tabu import tabu_pack
+
+        found = tabu_pack(inst, start.host_array(inst) if host_of is None else host_of,
+                          target=target, on_improve=on_improve,
+                          options=opts.replace(time_limit=left, stop=clock.stop))
+        host_of = found if found is not None else host_of
     if host_of is None:
         return None
     value = objective_value(inst, host_of, kind)
@@ -1008,14 +1081,18 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, o
 
     The cover runs first because it is quick either way on the instances it suits (it finds the
     packing or proves the bound infeasible in about a second on Caprara–Toth classes 9 and 10),
-    and the tabu search then knows the raised bound, so it stops as soon as it meets it.
+    and the tabu search then knows the raised bound, so it stops as soon as it meets it. Where
+    :func:`_python_first` holds, the tabu search first runs as Python for up to
+    ``cfg.python_tabu`` seconds (:func:`_tabu`): when it meets the bound, neither the cover nor
+    the compiled search loads (the cover's enumeration is compiled, and its CBC runs in a child
+    process). The cover and the compiled search run only when they need no compiling or have
+    ``cfg.search_min_left`` seconds.
 
     Returns the best solution found (``None`` if nothing improved on ``start``) with the bound:
     raised by one host each time the cover proves that no packing on the bound's number of hosts
     exists (then the cover is tried again one host higher, within its share).
     """
     from solvers.base import objective_value
-    from solvers.exact.cover import solve_cover
 
     if start is None:
         return None
@@ -1027,6 +1104,21 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, o
     bound = lb
     t0 = clock.elapsed
     end = t0 + cfg.cover_share * clock.time_limit
+    python = _python_first(inst, cfg)
+    if python and target < start_hosts and not clock.stopped:
+        best = _tabu(inst, kind, clock, opts.replace(time_limit=min(budget, clock.left())), bound,
+                     start, relay, cfg, compiled=False)
+        if best is not None and best.hosts is not None and best.hosts <= target:
+            return best
+    if python and not (clock.time_limit - clock.elapsed - cfg.margin >= cfg.search_min_left
+                       or _search_warm()):
+        return best  # the compiled parts would spend the time compiling
+    from solvers.exact.cover import load, solve_cover
+
+    if python:
+        load()  # loading its code (a second in a new process) does not count against its share
+    end = clock.elapsed + cfg.cover_share * clock.time_limit  # the cover's share from now
+
     while True:
         have = best.hosts if best is not None and best.hosts is not None else start_hosts
         if have <= target:
@@ -1047,9 +1139,12 @@ def _search_to_bound(inst: Instance, kind: Objective, clock: Clock, lb: float, o
         target += 1  # no packing on ``target`` hosts: the bound rises by one host
         bound = max(bound, target * unit)
         relay(Progress(clock.elapsed, None, bound, "cover", "no exact cover: bound + 1"))
-    if target < start_hosts and not clock.stopped:
-        best = _tabu(inst, kind, clock, opts.replace(time_limit=min(budget, clock.left())), bound,
-                     start, relay)
+    have = best.hosts if best is not None and best.hosts is not None else start_hosts
+    if target < have and not clock.stopped:
+        more = _tabu(inst, kind, clock, opts.replace(time_limit=min(budget, clock.left())), bound,
+                     start if best is None or best.placement is None else best.placement, relay,
+                     cfg, python=False)
+        best = more if more is not None else best
     if bound <= lb:
         return best
     if best is not None:
@@ -1140,4 +1235,6 @@ def _closed(value: float, bound: float, kind: str) -> bool:
 
 
 def _n_hosts(host_of: np.ndarray) -> int:
-    return int(len(np.unique(host_of[host_of >= 0])))
+    """Hosts a placement uses (``host_of``: host per container, negative when unplaced)."""
+    # bincount, not np.unique: the first np.unique in a process imports numpy.ma (20 ms)
+    return int(np.count_nonzero(np.bincount(host_of[host_of >= 0])))

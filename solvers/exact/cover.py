@@ -42,7 +42,7 @@ import numpy as np
 
 from packing.feasibility.checker import check
 from packing.feasibility.predicates import ClusterState, over_cap, rule_broken
-from packing.model.instance import Instance
+from packing.model.instance import App, HostType, Instance
 from solvers.exact.arcflow_partition import partition_stoppable
 from solvers.exact.pricing import placement_from_counts
 from solvers.exact.scaling import CBC_LIMIT, scale_columns
@@ -217,6 +217,19 @@ def applicable(instance: Instance) -> bool:
     return tabu.applicable(instance)
 
 
+def load() -> None:
+    """Load the compiled enumeration now (from numba's disk cache, or by compiling it).
+
+    Enumerates the tight patterns of a tiny instance with a cap and an exclusion, so that a
+    caller can start the cover's clock after the loading (about a second of CPU in a new
+    process, numba's import included).
+    """
+    tiny = Instance("load-cover", ("s",), (HostType("h", (10.0,), 4),),
+                    (App("a", (2.0,), 2, max_per_host=1), App("b", (2.0,), 2)),
+                    exclusions=(("a", "b"),))
+    tight_patterns(tiny, 2)
+
+
 def warm(on_disk: bool = False) -> bool:
     """Whether the compiled enumeration runs without compiling (in this process or numba's disk cache).
 
@@ -350,4 +363,4 @@ def solve_cover(instance: Instance, hosts: int, *, time_limit: float = 10.0, wor
     return result(None, False)
 
 
-__all__ = ["CoverResult", "applicable", "solve_cover", "tight_patterns", "warm"]
+__all__ = ["CoverResult", "applicable", "load", "solve_cover", "tight_patterns", "warm"]

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 
 from packing.feasibility.predicates import TOL, ClusterState, fits, over_cap, rule_broken
@@ -419,72 +419,60 @@ def price_greedy(instance: Instance, tr: TypeRows, duals: np.ndarray, *,
 
 
 DP_CELLS = 400_000
-"""Largest capacity grid (product over binding rows of ``capacity + 1``) priced by DP."""
+"""Largest capacity grid (product over binding rows of ``capacity + 1``) priced by the NumPy DP."""
 DP_DECISIONS = 40_000_000
-"""Largest ``items x cells`` table of decisions the DP may keep."""
+"""Largest ``items x cells`` table of decisions the NumPy DP may keep."""
 DP2_CELLS = 4_000_000
 """Largest grid of the compiled DP (at most two binding rows, decisions kept as bits)."""
 DP2_DECISIONS = 600_000_000
 """Largest ``items x cells`` of the compiled DP (75 MB of decision bits)."""
+BB_SECONDS = 0.1
+"""Time limit of the branch and bound on grids above :data:`DP_CELLS` (:func:`price_dp`).
+
+On Caprara-Toth classes 2 and 3 (capacity 1000 x 1000, 1.8-2.5 containers a host) it proves the
+best pattern in 1-30 ms where the compiled DP takes 50-300 ms; on classes 1, 4 and 9 (more
+containers a host) it proves nothing in 5 s, and the DP takes over after this limit.
+"""
 
 
-@numba.njit(cache=True)
-def _knapsack2(w1, w2, val, c1, c2):  # pragma: no cover - compiled
-    """0/1 knapsack on the grid ``[0, c1] x [0, c2]``: best value and the items taken.
+@dataclass
+class PricingMemo:
+    """What one column-generation run learned about its pricing (pass the same one each call).
 
-    Args:
-        w1: integer weight of every item on the first row, shape ``(k,)``.
-        w2: integer weight on the second row, shape ``(k,)``.
-        val: item values, shape ``(k,)``.
-        c1: capacity of the first row.
-        c2: capacity of the second row.
-
-    Returns:
-        ``(value, chosen)``: the best total value and a bool mask of shape ``(k,)``.
+    Attributes:
+        branch_and_bound: whether :func:`price_dp` still tries the branch and bound first on
+            large grids; cleared the first time it does not prove within :data:`BB_SECONDS`.
     """
-    k = len(w1)
-    n2 = c2 + 1
-    cells = (c1 + 1) * n2
-    value = np.zeros(cells)
-    take = np.zeros((k, (cells + 7) // 8), dtype=np.uint8)  # one bit per item and cell
-    for t in range(k):
-        a1 = w1[t]
-        a2 = w2[t]
-        v = val[t]
-        if a1 > c1 or a2 > c2:
-            continue
-        for x in range(c1, a1 - 1, -1):  # descending: each item at most once
-            base = x * n2
-            src = (x - a1) * n2 - a2
-            for y in range(c2, a2 - 1, -1):
-                cand = value[src + y] + v
-                if cand > value[base + y] + 1e-12:
-                    value[base + y] = cand
-                    idx = base + y
-                    take[t, idx >> 3] |= np.uint8(1 << (idx & 7))
-    chosen = np.zeros(k, dtype=np.bool_)
-    x = c1
-    y = c2
-    for t in range(k - 1, -1, -1):
-        idx = x * n2 + y
-        if take[t, idx >> 3] & np.uint8(1 << (idx & 7)):
-            chosen[t] = True
-            x -= w1[t]
-            y -= w2[t]
-    return value[cells - 1], chosen
+
+    branch_and_bound: bool = True
 
 
-def price_dp(instance: Instance, tr: TypeRows, duals: np.ndarray) -> Priced | None:
-    """Exact pricing by dynamic programming on the integer capacity grid, when it is small.
+def _compiled_loaded() -> bool:
+    """Whether numba is in this process already (a compiled stage ran).
 
-    Applies when the rows are integral, no rule links two apps worth pricing, and the grid of
-    the rows that can bind is small: a compiled DP with decision bits (:func:`_knapsack2`) for
-    at most two binding rows and :data:`DP2_CELLS` cells, else the numpy DP for at most
-    :data:`DP_CELLS` cells. Multiplicities are split in
-    binary chunks (1, 2, 4, ...), so the table has ``sum log2(ub)`` items.
+    Importing numba and loading its first function costs about a second of CPU in a new
+    process; once that is paid, loading the compiled DP from numba's cache takes about 10 ms.
+    """
+    return "numba" in sys.modules
+
+
+def price_dp(instance: Instance, tr: TypeRows, duals: np.ndarray,
+             memo: PricingMemo | None = None) -> Priced | None:
+    """Exact pricing on the integer capacity grid, when it applies.
+
+    Applies when the rows are integral and no rule links two apps worth pricing. On grids of at
+    most :data:`DP_CELLS` cells (the product over the rows that can bind of ``capacity + 1``) a
+    DP in NumPy, or the compiled DP (:func:`solvers.exact.knapsack_jit.knapsack2`, at most two
+    binding rows) once numba is in the process: both take the same decisions, so they return
+    the same pattern. On larger grids of at most two binding rows and :data:`DP2_CELLS` cells,
+    first a branch and bound (OR-Tools' multidimensional knapsack solver, :func:`_price_bb`, at
+    most :data:`BB_SECONDS`, unless ``memo`` says it failed before), then the compiled DP.
+    Multiplicities are split in binary chunks (1, 2, 4, ...), so the table has
+    ``sum log2(ub)`` items.
 
     Returns:
-        The best pattern (proven optimal), or ``None`` when the DP does not apply.
+        The best pattern (proven optimal; the branch and bound's ``bound`` may exceed its value
+        by the rounding of the duals to integers), or ``None`` when no exact method here applies.
     """
     use = np.flatnonzero((duals > 1e-12) & (tr.ub > 0))
     ra, rb, _ = instance.rule_arrays
@@ -506,20 +494,40 @@ def price_dp(instance: Instance, tr: TypeRows, duals: np.ndarray) -> Priced | No
     if (cap_i[bind] < 0).any():
         return None
     w_of = {int(a): rows_i[i, bind] for i, a in enumerate(use)}
-    if len(bind) <= 2 and cells <= DP2_CELLS and cells * len(items) <= DP2_DECISIONS:
-        wk = np.array([[int(x) * k for x in w_of[a]] + [0] * (2 - len(bind)) for a, k in items],
-                      dtype=np.int64).reshape(len(items), 2)
-        c = [int(x) for x in cap_i[bind]] + [0] * (2 - len(bind))
-        vals = np.array([k * float(duals[a]) for a, k in items])
-        _, chosen = _knapsack2(wk[:, 0].copy(), wk[:, 1].copy(), vals, c[0], c[1])
-        n = np.zeros(instance.n_apps, dtype=np.int64)
-        for (a, k), on in zip(items, chosen.tolist(), strict=True):
-            if on:
-                n[a] += k
-        v = float(duals @ n)
-        return Priced(n, v, v, True)
-    if cells > DP_CELLS or cells * len(items) > DP_DECISIONS:
+    small = cells <= DP_CELLS and cells * len(items) <= DP_DECISIONS
+    compiled = len(bind) <= 2 and cells <= DP2_CELLS and cells * len(items) <= DP2_DECISIONS
+    if small and not (compiled and _compiled_loaded()):
+        return _numpy_dp(instance, duals, items, w_of, dims)
+    if compiled and not small and (memo is None or memo.branch_and_bound):
+        bb = _price_bb(instance, duals, items, w_of, [int(c) for c in cap_i[bind]])
+        if bb is not None:
+            return bb
+        if memo is not None:
+            memo.branch_and_bound = False
+    if not compiled:
         return None
+    from solvers.exact.knapsack_jit import knapsack2
+
+    wk = np.array([[int(x) * k for x in w_of[a]] + [0] * (2 - len(bind)) for a, k in items],
+                  dtype=np.int64).reshape(len(items), 2)
+    c = [int(x) for x in cap_i[bind]] + [0] * (2 - len(bind))
+    vals = np.array([k * float(duals[a]) for a, k in items])
+    _, chosen = knapsack2(wk[:, 0].copy(), wk[:, 1].copy(), vals, c[0], c[1])
+    n = np.zeros(instance.n_apps, dtype=np.int64)
+    for (a, k), on in zip(items, chosen.tolist(), strict=True):
+        if on:
+            n[a] += k
+    v = float(duals @ n)
+    return Priced(n, v, v, True)
+
+
+def _numpy_dp(instance: Instance, duals: np.ndarray, items: list[tuple[int, int]],
+              w_of: dict[int, np.ndarray], dims: tuple[int, ...]) -> Priced:
+    """The 0/1 knapsack DP over the grid ``dims`` in NumPy, item by item.
+
+    An item is taken at a cell only when it raises the value there by more than ``1e-12`` (as in
+    the compiled DP), and the pattern is read back from the last item to the first.
+    """
     value = np.zeros(dims)
     take: list[np.ndarray | None] = []
     for a, k in items:
@@ -531,8 +539,9 @@ def price_dp(instance: Instance, tr: TypeRows, duals: np.ndarray) -> Priced | No
         dst = tuple(slice(wi, d) for wi, d in zip(w, dims, strict=True))
         cand = value[src] + k * float(duals[a])
         t = np.zeros(dims, dtype=bool)
-        t[dst] = cand > value[dst] + 1e-12
-        value[dst] = np.maximum(value[dst], cand)
+        better = cand > value[dst] + 1e-12
+        t[dst] = better
+        value[dst] = np.where(better, cand, value[dst])
         take.append(t)
     n = np.zeros(instance.n_apps, dtype=np.int64)
     c = [d - 1 for d in dims]
@@ -544,9 +553,43 @@ def price_dp(instance: Instance, tr: TypeRows, duals: np.ndarray) -> Priced | No
     return Priced(n, v, v, True)
 
 
+def _price_bb(instance: Instance, duals: np.ndarray, items: list[tuple[int, int]],
+              w_of: dict[int, np.ndarray], capacity: list[int],
+              time_limit: float | None = None) -> Priced | None:
+    """Branch and bound (OR-Tools' multidimensional knapsack solver) on the integer rows.
+
+    The values are the duals scaled so that all items together are worth about ``2**50`` and
+    rounded up, so the proven optimum of the integer problem, scaled back, bounds the value of
+    every pattern from above. Returns ``None`` when the optimum is not proven within
+    ``time_limit`` seconds (default :data:`BB_SECONDS`).
+    """
+    from ortools.algorithms.python import knapsack_solver
+
+    worth = [k * float(duals[a]) for a, k in items]
+    total = sum(worth)
+    if not items or total <= 0:
+        return None
+    scale = 2.0**50 / total
+    profits = [math.ceil(w * scale) for w in worth]
+    weights = [[int(w_of[a][r]) * k for a, k in items] for r in range(len(capacity))]
+    solver = knapsack_solver.KnapsackSolver(
+        knapsack_solver.SolverType.KNAPSACK_MULTIDIMENSION_BRANCH_AND_BOUND_SOLVER, "pricing")
+    solver.set_time_limit(BB_SECONDS if time_limit is None else time_limit)
+    solver.init(profits, weights, capacity)
+    best = solver.solve()
+    if not solver.is_solution_optimal():
+        return None
+    n = np.zeros(instance.n_apps, dtype=np.int64)
+    for i, (a, k) in enumerate(items):
+        if solver.best_solution_contains(i):
+            n[a] += k
+    v = float(duals @ n)
+    return Priced(n, v, max(v, best / scale), True)
+
+
 def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_limit: float = 10.0,
                 seed: int = 0, workers: int = 1, threshold: float | None = None,
-                keep: int = 8, stop: Stop | None = None) -> Priced:
+                keep: int = 8, stop: Stop | None = None, memo: PricingMemo | None = None) -> Priced:
     """The best pattern by CP-SAT: maximise ``duals @ n`` over the patterns of the host type.
 
     Small integral grids without rules go to :func:`price_dp`. Otherwise the knapsack rows are
@@ -566,8 +609,10 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
         keep: most patterns collected.
         stop: a stop request (:class:`solvers.base.StopFlag`): CP-SAT stops when it is set
             (the bound stays valid).
+        memo: what earlier calls of the same column-generation run learned
+            (:class:`PricingMemo`, for :func:`price_dp`).
     """
-    dp = price_dp(instance, tr, duals)
+    dp = price_dp(instance, tr, duals, memo)
     if dp is not None:
         return dp
     from ortools.sat.python import cp_model  # only now: the DP needs none of it
@@ -638,6 +683,7 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
 
 __all__ = [
     "Priced",
+    "PricingMemo",
     "price_dp",
     "cost_unit",
     "TypeRows",

@@ -78,19 +78,17 @@ def _large_warm(on_disk: bool = False) -> bool:
 
 
 def _pricing() -> None:
-    from solvers import solve
+    from solvers.exact.knapsack_jit import knapsack2
 
-    # integral data, no rules: column generation prices by the compiled DP
-    two_d = Instance("warm-dp", ("a", "b"), (HostType("h", (10.0, 10.0), 6),),
-                     tuple(App(f"i{k}", s, 1) for k, s in enumerate(
-                         [(6.0, 2.0), (2.0, 6.0), (6.0, 2.0), (2.0, 6.0), (4.0, 4.0)])))
-    solve(two_d, "colgen", time_limit=600, workers=1)
+    # column generation's compiled DP, as :func:`solvers.exact.pricing.price_dp` calls it
+    w = np.array([6, 2, 4], dtype=np.int64)
+    knapsack2(w, w[::-1].copy(), np.array([1.0, 1.0, 0.5]), 10, 10)
 
 
 def _pricing_warm(on_disk: bool = False) -> bool:
-    from solvers.exact import pricing
+    from solvers.exact.knapsack_jit import knapsack2
 
-    return ready(pricing._knapsack2, on_disk=on_disk)
+    return ready(knapsack2, on_disk=on_disk)
 
 
 PARTS: dict[str, tuple[Callable[[], None], Callable[..., bool]]] = {

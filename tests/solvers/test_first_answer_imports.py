@@ -37,3 +37,50 @@ def test_a_first_fit_proof_loads_no_solver_library() -> None:
     assert got["status"] == "optimal" and got["first"] == 250.0
     assert got["proofs"] == {"solution": "ffd", "bound": "volume"}
     assert got["loaded"] == []
+
+
+CLI = """
+import json, runpy, subprocess, sys
+started = []
+real = subprocess.Popen.__init__
+
+
+def counted(self, args, *a, **k):
+    started.append(str(args))
+    real(self, args, *a, **k)
+
+
+subprocess.Popen.__init__ = counted
+heavy = ("numba", "ortools.sat.python.cp_model", "pandas", "networkx", "scipy", "torch",
+         "packing.loaders.k8s", "packing.loaders.snapshot", "vbp.consolidate", "numpy.ma")
+
+
+def report():
+    print(json.dumps({"loaded": [m for m in heavy if m in sys.modules], "children": started}),
+          file=sys.stderr)
+
+
+# no verdict on the clock: the Python search may take its time on a loaded machine
+import dataclasses
+import solvers.exact.auto as auto
+auto.DEFAULT_SETTINGS = dataclasses.replace(auto.DEFAULT_SETTINGS, python_tabu=60.0)
+sys.argv = ["vbp", "solve", sys.argv[1], "--workers", "1", "--time-limit", "120", "--json"]
+try:
+    runpy.run_module("vbp.cli", run_name="__main__")
+finally:
+    report()
+"""
+
+
+def test_vbp_solve_of_a_small_instance_loads_no_numba_and_starts_no_child() -> None:
+    # CL_1_25_1: first fit 7 hosts, the volume bound 6; the tabu search (as Python) reaches 6;
+    # nor does reading a .vbp file import the other loaders, nor `vbp` its consolidation
+    path = ROOT / "tests" / "data" / "caprara_toth_small" / "instances" / "CL_1_25_1.vbp"
+    out = subprocess.run([sys.executable, "-c", CLI, str(path)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["status"] == "optimal" and doc["objective"] == 6.0
+    assert doc["proofs"] == {"solution": "tabu", "bound": "volume"}
+    seen = json.loads(out.stderr.strip().splitlines()[-1])
+    assert seen == {"loaded": [], "children": []}
