@@ -90,7 +90,7 @@ WASTE_SHARE = 0.1
 
 Kind = Literal["perfect", "near", "uniform", "triplets", "schwerin", "large"]
 
-KINDS: tuple[str, ...] = ("perfect", "near", "uniform", "triplets", "schwerin", "large")
+KINDS: tuple[Kind, ...] = ("perfect", "near", "uniform", "triplets", "schwerin", "large")
 """Every kind :func:`generate_hard1d` makes."""
 
 
