@@ -118,7 +118,8 @@ def budget_ladder(n: int) -> tuple[int | None, ...]:
     return tuple(out)
 
 
-def _within(r: int | None, budget: int | None) -> bool:
+def within(r: int | None, budget: int | None) -> bool:
+    """Whether ``r`` moves (``None``: any number) keep within ``budget`` (``None``: no limit)."""
     return budget is None or (r is not None and r <= budget)
 
 
@@ -363,9 +364,9 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
     below: np.ndarray | None = None
     carry = carry_work = 0.0
     waiting = [s for s in starts if not verify(P, s, None)]
-    top_i = max(i for i, r in enumerate(rungs) if _within(r, top))
+    top_i = max(i for i, r in enumerate(rungs) if within(r, top))
     for i, (r, share) in enumerate(zip(rungs, split, strict=True)):
-        if not _within(r, top):
+        if not within(r, top):
             break
         elapsed = time.perf_counter() - t1
         late = elapsed > whole * (1.0 - LATE * split[top_i]) or Clock(1.0, stop).stopped
@@ -375,9 +376,9 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
         seconds = whole * share + (carry if last else 0.0)
         if i and i == top_i:  # late (a rung below overran): what is left of the climb's time
             seconds = min(seconds, max(0.05, whole - elapsed))
-        if start_from is not None and below is None and _within(P.moves(start_from), r):
+        if start_from is not None and below is None and within(P.moves(start_from), r):
             below = start_from
-        for s in [s for s in waiting if _within(P.moves(s), r)]:
+        for s in [s for s in waiting if within(P.moves(s), r)]:
             waiting = [w for w in waiting if w is not s]
             front.add(s)
             if below is None or key(P, s) < key(P, below):
@@ -395,7 +396,7 @@ def consolidate_budgets(problem: ClusterProblem, budgets: Sequence[int | None], 
                      f"bound {rung.bound:g}{', optimal' if rung.optimal else ''}")
     out = []
     for b in budgets:
-        got = [g for g in climbed if _within(g.budget, b)]
+        got = [g for g in climbed if within(g.budget, b)]
         last_x = next((g for g in reversed(got) if g.x is not None), None)
         out.append(_answer(P, b, relax[b], last_x, got[-1] if got else None, front, time_limit,
                            threads, seed, stop, t0, W))
@@ -507,5 +508,5 @@ def _over_reason(P: ClusterProblem, max_moves: int | None) -> str:
     return "; ".join(parts) or "no placement keeps every rule"
 
 
-__all__ = ["FULL_MODEL_VARS", "Rung", "budget_ladder", "consolidate", "consolidate_budgets", "ladder",
-           "model_size", "search_rung", "shares", "useful_hosts", "verify"]
+__all__ = ["FULL_MODEL_VARS", "LATE", "Rung", "budget_ladder", "consolidate", "consolidate_budgets", "ladder",
+           "model_size", "search_rung", "shares", "useful_hosts", "verify", "within"]

@@ -456,6 +456,22 @@ def _compiled_loaded() -> bool:
     return "numba" in sys.modules
 
 
+def binary_chunks(use: np.ndarray, ub: np.ndarray) -> list[tuple[int, int]]:
+    """Each app's copies as 0/1 items of 1, 2, 4, ... copies (the rest last): ``(app, chunk)``.
+
+    Args:
+        use: the apps, shape ``(k,)``.
+        ub: most copies of each app, shape ``(A,)``.
+    """
+    items: list[tuple[int, int]] = []
+    for a in use.tolist():
+        left, k = int(ub[a]), 1
+        while left > 0:
+            items.append((a, min(k, left)))
+            left -= min(k, left)
+            k *= 2
+    return items
+
 def price_dp(instance: Instance, tr: TypeRows, duals: np.ndarray,
              memo: PricingMemo | None = None) -> Priced | None:
     """Exact pricing on the integer capacity grid, when it applies.
@@ -484,13 +500,7 @@ def price_dp(instance: Instance, tr: TypeRows, duals: np.ndarray,
     bind = np.flatnonzero(tr.ub[use] @ rows_i > cap_i)
     dims = tuple(int(c) + 1 for c in cap_i[bind])
     cells = int(np.prod(dims, dtype=np.float64)) if len(dims) else 1
-    items: list[tuple[int, int]] = []  # (app, chunk)
-    for a in use.tolist():
-        left, k = int(tr.ub[a]), 1
-        while left > 0:
-            items.append((a, min(k, left)))
-            left -= min(k, left)
-            k *= 2
+    items = binary_chunks(use, tr.ub)
     if (cap_i[bind] < 0).any():
         return None
     w_of = {int(a): rows_i[i, bind] for i, a in enumerate(use)}
@@ -683,6 +693,7 @@ def price_exact(instance: Instance, tr: TypeRows, duals: np.ndarray, *, time_lim
 
 __all__ = [
     "Priced",
+    "binary_chunks",
     "PricingMemo",
     "price_dp",
     "cost_unit",

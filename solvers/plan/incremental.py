@@ -388,7 +388,7 @@ def plan_incremental(cluster: Cluster, kind: str, max_moves: int | None = 0, *,
         seed: CP-SAT seed.
         work: CP-SAT's deterministic time for the same (``None``: ``time_limit``).
     """
-    from solvers.consolidate.solve import budget_ladder, shares
+    from solvers.consolidate.solve import LATE, budget_ladder, shares, within
 
     inst = cluster.instance
     vol = volume_bound(cluster, kind, max_moves)
@@ -410,18 +410,18 @@ def plan_incremental(cluster: Cluster, kind: str, max_moves: int | None = 0, *,
     mm = _MovesModel(cluster, greedy, kind, vol, threads, seed)
     rungs = budget_ladder(int(cluster.cur.sum()))
     split = shares(rungs, first=1.0, last=0.5)
-    top_i = max(i for i, r in enumerate(rungs) if _within(r, max_moves))
+    top_i = max(i for i, r in enumerate(rungs) if within(r, max_moves))
     exact_rung = rungs[top_i] == max_moves
     climb = left if exact_rung else (1.0 - BOUND_SHARE) * left
     climb_work = (1.0 - START_SHARE) * W * (1.0 if exact_rung else 1.0 - BOUND_SHARE)
-    best = greedy if greedy is not None and _within(moves_of(cluster, greedy), max_moves) else None
+    best = greedy if greedy is not None and within(moves_of(cluster, greedy), max_moves) else None
     found = "first-fit" if best is not None else ""
     carry = carry_work = 0.0
     top: _Solved | None = None
     for i, r in enumerate(rungs[: top_i + 1]):
         elapsed = time.perf_counter() - t_left
-        if 0 < i < top_i and elapsed > climb * (1.0 - split[top_i]):
-            continue  # the highest rung keeps its share
+        if 0 < i < top_i and elapsed > climb * (1.0 - LATE * split[top_i]):
+            continue  # the highest rung keeps most of its share (as the consolidation climb)
         seconds = climb * split[i] + carry
         if i and i == top_i:
             seconds = min(seconds, max(0.5, climb - elapsed))
@@ -460,10 +460,6 @@ def plan_incremental(cluster: Cluster, kind: str, max_moves: int | None = 0, *,
         bound = value
     return IncrementalResult(st, best, value, bound, moves_of(cluster, best),
                              {"solution": found, "bound": bproof})
-
-
-def _within(r: int | None, budget: int | None) -> bool:
-    return budget is None or (r is not None and r <= budget)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from packing.model.instance import App, HostType, Instance
 from solvers.exact import pricing
 from solvers.exact.knapsack_jit import knapsack2
-from solvers.exact.pricing import PricingMemo, price_dp, type_rows
+from solvers.exact.pricing import PricingMemo, binary_chunks, price_dp, type_rows
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -32,13 +32,7 @@ def _compiled(inst: Instance, duals: np.ndarray) -> tuple[float, np.ndarray]:
     tr = type_rows(inst, 0)
     assert tr.int_rows is not None and tr.int_capacity is not None
     use = np.flatnonzero((duals > 1e-12) & (tr.ub > 0))
-    items = []
-    for a in use.tolist():
-        left, k = int(tr.ub[a]), 1
-        while left > 0:
-            items.append((a, min(k, left)))
-            left -= min(k, left)
-            k *= 2
+    items = binary_chunks(use, tr.ub)
     w = np.array([tr.int_rows[a] * k for a, k in items], dtype=np.int64).reshape(-1, 2)
     vals = np.array([k * float(duals[a]) for a, k in items])
     cap = [int(c) for c in tr.int_capacity]
