@@ -75,7 +75,8 @@ class Model:
 
 
 def build_model(problem: ClusterProblem, x0: np.ndarray, hosts: np.ndarray | None = None,
-                max_moves: int | None = None, *, hint: bool = True, lexicographic: bool = True) -> Model:
+                max_moves: int | None = None, *, hint: bool = True, lexicographic: bool = True,
+                avoid: np.ndarray | None = None) -> Model:
     """Build the model of ``problem`` on ``hosts`` (all when ``None``) around ``x0``.
 
     Args:
@@ -86,6 +87,8 @@ def build_model(problem: ClusterProblem, x0: np.ndarray, hosts: np.ndarray | Non
         hint: give ``x0`` as the solver's hint.
         lexicographic: minimise ``W * cost + moves``; else the cost alone (then
             :func:`fewest_moves` minimises the moves at that cost).
+        avoid: hosts of ``hosts`` the model must leave empty, shape ``(H,)`` bool (a restriction
+            for the search, :mod:`solvers.consolidate.guided`: its bound proves nothing).
     """
     P = problem
     H = P.n_hosts
@@ -124,7 +127,7 @@ def build_model(problem: ClusterProblem, x0: np.ndarray, hosts: np.ndarray | Non
     for a in apps.tolist():
         d = dem[a]
         for j, h in enumerate(S.tolist()):
-            if not P.allowed[a, h]:
+            if not P.allowed[a, h] or (avoid is not None and avoid[h]):
                 continue
             if P.limited[a, h] and P.orig[a, h] == 0:
                 continue
@@ -148,7 +151,12 @@ def build_model(problem: ClusterProblem, x0: np.ndarray, hosts: np.ndarray | Non
         y = m.new_bool_var(f"y{h}")
         mm.y.append(y)
         if P.keep[h] or fixed_load[h].any():
+            if avoid is not None and avoid[h]:
+                mm.feasible = False
+                return mm
             m.add(y == 1)
+        elif avoid is not None and avoid[h]:
+            m.add(y == 0)
         for r in range(len(P.resources)):
             terms = [(int(dem[a, r]), mm.x[a, j]) for a in by_host[j] if dem[a, r] > 0]
             if terms:
@@ -193,7 +201,7 @@ def build_model(problem: ClusterProblem, x0: np.ndarray, hosts: np.ndarray | Non
         for (a, j), v in mm.x.items():
             m.add_hint(v, int(x0[a, S[j]]))
         for j, y in enumerate(mm.y):
-            m.add_hint(y, int(x0[:, S[j]].sum() > 0))
+            m.add_hint(y, int(x0[:, S[j]].sum() > 0 and not (avoid is not None and avoid[S[j]])))
     return mm
 
 

@@ -22,9 +22,12 @@ Each rung (:func:`search_rung`), in its share of the time:
 1. start from the rung below, or from :func:`packing.cluster.fit.start` (the running cluster,
    Pending pods placed);
 2. :func:`solvers.consolidate.search.drain_nodes` from both (the better is kept);
-3. large neighbourhood search (:func:`solvers.consolidate.search.improve`): all the rung's time
+3. on the last rung (no limit), :data:`GUIDED_SHARE` of its time and work for
+   :func:`solvers.consolidate.guided.guided`: the hosts the relaxation keeps with room to spare,
+   every pod fitted on them by CP-SAT's local search (deterministic);
+4. large neighbourhood search (:func:`solvers.consolidate.search.improve`): all the rung's time
    when the whole model is large, :data:`LNS_SHARE` of it when mid-sized, none when small;
-4. on the first and the last rung, the whole CP-SAT model (:mod:`solvers.consolidate.model`, on
+5. on the first and the last rung, the whole CP-SAT model (:mod:`solvers.consolidate.model`, on
    the hosts a cheaper solution may use, :func:`useful_hosts`), when it has at most
    :data:`FULL_MODEL_VARS` variables (:data:`LARGE_MODEL_VARS` on the last rung, where it then
    minimises the cost first with CP-SAT's parallel portfolio, and the moves at that cost after):
@@ -64,6 +67,7 @@ from packing.feasibility.checker import check
 from packing.feasibility.transition import check_transition
 from solvers.base import Clock, Stop, run_cpsat
 from solvers.consolidate.bound import relaxation_bound
+from solvers.consolidate.guided import guided
 from solvers.consolidate.model import build_model, cost_bound, fewest_moves, read_solution
 from solvers.consolidate.search import Front, drain_nodes, improve, key
 
@@ -82,6 +86,8 @@ LARGE_LNS_SHARE = 0.5
 """Before a large whole model (the last rung), the neighbourhood search's share of its time."""
 PATIENCE = 12
 """A rung between the first and the last stops after this many neighbourhoods without progress."""
+GUIDED_SHARE = 0.3
+"""Of the last rung's time and work, the share for the relaxation-guided search (after the drains)."""
 BUILD_SECONDS_PER_VAR = 1e-4
 """About what building the whole model costs per variable (57,000 variables: 4.6 s at a load of 4);
 a rung solves it only with three times that left (twice after its neighbourhood search), so the
@@ -266,6 +272,15 @@ def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray |
         y = drain_nodes(P, y0, budget, front, stop=lambda: clock.left(0.0) <= 0.02)
         if key(P, y) < key(P, x):
             x, found = y, "drain"
+    if full and budget is None and clock.left(0.0) > 0.05:
+        # the hosts the relaxation keeps, every pod fitted on them (solvers.consolidate.guided)
+        part = Clock(GUIDED_SHARE * clock.left(0.0), clock.stop)
+        g, used = guided(P, x, budget, part, work=GUIDED_SHARE * work, seed=seed, max_vars=LARGE_MODEL_VARS)
+        work = max(0.05, work - used)
+        if g is not None:
+            front.add(g)
+            if key(P, g) < key(P, x):
+                x, found = g, "guided"
     size = model_size(P, useful_hosts(P, x))
     solve_whole = full and size <= (LARGE_MODEL_VARS if budget is None else FULL_MODEL_VARS)
     build = BUILD_SECONDS_PER_VAR * size
