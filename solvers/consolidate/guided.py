@@ -24,8 +24,8 @@ from packing.cluster.fit import ClusterFit
 from packing.cluster.problem import ClusterProblem
 from solvers.base import Clock, run_cpsat
 from solvers.consolidate.bound import relaxation_hosts
-from solvers.consolidate.model import build_model, read_solution
-from solvers.consolidate.search import key
+from solvers.consolidate.model import build_model
+from solvers.consolidate.search import improved, key
 
 SLACKS = (1.05, 1.15)
 """Capacity asked of the relaxation's hosts, as multiples of the demand, tried in order."""
@@ -100,10 +100,9 @@ def guided(problem: ClusterProblem, x: np.ndarray, budget: int | None, clock: Cl
         work -= float(solver.deterministic_time) + choose
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             continue
-        cand = read_solution(mm, solver)
-        k = key(P, cand)
-        if k < best_key and (budget is None or k[1] <= budget):
-            best, best_key = cand, k
+        better = improved(P, mm, solver, best_key, budget)
+        if better is not None:
+            best, best_key = better
         break
     return best, max(0.0, total - work)
 

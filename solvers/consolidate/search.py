@@ -29,7 +29,7 @@ from ortools.sat.python import cp_model
 from packing.cluster.fit import ClusterFit
 from packing.cluster.problem import ClusterProblem
 from solvers.base import Clock, run_cpsat
-from solvers.consolidate.model import build_model, read_solution
+from solvers.consolidate.model import Model, build_model, read_solution
 
 FRONT_POINTS = 16
 """The most solutions a :class:`Front` keeps."""
@@ -72,6 +72,16 @@ class Front:
         """The cheapest point with at most ``max_moves`` moves (fewest moves on ties)."""
         ok = [(k, x) for k, x in self.points if max_moves is None or k[1] <= max_moves]
         return min(ok, key=lambda t: t[0])[1] if ok else None
+
+
+def improved(problem: ClusterProblem, mm: Model, solver: cp_model.CpSolver, best: tuple[int, int],
+             max_moves: int | None) -> tuple[np.ndarray, tuple[int, int]] | None:
+    """The solved model's solution and its key when it beats ``best`` within ``max_moves``, else ``None``."""
+    cand = read_solution(mm, solver)
+    k = key(problem, cand)
+    if k < best and (max_moves is None or k[1] <= max_moves):
+        return cand, k
+    return None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -249,10 +259,9 @@ def improve(problem: ClusterProblem, x: np.ndarray, max_moves: int | None, clock
             st.size = max(4, st.size - 1)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             continue
-        cand = read_solution(mm, solver)
-        k = key(P, cand)
-        if k < best_key and (max_moves is None or k[1] <= max_moves):
-            best, best_key = cand, k
+        better = improved(P, mm, solver, best_key, max_moves)
+        if better is not None:
+            best, best_key = better
             st.improvements += 1
             since = 0
             if front is not None:
@@ -260,4 +269,5 @@ def improve(problem: ClusterProblem, x: np.ndarray, max_moves: int | None, clock
     return best, st
 
 
-__all__ = ["DRAIN_ORDERS", "Front", "SearchStats", "drain_nodes", "improve", "key", "neighbourhood"]
+__all__ = ["DRAIN_ORDERS", "Front", "SearchStats", "drain_nodes", "improve", "improved", "key",
+           "neighbourhood"]
