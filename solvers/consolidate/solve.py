@@ -22,7 +22,8 @@ Each rung (:func:`search_rung`), in its share of the time:
 1. start from the rung below, or from :func:`packing.cluster.fit.start` (the running cluster,
    Pending pods placed);
 2. :func:`solvers.consolidate.search.drain_nodes` from both (the better is kept);
-3. on the last rung (no limit), :data:`GUIDED_SHARE` of its time and work for
+3. on the last rung (no limit), when the whole model has more than :data:`FULL_MODEL_VARS`
+   variables, :data:`GUIDED_SHARE` of its time and work for
    :func:`solvers.consolidate.guided.guided`: the hosts the relaxation keeps with room to spare,
    every pod fitted on them by CP-SAT's local search (deterministic);
 4. large neighbourhood search (:func:`solvers.consolidate.search.improve`): all the rung's time
@@ -272,8 +273,10 @@ def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray |
         y = drain_nodes(P, y0, budget, front, stop=lambda: clock.left(0.0) <= 0.02)
         if key(P, y) < key(P, x):
             x, found = y, "drain"
-    if full and budget is None and clock.left(0.0) > 0.05:
-        # the hosts the relaxation keeps, every pod fitted on them (solvers.consolidate.guided)
+    if full and budget is None and clock.left(0.0) > 0.05 and \
+            model_size(P, useful_hosts(P, x)) > FULL_MODEL_VARS:
+        # the hosts the relaxation keeps, every pod fitted on them (solvers.consolidate.guided);
+        # a smaller whole model is solved in the deterministic mode, which proves it better
         part = Clock(GUIDED_SHARE * clock.left(0.0), clock.stop)
         g, used = guided(P, x, budget, part, work=GUIDED_SHARE * work, seed=seed, max_vars=LARGE_MODEL_VARS)
         work = max(0.05, work - used)

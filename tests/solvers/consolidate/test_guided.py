@@ -111,3 +111,27 @@ def test_too_large_a_model_is_not_tried(tmp_path: Path) -> None:
     assert guided(P, x, None, Clock(60), work=4.0, max_vars=1) == (None, 0.0)
     g, used = guided(P, x, None, Clock(60), work=4.0, max_vars=10**6)
     assert g is not None and used > 0
+
+
+def test_the_last_rung_is_guided_when_its_whole_model_is_large(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guided search runs once, on the last rung, when the whole model is large (made so
+    here by lowering the threshold); a small whole model is solved without it."""
+    import solvers.consolidate.solve as solve_mod
+
+    calls: list[int | None] = []
+
+    def spy(problem, x, budget, clock, **kw):  # type: ignore[no-untyped-def]
+        calls.append(budget)
+        return guided(problem, x, budget, clock, **kw)
+
+    monkeypatch.setattr(solve_mod, "guided", spy)
+    P = problem_of(1, tmp_path)
+    small = solve_mod.consolidate_budgets(P, [0, None], time_limit=60, seed=1, work=4.0)
+    assert calls == []
+    monkeypatch.setattr(solve_mod, "FULL_MODEL_VARS", 1)
+    large = solve_mod.consolidate_budgets(P, [0, None], time_limit=60, seed=1, work=4.0)
+    assert calls == [None]
+    for r in (*small, *large):
+        assert r.outcome is not None and not verify(P, r.outcome.x, r.max_moves)
+    assert large[1].cost_after is not None and large[1].cost_after <= large[0].cost_after + 1e-9
