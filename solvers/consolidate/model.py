@@ -75,7 +75,7 @@ class Model:
 
 
 def build_model(problem: ClusterProblem, x0: np.ndarray, hosts: np.ndarray | None = None,
-                max_moves: int | None = None, *, hint: bool = True, lexicographic: bool = True,
+                max_moves: int | None = None, *, hint: bool = True,
                 avoid: np.ndarray | None = None) -> Model:
     """Build the model of ``problem`` on ``hosts`` (all when ``None``) around ``x0``.
 
@@ -85,8 +85,6 @@ def build_model(problem: ClusterProblem, x0: np.ndarray, hosts: np.ndarray | Non
         hosts: the neighbourhood (global host indices).
         max_moves: the move budget of the whole solution (``None``: none).
         hint: give ``x0`` as the solver's hint.
-        lexicographic: minimise ``W * cost + moves``; else the cost alone (then
-            :func:`fewest_moves` minimises the moves at that cost).
         avoid: hosts of ``hosts`` the model must leave empty, shape ``(H,)`` bool (a restriction
             for the search, :mod:`solvers.consolidate.guided`: its bound proves nothing).
     """
@@ -192,11 +190,8 @@ def build_model(problem: ClusterProblem, x0: np.ndarray, hosts: np.ndarray | Non
             m.add(mm.y[j] >= mm.y[j + 1])
     mm.cost = sum(int(pc[h]) * y for h, y in zip(S.tolist(), mm.y, strict=True))
     mm.moved = sum(moved)
-    if lexicographic:
-        mm.w = int(P.orig[:, S].sum()) + 1
-        m.minimize(mm.w * mm.cost + mm.moved)
-    else:
-        m.minimize(mm.cost)
+    mm.w = int(P.orig[:, S].sum()) + 1
+    m.minimize(mm.w * mm.cost + mm.moved)
     if hint:
         for (a, j), v in mm.x.items():
             m.add_hint(v, int(x0[a, S[j]]))
@@ -217,21 +212,10 @@ def read_solution(mm: Model, solver: cp_model.CpSolver) -> np.ndarray:
     return x
 
 
-def fewest_moves(mm: Model, solver: cp_model.CpSolver) -> None:
-    """Turn a solved cost-only model into: the fewest moves at the cost found, from that solution."""
-    mm.model.add(mm.cost <= int(solver.value(mm.cost)))
-    mm.model.minimize(mm.moved)
-    mm.model.clear_hints()
-    for v in mm.x.values():
-        mm.model.add_hint(v, int(solver.value(v)))
-    for y in mm.y:
-        mm.model.add_hint(y, int(solver.value(y)))
-
-
 def cost_bound(mm: Model, solver: cp_model.CpSolver) -> float:
     """The proven lower bound on the cost the whole model gives (see the module docstring)."""
     b = math.floor(float(solver.best_objective_bound) / mm.w + 1e-9) + mm.outside_cost
     return b / mm.scale
 
 
-__all__ = ["Model", "build_model", "cost_bound", "fewest_moves", "read_solution"]
+__all__ = ["Model", "build_model", "cost_bound", "read_solution"]

@@ -10,8 +10,7 @@ only climb further. Every budget of work inside the climb is deterministic (CP-S
 deterministic time, shared out from ``work``, by default the time limit in seconds; never the wall
 time left), so the same ``seed`` gives the same answer, unless the wall clock (on a loaded
 machine, or on a cluster so large that a rung's fixed costs add up) stops a rung before its
-deterministic work is done or the climb before its last rung, or the last rung solves a large
-whole model (CP-SAT's parallel portfolio is not repeatable). Several budgets in one run
+deterministic work is done or the climb before its last rung. Several budgets in one run
 (:func:`consolidate_budgets`) share one climb. Other solutions (``starts``: an autoscaler's
 answer) join the climb at the first rung whose budget admits their moves. When the wall clock
 runs short, the rungs below the highest one asked are skipped so that it keeps its share (on a
@@ -30,9 +29,8 @@ Each rung (:func:`search_rung`), in its share of the time:
    when the whole model is large, :data:`LNS_SHARE` of it when mid-sized, none when small;
 5. on the first and the last rung, the whole CP-SAT model (:mod:`solvers.consolidate.model`, on
    the hosts a cheaper solution may use, :func:`useful_hosts`), when it has at most
-   :data:`FULL_MODEL_VARS` variables (:data:`LARGE_MODEL_VARS` on the last rung, where it then
-   minimises the cost first with CP-SAT's parallel portfolio, and the moves at that cost after):
-   its solution when better, and its proven bound for the rung's budget. The rungs between
+   :data:`FULL_MODEL_VARS` variables (:data:`LARGE_MODEL_VARS` on the last rung), in CP-SAT's
+   deterministic mode: its solution when better, and its proven bound for the rung's budget. The rungs between
    search only, until :data:`PATIENCE` neighbourhoods in a row bring nothing; the time the rungs
    below the last did not need goes to the last rung (no limit).
 
@@ -69,7 +67,7 @@ from packing.feasibility.transition import check_transition
 from solvers.base import Clock, Stop, run_cpsat
 from solvers.consolidate.bound import relaxation_bound
 from solvers.consolidate.guided import guided
-from solvers.consolidate.model import build_model, cost_bound, fewest_moves, read_solution
+from solvers.consolidate.model import build_model, cost_bound, read_solution
 from solvers.consolidate.search import Front, drain_nodes, improve, key
 
 FULL_MODEL_VARS = 20_000
@@ -77,8 +75,6 @@ FULL_MODEL_VARS = 20_000
 they may use); larger problems use the neighbourhood search only."""
 LARGE_MODEL_VARS = 120_000
 """On the last rung the whole model is solved up to this many variables (cost first)."""
-MOVES_SHARE = 0.15
-"""Of a large whole model's time, the share for the fewest moves at the cost found."""
 SMALL_MODEL_VARS = 2_000
 """Up to this many variables the whole model is solved at once; above, the neighbourhood search
 takes :data:`LNS_SHARE` of the rung's time first."""
@@ -196,40 +192,22 @@ def _full_model(P: ClusterProblem, x: np.ndarray | None, hosts: np.ndarray | Non
     ``clock`` bounds the wall time, ``work`` CP-SAT's deterministic time (``None``: the clock's
     time limit).
 
-    Up to :data:`FULL_MODEL_VARS` variables CP-SAT minimises ``W * cost + moves`` in its
-    deterministic (interleaved) mode. A larger model (up to :data:`LARGE_MODEL_VARS`, the last
-    rung) first minimises the cost alone with CP-SAT's parallel portfolio (much stronger there;
-    not repeatable), then, with :data:`MOVES_SHARE` of the time, the moves at that cost.
+    CP-SAT minimises ``W * cost + moves`` in its deterministic (interleaved) mode, so the same
+    seed and work give the same solution.
     """
-    size = model_size(P, hosts)
-    lexicographic = size <= FULL_MODEL_VARS
-    mm = build_model(P, P.orig if x is None else x, hosts, budget, hint=x is not None,
-                     lexicographic=lexicographic)
+    mm = build_model(P, P.orig if x is None else x, hosts, budget, hint=x is not None)
     if not mm.feasible:
         return cp_model.INFEASIBLE, None, math.inf
-
-    det = clock.time_limit if work is None else float(work)
-
-    def run(seconds: float) -> Any:
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = max(1, int(threads))
-        solver.parameters.interleave_search = lexicographic
-        solver.parameters.random_seed = int(seed)
-        solver.parameters.max_time_in_seconds = max(0.05, seconds)
-        if lexicographic:
-            solver.parameters.max_deterministic_time = max(0.05, det)
-        return solver, run_cpsat(solver, mm.model, stop=clock.stop)
-
-    solver, st = run(clock.left() * (1.0 if lexicographic else 1.0 - MOVES_SHARE))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = max(1, int(threads))
+    solver.parameters.interleave_search = True
+    solver.parameters.random_seed = int(seed)
+    solver.parameters.max_time_in_seconds = max(0.05, clock.left())
+    solver.parameters.max_deterministic_time = max(0.05, clock.time_limit if work is None else float(work))
+    st = run_cpsat(solver, mm.model, stop=clock.stop)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return st, None, (cost_bound(mm, solver) if st != cp_model.INFEASIBLE else math.inf)
-    sol, bound = read_solution(mm, solver), cost_bound(mm, solver)
-    if not lexicographic and clock.left(0.0) > 0.05:
-        fewest_moves(mm, solver)
-        solver2, st2 = run(clock.left())
-        if st2 in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            sol = read_solution(mm, solver2)
-    return st, sol, bound
+    return st, read_solution(mm, solver), cost_bound(mm, solver)
 
 
 def search_rung(problem: ClusterProblem, budget: int | None, below: np.ndarray | None, clock: Clock, *,
