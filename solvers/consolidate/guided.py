@@ -33,7 +33,7 @@ SKIP_FACTOR = 3
 """With ``max_vars``, no try when the hosts ``x`` uses carry more than this many times as many
 pod-count variables (the hosts kept are rarely fewer than a third of them)."""
 CHOOSE_SHARE = 0.1
-"""Of each try's time, at most this share (and :data:`CHOOSE_SECONDS`) for choosing the hosts."""
+"""Of each try's work, at most this share (and :data:`CHOOSE_SECONDS`) for choosing the hosts."""
 CHOOSE_SECONDS = 5.0
 
 
@@ -78,7 +78,7 @@ def guided(problem: ClusterProblem, x: np.ndarray, budget: int | None, clock: Cl
         part_work = work / left
         if clock.left(0.0) <= 0.05 or part_work <= 0.01:
             break
-        choose = min(CHOOSE_SECONDS, CHOOSE_SHARE * clock.left(0.0) / left, CHOOSE_SHARE * part_work)
+        choose = min(CHOOSE_SECONDS, CHOOSE_SHARE * part_work)  # from the work: the same every run
         keep = relaxation_hosts(P, budget, slack, time_limit=max(0.05, choose), seed=seed,
                                 stop=clock.stop)
         if keep is None:

@@ -63,9 +63,7 @@ def test_avoided_hosts_stay_empty(seed: int, tmp_path: Path) -> None:
     solver.parameters.num_workers = 1
     solver.parameters.max_time_in_seconds = 20
     status = solver.solve(mm.model)
-    if status == cp_model.INFEASIBLE:  # the other hosts cannot hold everything: nothing to check
-        return
-    assert status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    assert status in (cp_model.OPTIMAL, cp_model.FEASIBLE)  # these clusters have room elsewhere
     y = read_solution(mm, solver)
     assert y[:, avoid].sum() == 0 and not verify(P, y, None)
     if P.keep.any():  # a host that must stay cannot be avoided
